@@ -1,0 +1,167 @@
+// Beacon payload: encode/decode round trip, server-side summary, and the decoder's rejections.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "beacon.hpp"
+
+using namespace h3probe;
+using nlohmann::json;
+
+namespace {
+Sample make(Phase phase, int idx, Proto origin, const char* protocol, std::optional<double> network,
+            SampleResult result = SampleResult::ok) {
+    Sample s;
+    s.phase = phase;
+    s.idx = idx;
+    s.origin = origin;
+    s.protocol = protocol;
+    s.result = result;
+    s.http_status = 204;
+    s.network_ms = network;
+    if (network) {
+        s.dns_ms = 0;
+        s.connect_ms = 0;
+        s.tls_ms = 0;
+        s.request_ms = *network - 1;
+        s.response_ms = 0.5;
+        s.queue_ms = 0.5;
+        s.reused = true;
+    }
+    s.start_ms = 1000 + idx;
+    s.fetch_ms = network ? *network + 1 : 3.0;
+    return s;
+}
+
+Beacon sample_beacon() {
+    Beacon b;
+    b.run_id = "0123456789abcdef";
+    b.page_load_id = "fedcba9876543210";
+    b.config_id = "default";
+    b.module_version = "0.1.0";
+    b.order = "h2-first";
+    b.outcome = "complete";
+    b.run_ms = 321.5;
+    b.samples = {make(Phase::prewarm, 0, Proto::h3, "h2", 80.0), make(Phase::prewarm, 1, Proto::h3, "h3", 40.0),
+                 make(Phase::control, 0, Proto::h2, "h2", 30.0),  make(Phase::control, 1, Proto::h2, "h2", 50.0),
+                 make(Phase::control, 2, Proto::h2, "h2", 40.0),  make(Phase::treatment, 0, Proto::h3, "h3", 20.0),
+                 make(Phase::treatment, 1, Proto::h3, "h2", 99.0),  // fallback
+                 make(Phase::treatment, 2, Proto::h3, "", std::nullopt, SampleResult::timing_unavailable)};
+    b.summary = summarize_run(b.samples);
+    return b;
+}
+}  // namespace
+
+TEST_CASE("run summary counts only samples over the arm's protocol and pairs the medians") {
+    const RunSummary s = sample_beacon().summary;
+    CHECK(s.control.latency.n == 3);
+    CHECK(s.control.latency.median == doctest::Approx(40));
+    CHECK(s.control.latency.min == doctest::Approx(30));
+    CHECK(s.control.latency.max == doctest::Approx(50));
+    CHECK(s.treatment.latency.n == 1);
+    CHECK(s.treatment.fallbacks == 1);
+    CHECK(s.treatment.excluded == 2);
+    CHECK(s.control.excluded == 0);
+    REQUIRE(s.diff_median_ms);
+    CHECK(*s.diff_median_ms == doctest::Approx(-20));
+}
+
+TEST_CASE("a beacon survives encode then decode unchanged") {
+    const Beacon b = sample_beacon();
+    const std::string text = encode_beacon(b);
+    const DecodeResult r = decode_beacon(text);
+    REQUIRE_MESSAGE(r.beacon, r.error);
+    CHECK(r.beacon->run_id == b.run_id);
+    CHECK(r.beacon->page_load_id == b.page_load_id);
+    CHECK(r.beacon->order == "h2-first");
+    CHECK(r.beacon->run_ms == doctest::Approx(321.5));
+    REQUIRE(r.beacon->samples.size() == b.samples.size());
+    for (std::size_t i = 0; i < b.samples.size(); ++i) {
+        const Sample &x = b.samples[i], &y = r.beacon->samples[i];
+        CHECK(x.phase == y.phase);
+        CHECK(x.idx == y.idx);
+        CHECK(x.origin == y.origin);
+        CHECK(x.result == y.result);
+        CHECK(x.protocol == y.protocol);
+        CHECK(x.network_ms == y.network_ms);
+        CHECK(x.reused == y.reused);
+        CHECK(x.fetch_ms == y.fetch_ms);
+    }
+    CHECK(encode_beacon(*r.beacon) == text);  // decode is the exact inverse of encode
+    const json j = json::parse(text);
+    CHECK(j["schema"] == "h3probe/1");
+    CHECK(j["samples"][7]["network_ms"].is_null());
+    CHECK(j["summary"]["treatment"]["fallbacks"] == 1);
+}
+
+TEST_CASE("the decoder recomputes the summary instead of trusting the client") {
+    json j = json::parse(encode_beacon(sample_beacon()));
+    j["summary"]["control"]["median"] = 1;
+    j["summary"]["diff_median_ms"] = -999;
+    const auto r = decode_beacon(j.dump());
+    REQUIRE(r.beacon);
+    CHECK(*r.beacon->summary.diff_median_ms == doctest::Approx(-20));
+}
+
+TEST_CASE("the decoder accepts unknown fields from newer clients") {
+    json j = json::parse(encode_beacon(sample_beacon()));
+    j["context"] = {{"effective_type", "4g"}};
+    j["samples"][0]["future_field"] = 1;
+    CHECK(decode_beacon(j.dump()).beacon.has_value());
+}
+
+TEST_CASE("the decoder rejects malformed beacons with a reason naming the field") {
+    const json good = json::parse(encode_beacon(sample_beacon()));
+    auto reject = [](const json& j) {
+        const auto r = decode_beacon(j.dump());
+        CHECK_FALSE(r.beacon.has_value());
+        return r.error;
+    };
+    SUBCASE("not JSON") { CHECK(decode_beacon("{\"schema\":").error == "beacon is not valid JSON"); }
+    SUBCASE("another schema") {
+        json j = good;
+        j["schema"] = "h3probe/0";
+        CHECK(reject(j).find("schema") != std::string::npos);
+    }
+    SUBCASE("a missing run id") {
+        json j = good;
+        j.erase("run_id");
+        CHECK(reject(j) == "run_id is required");
+    }
+    SUBCASE("a run id with characters that could smuggle SQL or HTML") {
+        json j = good;
+        j["run_id"] = "x'; drop table runs; --";
+        CHECK(reject(j).find("run_id") != std::string::npos);
+    }
+    SUBCASE("a negative latency") {
+        json j = good;
+        j["samples"][2]["network_ms"] = -5;
+        CHECK(reject(j) == "samples[2].network_ms is out of range");
+    }
+    SUBCASE("a latency that is a string") {
+        json j = good;
+        j["samples"][2]["network_ms"] = "5";
+        CHECK(reject(j) == "samples[2].network_ms must be a number or null");
+    }
+    SUBCASE("an ok sample without a latency") {
+        json j = good;
+        j["samples"][3]["network_ms"] = nullptr;
+        CHECK(reject(j) == "samples[3].network_ms is required when result is ok");
+    }
+    SUBCASE("an unknown phase") {
+        json j = good;
+        j["samples"][0]["phase"] = "warmup";
+        CHECK(reject(j).find("samples[0].phase") != std::string::npos);
+    }
+    SUBCASE("the same request twice") {
+        json j = good;
+        j["samples"][3]["idx"] = 0;
+        CHECK(reject(j).find("repeats phase control idx 0") != std::string::npos);
+    }
+    SUBCASE("too many samples") {
+        json j = good;
+        j["samples"] = json::array();
+        for (int i = 0; i < 201; ++i) j["samples"].push_back(good["samples"][2]);
+        CHECK(reject(j).find("more than 200") != std::string::npos);
+    }
+}

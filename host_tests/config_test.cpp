@@ -1,0 +1,98 @@
+// Config parsing: defaults, every validation rule, and that all errors are reported together.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "config.hpp"
+
+using namespace h3probe;
+
+namespace {
+const char* kMinimal = R"({"h2Origin":"https://h2.example.com","h3Origin":"https://h3.example.com:8443"})";
+
+bool has_error(const ConfigResult& r, const std::string& needle) {
+    return std::any_of(r.errors.begin(), r.errors.end(),
+                       [&](const std::string& e) { return e.find(needle) != std::string::npos; });
+}
+}  // namespace
+
+TEST_CASE("a minimal config gets the Dropbox defaults") {
+    const auto r = parse_config(kMinimal);
+    REQUIRE(r.errors.empty());
+    REQUIRE(r.config);
+    CHECK(r.config->h2_origin == "https://h2.example.com");
+    CHECK(r.config->h3_origin == "https://h3.example.com:8443");
+    CHECK(r.config->prewarm_h3 == 2);
+    CHECK(r.config->prewarm_h2 == 1);
+    CHECK(r.config->requests_per_arm == 5);
+    CHECK(r.config->order == RunOrder::h2_first);
+    CHECK(r.config->noop_path == "/noop");
+    CHECK(r.config->beacon_url == "/beacon");
+}
+
+TEST_CASE("every key can be set") {
+    const auto r = parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","noopPath":"/api/noop",
+        "beaconUrl":"https://collect.test/b","configId":"exp-7","prewarmH3":3,"prewarmH2":0,"requestsPerArm":8,
+        "requestTimeoutMs":2500,"entryWaitMs":300,"runDeadlineMs":9000,"order":"random"})");
+    REQUIRE(r.errors.empty());
+    CHECK(r.config->noop_path == "/api/noop");
+    CHECK(r.config->beacon_url == "https://collect.test/b");
+    CHECK(r.config->config_id == "exp-7");
+    CHECK(r.config->prewarm_h3 == 3);
+    CHECK(r.config->prewarm_h2 == 0);
+    CHECK(r.config->requests_per_arm == 8);
+    CHECK(r.config->request_timeout_ms == 2500);
+    CHECK(r.config->entry_wait_ms == 300);
+    CHECK(r.config->run_deadline_ms == 9000);
+    CHECK(r.config->order == RunOrder::random);
+}
+
+TEST_CASE("config rejects bad input with an error naming the key") {
+    SUBCASE("text that is not JSON") {
+        const auto r = parse_config("{h2Origin:");
+        CHECK_FALSE(r.config);
+        CHECK(has_error(r, "not valid JSON"));
+    }
+    SUBCASE("JSON that is not an object") { CHECK(has_error(parse_config("[1,2]"), "must be a JSON object")); }
+    SUBCASE("unknown keys, e.g. a typo") {
+        const auto r = parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","requestPerArm":5})");
+        CHECK_FALSE(r.config);
+        CHECK(has_error(r, "requestPerArm: unknown key"));
+    }
+    SUBCASE("wrong types") {
+        const auto r = parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","requestsPerArm":"5",
+            "prewarmH3":1.5,"requestTimeoutMs":true})");
+        CHECK(has_error(r, "requestsPerArm: must be an integer"));
+        CHECK(has_error(r, "prewarmH3: must be an integer"));
+        CHECK(has_error(r, "requestTimeoutMs: must be a number"));
+    }
+    SUBCASE("counts out of range") {
+        const auto r = parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","requestsPerArm":0,
+            "prewarmH2":11,"runDeadlineMs":-1})");
+        CHECK(has_error(r, "requestsPerArm: 0 is out of range [1, 50]"));
+        CHECK(has_error(r, "prewarmH2: 11 is out of range"));
+        CHECK(has_error(r, "runDeadlineMs"));
+        CHECK(r.errors.size() == 3);
+    }
+    SUBCASE("non-https origins, origins with a path, and a missing origin") {
+        CHECK(has_error(parse_config(R"({"h2Origin":"http://a.test","h3Origin":"https://b.test"})"),
+                        "h2Origin: must be an https origin"));
+        CHECK(has_error(parse_config(R"({"h2Origin":"https://a.test/x","h3Origin":"https://b.test"})"),
+                        "h2Origin: must be an https origin"));
+        CHECK(has_error(parse_config(R"({"h2Origin":"https://a.test:99999","h3Origin":"https://b.test"})"),
+                        "h2Origin"));
+        CHECK(has_error(parse_config(R"({"h2Origin":"https://a.test"})"), "h3Origin: required"));
+    }
+    SUBCASE("the same origin for both arms") {
+        CHECK(has_error(parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://a.test"})"),
+                        "h3Origin: must differ from h2Origin"));
+    }
+    SUBCASE("an order that does not exist") {
+        CHECK(has_error(parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","order":"h1-first"})"),
+                        "order: must be"));
+    }
+    SUBCASE("a protocol-relative beacon URL") {
+        CHECK(has_error(parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","beaconUrl":"//x.test/b"})"),
+                        "beaconUrl"));
+    }
+}

@@ -1,0 +1,276 @@
+// The experiment state machine on the simulated platform: gate, phase order, counts, parallelism, deadline.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "experiment.hpp"
+#include "sim_platform.hpp"
+
+using namespace h3probe;
+using sim::OriginModel;
+using sim::SimPlatform;
+
+namespace {
+const std::string kH2 = "https://h2.lab.test";
+const std::string kH3 = "https://h3.lab.test";
+
+Config lab_config() {
+    const auto r = parse_config(R"({"h2Origin":"https://h2.lab.test","h3Origin":"https://h3.lab.test"})");
+    REQUIRE(r.config);
+    return *r.config;
+}
+
+void add_lab_origins(SimPlatform& sim, double h2_ms = 40, double h3_ms = 30) {
+    OriginModel h2;
+    h2.protocol = "h2";
+    h2.base_ms = h2_ms;
+    OriginModel h3;
+    h3.protocol = "h3";
+    h3.base_ms = h3_ms;
+    sim.set_origin(kH2, h2);
+    sim.set_origin(kH3, h3);
+}
+
+std::vector<const Sample*> phase_samples(const Beacon& b, Phase p) {
+    std::vector<const Sample*> out;
+    for (const auto& s : b.samples)
+        if (s.phase == p) out.push_back(&s);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("nothing is requested before a search completes") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    sim.advance(60000);
+    CHECK(sim.started().empty());
+    CHECK(sim.beacons().empty());
+    CHECK(exp.state() == Experiment::State::idle);
+}
+
+TEST_CASE("a run is pre-warm, then the HTTP/2 arm, then the HTTP/3 arm, then one beacon") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    CHECK(exp.search_completed() == Experiment::StartResult::started);
+    sim.run();
+    REQUIRE(exp.state() == Experiment::State::done);
+
+    const auto& started = sim.started();
+    REQUIRE(started.size() == 13);  // 2 + 1 pre-warm, 5 + 5 measured
+
+    SUBCASE("pre-warm: two requests to the HTTP/3 origin, then one to the HTTP/2 origin, one after another") {
+        CHECK(started[0].spec.url.rfind(kH3, 0) == 0);
+        CHECK(started[1].spec.url.rfind(kH3, 0) == 0);
+        CHECK(started[2].spec.url.rfind(kH2, 0) == 0);
+        CHECK(started[1].at_ms > started[0].at_ms);
+        CHECK(started[2].at_ms > started[1].at_ms);
+    }
+    SUBCASE("each arm's five requests start together, the HTTP/3 arm only after the HTTP/2 arm ended") {
+        for (int i = 3; i < 8; ++i) {
+            CHECK(started[i].spec.url.rfind(kH2, 0) == 0);
+            CHECK(started[i].at_ms == started[3].at_ms);
+        }
+        for (int i = 8; i < 13; ++i) {
+            CHECK(started[i].spec.url.rfind(kH3, 0) == 0);
+            CHECK(started[i].at_ms == started[8].at_ms);
+        }
+        CHECK(started[8].at_ms > started[7].at_ms);
+    }
+    SUBCASE("every request has its own URL, on the no-op path") {
+        std::set<std::string> urls;
+        for (const auto& r : started) {
+            urls.insert(r.spec.url);
+            CHECK(r.spec.url.find("/noop?h3probe=") != std::string::npos);
+        }
+        CHECK(urls.size() == started.size());
+    }
+    SUBCASE("the beacon holds every sample, pre-warm marked as such, and the summary") {
+        REQUIRE(sim.beacons().size() == 1);
+        CHECK(sim.beacons()[0].url == "/beacon");
+        const auto decoded = decode_beacon(sim.beacons()[0].body);
+        REQUIRE_MESSAGE(decoded.beacon, decoded.error);
+        const Beacon& b = *decoded.beacon;
+        CHECK(b.outcome == "complete");
+        CHECK(b.order == "h2-first");
+        CHECK(b.page_load_id == exp.page_load_id());
+        CHECK(phase_samples(b, Phase::prewarm).size() == 3);
+        CHECK(phase_samples(b, Phase::control).size() == 5);
+        CHECK(phase_samples(b, Phase::treatment).size() == 5);
+        CHECK(b.summary.control.latency.n == 5);
+        CHECK(b.summary.treatment.latency.n == 5);
+        CHECK(b.summary.control.latency.median == doctest::Approx(40 + 0.1));
+        CHECK(b.summary.treatment.latency.median == doctest::Approx(30 + 0.1));
+        CHECK(*b.summary.diff_median_ms == doctest::Approx(-10));
+        CHECK(exp.beacon_queued());
+    }
+}
+
+TEST_CASE("only the first completed search of a page load runs the experiment") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    CHECK(exp.search_completed() == Experiment::StartResult::started);
+    CHECK(exp.search_completed() == Experiment::StartResult::already_ran);
+    sim.run();
+    CHECK(exp.search_completed() == Experiment::StartResult::already_ran);
+    sim.run();
+    CHECK(sim.started().size() == 13);
+    CHECK(sim.beacons().size() == 1);
+}
+
+TEST_CASE("the default pre-warm leaves both arms on warm connections") {
+    SUBCASE("with the HTTP/2 origin pre-warmed, no control request pays a handshake") {
+        SimPlatform sim;
+        add_lab_origins(sim);
+        Experiment exp(lab_config(), sim, "test");
+        exp.search_completed();
+        sim.run();
+        for (const Sample* s : phase_samples(exp.beacon(), Phase::control)) CHECK(s->reused == true);
+        for (const Sample* s : phase_samples(exp.beacon(), Phase::treatment)) CHECK(s->reused == true);
+    }
+    SUBCASE("without it, the control arm pays the handshake: the bias the HTTP/2 pre-warm exists to remove") {
+        SimPlatform sim;
+        add_lab_origins(sim, 30, 30);
+        Config c = lab_config();
+        c.prewarm_h2 = 0;
+        Experiment exp(c, sim, "test");
+        exp.search_completed();
+        sim.run();
+        const auto control = phase_samples(exp.beacon(), Phase::control);
+        CHECK(control[0]->reused == false);
+        CHECK(*exp.beacon().summary.diff_median_ms < -20);  // a fake HTTP/3 "win" of about one handshake
+    }
+}
+
+TEST_CASE("order h3-first runs the HTTP/3 arm first and says so") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Config c = lab_config();
+    c.order = RunOrder::h3_first;
+    Experiment exp(c, sim, "test");
+    exp.search_completed();
+    sim.run();
+    CHECK(sim.started()[3].spec.url.rfind(kH3, 0) == 0);
+    CHECK(sim.started()[8].spec.url.rfind(kH2, 0) == 0);
+    CHECK(exp.beacon().order == "h3-first");
+}
+
+TEST_CASE("order random picks per run and records the pick") {
+    int h3_first = 0;
+    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+        SimPlatform sim(seed);
+        add_lab_origins(sim);
+        Config c = lab_config();
+        c.order = RunOrder::random;
+        Experiment exp(c, sim, "test");
+        exp.search_completed();
+        sim.run();
+        const bool first_is_h3 = sim.started()[3].spec.url.rfind(kH3, 0) == 0;
+        CHECK(exp.beacon().order == (first_is_h3 ? "h3-first" : "h2-first"));
+        h3_first += first_is_h3;
+    }
+    CHECK(h3_first > 5);
+    CHECK(h3_first < 35);
+}
+
+TEST_CASE("treatment requests that fell back to h2 are recorded but excluded from the HTTP/3 arm") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    OriginModel blocked_udp;
+    blocked_udp.protocol = "h2";  // what Chromium reports when QUIC is not used
+    sim.set_origin(kH3, blocked_udp);
+    Experiment exp(lab_config(), sim, "test");
+    exp.search_completed();
+    sim.run();
+    const auto& b = exp.beacon();
+    CHECK(phase_samples(b, Phase::treatment).size() == 5);
+    CHECK(b.summary.treatment.latency.n == 0);
+    CHECK(b.summary.treatment.fallbacks == 5);
+    CHECK_FALSE(b.summary.diff_median_ms.has_value());
+    CHECK(b.summary.control.latency.n == 5);
+}
+
+TEST_CASE("a run that cannot finish sends a partial beacon at the deadline") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    OriginModel hanging;
+    hanging.protocol = "h3";
+    hanging.hang_rate = 1;
+    sim.set_origin(kH3, hanging);
+    Config c = lab_config();
+    c.prewarm_h3 = 0;
+    c.request_timeout_ms = 60000;
+    c.run_deadline_ms = 3000;
+    Experiment exp(c, sim, "test");
+    exp.search_completed();
+    sim.run();
+    REQUIRE(sim.beacons().size() == 1);
+    const auto& b = exp.beacon();
+    CHECK(b.outcome == "deadline");
+    CHECK(sim.beacons()[0].at_ms == doctest::Approx(1000 + 3000));
+    CHECK(b.summary.control.latency.n == 5);
+    const auto treatment = phase_samples(b, Phase::treatment);
+    REQUIRE(treatment.size() == 5);
+    for (const Sample* s : treatment) CHECK(s->result == SampleResult::aborted);
+    CHECK(sim.aborted().size() == 5);
+}
+
+TEST_CASE("stop() ends a running run at once with what was measured") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    exp.search_completed();
+    sim.advance(5);  // the first pre-warm request is in flight
+    exp.stop("page hidden");
+    REQUIRE(sim.beacons().size() == 1);
+    CHECK(exp.beacon().outcome == "stopped");
+    CHECK(exp.beacon().error == "page hidden");
+    CHECK(exp.beacon().samples.size() == 1);
+    sim.run();
+    CHECK(sim.started().size() == 1);  // nothing starts after the stop
+    CHECK(sim.beacons().size() == 1);
+}
+
+TEST_CASE("per-request timeouts and failures are recorded and the run still completes") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    OriginModel down;
+    down.up = false;
+    sim.set_origin(kH2, down);
+    Experiment exp(lab_config(), sim, "test");
+    exp.search_completed();
+    sim.run();
+    CHECK(exp.beacon().outcome == "complete");
+    for (const Sample* s : phase_samples(exp.beacon(), Phase::control)) CHECK(s->result == SampleResult::network_error);
+    CHECK(exp.beacon().summary.control.excluded == 5);
+    CHECK(exp.beacon().summary.treatment.latency.n == 5);
+}
+
+TEST_CASE("a beacon the platform refuses is reported, not lost silently") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    sim.set_beacon_accepted(false);
+    Experiment exp(lab_config(), sim, "test");
+    exp.search_completed();
+    sim.run();
+    CHECK(exp.state() == Experiment::State::done);
+    CHECK_FALSE(exp.beacon_queued());
+    CHECK_FALSE(exp.beacon_json().empty());
+}
+
+TEST_CASE("callbacks arriving after the experiment is gone do nothing") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    {
+        Experiment exp(lab_config(), sim, "test");
+        exp.search_completed();
+        sim.advance(5);
+    }
+    sim.run();  // the in-flight request completes into a destroyed experiment: must not crash
+    CHECK(sim.beacons().empty());
+}

@@ -1,0 +1,46 @@
+// Quantiles against hand-computed values (Hyndman-Fan type 7, as numpy.percentile's default).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "quantiles.hpp"
+
+using namespace h3probe;
+
+TEST_CASE("quantiles interpolate linearly between order statistics") {
+    // x = 10,20,30,40: h = 3p. p=0.5 -> 25; p=0.9 -> h=2.7 -> 30+0.7*10 = 37; p=0.25 -> h=0.75 -> 17.5
+    const std::vector<double> sorted = {10, 20, 30, 40};
+    CHECK(quantile_sorted(sorted, 0.0) == doctest::Approx(10));
+    CHECK(quantile_sorted(sorted, 0.25) == doctest::Approx(17.5));
+    CHECK(quantile_sorted(sorted, 0.5) == doctest::Approx(25));
+    CHECK(quantile_sorted(sorted, 0.9) == doctest::Approx(37));
+    CHECK(quantile_sorted(sorted, 1.0) == doctest::Approx(40));
+}
+
+TEST_CASE("quantiles of unsorted values match numpy.percentile") {
+    // numpy.percentile([7, 1, 3, 9, 5, 2, 8], [50, 75, 90, 95, 99]) = 5, 7.5, 8.4, 8.7, 8.94
+    const auto q = quantiles({7, 1, 3, 9, 5, 2, 8}, {0.5, 0.75, 0.9, 0.95, 0.99});
+    REQUIRE(q.size() == 5);
+    CHECK(q[0] == doctest::Approx(5));
+    CHECK(q[1] == doctest::Approx(7.5));
+    CHECK(q[2] == doctest::Approx(8.4));
+    CHECK(q[3] == doctest::Approx(8.7));
+    CHECK(q[4] == doctest::Approx(8.94));
+}
+
+TEST_CASE("quantiles of a single value or no value") {
+    SUBCASE("one value is every quantile") { CHECK(quantile_sorted({42}, 0.95) == 42); }
+    SUBCASE("no value gives NaN, not a number that could pass as a latency") {
+        CHECK(std::isnan(quantile_sorted({}, 0.5)));
+    }
+    SUBCASE("p outside [0, 1] gives NaN") { CHECK(std::isnan(quantile_sorted({1, 2}, 1.5))); }
+}
+
+TEST_CASE("summary holds n, min, median and max") {
+    const Summary s = summarize({4, 1, 3, 2});
+    CHECK(s.n == 4);
+    CHECK(s.min == 1);
+    CHECK(s.median == doctest::Approx(2.5));
+    CHECK(s.max == 4);
+    CHECK(summarize({}).n == 0);
+}

@@ -1,0 +1,229 @@
+// Beacon encoding with nlohmann/json, and the validating decoder the collector runs on every beacon it receives.
+#include "beacon.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <set>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace h3probe {
+namespace {
+
+using nlohmann::json;
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json arm_json(const ArmSummary& a) {
+    json j = {{"n", a.latency.n}, {"fallbacks", a.fallbacks}, {"excluded", a.excluded}};
+    const bool empty = a.latency.n == 0;
+    j["min"] = empty ? json(nullptr) : json(a.latency.min);
+    j["median"] = empty ? json(nullptr) : json(a.latency.median);
+    j["max"] = empty ? json(nullptr) : json(a.latency.max);
+    return j;
+}
+
+json sample_json(const Sample& s) {
+    return {{"phase", to_string(s.phase)},
+            {"idx", s.idx},
+            {"origin", to_string(s.origin)},
+            {"result", to_string(s.result)},
+            {"http_status", s.http_status},
+            {"protocol", s.protocol},
+            {"reused", s.reused ? json(*s.reused) : json(nullptr)},
+            {"network_ms", optional_number(s.network_ms)},
+            {"queue_ms", optional_number(s.queue_ms)},
+            {"dns_ms", optional_number(s.dns_ms)},
+            {"connect_ms", optional_number(s.connect_ms)},
+            {"tls_ms", optional_number(s.tls_ms)},
+            {"request_ms", optional_number(s.request_ms)},
+            {"response_ms", optional_number(s.response_ms)},
+            {"start_ms", optional_number(s.start_ms)},
+            {"fetch_ms", optional_number(s.fetch_ms)}};
+}
+
+// Field readers for the decoder: each returns false and sets `error` on the first problem.
+class Fields {
+public:
+    Fields(const json& object, std::string where, std::string& error)
+        : object_(object), where_(std::move(where)), error_(error) {}
+
+    bool string(const char* key, std::string& out, std::size_t max_len, bool required = true) {
+        const auto it = object_.find(key);
+        if (it == object_.end()) return required ? fail(key, "is required") : true;
+        if (!it->is_string()) return fail(key, "must be a string");
+        const auto& s = it->get_ref<const std::string&>();
+        if (s.size() > max_len) return fail(key, "is longer than " + std::to_string(max_len) + " characters");
+        out = s;
+        return true;
+    }
+
+    bool token(const char* key, std::string& out) {
+        if (!string(key, out, 64)) return false;
+        if (out.empty()) return fail(key, "must not be empty");
+        for (char c : out)
+            if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_')
+                return fail(key, "may hold only letters, digits, '-' and '_'");
+        return true;
+    }
+
+    bool one_of(const char* key, std::string& out, std::initializer_list<const char*> allowed) {
+        if (!string(key, out, 64)) return false;
+        for (const char* a : allowed)
+            if (out == a) return true;
+        return fail(key, "has an unknown value \"" + out + "\"");
+    }
+
+    bool integer(const char* key, int& out, int lo, int hi) {
+        const auto it = object_.find(key);
+        if (it == object_.end()) return fail(key, "is required");
+        if (!it->is_number_integer()) return fail(key, "must be an integer");
+        const auto v = it->get<long long>();
+        if (v < lo || v > hi) return fail(key, "is out of range");
+        out = static_cast<int>(v);
+        return true;
+    }
+
+    // Absent and null both mean "no value"; a value must be finite and within [0, hi].
+    bool number(const char* key, std::optional<double>& out, double hi) {
+        const auto it = object_.find(key);
+        if (it == object_.end() || it->is_null()) return true;
+        if (!it->is_number()) return fail(key, "must be a number or null");
+        const double v = it->get<double>();
+        if (!std::isfinite(v) || v < 0 || v > hi) return fail(key, "is out of range");
+        out = v;
+        return true;
+    }
+
+    bool boolean(const char* key, std::optional<bool>& out) {
+        const auto it = object_.find(key);
+        if (it == object_.end() || it->is_null()) return true;
+        if (!it->is_boolean()) return fail(key, "must be a boolean or null");
+        out = it->get<bool>();
+        return true;
+    }
+
+    bool fail(const char* key, const std::string& what) {
+        error_ = where_ + key + " " + what;
+        return false;
+    }
+
+private:
+    const json& object_;
+    std::string where_;
+    std::string& error_;
+};
+
+constexpr double kMaxDurationMs = 600000;   // 10 minutes: far beyond any run deadline
+constexpr double kMaxTimestampMs = 1e10;    // performance.now() of a page open for months
+constexpr std::size_t kMaxSamples = 200;
+
+bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) {
+    const std::string where = "samples[" + std::to_string(i) + "].";
+    if (!j.is_object()) return error = "samples[" + std::to_string(i) + "] must be an object", false;
+    Fields f(j, where, error);
+    std::string phase, origin, result;
+    if (!f.one_of("phase", phase, {"prewarm", "control", "treatment"})) return false;
+    if (!f.one_of("origin", origin, {"h2", "h3"})) return false;
+    if (!f.one_of("result", result,
+                  {"ok", "http_error", "network_error", "timeout", "aborted", "no_timing_entry", "timing_unavailable"}))
+        return false;
+    parse_phase(phase, s.phase);
+    parse_proto(origin, s.origin);
+    parse_result(result, s.result);
+    if (!f.integer("idx", s.idx, 0, 1000) || !f.integer("http_status", s.http_status, 0, 999) ||
+        !f.string("protocol", s.protocol, 32) || !f.boolean("reused", s.reused))
+        return false;
+    const std::pair<const char*, std::optional<double>*> durations[] = {
+        {"network_ms", &s.network_ms}, {"queue_ms", &s.queue_ms},       {"dns_ms", &s.dns_ms},
+        {"connect_ms", &s.connect_ms}, {"tls_ms", &s.tls_ms},           {"request_ms", &s.request_ms},
+        {"response_ms", &s.response_ms}, {"fetch_ms", &s.fetch_ms}};
+    for (const auto& [key, out] : durations)
+        if (!f.number(key, *out, kMaxDurationMs)) return false;
+    if (!f.number("start_ms", s.start_ms, kMaxTimestampMs)) return false;
+    if (s.result == SampleResult::ok && !s.network_ms) return f.fail("network_ms", "is required when result is ok");
+    return true;
+}
+
+}  // namespace
+
+RunSummary summarize_run(const std::vector<Sample>& samples) {
+    RunSummary r;
+    std::vector<double> control, treatment;
+    for (const Sample& s : samples) {
+        if (s.phase == Phase::prewarm) continue;
+        ArmSummary& arm = s.phase == Phase::control ? r.control : r.treatment;
+        if (s.counts_for_arm()) {
+            (s.phase == Phase::control ? control : treatment).push_back(*s.network_ms);
+            continue;
+        }
+        ++arm.excluded;
+        if (!s.protocol.empty() && s.protocol != expected_protocol(s.origin)) ++arm.fallbacks;
+    }
+    r.control.latency = summarize(std::move(control));
+    r.treatment.latency = summarize(std::move(treatment));
+    if (r.control.latency.n > 0 && r.treatment.latency.n > 0)
+        r.diff_median_ms = r.treatment.latency.median - r.control.latency.median;
+    return r;
+}
+
+std::string encode_beacon(const Beacon& b) {
+    json samples = json::array();
+    for (const Sample& s : b.samples) samples.push_back(sample_json(s));
+    json j = {{"schema", kBeaconSchema},
+              {"run_id", b.run_id},
+              {"page_load_id", b.page_load_id},
+              {"config_id", b.config_id},
+              {"module_version", b.module_version},
+              {"order", b.order},
+              {"outcome", b.outcome},
+              {"error", b.error},
+              {"run_ms", b.run_ms},
+              {"samples", std::move(samples)},
+              {"summary",
+               {{"control", arm_json(b.summary.control)},
+                {"treatment", arm_json(b.summary.treatment)},
+                {"diff_median_ms", optional_number(b.summary.diff_median_ms)}}}};
+    return j.dump();
+}
+
+DecodeResult decode_beacon(std::string_view json_text) {
+    DecodeResult r;
+    const json doc = json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return r.error = "beacon is not valid JSON", r;
+    if (!doc.is_object()) return r.error = "beacon must be a JSON object", r;
+
+    Beacon b;
+    Fields f(doc, "", r.error);
+    std::string schema;
+    if (!f.string("schema", schema, 32)) return r;
+    if (schema != kBeaconSchema) return r.error = "schema \"" + schema + "\" is not " + kBeaconSchema, r;
+    std::optional<double> run_ms;
+    if (!f.token("run_id", b.run_id) || !f.token("page_load_id", b.page_load_id) ||
+        !f.string("config_id", b.config_id, 64) || !f.string("module_version", b.module_version, 32) ||
+        !f.one_of("order", b.order, {"h2-first", "h3-first"}) ||
+        !f.one_of("outcome", b.outcome, {"complete", "deadline", "stopped", "error"}) ||
+        !f.string("error", b.error, 500, /*required=*/false) || !f.number("run_ms", run_ms, kMaxDurationMs))
+        return r;
+    b.run_ms = run_ms.value_or(0);
+
+    const auto samples = doc.find("samples");
+    if (samples == doc.end() || !samples->is_array()) return r.error = "samples must be an array", r;
+    if (samples->size() > kMaxSamples) return r.error = "samples has more than 200 entries", r;
+    std::set<std::pair<int, int>> seen;
+    for (std::size_t i = 0; i < samples->size(); ++i) {
+        Sample s;
+        if (!decode_sample((*samples)[i], i, s, r.error)) return r;
+        if (!seen.insert({static_cast<int>(s.phase), s.idx}).second)
+            return r.error = "samples[" + std::to_string(i) + "] repeats phase " + to_string(s.phase) + " idx " +
+                             std::to_string(s.idx),
+                   r;
+        b.samples.push_back(std::move(s));
+    }
+    b.summary = summarize_run(b.samples);
+    r.beacon = std::move(b);
+    return r;
+}
+
+}  // namespace h3probe

@@ -1,0 +1,52 @@
+// The beacon payload (schema "h3probe/1"): the run's samples and summary, encoded to and decoded from JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quantiles.hpp"
+#include "sample.hpp"
+
+namespace h3probe {
+
+inline constexpr const char* kBeaconSchema = "h3probe/1";
+
+struct ArmSummary {
+    Summary latency;     // over the samples that count for the arm (see Sample::counts_for_arm)
+    int fallbacks = 0;   // answered over another protocol than the arm's (e.g. an HTTP/3 request that went over h2)
+    int excluded = 0;    // every sample of the arm that does not count, fallbacks included
+};
+
+struct RunSummary {
+    ArmSummary control, treatment;
+    std::optional<double> diff_median_ms;  // median(treatment) - median(control), when both arms have data
+};
+
+RunSummary summarize_run(const std::vector<Sample>& samples);
+
+struct Beacon {
+    std::string run_id;
+    std::string page_load_id;
+    std::string config_id;
+    std::string module_version;
+    std::string order;    // the order this run used: "h2-first" or "h3-first"
+    std::string outcome;  // "complete", "deadline", "stopped" (page hidden, host asked), or "error"
+    std::string error;    // why, when outcome is not "complete"
+    double run_ms = 0;    // duration from start to beacon
+    std::vector<Sample> samples;
+    RunSummary summary;
+};
+
+std::string encode_beacon(const Beacon& beacon);
+
+struct DecodeResult {
+    std::optional<Beacon> beacon;  // summary recomputed from the samples: the client's own summary is not trusted
+    std::string error;             // first problem found, naming its field
+};
+
+// Strict on every known field, tolerant of unknown ones so that newer clients can add fields.
+DecodeResult decode_beacon(std::string_view json_text);
+
+}  // namespace h3probe

@@ -1,0 +1,38 @@
+// Experiment configuration: the keys a host page (or a remote config) sets, parsed from JSON and validated.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace h3probe {
+
+enum class RunOrder { h2_first, h3_first, random };
+
+struct Config {
+    std::string h2_origin;             // HTTP/2-only test origin, e.g. "https://h2.example.com"
+    std::string h3_origin;             // HTTP/3-enabled test origin (sends Alt-Svc)
+    std::string noop_path = "/noop";   // the no-op endpoint on both origins
+    std::string beacon_url = "/beacon";
+    std::string config_id = "default";
+    int prewarm_h3 = 2;                // sequential, timings discarded: teach Alt-Svc and open QUIC
+    int prewarm_h2 = 1;                // sequential: warm the HTTP/2 origin too, so both arms start warm
+    int requests_per_arm = 5;          // parallel, per arm
+    double request_timeout_ms = 5000;  // per request (the platform aborts the fetch)
+    double entry_wait_ms = 1000;       // how long to wait for a Resource Timing entry after the body is read
+    double run_deadline_ms = 20000;    // the whole run; past it what was measured is beaconed
+    RunOrder order = RunOrder::h2_first;
+};
+
+struct ConfigResult {
+    std::optional<Config> config;
+    std::vector<std::string> errors;  // every problem found, each naming its key
+};
+
+// Parses a JSON object of config keys (camelCase, see README); absent keys keep their defaults.
+ConfigResult parse_config(std::string_view json_text);
+
+std::string to_string(RunOrder order);
+
+}  // namespace h3probe

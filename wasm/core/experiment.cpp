@@ -1,0 +1,142 @@
+// Runs the Dropbox protocol once per page load, driven only by platform callbacks (no blocking, no Asyncify).
+#include "experiment.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+
+#include "resource_timing.hpp"
+
+namespace h3probe {
+
+Experiment::Experiment(Config config, Platform& platform, std::string module_version)
+    : config_(std::move(config)),
+      platform_(platform),
+      module_version_(std::move(module_version)),
+      self_(std::make_shared<Experiment*>(this)) {
+    page_load_id_ = random_id();
+    // HTTP/3 origin first: its first answer carries Alt-Svc, so the next connection to it can be QUIC.
+    // Then the HTTP/2 origin, so the control arm does not pay a TCP+TLS handshake the treatment arm does not.
+    for (int i = 0; i < config_.prewarm_h3; ++i) prewarm_.push_back({Phase::prewarm, i, Proto::h3});
+    for (int i = 0; i < config_.prewarm_h2; ++i)
+        prewarm_.push_back({Phase::prewarm, config_.prewarm_h3 + i, Proto::h2});
+}
+
+Experiment::~Experiment() {
+    if (deadline_timer_ >= 0) platform_.cancel_timer(deadline_timer_);
+}
+
+std::string Experiment::random_id() {
+    char buf[17];
+    const auto hi = static_cast<std::uint32_t>(platform_.random() * 4294967296.0);
+    const auto lo = static_cast<std::uint32_t>(platform_.random() * 4294967296.0);
+    std::snprintf(buf, sizeof buf, "%08x%08x", hi, lo);
+    return buf;
+}
+
+Experiment::StartResult Experiment::search_completed() {
+    if (state_ != State::idle) return StartResult::already_ran;
+    run_id_ = random_id();
+    started_ms_ = platform_.now_ms();
+    const bool h3_first = config_.order == RunOrder::h3_first ||
+                          (config_.order == RunOrder::random && platform_.random() < 0.5);
+    if (h3_first) std::swap(arm_order_[0], arm_order_[1]);
+
+    std::weak_ptr<Experiment*> weak = self_;
+    deadline_timer_ = platform_.set_timer(config_.run_deadline_ms, [weak] {
+        if (auto self = weak.lock()) {
+            (*self)->deadline_timer_ = -1;
+            (*self)->finish("deadline", "run deadline passed");
+        }
+    });
+    state_ = State::prewarm;
+    start_next_prewarm();
+    return StartResult::started;
+}
+
+void Experiment::stop(const std::string& reason) {
+    if (state_ == State::prewarm || state_ == State::arms) finish("stopped", reason);
+}
+
+void Experiment::start_next_prewarm() {
+    if (prewarm_next_ < prewarm_.size()) return start(prewarm_[prewarm_next_++]);
+    state_ = State::arms;
+    start_arm(0);
+}
+
+void Experiment::start_arm(std::size_t position) {
+    arm_position_ = position;
+    if (position >= 2) return finish("complete", "");
+    const Phase phase = arm_order_[position];
+    const Proto origin = phase == Phase::control ? Proto::h2 : Proto::h3;
+    // All requests of an arm go out together: head-of-line blocking only shows between parallel streams.
+    for (int i = 0; i < config_.requests_per_arm; ++i) start({phase, i, origin});
+}
+
+std::string Experiment::request_url(const Slot& slot) const {
+    // A unique URL per request defeats caches and lets the platform find this request's Resource Timing entry.
+    const std::string& origin = slot.origin == Proto::h3 ? config_.h3_origin : config_.h2_origin;
+    return origin + config_.noop_path + "?h3probe=" + run_id_ + "-" + to_string(slot.phase) + "-" +
+           std::to_string(slot.idx);
+}
+
+void Experiment::start(const Slot& slot) {
+    const int id = next_request_id_++;
+    in_flight_.emplace(id, slot);
+    RequestSpec spec{id, request_url(slot), config_.request_timeout_ms, config_.entry_wait_ms};
+    std::weak_ptr<Experiment*> weak = self_;
+    platform_.start_request(spec, [weak, id](const RequestOutcome& outcome) {
+        if (auto self = weak.lock()) (*self)->on_done(id, outcome);
+    });
+}
+
+void Experiment::on_done(int request_id, const RequestOutcome& outcome) {
+    const auto it = in_flight_.find(request_id);
+    if (it == in_flight_.end()) return;  // ended by the deadline or stop(): already recorded as aborted
+    const Slot slot = it->second;
+    in_flight_.erase(it);
+
+    Sample s = sample_from_outcome(outcome);
+    s.phase = slot.phase;
+    s.idx = slot.idx;
+    s.origin = slot.origin;
+    samples_.push_back(std::move(s));
+
+    if (state_ == State::prewarm) return start_next_prewarm();
+    if (state_ == State::arms && in_flight_.empty()) start_arm(arm_position_ + 1);
+}
+
+void Experiment::finish(const std::string& outcome, const std::string& error) {
+    if (state_ == State::done) return;
+    state_ = State::done;
+    if (deadline_timer_ >= 0) platform_.cancel_timer(deadline_timer_);
+    deadline_timer_ = -1;
+
+    // Requests still in flight are recorded as aborted, so the beacon accounts for every request started.
+    auto unfinished = std::move(in_flight_);
+    in_flight_.clear();
+    for (const auto& [id, slot] : unfinished) {
+        platform_.abort_request(id);
+        Sample s;
+        s.phase = slot.phase;
+        s.idx = slot.idx;
+        s.origin = slot.origin;
+        s.result = SampleResult::aborted;
+        samples_.push_back(std::move(s));
+    }
+
+    beacon_.run_id = run_id_;
+    beacon_.page_load_id = page_load_id_;
+    beacon_.config_id = config_.config_id;
+    beacon_.module_version = module_version_;
+    beacon_.order = arm_order_[0] == Phase::control ? "h2-first" : "h3-first";
+    beacon_.outcome = outcome;
+    beacon_.error = error;
+    beacon_.run_ms = platform_.now_ms() - started_ms_;
+    beacon_.samples = samples_;
+    beacon_.summary = summarize_run(samples_);
+    beacon_json_ = encode_beacon(beacon_);
+    beacon_queued_ = platform_.send_beacon(config_.beacon_url, beacon_json_);
+}
+
+}  // namespace h3probe

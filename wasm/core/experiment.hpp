@@ -1,0 +1,75 @@
+// The experiment state machine: gate -> pre-warm (sequential) -> two arms (parallel each) -> beacon.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "beacon.hpp"
+#include "config.hpp"
+#include "platform.hpp"
+
+namespace h3probe {
+
+class Experiment {
+public:
+    enum class State { idle, prewarm, arms, done };
+    enum class StartResult { started, already_ran };
+
+    // One Experiment per page load: it runs at most once.
+    Experiment(Config config, Platform& platform, std::string module_version);
+    ~Experiment();
+    Experiment(const Experiment&) = delete;
+    Experiment& operator=(const Experiment&) = delete;
+
+    // The gate: the host page calls this when a search has completed. Only the first call starts a run.
+    StartResult search_completed();
+    // Ends a running run at once (page hidden, host asked) and beacons what was measured, outcome "stopped".
+    void stop(const std::string& reason);
+
+    State state() const { return state_; }
+    const std::string& page_load_id() const { return page_load_id_; }
+    // Valid once state() == done.
+    const Beacon& beacon() const { return beacon_; }
+    const std::string& beacon_json() const { return beacon_json_; }
+    bool beacon_queued() const { return beacon_queued_; }
+
+private:
+    struct Slot {
+        Phase phase;
+        int idx;
+        Proto origin;
+    };
+
+    void start_next_prewarm();
+    void start_arm(std::size_t position);
+    void start(const Slot& slot);
+    void on_done(int request_id, const RequestOutcome& outcome);
+    void finish(const std::string& outcome, const std::string& error);
+    std::string request_url(const Slot& slot) const;
+    std::string random_id();
+
+    Config config_;
+    Platform& platform_;
+    std::string module_version_;
+    std::string page_load_id_;
+    std::string run_id_;
+    State state_ = State::idle;
+    std::vector<Slot> prewarm_;
+    std::size_t prewarm_next_ = 0;
+    Phase arm_order_[2] = {Phase::control, Phase::treatment};
+    std::size_t arm_position_ = 0;
+    std::map<int, Slot> in_flight_;
+    int next_request_id_ = 1;
+    int deadline_timer_ = -1;
+    double started_ms_ = 0;
+    std::vector<Sample> samples_;
+    Beacon beacon_;
+    std::string beacon_json_;
+    bool beacon_queued_ = false;
+    // Platform callbacks hold a weak reference: one that fires after this object is gone does nothing.
+    std::shared_ptr<Experiment*> self_;
+};
+
+}  // namespace h3probe
