@@ -1,0 +1,80 @@
+// Embind surface of the browser module: one Session class per page load, plain values in and out.
+#include <memory>
+#include <string>
+
+#include <emscripten/bind.h>
+
+#include "browser_platform.hpp"
+#include "experiment.hpp"
+
+using emscripten::val;
+
+namespace h3probe {
+
+class Session {
+public:
+    explicit Session(val host) : platform_(std::move(host)) {}
+
+    // Returns "" when the config is accepted, else every error, one per line. A session is configured once.
+    std::string configure(const std::string& config_json) {
+        if (experiment_) return "configure: already configured";
+        ConfigResult r = parse_config(config_json);
+        if (!r.config) {
+            std::string all;
+            for (const auto& e : r.errors) all += (all.empty() ? "" : "\n") + e;
+            return all;
+        }
+        experiment_ = std::make_unique<Experiment>(*r.config, platform_, H3PROBE_VERSION);
+        return "";
+    }
+
+    // "started", "already_ran" or "not_configured".
+    std::string searchCompleted() {
+        if (!experiment_) return "not_configured";
+        return experiment_->search_completed() == Experiment::StartResult::started ? "started" : "already_ran";
+    }
+
+    void stop(const std::string& reason) {
+        if (experiment_) experiment_->stop(reason);
+    }
+
+    void onRequestDone(int id, val outcome) { platform_.deliver(id, outcome); }
+    void onTimer(int handle) { platform_.fire_timer(handle); }
+
+    std::string state() const {
+        if (!experiment_) return "unconfigured";
+        switch (experiment_->state()) {
+            case Experiment::State::idle: return "idle";
+            case Experiment::State::prewarm: return "prewarm";
+            case Experiment::State::arms: return "arms";
+            case Experiment::State::done: return "done";
+        }
+        return "unknown";
+    }
+
+    std::string beaconJson() const { return experiment_ ? experiment_->beacon_json() : std::string(); }
+    bool beaconQueued() const { return experiment_ && experiment_->beacon_queued(); }
+    std::string pageLoadId() const { return experiment_ ? experiment_->page_load_id() : std::string(); }
+
+private:
+    BrowserPlatform platform_;
+    std::unique_ptr<Experiment> experiment_;
+};
+
+}  // namespace h3probe
+
+EMSCRIPTEN_BINDINGS(h3probe_browser) {
+    using h3probe::Session;
+    emscripten::class_<Session>("Session")
+        .constructor<val>()
+        .function("configure", &Session::configure)
+        .function("searchCompleted", &Session::searchCompleted)
+        .function("stop", &Session::stop)
+        .function("onRequestDone", &Session::onRequestDone)
+        .function("onTimer", &Session::onTimer)
+        .function("state", &Session::state)
+        .function("beaconJson", &Session::beaconJson)
+        .function("beaconQueued", &Session::beaconQueued)
+        .function("pageLoadId", &Session::pageLoadId);
+    emscripten::constant("version", std::string(H3PROBE_VERSION));
+}

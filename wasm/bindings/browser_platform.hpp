@@ -1,0 +1,40 @@
+// The browser adapter of the platform port: forwards each call to a small JS host object (web/src/browserHost.js).
+#pragma once
+
+#include <map>
+
+#include <emscripten/val.h>
+
+#include "platform.hpp"
+
+namespace h3probe {
+
+// The JS host does what only JS can (fetch + await the body, PerformanceObserver, sendBeacon, setTimeout) and
+// calls back into the Session with plain objects, which this adapter turns into the core's structs.
+class BrowserPlatform : public Platform {
+public:
+    explicit BrowserPlatform(emscripten::val host) : host_(std::move(host)) {}
+
+    // Called by the Session when the host reports back.
+    void deliver(int request_id, const emscripten::val& outcome);
+    void fire_timer(int handle);
+
+    double now_ms() override;
+    double random() override;
+    void start_request(const RequestSpec& spec, RequestDone done) override;
+    void abort_request(int id) override;
+    int set_timer(double delay_ms, TimerFired fired) override;
+    void cancel_timer(int handle) override;
+    bool send_beacon(const std::string& url, const std::string& body) override;
+
+private:
+    emscripten::val host_;
+    std::map<int, RequestDone> requests_;
+    std::map<int, TimerFired> timers_;
+    int next_timer_ = 1;
+};
+
+// Exposed for tests: the conversion of the host's outcome object.
+RequestOutcome outcome_from_js(const emscripten::val& o);
+
+}  // namespace h3probe
