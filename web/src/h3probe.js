@@ -69,7 +69,7 @@ export function status() {
   let detail = {};
   try {
     if (session) {
-      detail = { state: session.state(), pageLoadId: session.pageLoadId(), beacon: session.beaconJson() || null,
+      detail = { run: session.state(), pageLoadId: session.pageLoadId(), beacon: session.beaconJson() || null,
         beaconQueued: session.beaconQueued() };
     }
   } catch (error) {

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what h3probe needs on a fresh Debian 12 machine (as root), and only what is missing; silent when nothing is.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+packages=(emscripten caddy chromium nlohmann-json3-dev doctest-dev cmake g++ openssl python3-numpy)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "ensure_deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# A stamp rather than node_modules' own mtime: `npm install` with nothing to change leaves the folder's mtime alone.
+stamp="$root/node_modules/.h3probe-deps-stamp"
+needs_npm=0
+if [[ ! -f "$stamp" ]]; then
+  needs_npm=1
+else
+  for f in "$root/package.json" "$root/package-lock.json"; do
+    [[ -f "$f" && "$f" -nt "$stamp" ]] && needs_npm=1
+  done
+fi
+if ((needs_npm)); then
+  echo "ensure_deps: installing npm packages" >&2
+  cd "$root"
+  if [[ -f package-lock.json ]]; then
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null
+  else
+    npm install --no-audit --no-fund --loglevel=error >/dev/null
+  fi
+  touch "$stamp"
+fi

@@ -1,0 +1,56 @@
+// `npm start`: the local end-to-end experiment. Starts the stack, drives headless Chromium through N page loads with
+// one search each, waits for every beacon, prints the per-protocol table, and stops what it started.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { startStack } from '../stack/stack.mjs';
+import { stateDir } from '../stack/paths.mjs';
+import { createBeaconValidator, loadH3probeNode } from '../stack/h3probeNode.mjs';
+import { formatArmTable } from '../stack/armTable.mjs';
+import { launchBrowser } from '../test/e2e/harness.mjs';
+import { experimentUrl, searchOnce } from '../test/e2e/pageLoad.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    loads: { type: 'string', default: '20' },
+    db: { type: 'string', default: path.join(stateDir, 'last-run.sqlite') },
+    order: { type: 'string', default: 'h2-first' },
+  },
+});
+const loads = Number(args.loads);
+if (!Number.isInteger(loads) || loads < 1 || loads > 10000) {
+  console.error(`--loads must be an integer from 1 to 10000, got "${args.loads}"`);
+  process.exit(2);
+}
+
+// A fresh database per run, so the table describes this run only.
+fs.mkdirSync(path.dirname(args.db), { recursive: true });
+for (const suffix of ['', '-wal', '-shm']) fs.rmSync(args.db + suffix, { force: true });
+
+const core = await loadH3probeNode();
+const stack = await startStack({ validate: await createBeaconValidator(), dbPath: args.db, keepRunDir: false });
+let browser;
+try {
+  console.log(`stack up: page ${stack.urls.page}, HTTP/2 origin ${stack.urls.h2Origin}, HTTP/3 origin ${stack.urls.h3Origin}`);
+  browser = await launchBrowser(stack);
+  const url = experimentUrl(stack, { order: args.order });
+  for (let i = 1; i <= loads; i++) {
+    const run = await searchOnce(browser, stack, url, { expectRuns: i });
+    const s = run.summary;
+    console.log(`[${String(i).padStart(String(loads).length)}/${loads}] run ${run.run_id} ${run.run_order}: ` +
+      `HTTP/2 median ${s.control.median?.toFixed(2) ?? '-'} ms (n=${s.control.n}), ` +
+      `HTTP/3 median ${s.treatment.median?.toFixed(2) ?? '-'} ms (n=${s.treatment.n}), ` +
+      `fallbacks ${s.treatment.fallbacks}`);
+  }
+
+  const protocols = stack.store.db.prepare(`SELECT phase, protocol, count(*) AS n FROM requests
+    WHERE phase != 'prewarm' GROUP BY phase, protocol ORDER BY phase, protocol`).all();
+  console.log(`\nprotocols seen (nextHopProtocol): ${protocols.map((p) => `${p.phase} ${p.protocol || '(none)'} ${p.n}`).join(', ')}`);
+  const { h2, h3 } = stack.store.armValues('network_ms');
+  console.log(`\nh3probe: ${stack.store.countRuns()} runs from ${loads} page loads\n`);
+  console.log(formatArmTable(JSON.parse(core.compareArms(h2, h3))));
+  console.log(`\nbeacons stored in ${args.db}`);
+} finally {
+  await browser?.close().catch(() => {});
+  await stack.stop();
+}

@@ -1,0 +1,97 @@
+// Runs Caddy with the page site and the two test origins, waits until every listener answers, and stops it without orphans.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+import { caddyfile } from './caddyfile.mjs';
+import { startDelayedNoop } from './delayedNoop.mjs';
+import { canBindUdp } from './ports.mjs';
+import { pageRoot, srcRoot, buildRoot } from './paths.mjs';
+
+const live = new Set();
+// A synchronous last resort: 'exit' handlers cannot await, but kill() is synchronous.
+process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
+
+/**
+ * certPath, keyPath, hosts {page,h2,h3}, ports {page,h2,h3,collector}, runDir (Caddyfile, log, Caddy's XDG dirs);
+ * roots {page,src,build} (defaults: web/page, web/src, build/wasm); pageRoot overrides roots.page;
+ * h3 (false: no UDP, no Alt-Svc), tao (false: no Timing-Allow-Origin), noopStatus, noopDelayMs, h2Down, readyTimeoutMs.
+ */
+export async function startCaddy(opts) {
+  const { runDir, ports, readyTimeoutMs = 15_000, noopDelayMs = 0, noopStatus = 204 } = opts;
+  const roots = { page: pageRoot, src: srcRoot, build: buildRoot, ...opts.roots };
+  if (opts.pageRoot) roots.page = opts.pageRoot;
+  fs.mkdirSync(runDir, { recursive: true });
+  const delayed = noopDelayMs > 0 ? await startDelayedNoop({ delayMs: noopDelayMs, status: noopStatus }) : null;
+  const config = path.join(runDir, 'Caddyfile');
+  fs.writeFileSync(config, caddyfile({ ...opts, roots, noopStatus, noopUpstream: delayed?.port ?? 0 }));
+  const logPath = path.join(runDir, 'caddy.log');
+  const log = fs.openSync(logPath, 'a');
+  const child = spawn('caddy', ['run', '--config', config, '--adapter', 'caddyfile'], {
+    stdio: ['ignore', log, log],
+    // Keeps Caddy's autosave.json and storage out of the user's home directory.
+    env: { ...process.env, XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') },
+  });
+  fs.closeSync(log);
+  live.add(child);
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => { live.delete(child); resolve({ code, signal }); }));
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await delayed?.close();
+  };
+
+  try {
+    await Promise.race([
+      waitReady(opts, readyTimeoutMs),
+      exited.then(({ code, signal }) => { throw new Error(`caddy exited (${code ?? signal}) before it was ready:\n${tail(logPath)}`); }),
+    ]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { pid: child.pid, configPath: config, logPath, stop };
+}
+
+async function waitReady({ hosts, ports, certPath, h3 = true, h2Down = false }, timeoutMs) {
+  const ca = fs.readFileSync(certPath);
+  const deadline = Date.now() + timeoutMs;
+  const sites = [[hosts.page, ports.page, '/'], [hosts.h3, ports.h3, '/noop']];
+  if (!h2Down) sites.push([hosts.h2, ports.h2, '/noop']);
+  const checks = sites.map(([host, port, p]) => until(deadline, () => answers({ host, port, path: p, ca }), `${host}:${port}`));
+  // QUIC cannot be spoken from Node 20; a UDP port that can no longer be bound shows Caddy's listener is up.
+  if (h3) checks.push(until(deadline, async () => !(await canBindUdp(ports.h3)), `udp ${ports.h3}`));
+  await Promise.all(checks);
+}
+
+async function until(deadline, probe, what) {
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`caddy listener ${what} not ready in time`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function answers({ host, port, path: p, ca }) {
+  return new Promise((resolve) => {
+    const req = https.request(
+      { host: '127.0.0.1', port, path: p, servername: host, ca, agent: false, headers: { host: `${host}:${port}` }, timeout: 2000 },
+      (res) => { res.resume(); res.on('end', () => resolve(true)); },
+    );
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+function tail(file) {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').slice(-15).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

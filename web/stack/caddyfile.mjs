@@ -1,0 +1,66 @@
+// Renders the Caddyfile for the page site and the two test origins (a pure function, so its choices can be unit-tested).
+
+/**
+ * hosts: {page, h2, h3}; ports: {page, h2, h3, collector}; roots: {page, src, build};
+ * noopUpstream: port of a local server that answers /noop late (Caddy 2.6 has no sleep directive), or 0.
+ */
+export function caddyfile({ certPath, keyPath, hosts, ports, roots, h3 = true, tao = true, noopStatus = 204, noopUpstream = 0, h2Down = false }) {
+  const tls = `tls ${q(certPath)} ${q(keyPath)}`;
+  const origin = (host, port) => site(host, port, tls, noopRoutes({ tao, noopStatus, noopUpstream }));
+  const blocks = [
+    globals([
+      [ports.page, 'h1 h2'],
+      ...(h2Down ? [] : [[ports.h2, 'h1 h2']]),
+      // Without h3 here Caddy opens no UDP socket and sends no Alt-Svc: the "UDP blocked" case.
+      [ports.h3, h3 ? 'h1 h2 h3' : 'h1 h2'],
+    ]),
+    site(hosts.page, ports.page, tls, pageRoutes(ports.collector, roots)),
+    ...(h2Down ? [] : [origin(hosts.h2, ports.h2)]),
+    origin(hosts.h3, ports.h3),
+  ];
+  return blocks.join('\n');
+}
+
+function globals(listeners) {
+  // With `bind 127.0.0.1` a `servers :PORT` block silently matches nothing in 2.6.2: the key must be the full bound address.
+  const servers = listeners.map(([port, protocols]) => `\tservers 127.0.0.1:${port} {\n\t\tprotocols ${protocols}\n\t}`);
+  return ['{', '\tadmin off', '\tauto_https off', '\tgrace_period 2s', ...servers, '}', ''].join('\n');
+}
+
+function site(host, port, tls, body) {
+  return [`https://${host}:${port} {`, '\tbind 127.0.0.1', `\t${tls}`, ...body.map((l) => `\t${l}`), '}', ''].join('\n');
+}
+
+function pageRoutes(collectorPort, roots) {
+  return [
+    'header Cache-Control no-store',
+    '@beacon {', '\tpath /beacon', '\tmethod POST OPTIONS', '}',
+    'handle @beacon {', `\treverse_proxy 127.0.0.1:${collectorPort}`, '}',
+    ...staticDir('handle_path /h3probe/build/*', roots.build),
+    ...staticDir('handle_path /h3probe/*', roots.src),
+    ...staticDir('handle', roots.page),
+  ];
+}
+
+function staticDir(opener, root) {
+  return [`${opener} {`, `\troot * ${q(root)}`, '\tfile_server', '}'];
+}
+
+function noopRoutes({ tao, noopStatus, noopUpstream }) {
+  const answer = noopUpstream ? `reverse_proxy 127.0.0.1:${noopUpstream}` : `respond ${noopStatus}`;
+  return [
+    '@noop path /noop',
+    'handle @noop {',
+    '\theader Access-Control-Allow-Origin *',
+    ...(tao ? ['\theader Timing-Allow-Origin *'] : []),
+    '\theader Cache-Control no-store',
+    `\t${answer}`,
+    '}',
+    'handle {', '\trespond 404', '}',
+  ];
+}
+
+function q(value) {
+  if (/["\n]/.test(value)) throw new Error(`path not usable in a Caddyfile: ${value}`);
+  return `"${value}"`;
+}

@@ -1,0 +1,95 @@
+// Starts the whole local stack (certificate, ports, collector, Caddy) and hands back its URLs, the Chromium flags and stop().
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureCerts } from './certs.mjs';
+import { freePort } from './ports.mjs';
+import { startCaddy } from './caddy.mjs';
+import { startCollector } from './collector.mjs';
+import { openStore } from './store.mjs';
+
+const tempDirs = new Set();
+// 'exit' handlers cannot await stop(); removing our temp run directories synchronously is the part that still can be done.
+process.on('exit', () => { for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true }); });
+
+export const HOSTS = Object.freeze({ page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test' });
+
+/**
+ * validate (required), store or dbPath (default: a fresh database in the run directory), certDir, runDir (default: a temp dir,
+ * removed on stop unless keepRunDir), plus the startCaddy options: pageRoot, roots, h3, tao, noopStatus, noopDelayMs, h2Down.
+ */
+export async function startStack(opts = {}) {
+  const stoppers = [];
+  const stop = once(async () => {
+    unhook();
+    for (const fn of stoppers.reverse()) await fn().catch(() => {});
+  });
+  const unhook = hookSignals(stop);
+  try {
+    const { certPath, keyPath, spki } = await ensureCerts(...(opts.certDir ? [opts.certDir] : []));
+    const runDir = opts.runDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-stack-'));
+    if (!opts.runDir && !opts.keepRunDir) {
+      tempDirs.add(runDir);
+      stoppers.push(async () => { fs.rmSync(runDir, { recursive: true, force: true }); tempDirs.delete(runDir); });
+    }
+
+    const ports = {};
+    const taken = () => Object.values(ports);
+    ports.page = await freePort({ env: 'H3PROBE_PORT_PAGE', exclude: taken() });
+    ports.h2 = await freePort({ env: 'H3PROBE_PORT_H2', exclude: taken() });
+    ports.h3 = await freePort({ udp: true, env: 'H3PROBE_PORT_H3', exclude: taken() });
+    ports.collector = await freePort({ env: 'H3PROBE_PORT_COLLECTOR', exclude: taken() });
+
+    const store = opts.store ?? openStore(opts.dbPath ?? path.join(runDir, 'beacons.sqlite'));
+    if (!opts.store) stoppers.push(async () => store.close());
+    const collector = await startCollector({ port: ports.collector, store, validate: opts.validate });
+    stoppers.push(() => collector.close());
+
+    const caddy = await startCaddy({ ...opts, certPath, keyPath, hosts: HOSTS, ports, runDir });
+    stoppers.push(() => caddy.stop());
+
+    const urls = {
+      page: `https://${HOSTS.page}:${ports.page}/`,
+      h2Origin: `https://${HOSTS.h2}:${ports.h2}`,
+      h3Origin: `https://${HOSTS.h3}:${ports.h3}`,
+      beacon: `https://${HOSTS.page}:${ports.page}/beacon`,
+    };
+    return {
+      urls, hosts: HOSTS, ports, spki, certPath, runDir, store, collector, caddy, stop,
+      chromiumArgs: ({ forceQuic = true, extra = [] } = {}) => chromiumArgs({ spki, h3Port: ports.h3, forceQuic, extra }),
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Flags from TOOLCHAIN.md; no --user-data-dir: playwright's launch() makes a temp profile and rejects that flag. */
+export function chromiumArgs({ spki, h3Port, forceQuic = true, extra = [] }) {
+  return [
+    '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--enable-quic',
+    // Without this Chromium never follows Alt-Svc to h3 for a cert outside the public roots: every "h3" request goes over h2.
+    ...(forceQuic ? [`--origin-to-force-quic-on=${HOSTS.h3}:${h3Port}`] : []),
+    `--ignore-certificate-errors-spki-list=${spki}`,
+    '--host-resolver-rules=MAP *.h3probe.test 127.0.0.1',
+    ...extra,
+  ];
+}
+
+function once(fn) {
+  let p;
+  return () => (p ??= fn());
+}
+
+function hookSignals(stop) {
+  const onSignal = (signal) => {
+    stop().finally(() => process.exit(128 + os.constants.signals[signal]));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}

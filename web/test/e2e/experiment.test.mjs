@@ -1,0 +1,116 @@
+// The experiment end to end: real headless Chromium, real Caddy (HTTP/2 and HTTP/3), the C++ validator, real SQLite.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startStack } from '../../stack/stack.mjs';
+import { createBeaconValidator } from '../../stack/h3probeNode.mjs';
+import { launchBrowser, openPage } from './harness.mjs';
+import { experimentUrl } from './pageLoad.mjs';
+
+let stack;
+let browser;
+
+before(async () => {
+  stack = await startStack({ validate: await createBeaconValidator() });
+  browser = await launchBrowser(stack);
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+// Opens the test page, records every request the page makes, searches `searches` times and waits for one run.
+async function loadAndSearch({ searches = 1, config = {} } = {}) {
+  const before = stack.store.countRuns();
+  const tab = await openPage(browser, null);
+  const requests = [];
+  tab.page.on('request', (r) => requests.push(r.url()));
+  await tab.page.goto(experimentUrl(stack, config));
+  for (let i = 0; i < searches; i++) {
+    await tab.page.fill('#query', `search ${i}`);
+    await tab.page.press('#query', 'Enter');
+    await tab.page.waitForFunction((n) => Number(document.body.dataset.searches) === n, i + 1);
+  }
+  await stack.collector.waitForRuns(before + 1, 30000);
+  const status = await tab.page.evaluate(() => window.h3probeStatus());
+  const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
+  assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
+  return { tab, requests, status, run, samples: stack.store.requestsFor(run.run_id) };
+}
+
+test('one search runs 3 pre-warm, 5 control and 5 treatment requests, beaconed once and stored in SQLite', async () => {
+  const { tab, samples, run, status } = await loadAndSearch();
+  const byPhase = (p) => samples.filter((s) => s.phase === p);
+  assert.equal(byPhase('prewarm').length, 3);
+  assert.deepEqual(byPhase('prewarm').map((s) => s.origin), ['h3', 'h3', 'h2']);
+  assert.equal(byPhase('control').length, 5);
+  assert.equal(byPhase('treatment').length, 5);
+  assert.equal(run.outcome, 'complete');
+  assert.equal(run.run_order, 'h2-first');
+  assert.equal(status.state, 'started');
+  assert.equal(status.run, 'done');
+  assert.equal(status.beaconQueued, true);
+  assert.deepEqual(status.errors, []);
+  assert.deepEqual(await tab.errors(), []);
+  await tab.context.close();
+});
+
+test('every control sample went over h2 and every treatment sample over h3, with positive finite network times', async () => {
+  const { tab, samples, run } = await loadAndSearch();
+  for (const s of samples.filter((x) => x.phase !== 'prewarm')) {
+    assert.equal(s.protocol, s.phase === 'control' ? 'h2' : 'h3', `${s.phase}[${s.idx}] nextHopProtocol`);
+    assert.equal(s.result, 'ok');
+    assert.equal(s.http_status, 204);
+    assert.ok(Number.isFinite(s.network_ms) && s.network_ms > 0, `${s.phase}[${s.idx}] network_ms ${s.network_ms}`);
+    assert.ok(s.request_ms >= 0 && s.response_ms >= 0 && s.queue_ms >= 0);
+    // Pre-warm leaves both arms on warm connections: no measured request pays a handshake.
+    assert.equal(s.reused, 1, `${s.phase}[${s.idx}] reused a warm connection`);
+  }
+  const summary = JSON.parse(run.summary_json);
+  assert.equal(summary.control.n, 5);
+  assert.equal(summary.treatment.n, 5);
+  assert.equal(summary.treatment.fallbacks, 0);
+  assert.ok(Number.isFinite(summary.diff_median_ms));
+  await tab.context.close();
+});
+
+test('searching three times on one page load runs the experiment once', async () => {
+  const { tab, requests } = await loadAndSearch({ searches: 3 });
+  const runsAfter = stack.store.countRuns();
+  await tab.page.waitForTimeout(1500); // time for a second run to show up, were there one
+  assert.equal(stack.store.countRuns(), runsAfter);
+  assert.equal(requests.filter((u) => u.includes('/noop?h3probe=')).length, 13);
+  assert.equal(requests.filter((u) => u.endsWith('.wasm')).length, 1);
+  assert.deepEqual(await tab.errors(), []);
+  await tab.context.close();
+});
+
+test('nothing is fetched or run before a search completes', async () => {
+  const runsBefore = stack.store.countRuns();
+  const tab = await openPage(browser, null);
+  const requests = [];
+  tab.page.on('request', (r) => requests.push(r.url()));
+  await tab.page.goto(experimentUrl(stack));
+  await tab.page.waitForTimeout(1500);
+  assert.deepEqual(requests.filter((u) => u.includes('/noop') || u.includes('/build/') || u.includes('/beacon')), []);
+  const status = await tab.page.evaluate(() => window.h3probeStatus());
+  assert.equal(status.state, 'configured');
+  assert.equal(stack.store.countRuns(), runsBefore);
+  assert.deepEqual(await tab.errors(), []);
+  await tab.context.close();
+});
+
+test('an invalid config starts no run and says why, without an error in the page', async () => {
+  const tab = await openPage(browser, null);
+  const requests = [];
+  tab.page.on('request', (r) => requests.push(r.url()));
+  await tab.page.goto(experimentUrl(stack, { requestsPerArm: 0 }));
+  await tab.page.fill('#query', 'x');
+  await tab.page.press('#query', 'Enter');
+  await tab.page.waitForFunction(() => window.h3probeStatus().state === 'invalid_config');
+  const status = await tab.page.evaluate(() => window.h3probeStatus());
+  assert.match(status.errors.join('\n'), /requestsPerArm: 0 is out of range/);
+  assert.deepEqual(requests.filter((u) => u.includes('/noop')), []);
+  assert.deepEqual(await tab.errors(), []);
+  await tab.context.close();
+});

@@ -1,0 +1,26 @@
+// One page load of the test page with one search, as a user would do it; shared by `npm start` and the e2e tests.
+
+// The test page reads its experiment config from the query string (web/page/search.js).
+export function experimentUrl(stack, config = {}) {
+  const params = new URLSearchParams({ h2Origin: stack.urls.h2Origin, h3Origin: stack.urls.h3Origin, ...config });
+  return `${stack.urls.page}?${params}`;
+}
+
+// Opens a fresh browser context (its own connections, as a new visitor), searches once, waits for the run's beacon
+// to be stored, and returns the stored run row with its summary parsed.
+export async function searchOnce(browser, stack, url, { expectRuns, timeoutMs = 30000, query = 'quarterly report' } = {}) {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.fill('#query', query);
+    await page.press('#query', 'Enter');
+    await stack.collector.waitForRuns(expectRuns, timeoutMs);
+    const pageLoadId = await page.evaluate(() => window.h3probeStatus().pageLoadId);
+    const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
+    if (!run) throw new Error(`no stored run for page load ${pageLoadId}`);
+    return { ...run, summary: JSON.parse(run.summary_json) };
+  } finally {
+    await context.close();
+  }
+}

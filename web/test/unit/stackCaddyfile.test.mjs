@@ -1,0 +1,56 @@
+// Unit tests of the rendered Caddyfile: which listener speaks which protocols and which headers the probe endpoints send.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { caddyfile } from '../../stack/caddyfile.mjs';
+
+const base = {
+  certPath: '/c/cert.pem', keyPath: '/c/key.pem',
+  hosts: { page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test' },
+  ports: { page: 1001, h2: 1002, h3: 1003, collector: 1004 },
+  roots: { page: '/r/page', src: '/r/src', build: '/r/build' },
+};
+const serverBlock = (text, port) => text.match(new RegExp(`servers 127\\.0\\.0\\.1:${port} \\{\\n\\t\\tprotocols ([^\\n]+)`))?.[1];
+const siteBlock = (text, host) => text.slice(text.indexOf(`https://${host}`)).split('\n}\n')[0];
+
+test('only the h3 origin listener speaks h3', () => {
+  const text = caddyfile(base);
+  assert.equal(serverBlock(text, 1001), 'h1 h2');
+  assert.equal(serverBlock(text, 1002), 'h1 h2');
+  assert.equal(serverBlock(text, 1003), 'h1 h2 h3');
+  assert.match(text, /admin off/);
+  assert.match(text, /auto_https off/);
+});
+
+test('h3:false leaves the h3 origin on TCP only', () => {
+  assert.equal(serverBlock(caddyfile({ ...base, h3: false }), 1003), 'h1 h2');
+});
+
+test('both origins answer /noop with CORS and Timing-Allow-Origin unless tao is false', () => {
+  for (const host of ['h2.h3probe.test', 'h3.h3probe.test']) {
+    const site = siteBlock(caddyfile(base), host);
+    assert.match(site, /Access-Control-Allow-Origin \*/);
+    assert.match(site, /Timing-Allow-Origin \*/);
+    assert.match(site, /Cache-Control no-store/);
+    assert.match(site, /respond 204/);
+    assert.doesNotMatch(siteBlock(caddyfile({ ...base, tao: false }), host), /Timing-Allow-Origin/);
+  }
+});
+
+test('noopStatus and a delayed upstream change only the /noop answer', () => {
+  assert.match(siteBlock(caddyfile({ ...base, noopStatus: 500 }), 'h2.h3probe.test'), /respond 500/);
+  assert.match(siteBlock(caddyfile({ ...base, noopUpstream: 4242 }), 'h3.h3probe.test'), /reverse_proxy 127\.0\.0\.1:4242/);
+});
+
+test('h2Down drops the h2 origin site and its listener', () => {
+  const text = caddyfile({ ...base, h2Down: true });
+  assert.doesNotMatch(text, /h2\.h3probe\.test/);
+  assert.equal(serverBlock(text, 1002), undefined);
+});
+
+test('the page site serves the page, loader and build folders and proxies beacons to the collector', () => {
+  const site = siteBlock(caddyfile(base), 'page.h3probe.test');
+  assert.match(site, /handle_path \/h3probe\/build\/\* \{\n\t\troot \* "\/r\/build"/);
+  assert.match(site, /handle_path \/h3probe\/\* \{\n\t\troot \* "\/r\/src"/);
+  assert.match(site, /reverse_proxy 127\.0\.0\.1:1004/);
+  assert.match(site, /root \* "\/r\/page"/);
+});
