@@ -1,6 +1,6 @@
 // The beacon collector: an HTTP server that validates POST /beacon bodies and stores accepted runs (the client IP is never stored).
 import http from 'node:http';
-import { isLoopback, regionFor } from './regionFor.mjs';
+import { createClientLocator } from './clientLocator.mjs';
 
 const MAX_BODY = 256 * 1024;
 // Past this we stop draining an oversized body and drop the connection instead of answering politely.
@@ -12,9 +12,13 @@ const CORS = {
   'Access-Control-Max-Age': '86400',
 };
 
-/** validate(bodyText) → {ok:true, beacon} | {ok:false, error}, sync or async. */
-export async function startCollector({ port = 0, host = '127.0.0.1', store, validate }) {
+/**
+ * validate(bodyText) → {ok:true, beacon} | {ok:false, error}, sync or async.
+ * location: the createClientLocator() options (trustedProxies, countryHeaders, countryDb, lookupCountry); env vars otherwise.
+ */
+export async function startCollector({ port = 0, host = '127.0.0.1', store, validate, location = {} }) {
   if (!store || typeof validate !== 'function') throw new Error('startCollector needs a store and a validate function');
+  const locate = createClientLocator(location);
   const counts = { accepted: 0, rejected: 0, duplicate: 0, tooLarge: 0, failed: 0 };
   const waiters = new Set();
 
@@ -39,7 +43,9 @@ export async function startCollector({ port = 0, host = '127.0.0.1', store, vali
       return reply(res, 400, String(verdict?.error ?? 'invalid beacon'));
     }
     try {
-      const meta = { receivedAt: new Date().toISOString(), region: regionFor(clientIp(req)), country: null };
+      // Only the country and region leave this function: the address itself is never stored.
+      const { country, region } = locate(req);
+      const meta = { receivedAt: new Date().toISOString(), region, country };
       const { duplicate } = store.insertBeacon(verdict.beacon, meta);
       counts[duplicate ? 'duplicate' : 'accepted']++;
     } catch (err) {
@@ -113,12 +119,4 @@ function readBody(req) {
     req.on('error', () => resolve(null));
     req.on('close', () => resolve(null));
   });
-}
-
-// Behind the page site's reverse proxy the peer is Caddy on loopback; the client is the last X-Forwarded-For hop it added.
-function clientIp(req) {
-  const peer = req.socket.remoteAddress;
-  const forwarded = req.headers['x-forwarded-for'];
-  if (forwarded && isLoopback(peer)) return forwarded.split(',').at(-1).trim();
-  return peer;
 }

@@ -15,8 +15,8 @@ process.on('exit', () => { for (const dir of tempDirs) fs.rmSync(dir, { recursiv
 export const HOSTS = Object.freeze({ page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test' });
 
 /**
- * validate (required), store or dbPath (default: a fresh database in the run directory), certDir, runDir (default: a temp dir,
- * removed on stop unless keepRunDir), plus the startCaddy options: pageRoot, roots, h3, tao, noopStatus, noopDelayMs, h2Down.
+ * validate (required), location (collector's client-location options, see clientLocator.mjs), store or dbPath (default: a fresh
+ * database in the run directory), certDir, runDir (default: a temp dir, removed on stop unless keepRunDir), plus the startCaddy options: pageRoot, roots, h3, tao, noopStatus, noopDelayMs, h2Down.
  */
 export async function startStack(opts = {}) {
   const stoppers = [];
@@ -42,7 +42,7 @@ export async function startStack(opts = {}) {
 
     const store = opts.store ?? openStore(opts.dbPath ?? path.join(runDir, 'beacons.sqlite'));
     if (!opts.store) stoppers.push(async () => store.close());
-    const collector = await startCollector({ port: ports.collector, store, validate: opts.validate });
+    const collector = await startCollector({ port: ports.collector, store, validate: opts.validate, location: opts.location });
     stoppers.push(() => collector.close());
 
     const caddy = await startCaddy({ ...opts, certPath, keyPath, hosts: HOSTS, ports, runDir });

@@ -138,6 +138,18 @@ describe('collector', () => {
     assert.ok(!JSON.stringify(run).includes('127.0.0.1'));
   });
 
+  test('stores country and region from a trusted proxy (loopback) and never the forwarded address', async () => {
+    const res = await post(JSON.stringify(beacon('c-forwarded')), { headers: { 'X-Forwarded-For': '202.12.27.33' } });
+    assert.equal(res.status, 204);
+    const run = store.runsSince().find((r) => r.run_id === 'c-forwarded');
+    assert.equal(run.country, 'JP');
+    assert.equal(run.region, 'Asia');
+    assert.ok(!JSON.stringify(run).includes('202.12.27.33'));
+    await post(JSON.stringify(beacon('c-header')), { headers: { 'CF-IPCountry': 'BR', 'X-Forwarded-For': '202.12.27.33' } });
+    const viaHeader = store.runsSince().find((r) => r.run_id === 'c-header');
+    assert.deepEqual([viaHeader.country, viaHeader.region], ['BR', 'South America']);
+  });
+
   test('answers 400 with the validator error to an invalid beacon and stores nothing', async () => {
     const before = store.countRuns();
     const res = await post('{"schema":"other"}');
