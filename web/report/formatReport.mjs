@@ -1,0 +1,91 @@
+// The report as text for the terminal: per group (overall, then each region) the counts and exclusions, the Dropbox table
+// with confidence intervals, the paired within-run difference, the order-effect test and the sample-size line; then a
+// one-line-per-region summary.
+import { EXCLUSIONS } from './readReportData.mjs';
+
+const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
+const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(d)}` : '-');
+const int = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
+const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '-');
+const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && ci.length === 2
+  ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : '[-, -]');
+export const percentileLabel = (p) => `p${Number((p * 100).toFixed(1))}`;
+
+/** report: from buildReport(). Returns the whole text, lines joined with \n. */
+export function formatReport(report) {
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const lines = [
+    `h3probe report: ${report.metric}, ${int(report.storedRuns)} stored runs${report.since ? ` received since ${report.since}` : ''}; ` +
+      `${conf} intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'}, the run (page load) as the unit`,
+    'Δ = HTTP/3 − HTTP/2 (negative: HTTP/3 faster); * = the interval of Δ excludes 0',
+  ];
+  for (const g of report.groups) lines.push('', ...formatGroup(g, report));
+  if (report.groups.length > 2) lines.push('', ...formatRegionSummary(report));
+  return lines.join('\n');
+}
+
+function formatGroup(g, report) {
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const lines = [`== ${g.name}: ${int(g.runs)} runs, ${int(g.requests)} measured requests; ` +
+    `used HTTP/2 ${int(g.arms.h2.n)} (${int(g.arms.h2.runs)} runs), HTTP/3 ${int(g.arms.h3.n)} (${int(g.arms.h3.runs)} runs)`];
+  const excluded = EXCLUSIONS.filter((r) => g.excluded[r] > 0).map((r) => `${r} ${int(g.excluded[r])}`);
+  lines.push(`excluded: ${excluded.length ? excluded.join(', ') : 'none'}`);
+  lines.push(`HTTP/3 fallback rate: ${pct(g.fallback.rate)} (${int(g.fallback.fallbacks)} of ${int(g.fallback.completed)} ` +
+    'completed treatment requests went over another protocol)');
+
+  const rows = g.analysis?.rows ?? [];
+  if (rows.length === 0) {
+    lines.push('(no table: an arm has no usable samples)');
+  } else {
+    const header = ['', 'HTTP/2 ms', 'HTTP/3 ms', 'Δ ms', `${conf} CI Δ ms`, 'Δ %', `${conf} CI Δ %`, ''];
+    const cells = rows.map((r) => [percentileLabel(r.p), num(r.h2), num(r.h3), signed(r.diff_ms), interval(r.ci_ms, 2),
+      `${signed(r.diff_pct, 1)}%`, interval(r.ci_pct, 1, '%'), r.significant ? '*' : '']);
+    lines.push(...alignTable(header, cells));
+  }
+
+  if (g.paired) {
+    const p = g.paired;
+    lines.push(`paired within-run Δ (median HTTP/3 − median HTTP/2 of each run, ${int(p.n)} runs): ` +
+      `mean ${signed(p.mean)} ms ${interval(p.ci_mean, 2)}, median ${signed(p.median)} ms ${interval(p.ci_median, 2)}, ` +
+      `p10 ${signed(p.p10)}, p90 ${signed(p.p90)} ms`);
+  } else {
+    lines.push('paired within-run Δ: fewer than 2 runs with both arms');
+  }
+  if (g.order) {
+    const o = g.order;
+    lines.push(`order effect: mean paired Δ ${signed(o.mean_h2_first)} ms when HTTP/2 ran first (${int(o.n_h2_first)} runs), ` +
+      `${signed(o.mean_h3_first)} ms when HTTP/3 ran first (${int(o.n_h3_first)}); difference ${signed(o.diff)} ms ` +
+      `${interval(o.ci, 2)}, p = ${num(o.p_value, 3)}${Array.isArray(o.ci) && (o.ci[0] > 0 || o.ci[1] < 0) ? ' *' : ''}`);
+  } else {
+    lines.push('order effect: not testable (needs runs in both orders: --order random)');
+  }
+  lines.push(sampleSizeLine(g, report));
+  return lines;
+}
+
+function sampleSizeLine(g, report) {
+  const t = report.sampleSizeTarget;
+  const what = `to detect a ${Math.round(t.mde * 100)}% change at ${percentileLabel(t.p)} (α ${t.alpha}, power ${t.power})`;
+  const s = g.sampleSize;
+  if (!s || !Number.isFinite(s.runs_per_arm)) return `sample size ${what}: not enough data`;
+  return `sample size ${what}: ${int(Math.ceil(s.runs_per_arm))} runs per arm ` +
+    `(design effect ${num(s.design_effect)}, ${num(s.requests_per_run, 1)} requests per run, baseline ${num(s.quantile)} ms)`;
+}
+
+function formatRegionSummary(report) {
+  const header = ['region', 'runs', 'fallback', ...report.percentiles.flatMap((p) => [`${percentileLabel(p)} Δ%`]), 'runs needed'];
+  const cells = report.groups.map((g) => {
+    const byP = new Map((g.analysis?.rows ?? []).map((r) => [r.p, r]));
+    return [g.name, int(g.runs), pct(g.fallback.rate), ...report.percentiles.map((p) => {
+      const r = byP.get(p);
+      return r ? `${signed(r.diff_pct, 1)}${r.significant ? '*' : ' '}` : '-';
+    }), g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '-'];
+  });
+  return ['by region (Δ% of HTTP/3 vs HTTP/2; runs needed per arm for the sample-size target above):', ...alignTable(header, cells)];
+}
+
+function alignTable(header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)];
+}

@@ -1,0 +1,40 @@
+// The report end to end, as `npm run report`, `npm start` and the benchmark run it: read SQLite, compute the statistics in
+// the WASM core, format the text table, optionally write the HTML page; with the time each step took.
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { readReportData } from './readReportData.mjs';
+import { buildReport } from './buildReport.mjs';
+import { formatReport } from './formatReport.mjs';
+import { renderReportHtml } from './renderReportHtml.mjs';
+
+/**
+ * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only.
+ * Options: metric, since, method, confidence, htmlPath (falsy: no HTML).
+ * Returns { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
+ */
+export function makeReport(core, { db, dbPath, metric = 'network_ms', since = '', method = 'delta', confidence = 0.95, htmlPath = null } = {}) {
+  let own = null;
+  if (!db) {
+    if (!dbPath || !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
+    own = new Database(dbPath, { readonly: true, fileMustExist: true });
+  }
+  try {
+    const t0 = performance.now();
+    const data = readReportData(db ?? own, { metric, since });
+    const t1 = performance.now();
+    const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
+    const t2 = performance.now();
+    const text = formatReport(report);
+    const t3 = performance.now();
+    if (htmlPath) {
+      fs.mkdirSync(path.dirname(path.resolve(htmlPath)), { recursive: true });
+      fs.writeFileSync(htmlPath, renderReportHtml(report));
+    }
+    const t4 = performance.now();
+    return { report, text, htmlPath: htmlPath ? path.resolve(htmlPath) : null,
+      timings: { read: t1 - t0, stats: t2 - t1, format: t3 - t2, html: t4 - t3 } };
+  } finally {
+    own?.close();
+  }
+}

@@ -1,0 +1,255 @@
+// The report as one self-contained HTML page: inline CSS and hand-made SVG (no script, no external request; the page's own
+// Content-Security-Policy forbids any). Per group: the CDF of the metric for both protocols on a log axis, Δ% per percentile
+// with its confidence interval, and the table; plus the fallback rate per region.
+import { EXCLUSIONS } from './readReportData.mjs';
+import { percentileLabel } from './formatReport.mjs';
+
+const COLORS = { h2: '#2563eb', h3: '#ea580c' };
+const LABEL = { h2: 'HTTP/2', h3: 'HTTP/3' };
+
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
+const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(d)}` : '–');
+const int = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
+const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '–');
+const ci = (c, d, unit = '') => (Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1])
+  ? `[${signed(c[0], d)}${unit}, ${signed(c[1], d)}${unit}]` : '–');
+const f1 = (v) => Number(v.toFixed(1));
+
+/** report: from buildReport(..., {cdf: true}). options.generatedAt: a date string for the footer. Returns the HTML text. */
+export function renderReportHtml(report, { generatedAt = new Date().toISOString(), title = 'h3probe report' } = {}) {
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const regions = report.groups.slice(1);
+  const body = [
+    `<h1>${esc(title)}</h1>`,
+    `<p class="lede">Network time of the no-op requests, HTTP/3 (treatment) against HTTP/2 (control). Metric <code>${esc(report.metric)}</code>;
+      ${int(report.storedRuns)} stored runs${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
+      ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = HTTP/3 − HTTP/2:
+      negative means HTTP/3 was faster; <b>*</b> marks an interval that excludes 0.</p>`,
+    regions.length > 1 ? summarySection(report) : '',
+    ...report.groups.map((g, i) => groupSection(g, report, i)),
+    `<footer>Generated ${esc(generatedAt)} by h3probe. Quantiles are exact (linear interpolation, type 7).
+      Excluded requests (fallbacks, errors, missing timings) are counted, never used as latencies.</footer>`,
+  ];
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title>
+<style>${CSS}</style>
+</head>
+<body>
+${body.filter(Boolean).join('\n')}
+</body>
+</html>
+`;
+}
+
+const CSS = `
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2937; margin: 24px auto; max-width: 1120px; padding: 0 16px; }
+h1 { font-size: 24px; margin: 0 0 8px; } h2 { font-size: 19px; margin: 32px 0 6px; border-bottom: 1px solid #e5e7eb; padding-bottom: 4px; }
+.lede { color: #374151; max-width: 900px; } code { background: #f3f4f6; padding: 0 3px; border-radius: 3px; }
+.plots { display: flex; flex-wrap: wrap; gap: 16px; margin: 8px 0; }
+figure { margin: 0; } figcaption { font-size: 12.5px; color: #4b5563; margin: 2px 0 0 4px; }
+table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 9px; text-align: right; border-bottom: 1px solid #eef0f3; } th { background: #f9fafb; font-weight: 600; }
+td:first-child, th:first-child { text-align: left; } td.sig { font-weight: 700; } tr.sig td { background: #fff7ed; }
+td, th { white-space: nowrap; } .summary th { white-space: normal; vertical-align: bottom; }
+.ci { display: block; font-size: 11.5px; font-weight: 400; color: #6b7280; }
+.meta { color: #4b5563; margin: 2px 0; } .muted { color: #9ca3af; }
+.key { display: inline-block; width: 12px; height: 3px; vertical-align: middle; margin: 0 4px 0 10px; }
+svg text { font: 11px system-ui, sans-serif; fill: #374151; } svg .axis { stroke: #9ca3af; stroke-width: 1; }
+svg .grid { stroke: #eef0f3; stroke-width: 1; } svg .zero { stroke: #6b7280; stroke-dasharray: 4 3; }
+footer { margin-top: 36px; color: #6b7280; font-size: 12px; }
+`;
+
+function summarySection(report) {
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const t = report.sampleSizeTarget;
+  const head = ['region', 'runs', 'requests', 'fallback rate', ...report.percentiles.map((p) => `${percentileLabel(p)} Δ% [${conf} CI]`),
+    `runs needed (${Math.round(t.mde * 100)}% at ${percentileLabel(t.p)})`];
+  const rows = report.groups.map((g) => {
+    const byP = new Map((g.analysis?.rows ?? []).map((r) => [r.p, r]));
+    return `<tr><td>${esc(g.name)}</td><td>${int(g.runs)}</td><td>${int(g.requests)}</td><td>${pct(g.fallback.rate)}</td>${
+      report.percentiles.map((p) => {
+        const r = byP.get(p);
+        return r ? `<td class="${r.significant ? 'sig' : ''}">${signed(r.diff_pct, 1)}%${r.significant ? ' *' : ''}<span class="ci">${ci(r.ci_pct, 1)}</span></td>`
+          : '<td>–</td>';
+      }).join('')}<td>${g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '–'}</td></tr>`;
+  });
+  return `<section id="summary"><h2>By region</h2>
+<table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>
+<div class="plots"><figure>${fallbackChart(report.groups)}<figcaption>Share of completed HTTP/3 requests that went over another protocol
+(UDP blocked, Alt-Svc not learned): excluded from the HTTP/3 arm.</figcaption></figure></div></section>`;
+}
+
+function groupSection(g, report, index) {
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const excluded = EXCLUSIONS.filter((r) => g.excluded[r] > 0).map((r) => `${r.replaceAll('_', ' ')} ${int(g.excluded[r])}`);
+  const rows = g.analysis?.rows ?? [];
+  const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<table class="arms">
+<thead><tr><th></th><th>HTTP/2 ms</th><th>HTTP/3 ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th></tr></thead>
+<tbody>${rows.map((r) => `<tr class="${r.significant ? 'sig' : ''}"><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
+<td>${signed(r.diff_ms)}</td><td>${ci(r.ci_ms, 2)}</td><td>${signed(r.diff_pct, 1)}%${r.significant ? ' *' : ''}</td><td>${ci(r.ci_pct, 1, '%')}</td></tr>`).join('')}</tbody></table>`;
+  const p = g.paired;
+  const o = g.order;
+  const s = g.sampleSize;
+  const t = report.sampleSizeTarget;
+  return `<section class="group" id="group-${index}" data-group="${esc(g.name)}">
+<h2>${esc(g.name === 'overall' ? 'Overall' : g.name)}</h2>
+<p class="meta">${int(g.runs)} runs, ${int(g.requests)} measured requests; used: HTTP/2 ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
+HTTP/3 ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Excluded: ${excluded.length ? esc(excluded.join(', ')) : 'none'}.
+HTTP/3 fallback rate ${pct(g.fallback.rate)}.</p>
+<div class="plots">
+<figure>${cdfChart(g.cdf ?? { h2: [], h3: [] }, report.metric)}<figcaption>CDF of ${esc(report.metric)}, log scale:
+<span class="key" style="background:${COLORS.h2}"></span>HTTP/2 <span class="key" style="background:${COLORS.h3}"></span>HTTP/3</figcaption></figure>
+<figure>${deltaChart(rows, report.confidence)}<figcaption>Δ% (HTTP/3 − HTTP/2) per percentile with its ${conf} interval;
+filled: the interval excludes 0.</figcaption></figure>
+</div>
+${table}
+<p class="meta">Paired within-run Δ (median HTTP/3 − median HTTP/2 of each run): ${p ? `${int(p.n)} runs, mean ${signed(p.mean)} ms ${ci(p.ci_mean, 2)},
+median ${signed(p.median)} ms ${ci(p.ci_median, 2)}, p10 ${signed(p.p10)} ms, p90 ${signed(p.p90)} ms.` : 'fewer than 2 runs with both arms.'}</p>
+<p class="meta">Order effect: ${o ? `mean paired Δ ${signed(o.mean_h2_first)} ms with HTTP/2 first (${int(o.n_h2_first)} runs),
+${signed(o.mean_h3_first)} ms with HTTP/3 first (${int(o.n_h3_first)} runs); difference ${signed(o.diff)} ms ${ci(o.ci, 2)}, p = ${num(o.p_value, 3)}.`
+    : 'not testable: it needs runs in both orders (<code>order: random</code>).'}</p>
+<p class="meta">Sample size to detect a ${Math.round(t.mde * 100)}% change at ${percentileLabel(t.p)} (α ${t.alpha}, power ${t.power}):
+${s && Number.isFinite(s.runs_per_arm) ? `${int(Math.ceil(s.runs_per_arm))} runs per arm (design effect ${num(s.design_effect)},
+${num(s.requests_per_run, 1)} requests per run).` : 'not enough data.'}</p>
+</section>`;
+}
+
+// Plot frame shared by the charts.
+const W = 520;
+const H = 300;
+const M = { left: 54, right: 16, top: 14, bottom: 40 };
+
+function cdfChart(cdf, metric) {
+  const all = [...cdf.h2, ...cdf.h3].map(([x]) => x).filter((x) => Number.isFinite(x));
+  if (all.length === 0) return emptyChart('no data');
+  // A log axis needs positive values; sub-0.1 ms network times are clamped to the axis' left edge.
+  const lo = Math.max(0.1, Math.min(...all));
+  const hi = Math.max(lo * 1.5, Math.max(...all));
+  const x0 = Math.log10(lo) - 0.02;
+  const x1 = Math.log10(hi) + 0.02;
+  const sx = (v) => M.left + ((Math.log10(Math.max(v, lo)) - x0) / (x1 - x0)) * (W - M.left - M.right);
+  const sy = (p) => H - M.bottom - p * (H - M.top - M.bottom);
+  const parts = [];
+  for (const t of logTicks(10 ** x0, 10 ** x1)) {
+    parts.push(`<line class="grid" x1="${f1(sx(t))}" x2="${f1(sx(t))}" y1="${M.top}" y2="${H - M.bottom}"/>`,
+      `<text x="${f1(sx(t))}" y="${H - M.bottom + 14}" text-anchor="middle">${t >= 1 ? t : t.toFixed(1)}</text>`);
+  }
+  for (const p of [0, 0.25, 0.5, 0.75, 0.9, 0.95, 1]) {
+    parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(p))}" y2="${f1(sy(p))}"/>`);
+    // 0.95 sits too close to 0.9 and 1 for a label of its own: its grid line is enough.
+    if (p !== 0.95) parts.push(`<text x="${M.left - 6}" y="${f1(sy(p) + 4)}" text-anchor="end">${p}</text>`);
+  }
+  parts.push(axes(), `<text x="${(M.left + W - M.right) / 2}" y="${H - 6}" text-anchor="middle">${esc(metric)} (ms, log scale)</text>`,
+    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">cumulative share</text>`);
+  for (const arm of ['h2', 'h3']) {
+    const pts = cdf[arm];
+    if (pts.length === 0) continue;
+    const d = pts.map(([x, p], i) => `${i ? 'L' : 'M'}${f1(sx(x))},${f1(sy(p))}`).join('');
+    parts.push(`<path class="cdf cdf-${arm}" data-arm="${arm}" data-points="${pts.length}" d="${d}" fill="none" stroke="${COLORS[arm]}" stroke-width="2">`
+      + `<title>${LABEL[arm]}</title></path>`);
+  }
+  return svg(parts, 'cdf-chart');
+}
+
+function deltaChart(rows, confidence) {
+  if (rows.length === 0) return emptyChart('no data');
+  const vals = rows.flatMap((r) => [r.diff_pct, ...(Array.isArray(r.ci_pct) ? r.ci_pct : [])]).filter(Number.isFinite);
+  let lo = Math.min(0, ...vals);
+  let hi = Math.max(0, ...vals);
+  const pad = Math.max(1, (hi - lo) * 0.08);
+  lo -= pad;
+  hi += pad;
+  const step = niceStep((hi - lo) / 6);
+  lo = Math.floor(lo / step) * step;
+  hi = Math.ceil(hi / step) * step;
+  const band = (W - M.left - M.right) / rows.length;
+  const sx = (i) => M.left + band * (i + 0.5);
+  const sy = (v) => H - M.bottom - ((v - lo) / (hi - lo)) * (H - M.top - M.bottom);
+  const parts = [];
+  for (let v = lo; v <= hi + step / 2; v += step) {
+    parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`,
+      `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}%</text>`);
+  }
+  parts.push(axes(), `<line class="zero" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
+    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">Δ % (HTTP/3 − HTTP/2)</text>`);
+  rows.forEach((r, i) => {
+    const x = f1(sx(i));
+    parts.push(`<text x="${x}" y="${H - M.bottom + 14}" text-anchor="middle">${percentileLabel(r.p)}</text>`);
+    const c = r.ci_pct;
+    if (Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1])) {
+      const [a, b] = [f1(sy(c[0])), f1(sy(c[1]))];
+      parts.push(`<g class="ci-bar" data-p="${r.p}"><title>${percentileLabel(r.p)}: ${signed(r.diff_pct, 1)}%, ${Math.round(confidence * 100)}% CI ${ci(c, 1, '%')}</title>`
+        + `<line x1="${x}" x2="${x}" y1="${a}" y2="${b}" stroke="${COLORS.h3}" stroke-width="2"/>`
+        + `<line x1="${f1(x - 8)}" x2="${f1(x + 8)}" y1="${a}" y2="${a}" stroke="${COLORS.h3}" stroke-width="2"/>`
+        + `<line x1="${f1(x - 8)}" x2="${f1(x + 8)}" y1="${b}" y2="${b}" stroke="${COLORS.h3}" stroke-width="2"/></g>`);
+    }
+    if (Number.isFinite(r.diff_pct)) {
+      parts.push(`<circle class="delta-point" cx="${x}" cy="${f1(sy(r.diff_pct))}" r="5" stroke="${COLORS.h3}" stroke-width="2" `
+        + `fill="${r.significant ? COLORS.h3 : '#fff'}"><title>${percentileLabel(r.p)}: ${signed(r.diff_ms)} ms, ${signed(r.diff_pct, 1)}%</title></circle>`);
+    }
+  });
+  return svg(parts, 'delta-chart');
+}
+
+function fallbackChart(groups) {
+  const rows = groups.filter((g) => g.fallback.completed > 0);
+  if (rows.length === 0) return emptyChart('no completed HTTP/3 requests');
+  const rowH = 24;
+  const left = 130;
+  const width = W;
+  const height = M.top + rows.length * rowH + 30;
+  const maxRate = Math.max(0.01, ...rows.map((g) => g.fallback.rate));
+  const step = niceStep(maxRate / 5);
+  const top = Math.ceil(maxRate / step) * step;
+  const sx = (v) => left + (v / top) * (width - left - 60);
+  const parts = [];
+  for (let v = 0; v <= top + step / 2; v += step) {
+    parts.push(`<line class="grid" x1="${f1(sx(v))}" x2="${f1(sx(v))}" y1="${M.top}" y2="${height - 24}"/>`,
+      `<text x="${f1(sx(v))}" y="${height - 10}" text-anchor="middle">${Number((v * 100).toFixed(4))}%</text>`);
+  }
+  rows.forEach((g, i) => {
+    const y = M.top + i * rowH;
+    parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end">${esc(g.name)}</text>`,
+      `<rect class="fallback-bar" x="${left}" y="${y + 4}" width="${f1(Math.max(0, sx(g.fallback.rate) - left))}" height="${rowH - 8}" fill="${COLORS.h3}" opacity="0.8">`
+      + `<title>${esc(g.name)}: ${int(g.fallback.fallbacks)} of ${int(g.fallback.completed)}</title></rect>`,
+      `<text x="${f1(sx(g.fallback.rate) + 6)}" y="${y + 15}">${pct(g.fallback.rate)}</text>`);
+  });
+  return `<svg class="fallback-chart" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img">${parts.join('')}</svg>`;
+}
+
+function axes() {
+  return `<line class="axis" x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${H - M.bottom}"/>`
+    + `<line class="axis" x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}"/>`;
+}
+
+function svg(parts, cls) {
+  return `<svg class="${cls}" xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">${parts.join('')}</svg>`;
+}
+
+function emptyChart(text) {
+  return svg([axes(), `<text x="${W / 2}" y="${H / 2}" text-anchor="middle">${esc(text)}</text>`], 'empty-chart');
+}
+
+// 1, 2, 5 × 10^k between lo and hi.
+function logTicks(lo, hi) {
+  const ticks = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
+    for (const m of [1, 2, 5]) {
+      const t = m * 10 ** e;
+      if (t >= lo && t <= hi) ticks.push(Number(t.toPrecision(6)));
+    }
+  }
+  return ticks;
+}
+
+function niceStep(raw) {
+  const e = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * e >= raw) return m * e;
+  return 10 * e;
+}
