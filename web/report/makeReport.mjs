@@ -11,9 +11,10 @@ import { renderReportHtml } from './renderReportHtml.mjs';
 /**
  * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only.
  * Options: metric, since, method, confidence, htmlPath (falsy: no HTML).
- * Returns { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
+ * Options: threads (readReportData's).
+ * Resolves to { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
  */
-export function makeReport(core, { db, dbPath, metric = 'network_ms', since = '', method = 'delta', confidence = 0.95, htmlPath = null } = {}) {
+export async function makeReport(core, { db, dbPath, metric = 'network_ms', since = '', method = 'delta', confidence = 0.95, htmlPath = null, threads } = {}) {
   let own = null;
   if (!db) {
     if (!dbPath || !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
@@ -21,7 +22,7 @@ export function makeReport(core, { db, dbPath, metric = 'network_ms', since = ''
   }
   try {
     const t0 = performance.now();
-    const data = readReportData(db ?? own, { metric, since });
+    const data = await readReportData(db ?? own, { metric, since, threads });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
     const t2 = performance.now();

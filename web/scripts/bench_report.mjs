@@ -41,14 +41,14 @@ const db = new Database(dbPath, { readonly: true });
 let last;
 for (let i = 1; i <= repeat; i++) {
   const t = performance.now();
-  last = makeReport(core, { db, method: args.method });
+  last = await makeReport(core, { db, method: args.method });
   const total = performance.now() - t;
   const { read, stats, format } = last.timings;
   console.log(`report (table only) #${i}: ${ms(total)} = SQLite read ${ms(read)} + statistics ${ms(stats)} + table ${ms(format)}`);
 }
 const htmlPath = path.join(stateDir, 'bench-report.html');
 const th = performance.now();
-const withHtml = makeReport(core, { db, method: args.method, htmlPath });
+const withHtml = await makeReport(core, { db, method: args.method, htmlPath });
 console.log(`report with HTML (CDF quantiles + page): ${ms(performance.now() - th)} (HTML step ${ms(withHtml.timings.html)}, ` +
   `statistics incl. CDF points ${ms(withHtml.timings.stats)}) -> ${htmlPath}`);
 db.close();

@@ -20,7 +20,7 @@ try {
     },
   }));
   const core = await loadH3probeNode();
-  const { text, htmlPath } = makeReport(core, {
+  const { text, htmlPath } = await makeReport(core, {
     dbPath: args.db, since: args.since, metric: args.metric, method: args.method, confidence: Number(args.confidence),
     htmlPath: args['no-html'] ? null : args.html,
   });

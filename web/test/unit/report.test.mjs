@@ -51,23 +51,23 @@ before(() => {
   store.close();
 });
 
-const read = (opts) => {
+const read = async (opts) => {
   const store = openStore(dbPath);
-  try { return readReportData(store.db, opts); } finally { store.close(); }
+  try { return await readReportData(store.db, opts); } finally { store.close(); }
 };
 const group = (data, name) => data.groups.find((g) => g.name === name);
 
 describe('report data', () => {
-  test('counts runs and measured requests overall and per region, pre-warm left out, biggest region first', () => {
-    const data = read();
+  test('counts runs and measured requests overall and per region, pre-warm left out, biggest region first', async () => {
+    const data = await read();
     assert.equal(data.storedRuns, 5);
     // Asia and Europe tie on runs: then by name.
     assert.deepEqual(data.groups.map((g) => [g.name, g.runs, g.requests]),
       [['overall', 5, 25], ['Asia', 2, 10], ['Europe', 2, 13], ['unknown', 1, 2]]);
   });
 
-  test('uses only ok samples over the arm’s own protocol, with their run ids', () => {
-    const asia = group(read(), 'Asia');
+  test('uses only ok samples over the arm’s own protocol, with their run ids', async () => {
+    const asia = group(await read(), 'Asia');
     assert.deepEqual([...asia.arms.h2.values], [100, 110, 120, 200, 210]);
     assert.deepEqual([...asia.arms.h3.values], [90, 95, 100, 150]);
     assert.equal(asia.arms.h2.runs[0], asia.arms.h3.runs[0]);
@@ -76,8 +76,8 @@ describe('report data', () => {
     assert.ok(asia.arms.h2.values instanceof Float64Array && asia.arms.h2.runs instanceof Int32Array);
   });
 
-  test('counts every exclusion by its reason', () => {
-    const europe = group(read(), 'Europe');
+  test('counts every exclusion by its reason', async () => {
+    const europe = group(await read(), 'Europe');
     assert.deepEqual(europe.excluded, {
       fallback: 2, timing_unavailable: 1, timeout: 1, network_error: 1, http_error: 1, no_timing_entry: 1, aborted: 1,
       missing_metric: 0, other: 0,
@@ -85,38 +85,46 @@ describe('report data', () => {
     assert.deepEqual([...europe.arms.h2.values], [50, 60, 62]);
     assert.deepEqual([...europe.arms.h3.values], [40, 44]);
     assert.deepEqual(Object.keys(europe.excluded), EXCLUSIONS);
-    const overall = group(read(), 'overall');
+    const overall = group(await read(), 'overall');
     assert.equal(overall.excluded.fallback, 3);
   });
 
-  test('the fallback rate is fallbacks over completed treatment requests', () => {
-    const europe = group(read(), 'Europe');
+  test('the fallback rate is fallbacks over completed treatment requests', async () => {
+    const europe = group(await read(), 'Europe');
     // completed (result ok) treatment requests: e1's 40 and 44, e2's 45 and 46 (both over h2).
     assert.deepEqual(europe.fallback, { completed: 4, fallbacks: 2, rate: 0.5 });
-    assert.equal(group(read(), 'Asia').fallback.rate, 1 / 5);
+    assert.equal(group(await read(), 'Asia').fallback.rate, 1 / 5);
   });
 
-  test('another metric changes the values and counts a missing metric as its own exclusion', () => {
-    const data = read({ metric: 'connect_ms' });
+  test('another metric changes the values and counts a missing metric as its own exclusion', async () => {
+    const data = await read({ metric: 'connect_ms' });
     const europe = group(data, 'Europe');
     assert.deepEqual([...europe.arms.h3.values], [0]);
     assert.equal(europe.excluded.missing_metric, 1);
-    assert.deepEqual([...group(read({ metric: 'fetch_ms' }), 'Asia').arms.h2.values], [101, 111, 121, 201, 211]);
-    assert.throws(() => read({ metric: 'run_id' }), /unknown metric/);
+    assert.deepEqual([...group(await read({ metric: 'fetch_ms' }), 'Asia').arms.h2.values], [101, 111, 121, 201, 211]);
+    await assert.rejects(read({ metric: 'run_id' }), /unknown metric/);
   });
 
-  test('--since keeps runs received at or after the date', () => {
-    const data = read({ since: '2024-05-02' });
+  test('--since keeps runs received at or after the date', async () => {
+    const data = await read({ since: '2024-05-02' });
     assert.equal(data.storedRuns, 3);
     assert.deepEqual(data.groups.map((g) => g.name).sort(), ['Europe', 'overall', 'unknown']);
     assert.equal(group(data, 'overall').runs, 3);
-    assert.equal(read({ since: '2024-05-05T12:00:00Z' }).groups[0].runs, 1);
-    assert.equal(read({ since: '2030-01-01' }).groups[0].runs, 0);
-    assert.throws(() => read({ since: 'yesterday' }), /--since/);
+    assert.equal((await read({ since: '2024-05-05T12:00:00Z' })).groups[0].runs, 1);
+    assert.equal((await read({ since: '2030-01-01' })).groups[0].runs, 0);
+    await assert.rejects(read({ since: 'yesterday' }), /--since/);
   });
 
-  test('paired differences: per run median(h3) - median(h2), split by the recorded order', () => {
-    const data = read();
+  test('two worker threads read exactly what one thread reads', async () => {
+    const one = await read({ threads: 1 });
+    const two = await read({ threads: 2 });
+    const view = (d) => d.groups.map((g) => ({ ...g, arms: Object.fromEntries(Object.entries(g.arms).map(([k, a]) =>
+      [k, { ...a, values: [...a.values], runs: [...a.runs] }])), paired: Object.fromEntries(Object.entries(g.paired).map(([k, v]) => [k, [...v]])) }));
+    assert.deepEqual(view(two), view(one));
+  });
+
+  test('paired differences: per run median(h3) - median(h2), split by the recorded order', async () => {
+    const data = await read();
     const asia = group(data, 'Asia');
     assert.deepEqual([...asia.paired.diffs], [95 - 110, 150 - 205]);
     assert.deepEqual([...asia.paired.h2First], [-15]);
@@ -129,7 +137,7 @@ describe('report data', () => {
 });
 
 describe('export command', () => {
-  test('writes one NDJSON line per stored run with its requests nested', () => {
+  test('writes one NDJSON line per stored run with its requests nested', async () => {
     const out = path.join(tmp, 'runs.ndjson');
     execFileSync(process.execPath, [path.join(repoRoot, 'web/scripts/export.mjs'), '--db', dbPath, '--out', out], { stdio: 'pipe' });
     const lines = fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -141,7 +149,7 @@ describe('export command', () => {
     assert.ok(!('beacon_json' in e1));
   });
 
-  test('to stdout without --out', () => {
+  test('to stdout without --out', async () => {
     const text = execFileSync(process.execPath, [path.join(repoRoot, 'web/scripts/export.mjs'), '--db', dbPath], { encoding: 'utf8' });
     assert.equal(text.trim().split('\n').length, 5);
   });
