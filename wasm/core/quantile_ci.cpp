@@ -191,12 +191,14 @@ std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClustere
     std::vector<std::uint8_t> w(n_runs);
     // Targets: positions (0-based, in the weighted sample of size M) each quantile reads; 2 per p.
     struct Target {
-        double position;
+        std::uint64_t position;
         std::size_t p_index;
         int which;  // 0: floor(h), 1: floor(h) + 1
     };
     std::vector<Target> targets;
     std::vector<double> at_lo(ps.size()), at_hi(ps.size()), frac(ps.size());
+    const std::uint32_t* run_of = run.data();
+    const std::uint8_t* weight = w.data();
     for (unsigned b = 0; b < replicates; ++b) {
         SplitMix64 rng{seed ^ (0xA24BAED4963EE407ULL * (b + 1))};
         std::uint64_t M = 0;
@@ -209,35 +211,37 @@ std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClustere
         for (std::size_t k = 0; k < ps.size(); ++k) {
             if (!(ps[k] >= 0 && ps[k] <= 1)) continue;
             const double h = static_cast<double>(M - 1) * ps[k];
-            const double lo = std::floor(h);
-            frac[k] = h - lo;
+            const auto lo = std::min(static_cast<std::uint64_t>(h), M - 1);
+            frac[k] = h - static_cast<double>(lo);
             targets.push_back({lo, k, 0});
-            targets.push_back({std::min(lo + 1, static_cast<double>(M - 1)), k, 1});
+            targets.push_back({std::min(lo + 1, M - 1), k, 1});
         }
         if (targets.empty()) continue;
         std::sort(targets.begin(), targets.end(), [](const Target& a, const Target& c) { return a.position < c.position; });
-        const double Md = static_cast<double>(M);
         auto assign = [&](const Target& t, double value) { (t.which == 0 ? at_lo : at_hi)[t.p_index] = value; };
-        if (targets.front().position >= Md / 2) {
+        if (2 * targets.front().position >= M) {
             // All targets in the upper half: walk down from the largest value. Value i covers the weighted
             // positions [M - above - w, M - above), with `above` the weight of the values after it.
             std::size_t t = targets.size();
-            double above = 0;
-            for (std::size_t i = N; i-- > 0 && t > 0;) {
-                const double wi = w[run[i]];
-                if (wi == 0) continue;
-                const double first = Md - above - wi;
-                while (t > 0 && targets[t - 1].position >= first) assign(targets[--t], v[i]);
-                above += wi;
+            std::uint64_t next = M - 1 - targets[t - 1].position;  // weight above the next target's position
+            std::uint64_t above = 0;
+            for (std::size_t i = N; i-- > 0;) {
+                above += weight[run_of[i]];
+                if (above <= next) continue;  // the next target lies further down
+                while (t > 0 && M - 1 - targets[t - 1].position < above) assign(targets[--t], v[i]);
+                if (t == 0) break;
+                next = M - 1 - targets[t - 1].position;
             }
         } else {
             std::size_t t = 0;
-            double below = 0;
-            for (std::size_t i = 0; i < N && t < targets.size(); ++i) {
-                const double wi = w[run[i]];
-                if (wi == 0) continue;
-                below += wi;
+            std::uint64_t next = targets[0].position;
+            std::uint64_t below = 0;
+            for (std::size_t i = 0; i < N; ++i) {
+                below += weight[run_of[i]];
+                if (below <= next) continue;  // value i ends at or before the next target
                 while (t < targets.size() && targets[t].position < below) assign(targets[t++], v[i]);
+                if (t == targets.size()) break;
+                next = targets[t].position;
             }
         }
         for (std::size_t k = 0; k < ps.size(); ++k)
