@@ -1,7 +1,10 @@
 // Quantiles against hand-computed values (Hyndman-Fan type 7, as numpy.percentile's default).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <cstdint>
 
 #include "quantiles.hpp"
 
@@ -43,4 +46,22 @@ TEST_CASE("summary holds n, min, median and max") {
     CHECK(s.median == doctest::Approx(2.5));
     CHECK(s.max == 4);
     CHECK(summarize({}).n == 0);
+}
+
+TEST_CASE("order statistics by selection equal those of a full sort") {
+    std::vector<double> values;
+    std::uint64_t x = 12345;
+    for (int i = 0; i < 10007; ++i) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        values.push_back(static_cast<double>(x >> 40) / 1000.0);
+    }
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    OrderStatistics os(values);
+    os.select({5000, 9000, 9500, 9900, 10006});
+    for (std::size_t r : {0u, 1u, 4999u, 5000u, 5001u, 9000u, 9499u, 9500u, 9900u, 10006u}) CHECK(os.at(r) == sorted[r]);
+    for (double p : {0.0, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0}) CHECK(os.quantile(p) == quantile_sorted(sorted, p));
+    const auto q = quantiles(values, {0.99, 0.5});
+    CHECK(q[0] == quantile_sorted(sorted, 0.99));
+    CHECK(q[1] == quantile_sorted(sorted, 0.5));
 }

@@ -1,0 +1,51 @@
+// Sample size for detecting a relative change of a quantile, from a baseline arm.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <initializer_list>
+
+#include <nlohmann/json.hpp>
+
+#include "sample_size.hpp"
+
+using namespace h3probe;
+
+namespace {
+RunClusteredSample baseline(int copies_per_run) {
+    std::vector<double> v;
+    std::vector<std::int32_t> r;
+    for (int i = 1; i <= 100; ++i)
+        for (int k = 0; k < copies_per_run; ++k) {
+            v.push_back(i);
+            r.push_back(i);
+        }
+    return make_run_clustered_sample(v, r);
+}
+}  // namespace
+
+TEST_CASE("sample size follows 2 (z_a + z_b)^2 n_runs se^2 / (mde q)^2") {
+    // Baseline 1..100, one value per run: median 50.5, se = 21 / (2 z) (ranks 40, 61);
+    // 2 * (1.95996 + 0.84162)^2 * 100 * se^2 / (0.1 * 50.5)^2 = 1766.6 -> 1767 runs per arm.
+    const auto plan = plan_sample_size(baseline(1), 0.5, 0.1, 0.05, 0.8);
+    CHECK(plan.quantile == doctest::Approx(50.5));
+    CHECK(plan.runs_per_arm == 1767);
+    CHECK(plan.requests_per_run == 1);
+    CHECK(plan.design_effect == doctest::Approx(100.0 / 99));
+    CHECK(nlohmann::json::parse(to_json(plan))["formula"].get<std::string>().find("runs_per_arm") == 0);
+}
+
+TEST_CASE("copies of a value within a run add requests but hardly any information") {
+    // Five identical values per run: the design effect is ~5 and the runs needed stay about the same as with one
+    // (1447 here against 1767: the ranks 201 and 300 of 500 span 19 values where 40 and 61 of 100 spanned 21, the
+    // +1/2 rounding weighing less on a larger N).
+    const auto plan = plan_sample_size(baseline(5), 0.5, 0.1, 0.05, 0.8);
+    CHECK(plan.requests_per_run == 5);
+    CHECK(plan.design_effect == doctest::Approx(5 * 100.0 / 99).epsilon(0.02));
+    CHECK(plan.runs_per_arm == doctest::Approx(1767).epsilon(0.2));
+}
+
+TEST_CASE("sample size is undefined for a baseline too small or arguments out of range") {
+    CHECK(std::isnan(plan_sample_size(baseline(1), 0.5, 0, 0.05, 0.8).runs_per_arm));
+    CHECK(std::isnan(plan_sample_size(baseline(1), 0.5, 0.1, 1.5, 0.8).runs_per_arm));
+    CHECK(std::isnan(plan_sample_size(make_run_clustered_sample({1, 2, 3}, {1, 2, 3}), 0.5, 0.1, 0.05, 0.8).runs_per_arm));
+}
