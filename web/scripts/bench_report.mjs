@@ -4,6 +4,7 @@
 // fresh process (Node start, WASM load, SQLite read, statistics, table). Budget: the table in ≤ 2 s.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -38,13 +39,17 @@ const core = await loadH3probeNode();
 console.log(`WASM core load: ${ms(performance.now() - tCore)}`);
 
 const db = new Database(dbPath, { readonly: true });
+console.log(`machine: ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine slows every figure)`);
 let last;
 for (let i = 1; i <= repeat; i++) {
   const t = performance.now();
+  const cpu = process.cpuUsage();
   last = await makeReport(core, { db, method: args.method });
   const total = performance.now() - t;
+  const used = process.cpuUsage(cpu);
   const { read, stats, format } = last.timings;
-  console.log(`report (table only) #${i}: ${ms(total)} = SQLite read ${ms(read)} + statistics ${ms(stats)} + table ${ms(format)}`);
+  console.log(`report (table only) #${i}: ${ms(total)} = SQLite read ${ms(read)} + statistics ${ms(stats)} + table ${ms(format)}` +
+    ` (CPU ${ms((used.user + used.system) / 1000)} over all threads)`);
 }
 const htmlPath = path.join(stateDir, 'bench-report.html');
 const th = performance.now();
