@@ -26,7 +26,7 @@ struct CoverageScenario {
     bool shared_runs = false;  // true: the arms' requests come from the same runs (one run factor for both arms)
     bool ignore_runs = false;  // true: analyse every request as a run of its own (the mistake the run rule prevents)
     IntervalMethod method = IntervalMethod::delta;
-    unsigned bootstrap_replicates = 200;
+    unsigned bootstrap_replicates = BootstrapOptions{}.replicates;  // the report's default
     std::vector<double> ps = {0.5, 0.9, 0.95};
     double confidence = 0.95;
     std::uint64_t seed = 20240601;

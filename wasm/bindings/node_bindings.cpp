@@ -1,4 +1,5 @@
 // Embind surface of the Node module: the beacon validator for the collector and the statistics for the report.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -7,7 +8,10 @@
 
 #include "arm_comparison.hpp"
 #include "beacon.hpp"
+#include "paired_runs.hpp"
+#include "quantile_ci.hpp"
 #include "quantiles.hpp"
+#include "sample_size.hpp"
 
 using emscripten::val;
 
@@ -47,6 +51,48 @@ std::string js_compare_arms(const val& h2, const val& h3) {
                                 emscripten::convertJSArrayToNumberVector<double>(h3)));
 }
 
+// Typed array (or array of numbers) -> vector, by one TypedArray.set() into a view of the vector's memory: a bulk
+// copy inside the JS engine (this is also what convertJSArrayToNumberVector does in Emscripten 3.1.6).
+template <typename T>
+std::vector<T> copy_array(const val& array) {
+    std::vector<T> out(array["length"].as<std::size_t>());
+    val(emscripten::typed_memory_view(out.size(), out.data())).call<void>("set", array);
+    return out;
+}
+
+std::string error_json(const std::string& message) { return "{\"error\":\"" + message + "\",\"rows\":[]}"; }
+
+// analyzeArms(h2Values, h2Runs, h3Values, h3Runs, ps, method, confidence) -> JSON (quantile_ci.hpp, to_json).
+std::string js_analyze_arms(const val& h2_values, const val& h2_runs, const val& h3_values, const val& h3_runs,
+                            const val& ps, const std::string& method, double confidence) {
+    if (method != "delta" && method != "bootstrap") return error_json("method must be delta or bootstrap");
+    if (!(confidence > 0 && confidence < 1)) return error_json("confidence must be in (0, 1)");
+    const auto v2 = copy_array<double>(h2_values);
+    const auto r2 = copy_array<std::int32_t>(h2_runs);
+    const auto v3 = copy_array<double>(h3_values);
+    const auto r3 = copy_array<std::int32_t>(h3_runs);
+    if (v2.size() != r2.size() || v3.size() != r3.size()) return error_json("values and runs differ in length");
+    return to_json(analyze_arms(make_run_clustered_sample(v2, r2), make_run_clustered_sample(v3, r3),
+                                copy_array<double>(ps),
+                                method == "delta" ? IntervalMethod::delta : IntervalMethod::bootstrap, confidence));
+}
+
+std::string js_paired_differences(const val& diffs, double confidence) {
+    return to_json(summarize_paired_differences(copy_array<double>(diffs), confidence));
+}
+
+std::string js_order_effect(const val& diffs_h2_first, const val& diffs_h3_first, double confidence) {
+    return to_json(order_effect(copy_array<double>(diffs_h2_first), copy_array<double>(diffs_h3_first), confidence));
+}
+
+std::string js_sample_size(const val& values, const val& runs, double p, double mde_relative, double alpha,
+                           double power) {
+    const auto v = copy_array<double>(values);
+    const auto r = copy_array<std::int32_t>(runs);
+    if (v.size() != r.size()) return "{\"error\":\"values and runs differ in length\"}";
+    return to_json(plan_sample_size(make_run_clustered_sample(v, r), p, mde_relative, alpha, power));
+}
+
 }  // namespace
 }  // namespace h3probe
 
@@ -59,5 +105,9 @@ EMSCRIPTEN_BINDINGS(h3probe_node) {
     emscripten::function("validateBeacon", &h3probe::validate_beacon);
     emscripten::function("quantiles", &h3probe::js_quantiles);
     emscripten::function("compareArms", &h3probe::js_compare_arms);
+    emscripten::function("analyzeArms", &h3probe::js_analyze_arms);
+    emscripten::function("pairedDifferences", &h3probe::js_paired_differences);
+    emscripten::function("orderEffect", &h3probe::js_order_effect);
+    emscripten::function("sampleSize", &h3probe::js_sample_size);
     emscripten::constant("version", std::string(H3PROBE_VERSION));
 }

@@ -27,23 +27,22 @@ struct SplitMix64 {
     }
 };
 
-// Poisson(1) by inversion against 64-bit thresholds: P(K <= k) scaled to 2^64, for k = 0..17 (beyond that the
-// probability is below 2^-64 and the weight is capped there).
+// Poisson(1) by inversion of a 32-bit uniform against P(K <= k) scaled to 2^32, k = 0..12 (P(K > 12) < 2^-32).
 struct PoissonOne {
-    std::uint64_t threshold[18];
+    std::uint32_t threshold[13];
     PoissonOne() {
         double term = std::exp(-1.0), cdf = 0;
-        for (int k = 0; k < 18; ++k) {
+        for (int k = 0; k < 13; ++k) {
             cdf += term;
             term /= (k + 1);
-            const double scaled = std::ldexp(std::min(cdf, 1.0), 64);
-            threshold[k] = scaled >= 18446744073709551615.0 ? ~0ULL : static_cast<std::uint64_t>(scaled);
+            threshold[k] = static_cast<std::uint32_t>(std::min(std::ldexp(cdf, 32), 4294967295.0));
         }
     }
-    std::uint8_t draw(std::uint64_t r) const {
-        std::uint8_t k = 0;
-        while (k < 17 && r >= threshold[k]) ++k;
-        return k;
+    // Branch-free: K = #{k : r >= threshold[k]} (the compiler turns this into a few vector compares).
+    std::uint8_t draw(std::uint32_t r) const {
+        unsigned k = 0;
+        for (int j = 0; j < 12; ++j) k += r >= threshold[j] ? 1u : 0u;
+        return static_cast<std::uint8_t>(k);
     }
 };
 
@@ -106,7 +105,7 @@ std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample&
     std::vector<QuantileInterval> out(ps.size());
     const std::size_t N = sample.size();
     const std::size_t n_runs = sample.runs();
-    OrderStatistics os(sample.values);
+    OrderStatistics os(sample.values.data(), sample.values.size());
     {
         std::vector<std::size_t> ranks;
         for (double p : ps) {
@@ -116,7 +115,7 @@ std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample&
             ranks.push_back(lo);
             ranks.push_back(hi);
         }
-        os.select(std::move(ranks));
+        os.select(ranks);
     }
     const double z = two_sided_z(confidence);
     const double Nd = static_cast<double>(N);
@@ -155,7 +154,7 @@ std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample&
         bound_ranks.push_back(static_cast<std::size_t>(l) - 1);
         bound_ranks.push_back(static_cast<std::size_t>(u) - 1);
     }
-    os.select(std::move(bound_ranks));
+    os.select(bound_ranks);
     for (std::size_t k = 0; k < ps.size(); ++k) {
         if (!finite(rank_bounds[k].first)) continue;
         QuantileInterval& qi = out[k];
@@ -169,83 +168,171 @@ std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample&
 std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClusteredSample& sample,
                                                                const std::vector<double>& ps, unsigned replicates,
                                                                std::uint64_t seed) {
-    std::vector<std::vector<double>> out(ps.size(), std::vector<double>(replicates, kNaN));
+    const std::size_t P = ps.size();
+    std::vector<std::vector<double>> out(P, std::vector<double>(replicates, kNaN));
     const std::size_t N = sample.size();
     const std::size_t n_runs = sample.runs();
     if (N == 0) return out;
+    auto valid = [&](std::size_t k) { return ps[k] >= 0 && ps[k] <= 1; };
 
-    // Sort once; keep values and run indices as separate arrays, because the walk reads the run of every value it
+    // Sort once; keep values and run indices as separate arrays, because a walk reads the run of every value it
     // passes but the value only at the few positions it stops at.
-    std::vector<std::uint32_t> order(N);
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return sample.values[a] < sample.values[b]; });
+    std::vector<std::pair<double, std::uint32_t>> pairs(N);
+    for (std::size_t i = 0; i < N; ++i) pairs[i] = {sample.values[i], sample.run[i]};
+    std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<double> v(N);
     std::vector<std::uint32_t> run(N);
     for (std::size_t i = 0; i < N; ++i) {
-        v[i] = sample.values[order[i]];
-        run[i] = sample.run[order[i]];
+        v[i] = pairs[i].first;
+        run[i] = pairs[i].second;
     }
-    std::vector<std::uint32_t>().swap(order);
+    decltype(pairs)().swap(pairs);
+
+    // Bands: a replicate's quantile lies, with overwhelming probability, within a few run-clustered standard
+    // deviations (in ranks) of the sample's. Per band k, above[k * runs + i] counts run i's values past the band, so a
+    // replicate gets the weight past the band from one pass over the runs (sum w_i above_ik, a few multiply-adds per
+    // run) and walks only the band itself: O(runs + bands) per replicate instead of O(N). A replicate whose
+    // quantile falls outside a band (practically never) takes the full walk, so the result is exact either way.
+    std::uint32_t largest_run = 0;
+    for (std::uint32_t size : sample.run_size) largest_run = std::max(largest_run, size);
+    std::vector<std::size_t> band_first(P, 0), band_last(P, 0);
+    bool banded = N >= (1u << 16) && largest_run <= 0xFFFF;
+    if (banded) {
+        std::vector<std::uint32_t> below(n_runs);
+        for (std::size_t k = 0; k < P && banded; ++k) {
+            if (!valid(k)) continue;
+            const auto centre = static_cast<std::size_t>(static_cast<double>(N - 1) * ps[k]);
+            std::fill(below.begin(), below.end(), 0);
+            for (std::size_t i = 0; i <= centre; ++i) ++below[run[i]];
+            const double F = static_cast<double>(centre + 1) / static_cast<double>(N);
+            double sum_sq = 0;
+            for (std::size_t i = 0; i < n_runs; ++i) {
+                const double e = static_cast<double>(below[i]) - F * static_cast<double>(sample.run_size[i]);
+                sum_sq += e * e;
+            }
+            const double n = static_cast<double>(n_runs);
+            const double sd_ranks = std::sqrt(n / std::max(n - 1, 1.0) * sum_sq);  // N sd(F^), in ranks
+            const auto half = static_cast<std::size_t>(std::ceil(12 * sd_ranks)) + 1024;
+            band_first[k] = centre > half ? centre - half : 0;
+            band_last[k] = std::min(N, centre + half + 1);
+        }
+        // Bands must not overlap (they do only for small N, where the full walk is cheap anyway).
+        std::vector<std::size_t> by_position;
+        for (std::size_t k = 0; k < P; ++k)
+            if (valid(k)) by_position.push_back(k);
+        std::sort(by_position.begin(), by_position.end(), [&](std::size_t a, std::size_t b) { return band_first[a] < band_first[b]; });
+        for (std::size_t j = 1; j < by_position.size(); ++j)
+            if (band_first[by_position[j]] < band_last[by_position[j - 1]]) banded = false;
+    }
+    std::vector<std::uint16_t> above;
+    if (banded) {
+        above.assign(n_runs * P, 0);
+        for (std::size_t k = 0; k < P; ++k)
+            if (valid(k))
+                for (std::size_t i = band_last[k]; i < N; ++i) ++above[k * n_runs + run[i]];
+    }
 
     static const PoissonOne poisson;
     std::vector<std::uint8_t> w(n_runs);
-    // Targets: positions (0-based, in the weighted sample of size M) each quantile reads; 2 per p.
-    struct Target {
-        std::uint64_t position;
-        std::size_t p_index;
-        int which;  // 0: floor(h), 1: floor(h) + 1
-    };
-    std::vector<Target> targets;
-    std::vector<double> at_lo(ps.size()), at_hi(ps.size()), frac(ps.size());
+    std::vector<std::uint64_t> weight_above(P);
+    std::vector<std::uint64_t> lo_pos(P), hi_pos(P);
+    std::vector<double> at_lo(P), at_hi(P), frac(P);
     const std::uint32_t* run_of = run.data();
     const std::uint8_t* weight = w.data();
-    for (unsigned b = 0; b < replicates; ++b) {
-        SplitMix64 rng{seed ^ (0xA24BAED4963EE407ULL * (b + 1))};
-        std::uint64_t M = 0;
-        for (std::size_t i = 0; i < n_runs; ++i) {
-            w[i] = poisson.draw(rng.next());
-            M += static_cast<std::uint64_t>(w[i]) * sample.run_size[i];
-        }
-        if (M == 0) continue;
+
+    // The exact walk over all values (from whichever end is nearer the targets).
+    struct Target {
+        std::uint64_t position;
+        double* slot;
+    };
+    std::vector<Target> targets;
+    auto full_walk = [&](std::uint64_t M) {
         targets.clear();
-        for (std::size_t k = 0; k < ps.size(); ++k) {
-            if (!(ps[k] >= 0 && ps[k] <= 1)) continue;
-            const double h = static_cast<double>(M - 1) * ps[k];
-            const auto lo = std::min(static_cast<std::uint64_t>(h), M - 1);
-            frac[k] = h - static_cast<double>(lo);
-            targets.push_back({lo, k, 0});
-            targets.push_back({std::min(lo + 1, M - 1), k, 1});
-        }
-        if (targets.empty()) continue;
+        for (std::size_t k = 0; k < P; ++k)
+            if (valid(k)) {
+                targets.push_back({lo_pos[k], &at_lo[k]});
+                targets.push_back({hi_pos[k], &at_hi[k]});
+            }
+        if (targets.empty()) return;
         std::sort(targets.begin(), targets.end(), [](const Target& a, const Target& c) { return a.position < c.position; });
-        auto assign = [&](const Target& t, double value) { (t.which == 0 ? at_lo : at_hi)[t.p_index] = value; };
         if (2 * targets.front().position >= M) {
-            // All targets in the upper half: walk down from the largest value. Value i covers the weighted
-            // positions [M - above - w, M - above), with `above` the weight of the values after it.
+            // Walk down from the largest value: value i covers weighted positions [M - above, M - above_before).
             std::size_t t = targets.size();
-            std::uint64_t next = M - 1 - targets[t - 1].position;  // weight above the next target's position
-            std::uint64_t above = 0;
+            std::uint64_t next = M - 1 - targets[t - 1].position;
+            std::uint64_t sum = 0;
             for (std::size_t i = N; i-- > 0;) {
-                above += weight[run_of[i]];
-                if (above <= next) continue;  // the next target lies further down
-                while (t > 0 && M - 1 - targets[t - 1].position < above) assign(targets[--t], v[i]);
+                sum += weight[run_of[i]];
+                if (sum <= next) continue;
+                while (t > 0 && M - 1 - targets[t - 1].position < sum) *targets[--t].slot = v[i];
                 if (t == 0) break;
                 next = M - 1 - targets[t - 1].position;
             }
         } else {
             std::size_t t = 0;
             std::uint64_t next = targets[0].position;
-            std::uint64_t below = 0;
+            std::uint64_t sum = 0;
             for (std::size_t i = 0; i < N; ++i) {
-                below += weight[run_of[i]];
-                if (below <= next) continue;  // value i ends at or before the next target
-                while (t < targets.size() && targets[t].position < below) assign(targets[t++], v[i]);
+                sum += weight[run_of[i]];
+                if (sum <= next) continue;
+                while (t < targets.size() && targets[t].position < sum) *targets[t++].slot = v[i];
                 if (t == targets.size()) break;
                 next = targets[t].position;
             }
         }
-        for (std::size_t k = 0; k < ps.size(); ++k)
-            if (ps[k] >= 0 && ps[k] <= 1) out[k][b] = at_lo[k] + frac[k] * (at_hi[k] - at_lo[k]);
+    };
+    // Walks band k down from its top, starting from the weight past it; false if a target is not inside the band.
+    auto band_walk = [&](std::size_t k, std::uint64_t M) {
+        const std::uint64_t hi_from_top = M - 1 - hi_pos[k], lo_from_top = M - 1 - lo_pos[k];
+        std::uint64_t sum = weight_above[k];
+        if (hi_from_top < sum) return false;  // the quantile is above the band
+        bool hi_done = false;
+        for (std::size_t i = band_last[k]; i-- > band_first[k];) {
+            sum += weight[run_of[i]];
+            if (!hi_done && hi_from_top < sum) {
+                at_hi[k] = v[i];
+                hi_done = true;
+            }
+            if (lo_from_top < sum) {
+                at_lo[k] = v[i];
+                return hi_done;
+            }
+        }
+        return false;  // the quantile is below the band
+    };
+
+    for (unsigned b = 0; b < replicates; ++b) {
+        SplitMix64 rng{seed ^ (0xA24BAED4963EE407ULL * (b + 1))};
+        std::uint64_t M = 0;
+        for (std::size_t i = 0; i < n_runs; i += 2) {
+            const std::uint64_t r = rng.next();  // two 32-bit uniforms
+            w[i] = poisson.draw(static_cast<std::uint32_t>(r));
+            if (i + 1 < n_runs) w[i + 1] = poisson.draw(static_cast<std::uint32_t>(r >> 32));
+        }
+        // Dot products over the runs, one tight loop each (vectorisable; accumulators stay in registers).
+        const std::uint32_t* size = sample.run_size.data();
+        for (std::size_t i = 0; i < n_runs; ++i) M += static_cast<std::uint64_t>(weight[i]) * size[i];
+        if (banded)
+            for (std::size_t k = 0; k < P; ++k) {
+                if (!valid(k)) continue;
+                const std::uint16_t* a = &above[k * n_runs];
+                std::uint64_t sum = 0;
+                for (std::size_t i = 0; i < n_runs; ++i) sum += static_cast<std::uint32_t>(weight[i] * a[i]);
+                weight_above[k] = sum;
+            }
+        if (M == 0) continue;
+        for (std::size_t k = 0; k < P; ++k) {
+            if (!valid(k)) continue;
+            const double h = static_cast<double>(M - 1) * ps[k];
+            lo_pos[k] = std::min(static_cast<std::uint64_t>(h), M - 1);
+            hi_pos[k] = std::min(lo_pos[k] + 1, M - 1);
+            frac[k] = h - static_cast<double>(lo_pos[k]);
+        }
+        bool done = banded;
+        for (std::size_t k = 0; k < P && done; ++k)
+            if (valid(k)) done = band_walk(k, M);
+        if (!done) full_walk(M);
+        for (std::size_t k = 0; k < P; ++k)
+            if (valid(k)) out[k][b] = at_lo[k] + frac[k] * (at_hi[k] - at_lo[k]);
     }
     return out;
 }

@@ -97,9 +97,10 @@ struct ArmsAnalysis {
 // the interval is conservative (too wide), never too narrow, unless the arms were negatively correlated within a run
 // (nothing in the design suggests that; the paired within-run differences in paired_runs.hpp look at it directly).
 //
-// The report's default is delta: it is O(N) after one selection per arm (4.2 M requests in well under a second,
-// also in WASM), deterministic, and covered 95% +- 1.5 in native_stub/coverage_sim at 400 runs per arm; the
-// bootstrap costs B passes over the data and adds Monte Carlo noise to the bounds, for no better coverage there.
+// The report's default is delta: a few O(N) passes after one radix selection per arm (4.2 M requests in ~0.1 s
+// natively, ~0.25 s in WASM), deterministic, and in native_stub/coverage_sim (1000 experiments, 400 runs per arm)
+// it covered the true difference 94.0 / 95.4 / 94.0% at p50 / p90 / p95. The bootstrap needs a sort and B
+// replicates (seconds at this scale), adds Monte Carlo noise to the bounds, and covered 92.9 / 94.6 / 94.4% there.
 ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample& h3, const std::vector<double>& ps,
                           IntervalMethod method, double confidence, const BootstrapOptions& bootstrap = {});
 

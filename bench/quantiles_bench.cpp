@@ -1,0 +1,80 @@
+// h3probe_bench: exact quantiles of 10 M lognormal values, and the report's interval table on a Dropbox-sized
+// sample (2 x 420k runs x 5 requests), timed natively. Prints one line per figure (used by web/scripts/bench_quantiles.mjs).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "quantile_ci.hpp"
+#include "quantiles.hpp"
+
+using namespace h3probe;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <typename F>
+double best_of(int repeats, F&& f) {
+    double best = 1e300;
+    for (int i = 0; i < repeats; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        best = std::min(best, ms_since(t0));
+    }
+    return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
+    const unsigned replicates = argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)) : 400;
+    std::mt19937_64 rng(1);
+    std::lognormal_distribution<double> lognormal(0.0, 1.0);
+    std::vector<double> values(n);
+    for (double& v : values) v = lognormal(rng);
+    const std::vector<double> ps = {0.5, 0.75, 0.9, 0.95, 0.99};
+
+    std::vector<double> q;
+    const double select_ms = best_of(5, [&] { q = quantiles(values, ps); });  // includes the copy of the input
+    std::printf("native quantiles (radix select, with input copy): n=%zu %.1f ms  p50=%.6f p99=%.6f\n", n, select_ms, q[0], q[4]);
+    const double sort_ms = best_of(1, [&] {
+        std::vector<double> s = values;
+        std::sort(s.begin(), s.end());
+        q = {quantile_sorted(s, 0.5), quantile_sorted(s, 0.99)};
+    });
+    std::printf("native quantiles (full std::sort): n=%zu %.1f ms\n", n, sort_ms);
+
+    // Dropbox scale: 4.2 M requests = 2 arms x 420k runs x 5.
+    const int runs = 420'000, per_run = 5;
+    std::normal_distribution<double> normal(0.0, 1.0);
+    auto arm = [&](double mu, double sigma) {
+        std::vector<double> v;
+        std::vector<std::int32_t> r;
+        for (int i = 0; i < runs; ++i) {
+            const double f = std::exp(0.3 * normal(rng));
+            for (int k = 0; k < per_run; ++k) {
+                v.push_back(f * std::exp(mu + sigma * normal(rng)));
+                r.push_back(i);
+            }
+        }
+        return make_run_clustered_sample(v, r);
+    };
+    const auto h2 = arm(std::log(60.0), 0.6), h3 = arm(std::log(58.0), 0.45);
+    ArmsAnalysis a;
+    const double delta_ms = best_of(3, [&] { a = analyze_arms(h2, h3, ps, IntervalMethod::delta, 0.95); });
+    std::printf("native analyze_arms delta: 4.2M requests %.1f ms  p95 diff %.2f ms [%.2f, %.2f]\n", delta_ms,
+                a.rows[3].diff_ms, a.rows[3].ci_ms_lo, a.rows[3].ci_ms_hi);
+    BootstrapOptions boot;
+    boot.replicates = replicates;
+    const double boot_ms = best_of(1, [&] { a = analyze_arms(h2, h3, ps, IntervalMethod::bootstrap, 0.95, boot); });
+    std::printf("native analyze_arms bootstrap B=%u: 4.2M requests %.1f ms  p95 diff %.2f ms [%.2f, %.2f]\n", replicates,
+                boot_ms, a.rows[3].diff_ms, a.rows[3].ci_ms_lo, a.rows[3].ci_ms_hi);
+    return 0;
+}
