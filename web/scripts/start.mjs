@@ -1,12 +1,13 @@
 // `npm start`: the local end-to-end experiment. Starts the stack, drives headless Chromium through N page loads with
-// one search each, waits for every beacon, prints the per-protocol table, and stops what it started.
+// one search each, waits for every beacon, prints the report (the table overall and per region, with confidence
+// intervals), writes the HTML report, and stops what it started.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from '../stack/stack.mjs';
 import { stateDir } from '../stack/paths.mjs';
 import { createBeaconValidator, loadH3probeNode } from '../stack/h3probeNode.mjs';
-import { formatArmTable } from '../stack/armTable.mjs';
+import { makeReport } from '../report/makeReport.mjs';
 import { launchBrowser } from '../test/e2e/harness.mjs';
 import { experimentUrl, searchOnce } from '../test/e2e/pageLoad.mjs';
 
@@ -15,6 +16,7 @@ const { values: args } = parseArgs({
     loads: { type: 'string', default: '20' },
     db: { type: 'string', default: path.join(stateDir, 'last-run.sqlite') },
     order: { type: 'string', default: 'h2-first' },
+    html: { type: 'string', default: path.join(stateDir, 'report.html') },
   },
 });
 const loads = Number(args.loads);
@@ -46,10 +48,11 @@ try {
   const protocols = stack.store.db.prepare(`SELECT phase, protocol, count(*) AS n FROM requests
     WHERE phase != 'prewarm' GROUP BY phase, protocol ORDER BY phase, protocol`).all();
   console.log(`\nprotocols seen (nextHopProtocol): ${protocols.map((p) => `${p.phase} ${p.protocol || '(none)'} ${p.n}`).join(', ')}`);
-  const { h2, h3 } = stack.store.armValues('network_ms');
   console.log(`\nh3probe: ${stack.store.countRuns()} runs from ${loads} page loads\n`);
-  console.log(formatArmTable(JSON.parse(core.compareArms(h2, h3))));
-  console.log(`\nbeacons stored in ${args.db}`);
+  const { text, htmlPath } = await makeReport(core, { db: stack.store.db, htmlPath: args.html });
+  console.log(text);
+  console.log(`\nbeacons stored in ${args.db} (npm run report -- --db FILE for another look, npm run export for NDJSON)`);
+  console.log(`HTML report: ${htmlPath}`);
 } finally {
   await browser?.close().catch(() => {});
   await stack.stop();

@@ -2,7 +2,7 @@
 // exclusions by reason, per-region groups, metric choice, --since, the paired within-run differences), the table and HTML
 // the report command makes with the WASM statistics, and the NDJSON export command.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -152,5 +152,44 @@ describe('export command', () => {
   test('to stdout without --out', async () => {
     const text = execFileSync(process.execPath, [path.join(repoRoot, 'web/scripts/export.mjs'), '--db', dbPath], { encoding: 'utf8' });
     assert.equal(text.trim().split('\n').length, 5);
+  });
+});
+
+describe('report command', () => {
+  const script = path.join(repoRoot, 'web/scripts/report.mjs');
+  const runReport = (...args) => spawnSync(process.execPath, [script, '--db', dbPath, ...args], { encoding: 'utf8' });
+
+  test('prints the table overall and per region, with exclusions and CIs, and writes the HTML report', () => {
+    const html = path.join(tmp, 'out', 'report.html');
+    const { status, stdout, stderr } = runReport('--html', html);
+    assert.equal(status, 0, stderr);
+    assert.match(stdout, /^h3probe report: network_ms, 5 stored runs/m);
+    assert.match(stdout, /^== overall: 5 runs, 25 measured requests; used HTTP\/2 9 \(5 runs\), HTTP\/3 7 \(4 runs\)$/m);
+    assert.match(stdout, /^== Europe: 2 runs, 13 measured requests/m);
+    assert.match(stdout, /^excluded: fallback 2, timing_unavailable 1, timeout 1, network_error 1, http_error 1, no_timing_entry 1, aborted 1$/m);
+    assert.match(stdout, /^p50 /m);
+    assert.match(stdout, /^p99 /m);
+    assert.match(stdout, /^order effect: /m);
+    assert.match(stdout, /^by region/m);
+    assert.match(stdout, new RegExp(`HTML report: ${html.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    const page = fs.readFileSync(html, 'utf8');
+    assert.match(page, /Content-Security-Policy/);
+    assert.doesNotMatch(page, /<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+  });
+
+  test('honours --metric and --since', () => {
+    const { status, stdout } = runReport('--no-html', '--metric', 'fetch_ms', '--since', '2024-05-02');
+    assert.equal(status, 0);
+    assert.match(stdout, /^h3probe report: fetch_ms, 3 stored runs received since 2024-05-02T00:00:00.000Z/m);
+    assert.doesNotMatch(stdout, /^== Asia/m);
+    assert.doesNotMatch(stdout, /HTML report/);
+  });
+
+  test('fails with a message on a bad metric, method or missing database', () => {
+    assert.match(runReport('--no-html', '--metric', 'run_id').stderr, /unknown metric "run_id"/);
+    assert.match(runReport('--no-html', '--method', 'magic').stderr, /--method must be one of delta, bootstrap/);
+    const missing = spawnSync(process.execPath, [script, '--db', path.join(tmp, 'nope.sqlite')], { encoding: 'utf8' });
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /no database at/);
   });
 });
