@@ -7,8 +7,9 @@ const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(d)}` : '-');
 const int = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
 const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '-');
-const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && ci.length === 2
-  ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : '[-, -]');
+// An undefined bound (too few runs, or a percentile too extreme for the sample) reads n/a rather than a made-up number.
+const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && Number.isFinite(ci[0]) && Number.isFinite(ci[1])
+  ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : 'n/a');
 export const percentileLabel = (p) => `p${Number((p * 100).toFixed(1))}`;
 
 /** report: from buildReport(). Returns the whole text, lines joined with \n. */
@@ -19,7 +20,14 @@ export function formatReport(report) {
       `${conf} intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'}, the run (page load) as the unit`,
     'Δ = HTTP/3 − HTTP/2 (negative: HTTP/3 faster); * = the interval of Δ excludes 0',
   ];
-  for (const g of report.groups) lines.push('', ...formatGroup(g, report));
+  for (const g of report.groups) {
+    // A single region holding every run (e.g. 'local' for the local stack) would repeat the overall block.
+    if (report.groups.length === 2 && g !== report.groups[0] && g.runs === report.groups[0].runs) {
+      lines.push('', `== ${g.name}: every run (same as overall)`);
+    } else {
+      lines.push('', ...formatGroup(g, report));
+    }
+  }
   if (report.groups.length > 2) lines.push('', ...formatRegionSummary(report));
   return lines.join('\n');
 }
@@ -41,6 +49,9 @@ function formatGroup(g, report) {
     const cells = rows.map((r) => [percentileLabel(r.p), num(r.h2), num(r.h3), signed(r.diff_ms), interval(r.ci_ms, 2),
       `${signed(r.diff_pct, 1)}%`, interval(r.ci_pct, 1, '%'), r.significant ? '*' : '']);
     lines.push(...alignTable(header, cells));
+    if (rows.some((r) => !(Array.isArray(r.ci_ms) && Number.isFinite(r.ci_ms[0]) && Number.isFinite(r.ci_ms[1])))) {
+      lines.push('n/a: no interval (fewer than 10 runs in an arm, or the percentile is too extreme for this many requests)');
+    }
   }
 
   if (g.paired) {

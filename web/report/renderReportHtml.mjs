@@ -13,7 +13,7 @@ const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : v < 0 ? '−
 const int = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
 const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '–');
 const ci = (c, d, unit = '') => (Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1])
-  ? `[${signed(c[0], d)}${unit}, ${signed(c[1], d)}${unit}]` : '–');
+  ? `[${signed(c[0], d)}${unit}, ${signed(c[1], d)}${unit}]` : 'n/a');
 const f1 = (v) => Number(v.toFixed(1));
 
 /** report: from buildReport(..., {cdf: true}). options.generatedAt: a date string for the footer. Returns the HTML text. */
@@ -27,7 +27,9 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
       ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = HTTP/3 − HTTP/2:
       negative means HTTP/3 was faster; <b>*</b> marks an interval that excludes 0.</p>`,
     regions.length > 1 ? summarySection(report) : '',
-    ...report.groups.map((g, i) => groupSection(g, report, i)),
+    ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
+      ? `<section class="group-same" data-group="${esc(g.name)}"><h2>${esc(g.name)}</h2><p class="meta">Every run is in this region: see Overall.</p></section>`
+      : groupSection(g, report, i))),
     `<footer>Generated ${esc(generatedAt)} by h3probe. Quantiles are exact (linear interpolation, type 7).
       Excluded requests (fallbacks, errors, missing timings) are counted, never used as latencies.</footer>`,
   ];
