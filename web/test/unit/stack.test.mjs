@@ -49,6 +49,17 @@ describe('store', () => {
     store.close();
   });
 
+  test('keeps the run duration, sample rate and client context in their own columns', () => {
+    const store = freshStore();
+    store.insertBeacon({ ...beacon('ctx'), run_ms: 143.5, sample_rate: 0.25,
+      context: { effective_type: '3g', visible_throughout: false } });
+    store.insertBeacon(beacon('bare'));
+    const row = (id) => store.db.prepare('SELECT run_ms, sample_rate, effective_type, visible_throughout FROM runs WHERE run_id = ?').get(id);
+    assert.deepEqual({ ...row('ctx') }, { run_ms: 143.5, sample_rate: 0.25, effective_type: '3g', visible_throughout: 0 });
+    assert.deepEqual({ ...row('bare') }, { run_ms: null, sample_rate: null, effective_type: null, visible_throughout: null });
+    store.close();
+  });
+
   test('ignores a retried beacon with a run_id it already has and says so', () => {
     const store = freshStore();
     store.insertBeacon(beacon('dup'));
