@@ -43,6 +43,12 @@ json sample_json(const Sample& s) {
             {"fetch_ms", optional_number(s.fetch_ms)}};
 }
 
+json summary_json(const RunSummary& s) {
+    return {{"control", arm_json(s.control)},
+            {"treatment", arm_json(s.treatment)},
+            {"diff_median_ms", optional_number(s.diff_median_ms)}};
+}
+
 json context_json(const ClientContext& c) {
     return {{"page_origin", c.page_origin},
             {"effective_type", c.effective_type},
@@ -211,12 +217,11 @@ std::string encode_beacon(const Beacon& b) {
               {"context", context_json(b.context)},
               {"errors", b.errors},
               {"samples", std::move(samples)},
-              {"summary",
-               {{"control", arm_json(b.summary.control)},
-                {"treatment", arm_json(b.summary.treatment)},
-                {"diff_median_ms", optional_number(b.summary.diff_median_ms)}}}};
+              {"summary", summary_json(b.summary)}};
     return j.dump();
 }
+
+std::string encode_summary(const RunSummary& summary) { return summary_json(summary).dump(); }
 
 DecodeResult decode_beacon(std::string_view json_text) {
     DecodeResult r;

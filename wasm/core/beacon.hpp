@@ -56,6 +56,8 @@ struct Beacon {
 };
 
 std::string encode_beacon(const Beacon& beacon);
+// The "summary" member of the beacon on its own, for a collector that keeps the client's text and trusts only this.
+std::string encode_summary(const RunSummary& summary);
 
 struct DecodeResult {
     std::optional<Beacon> beacon;  // summary recomputed from the samples: the client's own summary is not trusted

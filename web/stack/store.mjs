@@ -46,10 +46,41 @@ export function openStore(dbPath) {
     return { duplicate: false };
   });
 
+  // Group commit: beacons that arrive in the same event-loop turn share one transaction (one WAL commit) instead of
+  // paying one commit each. Each beacon keeps its own savepoint (a nested better-sqlite3 transaction), so one bad
+  // beacon is rolled back alone and the rest of the batch is kept.
+  let queue = [];
+  const insertBatch = db.transaction((batch) => {
+    for (const item of batch) {
+      try {
+        item.result = insert(item.beacon, item.meta);
+      } catch (error) {
+        item.error = error;
+      }
+    }
+  });
+  function flush() {
+    const batch = queue;
+    queue = [];
+    try {
+      insertBatch(batch);
+    } catch (error) {
+      for (const item of batch) item.error ??= error;
+    }
+    for (const item of batch) (item.error ? item.reject(item.error) : item.resolve(item.result));
+  }
+
   return {
     db,
     /** meta: {receivedAt (ISO, default now), region, country}. Returns {duplicate}. */
     insertBeacon: (beacon, meta = {}) => insert(beacon, meta),
+    /** The same, committed together with the other beacons queued in this event-loop turn. Resolves {duplicate}. */
+    queueBeacon(beacon, meta = {}) {
+      return new Promise((resolve, reject) => {
+        if (queue.length === 0) setImmediate(flush);
+        queue.push({ beacon, meta, resolve, reject });
+      });
+    },
     countRuns: () => countStmt.get(),
     runsSince: (sinceIso = '') => sinceStmt.all(sinceIso),
     requestsFor: (runId) => requestsStmt.all(runId),

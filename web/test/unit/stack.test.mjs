@@ -86,6 +86,19 @@ describe('store', () => {
     store.close();
   });
 
+  test('queued beacons of one event-loop turn commit together, and a bad one is rolled back alone', async () => {
+    const store = freshStore();
+    const bad = beacon('bad', [sample('control', 0, 'h2', 'h2'), sample('control', 0, 'h2', 'h2')]);
+    const results = await Promise.allSettled([store.queueBeacon(beacon('q1')), store.queueBeacon(bad),
+      store.queueBeacon(beacon('q2')), store.queueBeacon(beacon('q1'))]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    assert.deepEqual(results[3].value, { duplicate: true });
+    assert.deepEqual(store.runsSince().map((r) => r.run_id).sort(), ['q1', 'q2']);
+    assert.equal(store.requestsFor('bad').length, 0);
+    assert.equal(store.requestsFor('q2').length, 2);
+    store.close();
+  });
+
   test('armValues keeps control over h2 and treatment over h3, and drops fallbacks, errors and missing metrics', () => {
     const store = freshStore();
     store.insertBeacon(beacon('arms', [
