@@ -40,7 +40,7 @@ export async function startCollector({ port = 0, host = '127.0.0.1', store, vali
     }
     try {
       const meta = { receivedAt: new Date().toISOString(), region: regionFor(clientIp(req)), country: null };
-      const { duplicate } = store.insertBeacon(verdict.beacon, meta);
+      const { duplicate } = await store.queueBeacon(verdict.beacon, meta);
       counts[duplicate ? 'duplicate' : 'accepted']++;
     } catch (err) {
       counts.failed++;
