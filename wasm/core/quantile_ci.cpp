@@ -65,7 +65,8 @@ RunClusteredSample make_run_clustered_sample(const std::vector<double>& values, 
     std::int32_t max_id = -1;
     for (std::size_t i = 0; i < n; ++i) max_id = std::max(max_id, run_ids[i]);
     // Dense re-indexing: a direct table when ids are compact enough (the usual case: row ids), else sort + search.
-    const bool direct = max_id >= 0 && static_cast<std::size_t>(max_id) <= 8 * n + 1024;
+    // (The table costs 4 bytes per possible id: bounded at ~16 bytes per value, also in WASM's heap.)
+    const bool direct = max_id >= 0 && static_cast<std::size_t>(max_id) <= 4 * n + 1024;
     std::vector<std::int32_t> table;
     std::vector<std::int32_t> sorted_ids;
     if (direct) {
