@@ -158,6 +158,16 @@ TEST_CASE("the decoder rejects malformed beacons with a reason naming the field"
         j["samples"][3]["idx"] = 0;
         CHECK(reject(j).find("repeats phase control idx 0") != std::string::npos);
     }
+    SUBCASE("a context field of the wrong type") {
+        json j = good;
+        j["context"]["rtt_ms"] = "fast";
+        CHECK(reject(j) == "context.rtt_ms must be a number or null");
+    }
+    SUBCASE("a sample rate above 1") {
+        json j = good;
+        j["sample_rate"] = 2;
+        CHECK(reject(j) == "sample_rate is out of range");
+    }
     SUBCASE("too many samples") {
         json j = good;
         j["samples"] = json::array();

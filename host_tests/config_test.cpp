@@ -28,6 +28,8 @@ TEST_CASE("a minimal config gets the Dropbox defaults") {
     CHECK(r.config->order == RunOrder::h2_first);
     CHECK(r.config->noop_path == "/noop");
     CHECK(r.config->beacon_url == "/beacon");
+    CHECK(r.config->enabled);
+    CHECK(r.config->sample_rate == 1);
 }
 
 TEST_CASE("every key can be set") {
@@ -86,6 +88,11 @@ TEST_CASE("config rejects bad input with an error naming the key") {
     SUBCASE("the same origin for both arms") {
         CHECK(has_error(parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://a.test"})"),
                         "h3Origin: must differ from h2Origin"));
+    }
+    SUBCASE("a sample rate outside [0, 1] or a kill switch that is not a boolean") {
+        const auto r = parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","sampleRate":1.5,"enabled":"no"})");
+        CHECK(has_error(r, "sampleRate: 1.5 is out of range [0, 1]"));
+        CHECK(has_error(r, "enabled: must be true or false"));
     }
     SUBCASE("an order that does not exist") {
         CHECK(has_error(parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","order":"h1-first"})"),

@@ -274,3 +274,84 @@ TEST_CASE("callbacks arriving after the experiment is gone do nothing") {
     sim.run();  // the in-flight request completes into a destroyed experiment: must not crash
     CHECK(sim.beacons().empty());
 }
+
+TEST_CASE("enabled: false or sampleRate: 0 runs nothing, for good") {
+    for (const char* extra : {R"("enabled":false)", R"("sampleRate":0)"}) {
+        CAPTURE(extra);
+        SimPlatform sim;
+        add_lab_origins(sim);
+        const auto r = parse_config(std::string(R"({"h2Origin":"https://h2.lab.test","h3Origin":"https://h3.lab.test",)") +
+                                    extra + "}");
+        REQUIRE(r.config);
+        Experiment exp(*r.config, sim, "test");
+        CHECK(exp.search_completed() == Experiment::StartResult::disabled);
+        CHECK(exp.search_completed() == Experiment::StartResult::already_ran);
+        sim.run();
+        CHECK(sim.started().empty());
+        CHECK(sim.beacons().empty());
+    }
+}
+
+TEST_CASE("the beacon records the sample rate, the client context and the module's own errors") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Config c = lab_config();
+    c.sample_rate = 0.25;
+    Experiment exp(c, sim, "test");
+    ClientContext ctx;
+    ctx.page_origin = "https://app.example.com";
+    ctx.effective_type = "4g";
+    ctx.rtt_ms = 50;
+    ctx.save_data = false;
+    ctx.module_load_ms = 12.5;
+    exp.set_context(ctx);
+    exp.note_error("onTimer: boom");
+    exp.search_completed();
+    sim.run();
+    const auto decoded = decode_beacon(sim.beacons().at(0).body);
+    REQUIRE_MESSAGE(decoded.beacon, decoded.error);
+    CHECK(decoded.beacon->sample_rate == doctest::Approx(0.25));
+    CHECK(decoded.beacon->context.page_origin == "https://app.example.com");
+    CHECK(decoded.beacon->context.effective_type == "4g");
+    CHECK(*decoded.beacon->context.rtt_ms == 50);
+    CHECK(decoded.beacon->context.save_data == false);
+    CHECK(decoded.beacon->context.visible_throughout);
+    CHECK(decoded.beacon->errors == std::vector<std::string>{"onTimer: boom"});
+}
+
+TEST_CASE("a page hidden mid-run stops the run and beacons what was measured") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    exp.page_hidden();  // hidden before any search: nothing to stop, and a later search may still run
+    CHECK(exp.state() == Experiment::State::idle);
+    exp.search_completed();
+    sim.advance(150);  // pre-warm done, the control arm in flight
+    exp.page_hidden();
+    REQUIRE(sim.beacons().size() == 1);
+    const Beacon& b = exp.beacon();
+    CHECK(b.outcome == "stopped");
+    CHECK(b.error == "page hidden");
+    CHECK_FALSE(b.context.visible_throughout);
+    CHECK(phase_samples(b, Phase::prewarm).size() == 3);
+    for (const Sample* s : phase_samples(b, Phase::control)) CHECK(s->result == SampleResult::aborted);
+    sim.run();
+    CHECK(sim.beacons().size() == 1);
+}
+
+TEST_CASE("fail() sends one error beacon with the reason and no samples, and the run never starts") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    exp.fail("remote config: sampleRate: must be a number from 0 to 1");
+    exp.fail("again");
+    CHECK(exp.search_completed() == Experiment::StartResult::already_ran);
+    sim.run();
+    REQUIRE(sim.beacons().size() == 1);
+    const auto decoded = decode_beacon(sim.beacons()[0].body);
+    REQUIRE(decoded.beacon);
+    CHECK(decoded.beacon->outcome == "error");
+    CHECK(decoded.beacon->error == "remote config: sampleRate: must be a number from 0 to 1");
+    CHECK(decoded.beacon->samples.empty());
+    CHECK(sim.started().empty());
+}

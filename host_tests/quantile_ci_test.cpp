@@ -175,3 +175,23 @@ TEST_CASE("the JSON table has null bounds where no interval exists and no rows f
     CHECK(empty["rows"].empty());
     CHECK(empty["runs_h2"] == 5);
 }
+
+TEST_CASE("the banded bootstrap gives exactly the replicates of the plain walk on a large sample") {
+    std::vector<double> v;
+    std::vector<std::int32_t> runs;
+    std::uint64_t x = 11;
+    for (int run = 0; run < 30000; ++run) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double run_factor = std::exp(0.3 * (static_cast<double>(x >> 11) / 9007199254740992.0 - 0.5));
+        for (int k = 0; k < 5; ++k) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            v.push_back(std::floor(run_factor * 60 * std::exp(2 * static_cast<double>(x >> 11) / 9007199254740992.0)));
+            runs.push_back(run);
+        }
+    }
+    const auto s = make_run_clustered_sample(v, runs);  // 150000 values: above the size where bands are used
+    const std::vector<double> ps = {0.5, 0.75, 0.9, 0.95, 0.99};
+    const auto banded = bootstrap_quantile_replicates(s, ps, 40, 5, true);
+    const auto plain = bootstrap_quantile_replicates(s, ps, 40, 5, false);
+    CHECK(banded == plain);
+}

@@ -65,3 +65,39 @@ TEST_CASE("order statistics by selection equal those of a full sort") {
     CHECK(q[0] == quantile_sorted(sorted, 0.99));
     CHECK(q[1] == quantile_sorted(sorted, 0.5));
 }
+
+TEST_CASE("radix selection on large samples agrees with a full sort, also with negatives, ties and narrow ranges") {
+    auto check_against_sort = [](std::vector<double> values) {
+        std::vector<double> sorted = values;
+        std::sort(sorted.begin(), sorted.end());
+        OrderStatistics os(values);
+        const std::size_t n = values.size();
+        std::vector<std::size_t> ranks = {0, 1, n / 3, n / 2, n / 2 + 1, (n * 9) / 10, (n * 99) / 100, n - 2, n - 1};
+        os.select(ranks);
+        for (std::size_t r : ranks) CHECK(os.at(r) == sorted[r]);
+        CHECK(os.at(n / 4) == sorted[n / 4]);  // a rank asked later, from the kept histogram
+        for (double p : {0.5, 0.75, 0.9, 0.95, 0.99}) CHECK(quantiles(values, {p})[0] == quantile_sorted(sorted, p));
+    };
+    std::uint64_t x = 99;
+    auto next = [&x] {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(x >> 11) / 9007199254740992.0;  // [0, 1)
+    };
+    std::vector<double> v(200000);
+    SUBCASE("signed values spread over many octaves") {
+        for (double& e : v) e = (next() - 0.3) * std::exp(10 * next());
+        check_against_sort(v);
+    }
+    SUBCASE("whole milliseconds: few distinct values, long runs of ties") {
+        for (double& e : v) e = std::floor(20 + 200 * next() * next());
+        check_against_sort(v);
+    }
+    SUBCASE("a range so narrow that one top-level bucket holds everything (second-level histogram)") {
+        for (double& e : v) e = 1 + next() / 32;
+        check_against_sort(v);
+    }
+    SUBCASE("one repeated value") {
+        std::fill(v.begin(), v.end(), 42.5);
+        check_against_sort(v);
+    }
+}

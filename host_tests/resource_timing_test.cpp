@@ -19,6 +19,7 @@ ResourceTimingEntry new_connection_entry() {
     e.request_start = 133;
     e.response_start = 153;
     e.response_end = 154;
+    e.transfer_size = 312;
     return e;
 }
 
@@ -57,6 +58,7 @@ TEST_CASE("a request on a warm connection is marked reused and has no connect ti
     e.request_start = 500.3;
     e.response_start = 520;
     e.response_end = 520.2;
+    e.transfer_size = 40;  // HTTP/3 compresses the headers of a repeated response well
     const Sample s = sample_from_outcome(ok_outcome(e));
     CHECK(s.reused == true);
     CHECK(*s.connect_ms == 0);
@@ -102,6 +104,21 @@ TEST_CASE("failures keep their reason and carry no latency") {
         CHECK(s.result == SampleResult::http_error);
         CHECK(s.http_status == 500);
         CHECK(s.network_ms.has_value());
+    }
+}
+
+TEST_CASE("redirects and cache hits are recorded as such and not counted as network time") {
+    SUBCASE("a redirected request") {
+        RequestOutcome o = ok_outcome(new_connection_entry());
+        o.redirected = true;
+        CHECK(sample_from_outcome(o).result == SampleResult::redirected);
+    }
+    SUBCASE("a response from a cache transfers 0 bytes") {
+        ResourceTimingEntry e = new_connection_entry();
+        e.transfer_size = 0;
+        const Sample s = sample_from_outcome(ok_outcome(e));
+        CHECK(s.result == SampleResult::cache_hit);
+        CHECK_FALSE(s.counts_for_arm());
     }
 }
 

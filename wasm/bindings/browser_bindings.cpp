@@ -15,9 +15,10 @@ class Session {
 public:
     explicit Session(val host) : platform_(std::move(host)) {}
 
-    // Returns "" when the config is accepted, else every error, one per line. A session is configured once.
+    // Returns "" when the config is accepted, else every error, one per line. A later call (the remote config merged
+    // over the page's) replaces an accepted config only while no run has started; a rejected one changes nothing.
     std::string configure(const std::string& config_json) {
-        if (experiment_) return "configure: already configured";
+        if (experiment_ && experiment_->state() != Experiment::State::idle) return "configure: a run has started";
         ConfigResult r = parse_config(config_json);
         if (!r.config) {
             std::string all;
@@ -28,14 +29,31 @@ public:
         return "";
     }
 
-    // "started", "already_ran" or "not_configured".
+    // "started", "already_ran", "disabled" or "not_configured".
     std::string searchCompleted() {
         if (!experiment_) return "not_configured";
-        return experiment_->search_completed() == Experiment::StartResult::started ? "started" : "already_ran";
+        switch (experiment_->search_completed()) {
+            case Experiment::StartResult::started: return "started";
+            case Experiment::StartResult::already_ran: return "already_ran";
+            case Experiment::StartResult::disabled: return "disabled";
+        }
+        return "unknown";
     }
 
     void stop(const std::string& reason) {
         if (experiment_) experiment_->stop(reason);
+    }
+    void pageHidden() {
+        if (experiment_) experiment_->page_hidden();
+    }
+    void fail(const std::string& reason) {
+        if (experiment_) experiment_->fail(reason);
+    }
+    void setContext(val context) {
+        if (experiment_) experiment_->set_context(context_from_js(context));
+    }
+    void noteError(const std::string& error) {
+        if (experiment_) experiment_->note_error(error);
     }
 
     void onRequestDone(int id, val outcome) { platform_.deliver(id, outcome); }
@@ -70,6 +88,10 @@ EMSCRIPTEN_BINDINGS(h3probe_browser) {
         .function("configure", &Session::configure)
         .function("searchCompleted", &Session::searchCompleted)
         .function("stop", &Session::stop)
+        .function("pageHidden", &Session::pageHidden)
+        .function("fail", &Session::fail)
+        .function("setContext", &Session::setContext)
+        .function("noteError", &Session::noteError)
         .function("onRequestDone", &Session::onRequestDone)
         .function("onTimer", &Session::onTimer)
         .function("state", &Session::state)

@@ -19,7 +19,25 @@ std::string text(const val& o, const char* key) {
     return v.isString() ? v.as<std::string>() : std::string();
 }
 
+std::optional<double> maybe_number(const val& o, const char* key) {
+    const val v = o[key];
+    return v.isNumber() ? std::optional<double>(v.as<double>()) : std::nullopt;
+}
+
 }  // namespace
+
+ClientContext context_from_js(const val& o) {
+    ClientContext c;
+    c.page_origin = text(o, "pageOrigin");
+    c.effective_type = text(o, "effectiveType");
+    c.rtt_ms = maybe_number(o, "rtt");
+    c.downlink_mbps = maybe_number(o, "downlink");
+    const val save = o["saveData"];
+    if (save.isTrue() || save.isFalse()) c.save_data = save.isTrue();
+    c.module_load_ms = maybe_number(o, "moduleLoadMs");
+    c.timer_resolution_ms = maybe_number(o, "timerResolutionMs");
+    return c;
+}
 
 RequestOutcome outcome_from_js(const val& o) {
     RequestOutcome out;

@@ -5,6 +5,7 @@
 
 #include <emscripten/val.h>
 
+#include "beacon.hpp"
 #include "platform.hpp"
 
 namespace h3probe {
@@ -34,7 +35,8 @@ private:
     int next_timer_ = 1;
 };
 
-// Exposed for tests: the conversion of the host's outcome object.
+// Conversions of the host's plain objects.
 RequestOutcome outcome_from_js(const emscripten::val& o);
+ClientContext context_from_js(const emscripten::val& o);
 
 }  // namespace h3probe

@@ -43,6 +43,23 @@ json sample_json(const Sample& s) {
             {"fetch_ms", optional_number(s.fetch_ms)}};
 }
 
+json summary_json(const RunSummary& s) {
+    return {{"control", arm_json(s.control)},
+            {"treatment", arm_json(s.treatment)},
+            {"diff_median_ms", optional_number(s.diff_median_ms)}};
+}
+
+json context_json(const ClientContext& c) {
+    return {{"page_origin", c.page_origin},
+            {"effective_type", c.effective_type},
+            {"rtt_ms", optional_number(c.rtt_ms)},
+            {"downlink_mbps", optional_number(c.downlink_mbps)},
+            {"save_data", c.save_data ? json(*c.save_data) : json(nullptr)},
+            {"visible_throughout", c.visible_throughout},
+            {"module_load_ms", optional_number(c.module_load_ms)},
+            {"timer_resolution_ms", optional_number(c.timer_resolution_ms)}};
+}
+
 // Field readers for the decoder: each returns false and sets `error` on the first problem.
 class Fields {
 public:
@@ -118,6 +135,7 @@ private:
 constexpr double kMaxDurationMs = 600000;   // 10 minutes: far beyond any run deadline
 constexpr double kMaxTimestampMs = 1e10;    // performance.now() of a page open for months
 constexpr std::size_t kMaxSamples = 200;
+constexpr std::size_t kMaxErrors = 10;
 
 bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) {
     const std::string where = "samples[" + std::to_string(i) + "].";
@@ -127,7 +145,8 @@ bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) 
     if (!f.one_of("phase", phase, {"prewarm", "control", "treatment"})) return false;
     if (!f.one_of("origin", origin, {"h2", "h3"})) return false;
     if (!f.one_of("result", result,
-                  {"ok", "http_error", "network_error", "timeout", "aborted", "no_timing_entry", "timing_unavailable"}))
+                  {"ok", "http_error", "network_error", "timeout", "aborted", "no_timing_entry", "timing_unavailable",
+                   "redirected", "cache_hit"}))
         return false;
     parse_phase(phase, s.phase);
     parse_proto(origin, s.origin);
@@ -143,6 +162,20 @@ bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) 
         if (!f.number(key, *out, kMaxDurationMs)) return false;
     if (!f.number("start_ms", s.start_ms, kMaxTimestampMs)) return false;
     if (s.result == SampleResult::ok && !s.network_ms) return f.fail("network_ms", "is required when result is ok");
+    return true;
+}
+
+bool decode_context(const json& j, ClientContext& c, std::string& error) {
+    if (!j.is_object()) return error = "context must be an object", false;
+    Fields f(j, "context.", error);
+    std::optional<bool> visible;
+    if (!f.string("page_origin", c.page_origin, 200, false) || !f.string("effective_type", c.effective_type, 16, false) ||
+        !f.number("rtt_ms", c.rtt_ms, kMaxDurationMs) || !f.number("downlink_mbps", c.downlink_mbps, 1e6) ||
+        !f.boolean("save_data", c.save_data) || !f.boolean("visible_throughout", visible) ||
+        !f.number("module_load_ms", c.module_load_ms, kMaxDurationMs) ||
+        !f.number("timer_resolution_ms", c.timer_resolution_ms, 1000))
+        return false;
+    c.visible_throughout = visible.value_or(true);
     return true;
 }
 
@@ -180,13 +213,15 @@ std::string encode_beacon(const Beacon& b) {
               {"outcome", b.outcome},
               {"error", b.error},
               {"run_ms", b.run_ms},
+              {"sample_rate", b.sample_rate},
+              {"context", context_json(b.context)},
+              {"errors", b.errors},
               {"samples", std::move(samples)},
-              {"summary",
-               {{"control", arm_json(b.summary.control)},
-                {"treatment", arm_json(b.summary.treatment)},
-                {"diff_median_ms", optional_number(b.summary.diff_median_ms)}}}};
+              {"summary", summary_json(b.summary)}};
     return j.dump();
 }
+
+std::string encode_summary(const RunSummary& summary) { return summary_json(summary).dump(); }
 
 DecodeResult decode_beacon(std::string_view json_text) {
     DecodeResult r;
@@ -207,6 +242,19 @@ DecodeResult decode_beacon(std::string_view json_text) {
         !f.string("error", b.error, 500, /*required=*/false) || !f.number("run_ms", run_ms, kMaxDurationMs))
         return r;
     b.run_ms = run_ms.value_or(0);
+    std::optional<double> sample_rate;
+    if (!f.number("sample_rate", sample_rate, 1)) return r;
+    b.sample_rate = sample_rate.value_or(1);
+    if (const auto c = doc.find("context"); c != doc.end() && !c->is_null())
+        if (!decode_context(*c, b.context, r.error)) return r;
+    if (const auto e = doc.find("errors"); e != doc.end() && !e->is_null()) {
+        if (!e->is_array() || e->size() > kMaxErrors) return r.error = "errors must be an array of at most 10 strings", r;
+        for (const auto& item : *e) {
+            if (!item.is_string() || item.get_ref<const std::string&>().size() > 300)
+                return r.error = "errors must hold strings of at most 300 characters", r;
+            b.errors.push_back(item.get<std::string>());
+        }
+    }
 
     const auto samples = doc.find("samples");
     if (samples == doc.end() || !samples->is_array()) return r.error = "samples must be an array", r;

@@ -26,6 +26,19 @@ struct RunSummary {
 
 RunSummary summarize_run(const std::vector<Sample>& samples);
 
+// Facts about the client that help explain its numbers. No personal data: no host-page URL beyond its origin, no user
+// id, no IP. Network Information API fields are absent where the browser has no such API.
+struct ClientContext {
+    std::string page_origin;
+    std::string effective_type;             // navigator.connection.effectiveType: "4g", "3g", ...
+    std::optional<double> rtt_ms;           // navigator.connection.rtt
+    std::optional<double> downlink_mbps;    // navigator.connection.downlink
+    std::optional<bool> save_data;          // navigator.connection.saveData
+    bool visible_throughout = true;         // false: the page was hidden during the run (which then stopped)
+    std::optional<double> module_load_ms;   // from searchCompleted() to the WASM module ready
+    std::optional<double> timer_resolution_ms;  // smallest step of performance.now() seen (coarse in some browsers)
+};
+
 struct Beacon {
     std::string run_id;
     std::string page_load_id;
@@ -35,11 +48,16 @@ struct Beacon {
     std::string outcome;  // "complete", "deadline", "stopped" (page hidden, host asked), or "error"
     std::string error;    // why, when outcome is not "complete"
     double run_ms = 0;    // duration from start to beacon
+    double sample_rate = 1;  // the probability under which this page load was sampled
+    ClientContext context;
+    std::vector<std::string> errors;  // problems the module met during the run (they travel here, not to the console)
     std::vector<Sample> samples;
     RunSummary summary;
 };
 
 std::string encode_beacon(const Beacon& beacon);
+// The "summary" member of the beacon on its own, for a collector that keeps the client's text and trusts only this.
+std::string encode_summary(const RunSummary& summary);
 
 struct DecodeResult {
     std::optional<Beacon> beacon;  // summary recomputed from the samples: the client's own summary is not trusted

@@ -58,6 +58,22 @@ public:
         out = static_cast<int>(d);
     }
 
+    void boolean(const char* key, bool& out) {
+        const json* v = find(key);
+        if (!v) return;
+        if (!v->is_boolean()) return wrong(key, "true or false");
+        out = v->get<bool>();
+    }
+
+    void probability(const char* key, double& out) {
+        const json* v = find(key);
+        if (!v) return;
+        if (!v->is_number()) return wrong(key, "a number from 0 to 1");
+        const double d = v->get<double>();
+        if (!(d >= 0 && d <= 1)) return out_of_range(key, d, 0, 1);
+        out = d;
+    }
+
     void milliseconds(const char* key, double& out, double lo, double hi) {
         const json* v = find(key);
         if (!v) return;
@@ -89,7 +105,8 @@ private:
 
 const char* const kKnownKeys[] = {"h2Origin",         "h3Origin",     "noopPath",      "beaconUrl",
                                   "configId",         "prewarmH3",    "prewarmH2",     "requestsPerArm",
-                                  "requestTimeoutMs", "entryWaitMs",  "runDeadlineMs", "order"};
+                                  "requestTimeoutMs", "entryWaitMs",  "runDeadlineMs", "order",
+                                  "enabled",          "sampleRate"};
 
 }  // namespace
 
@@ -145,6 +162,8 @@ ConfigResult parse_config(std::string_view json_text) {
     r.milliseconds("requestTimeoutMs", c.request_timeout_ms, 1, 120000);
     r.milliseconds("entryWaitMs", c.entry_wait_ms, 0, 60000);
     r.milliseconds("runDeadlineMs", c.run_deadline_ms, 1, 600000);
+    r.boolean("enabled", c.enabled);
+    r.probability("sampleRate", c.sample_rate);
 
     if (!doc.contains("h2Origin")) errors.push_back("h2Origin: required");
     if (!doc.contains("h3Origin")) errors.push_back("h3Origin: required");

@@ -23,6 +23,8 @@ struct Config {
     double entry_wait_ms = 1000;       // how long to wait for a Resource Timing entry after the body is read
     double run_deadline_ms = 20000;    // the whole run; past it what was measured is beaconed
     RunOrder order = RunOrder::h2_first;
+    bool enabled = true;               // the kill switch: false runs nothing (usually set by a remote config)
+    double sample_rate = 1;            // probability that a page load runs the experiment at all
 };
 
 struct ConfigResult {

@@ -36,6 +36,10 @@ std::string Experiment::random_id() {
 
 Experiment::StartResult Experiment::search_completed() {
     if (state_ != State::idle) return StartResult::already_ran;
+    if (!config_.enabled || config_.sample_rate <= 0) {
+        state_ = State::done;  // this page load will not run: the decision is final
+        return StartResult::disabled;
+    }
     run_id_ = random_id();
     started_ms_ = platform_.now_ms();
     const bool h3_first = config_.order == RunOrder::h3_first ||
@@ -56,6 +60,23 @@ Experiment::StartResult Experiment::search_completed() {
 
 void Experiment::stop(const std::string& reason) {
     if (state_ == State::prewarm || state_ == State::arms) finish("stopped", reason);
+}
+
+void Experiment::page_hidden() {
+    if (state_ != State::prewarm && state_ != State::arms) return;
+    context_.visible_throughout = false;
+    stop("page hidden");
+}
+
+void Experiment::fail(const std::string& reason) {
+    if (state_ != State::idle) return;
+    run_id_ = random_id();
+    started_ms_ = platform_.now_ms();
+    finish("error", reason);
+}
+
+void Experiment::note_error(const std::string& error) {
+    if (errors_.size() < 10) errors_.push_back(error.substr(0, 300));
 }
 
 void Experiment::start_next_prewarm() {
@@ -133,6 +154,9 @@ void Experiment::finish(const std::string& outcome, const std::string& error) {
     beacon_.outcome = outcome;
     beacon_.error = error;
     beacon_.run_ms = platform_.now_ms() - started_ms_;
+    beacon_.sample_rate = config_.sample_rate;
+    beacon_.context = context_;
+    beacon_.errors = errors_;
     beacon_.samples = samples_;
     beacon_.summary = summarize_run(samples_);
     beacon_json_ = encode_beacon(beacon_);

@@ -15,7 +15,7 @@ namespace h3probe {
 class Experiment {
 public:
     enum class State { idle, prewarm, arms, done };
-    enum class StartResult { started, already_ran };
+    enum class StartResult { started, already_ran, disabled };
 
     // One Experiment per page load: it runs at most once.
     Experiment(Config config, Platform& platform, std::string module_version);
@@ -23,10 +23,20 @@ public:
     Experiment(const Experiment&) = delete;
     Experiment& operator=(const Experiment&) = delete;
 
-    // The gate: the host page calls this when a search has completed. Only the first call starts a run.
+    // The gate: the host page calls this when a search has completed. Only the first call starts a run, and none
+    // does when the config says enabled: false or sampleRate: 0. (The per-page-load sampling draw is the loader's,
+    // made before anything is downloaded; the core records the rate.)
     StartResult search_completed();
-    // Ends a running run at once (page hidden, host asked) and beacons what was measured, outcome "stopped".
+    // Ends a running run at once (host asked) and beacons what was measured, outcome "stopped".
     void stop(const std::string& reason);
+    // The page was hidden: a running run stops at once and says so in its context. (Not starting a run in a hidden
+    // tab is the loader's check, since a page hidden before any search may still show one later.)
+    void page_hidden();
+    // Gives up before starting (e.g. the remote config was invalid): one beacon with outcome "error" and the reason.
+    void fail(const std::string& reason);
+    void set_context(const ClientContext& context) { context_ = context; }
+    // Problems met outside the core (loader, host callbacks) travel in the beacon; the first 10 are kept.
+    void note_error(const std::string& error);
 
     State state() const { return state_; }
     const std::string& page_load_id() const { return page_load_id_; }
@@ -65,6 +75,8 @@ private:
     int deadline_timer_ = -1;
     double started_ms_ = 0;
     std::vector<Sample> samples_;
+    ClientContext context_;
+    std::vector<std::string> errors_;
     Beacon beacon_;
     std::string beacon_json_;
     bool beacon_queued_ = false;

@@ -65,7 +65,8 @@ RunClusteredSample make_run_clustered_sample(const std::vector<double>& values, 
     std::int32_t max_id = -1;
     for (std::size_t i = 0; i < n; ++i) max_id = std::max(max_id, run_ids[i]);
     // Dense re-indexing: a direct table when ids are compact enough (the usual case: row ids), else sort + search.
-    const bool direct = max_id >= 0 && static_cast<std::size_t>(max_id) <= 8 * n + 1024;
+    // (The table costs 4 bytes per possible id: bounded at ~16 bytes per value, also in WASM's heap.)
+    const bool direct = max_id >= 0 && static_cast<std::size_t>(max_id) <= 4 * n + 1024;
     std::vector<std::int32_t> table;
     std::vector<std::int32_t> sorted_ids;
     if (direct) {
@@ -167,7 +168,7 @@ std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample&
 
 std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClusteredSample& sample,
                                                                const std::vector<double>& ps, unsigned replicates,
-                                                               std::uint64_t seed) {
+                                                               std::uint64_t seed, bool use_bands) {
     const std::size_t P = ps.size();
     std::vector<std::vector<double>> out(P, std::vector<double>(replicates, kNaN));
     const std::size_t N = sample.size();
@@ -196,7 +197,7 @@ std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClustere
     std::uint32_t largest_run = 0;
     for (std::uint32_t size : sample.run_size) largest_run = std::max(largest_run, size);
     std::vector<std::size_t> band_first(P, 0), band_last(P, 0);
-    bool banded = N >= (1u << 16) && largest_run <= 0xFFFF;
+    bool banded = use_bands && N >= (1u << 16) && largest_run <= 0xFFFF;
     if (banded) {
         std::vector<std::uint32_t> below(n_runs);
         for (std::size_t k = 0; k < P && banded; ++k) {

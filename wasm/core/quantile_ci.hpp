@@ -54,10 +54,11 @@ std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample&
 // Run-level (cluster) bootstrap by Poisson(1) weights: each replicate gives every run a weight w ~ Poisson(1) and
 // counts each of its values w times (the Poisson approximation of resampling runs with replacement, which needs no
 // re-indexing and streams over data sorted once). Returns [p][b]: the type-7 quantile of replicate b's weighted
-// sample. Deterministic for a given seed. Cost: one sort, then O(runs + N/2) per replicate for p >= 0.5.
+// sample. Deterministic for a given seed. Cost: one sort, then O(runs) per replicate on large samples (bands, see
+// the .cpp; use_bands = false forces the plain O(N) walk, which gives identical results: the tests compare them).
 std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClusteredSample& sample,
                                                                const std::vector<double>& ps, unsigned replicates,
-                                                               std::uint64_t seed);
+                                                               std::uint64_t seed, bool use_bands = true);
 
 enum class IntervalMethod { delta, bootstrap };
 

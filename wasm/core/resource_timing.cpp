@@ -54,7 +54,13 @@ Sample sample_from_outcome(const RequestOutcome& outcome) {
     // A reused connection has no connect phase: connectStart == connectEnd (spec: both equal domainLookupEnd).
     s.reused = e.connect_end <= e.connect_start;
 
-    if (outcome.http_status < 200 || outcome.http_status > 299) s.result = SampleResult::http_error;
+    if (outcome.http_status < 200 || outcome.http_status > 299)
+        s.result = SampleResult::http_error;
+    else if (outcome.redirected)
+        s.result = SampleResult::redirected;
+    else if (e.transfer_size <= 0)
+        // https://www.w3.org/TR/resource-timing/#dom-performanceresourcetiming-transfersize: 0 for a local cache.
+        s.result = SampleResult::cache_hit;
     return s;
 }
 

@@ -30,6 +30,8 @@ const char* to_string(SampleResult r) {
         case SampleResult::aborted: return "aborted";
         case SampleResult::no_timing_entry: return "no_timing_entry";
         case SampleResult::timing_unavailable: return "timing_unavailable";
+        case SampleResult::redirected: return "redirected";
+        case SampleResult::cache_hit: return "cache_hit";
     }
     return "?";
 }
@@ -48,7 +50,8 @@ bool parse_proto(const std::string& s, Proto& out) {
 
 bool parse_result(const std::string& s, SampleResult& out) {
     for (SampleResult r : {SampleResult::ok, SampleResult::http_error, SampleResult::network_error, SampleResult::timeout,
-                           SampleResult::aborted, SampleResult::no_timing_entry, SampleResult::timing_unavailable})
+                           SampleResult::aborted, SampleResult::no_timing_entry, SampleResult::timing_unavailable,
+                           SampleResult::redirected, SampleResult::cache_hit})
         if (s == to_string(r)) return out = r, true;
     return false;
 }

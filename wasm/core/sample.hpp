@@ -18,6 +18,8 @@ enum class SampleResult {
     aborted,             // the run ended (deadline, page hidden) before the request did
     no_timing_entry,     // the body arrived but no Resource Timing entry did within entry_wait_ms
     timing_unavailable,  // the entry has zeroed detailed fields: Timing-Allow-Origin is missing on the test origin
+    redirected,          // the no-op endpoint redirected: the time includes another round trip
+    cache_hit,           // served from a cache (transferSize 0) despite cache: 'no-store' and a unique URL
 };
 
 struct Sample {

@@ -2,9 +2,13 @@
 import { configure, searchCompleted, status } from '/h3probe/h3probe.js';
 
 // The experiment config comes from the page URL, so tests and `npm start` can point it at their own origins.
-const NUMERIC = new Set(['prewarmH3', 'prewarmH2', 'requestsPerArm', 'requestTimeoutMs', 'entryWaitMs', 'runDeadlineMs']);
+const NUMERIC = new Set(['prewarmH3', 'prewarmH2', 'requestsPerArm', 'requestTimeoutMs', 'entryWaitMs', 'runDeadlineMs',
+  'sampleRate', 'remoteConfigTimeoutMs']);
+const BOOLEAN = new Set(['enabled']);
 const config = {};
-for (const [key, value] of new URLSearchParams(location.search)) config[key] = NUMERIC.has(key) ? Number(value) : value;
+for (const [key, value] of new URLSearchParams(location.search)) {
+  config[key] = NUMERIC.has(key) ? Number(value) : BOOLEAN.has(key) ? value === 'true' : value;
+}
 configure(config);
 window.h3probeStatus = status; // read by the end-to-end tests
 

@@ -2,9 +2,14 @@
 
 /**
  * hosts: {page, h2, h3}; ports: {page, h2, h3, collector}; roots: {page, src, build};
- * noopUpstream: port of a local server that answers /noop late (Caddy 2.6 has no sleep directive), or 0.
+ * noopUpstream: port of a local server that answers /noop late (Caddy 2.6 has no sleep directive), or 0;
+ * pageCsp: a Content-Security-Policy for the page site; beaconStatus: answer POST /beacon with this status instead of
+ * passing it to the collector; roots.fixtures: a folder served at /fixtures/ (e.g. remote configs for tests).
  */
-export function caddyfile({ certPath, keyPath, hosts, ports, roots, h3 = true, tao = true, noopStatus = 204, noopUpstream = 0, h2Down = false }) {
+export function caddyfile({
+  certPath, keyPath, hosts, ports, roots, h3 = true, tao = true, noopStatus = 204, noopUpstream = 0, h2Down = false,
+  pageCsp = '', beaconStatus = 0,
+}) {
   const tls = `tls ${q(certPath)} ${q(keyPath)}`;
   const origin = (host, port) => site(host, port, tls, noopRoutes({ tao, noopStatus, noopUpstream }));
   const blocks = [
@@ -14,7 +19,7 @@ export function caddyfile({ certPath, keyPath, hosts, ports, roots, h3 = true, t
       // Without h3 here Caddy opens no UDP socket and sends no Alt-Svc: the "UDP blocked" case.
       [ports.h3, h3 ? 'h1 h2 h3' : 'h1 h2'],
     ]),
-    site(hosts.page, ports.page, tls, pageRoutes(ports.collector, roots)),
+    site(hosts.page, ports.page, tls, pageRoutes({ collectorPort: ports.collector, roots, pageCsp, beaconStatus })),
     ...(h2Down ? [] : [origin(hosts.h2, ports.h2)]),
     origin(hosts.h3, ports.h3),
   ];
@@ -31,11 +36,13 @@ function site(host, port, tls, body) {
   return [`https://${host}:${port} {`, '\tbind 127.0.0.1', `\t${tls}`, ...body.map((l) => `\t${l}`), '}', ''].join('\n');
 }
 
-function pageRoutes(collectorPort, roots) {
+function pageRoutes({ collectorPort, roots, pageCsp, beaconStatus }) {
   return [
     'header Cache-Control no-store',
+    ...(pageCsp ? [`header Content-Security-Policy ${q(pageCsp)}`] : []),
     '@beacon {', '\tpath /beacon', '\tmethod POST OPTIONS', '}',
-    'handle @beacon {', `\treverse_proxy 127.0.0.1:${collectorPort}`, '}',
+    'handle @beacon {', beaconStatus ? `\trespond ${beaconStatus}` : `\treverse_proxy 127.0.0.1:${collectorPort}`, '}',
+    ...(roots.fixtures ? staticDir('handle_path /fixtures/*', roots.fixtures) : []),
     ...staticDir('handle_path /h3probe/build/*', roots.build),
     ...staticDir('handle_path /h3probe/*', roots.src),
     ...staticDir('handle', roots.page),

@@ -46,7 +46,7 @@ export async function startCollector({ port = 0, host = '127.0.0.1', store, vali
       // Only the country and region leave this function: the address itself is never stored.
       const { country, region } = locate(req);
       const meta = { receivedAt: new Date().toISOString(), region, country };
-      const { duplicate } = store.insertBeacon(verdict.beacon, meta);
+      const { duplicate } = await store.queueBeacon(verdict.beacon, meta);
       counts[duplicate ? 'duplicate' : 'accepted']++;
     } catch (err) {
       counts.failed++;

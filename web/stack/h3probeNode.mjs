@@ -20,11 +20,16 @@ export function loadH3probeNode(dir = buildRoot) {
   return loading;
 }
 
-// validate(bodyText) -> { ok: true, beacon } | { ok: false, error }, as the collector expects.
+// validate(bodyText) -> { ok: true, beacon } | { ok: false, error }, as the collector expects. The C++ decoder has
+// checked every known field of the text; the summary is replaced by the one it recomputed from the samples. Unknown
+// fields (from newer clients) are kept in the stored beacon_json only.
 export async function createBeaconValidator(dir) {
   const core = await loadH3probeNode(dir);
   return (text) => {
     const result = core.validateBeacon(text);
-    return result.ok ? { ok: true, beacon: JSON.parse(result.normalized) } : { ok: false, error: result.error };
+    if (!result.ok) return { ok: false, error: result.error };
+    const beacon = JSON.parse(text);
+    beacon.summary = JSON.parse(result.summary);
+    return { ok: true, beacon };
   };
 }

@@ -15,8 +15,10 @@ process.on('exit', () => { for (const dir of tempDirs) fs.rmSync(dir, { recursiv
 export const HOSTS = Object.freeze({ page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test' });
 
 /**
- * validate (required), location (collector's client-location options, see clientLocator.mjs), store or dbPath (default: a fresh
- * database in the run directory), certDir, runDir (default: a temp dir, removed on stop unless keepRunDir), plus the startCaddy options: pageRoot, roots, h3, tao, noopStatus, noopDelayMs, h2Down.
+ * validate (required), location (the collector's client-location options, see clientLocator.mjs), store or dbPath (default:
+ * a fresh database in the run directory), certDir, runDir (default: a temp dir, removed on stop unless keepRunDir), fixtures
+ * ({name: body} served at /fixtures/name), plus the startCaddy options: pageRoot, roots, h3, tao, noopStatus, noopDelayMs,
+ * h2Down, pageCsp, beaconStatus.
  */
 export async function startStack(opts = {}) {
   const stoppers = [];
@@ -45,7 +47,13 @@ export async function startStack(opts = {}) {
     const collector = await startCollector({ port: ports.collector, store, validate: opts.validate, location: opts.location });
     stoppers.push(() => collector.close());
 
-    const caddy = await startCaddy({ ...opts, certPath, keyPath, hosts: HOSTS, ports, runDir });
+    // Files served at https://page…/fixtures/NAME, e.g. remote configs; tests may rewrite them between page loads.
+    const fixtures = path.join(runDir, 'fixtures');
+    fs.mkdirSync(fixtures, { recursive: true });
+    const writeFixture = (name, body) => fs.writeFileSync(path.join(fixtures, path.basename(name)), body);
+    for (const [name, body] of Object.entries(opts.fixtures ?? {})) writeFixture(name, body);
+    const roots = { ...opts.roots, fixtures };
+    const caddy = await startCaddy({ ...opts, roots, certPath, keyPath, hosts: HOSTS, ports, runDir });
     stoppers.push(() => caddy.stop());
 
     const urls = {
@@ -55,7 +63,7 @@ export async function startStack(opts = {}) {
       beacon: `https://${HOSTS.page}:${ports.page}/beacon`,
     };
     return {
-      urls, hosts: HOSTS, ports, spki, certPath, runDir, store, collector, caddy, stop,
+      urls, hosts: HOSTS, ports, spki, certPath, runDir, store, collector, caddy, stop, writeFixture,
       chromiumArgs: ({ forceQuic = true, extra = [] } = {}) => chromiumArgs({ spki, h3Port: ports.h3, forceQuic, extra }),
     };
   } catch (err) {

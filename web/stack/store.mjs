@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY, page_load_id TEXT, config_id TEXT, module_version TEXT, run_order TEXT,
-  outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT
+  outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT,
+  run_ms REAL, sample_rate REAL, effective_type TEXT, visible_throughout INTEGER
 );
 CREATE TABLE IF NOT EXISTS requests (
   run_id TEXT REFERENCES runs, phase TEXT, idx INTEGER, origin TEXT, result TEXT, http_status INTEGER, protocol TEXT,
@@ -16,6 +17,8 @@ CREATE INDEX IF NOT EXISTS runs_received_at ON runs (received_at);
 `;
 const MS_FIELDS = ['network_ms', 'queue_ms', 'dns_ms', 'connect_ms', 'tls_ms', 'request_ms', 'response_ms', 'start_ms', 'fetch_ms'];
 const REQUEST_COLUMNS = ['run_id', 'phase', 'idx', 'origin', 'result', 'http_status', 'protocol', 'reused', ...MS_FIELDS];
+const RUN_COLUMNS = ['run_id', 'page_load_id', 'config_id', 'module_version', 'run_order', 'outcome', 'error', 'received_at',
+  'region', 'country', 'summary_json', 'beacon_json', 'run_ms', 'sample_rate', 'effective_type', 'visible_throughout'];
 const EXPORT_PAGE = 500;
 
 export function openStore(dbPath) {
@@ -24,8 +27,8 @@ export function openStore(dbPath) {
   db.pragma('synchronous = NORMAL');
   db.exec(SCHEMA);
 
-  const insertRun = db.prepare(`INSERT OR IGNORE INTO runs VALUES
-    (@run_id, @page_load_id, @config_id, @module_version, @run_order, @outcome, @error, @received_at, @region, @country, @summary_json, @beacon_json)`);
+  const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${RUN_COLUMNS.join(', ')})
+    VALUES (${RUN_COLUMNS.map((c) => `@${c}`).join(', ')})`);
   const insertRequest = db.prepare(`INSERT INTO requests (${REQUEST_COLUMNS.join(', ')})
     VALUES (${REQUEST_COLUMNS.map((c) => `@${c}`).join(', ')})`);
   const countStmt = db.prepare('SELECT count(*) FROM runs').pluck();
@@ -43,10 +46,41 @@ export function openStore(dbPath) {
     return { duplicate: false };
   });
 
+  // Group commit: beacons that arrive in the same event-loop turn share one transaction (one WAL commit) instead of
+  // paying one commit each. Each beacon keeps its own savepoint (a nested better-sqlite3 transaction), so one bad
+  // beacon is rolled back alone and the rest of the batch is kept.
+  let queue = [];
+  const insertBatch = db.transaction((batch) => {
+    for (const item of batch) {
+      try {
+        item.result = insert(item.beacon, item.meta);
+      } catch (error) {
+        item.error = error;
+      }
+    }
+  });
+  function flush() {
+    const batch = queue;
+    queue = [];
+    try {
+      insertBatch(batch);
+    } catch (error) {
+      for (const item of batch) item.error ??= error;
+    }
+    for (const item of batch) (item.error ? item.reject(item.error) : item.resolve(item.result));
+  }
+
   return {
     db,
     /** meta: {receivedAt (ISO, default now), region, country}. Returns {duplicate}. */
     insertBeacon: (beacon, meta = {}) => insert(beacon, meta),
+    /** The same, committed together with the other beacons queued in this event-loop turn. Resolves {duplicate}. */
+    queueBeacon(beacon, meta = {}) {
+      return new Promise((resolve, reject) => {
+        if (queue.length === 0) setImmediate(flush);
+        queue.push({ beacon, meta, resolve, reject });
+      });
+    },
     countRuns: () => countStmt.get(),
     runsSince: (sinceIso = '') => sinceStmt.all(sinceIso),
     requestsFor: (runId) => requestsStmt.all(runId),
@@ -90,6 +124,10 @@ function runRow(b, { receivedAt, region = null, country = null }) {
     module_version: b.module_version ?? null, run_order: b.order ?? null, outcome: b.outcome ?? null, error: b.error ?? null,
     received_at: receivedAt ?? new Date().toISOString(), region, country,
     summary_json: b.summary === undefined ? null : JSON.stringify(b.summary), beacon_json: JSON.stringify(b),
+    run_ms: typeof b.run_ms === 'number' ? b.run_ms : null,
+    sample_rate: typeof b.sample_rate === 'number' ? b.sample_rate : null,
+    effective_type: b.context?.effective_type || null,
+    visible_throughout: typeof b.context?.visible_throughout === 'boolean' ? Number(b.context.visible_throughout) : null,
   };
 }
 

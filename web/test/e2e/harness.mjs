@@ -34,5 +34,11 @@ export async function openPage(browser, url, { waitUntil = 'load' } = {}) {
       const inPage = await page.evaluate(() => window.__h3probeTestErrors ?? []).catch(() => []);
       return [...recorded, ...inPage];
     },
+    /** Only what the page's own code let escape: uncaught errors and unhandled rejections (not the browser's own
+     *  console reports of failed loads, which a test that makes loads fail expects). */
+    async uncaught() {
+      const inPage = await page.evaluate(() => window.__h3probeTestErrors ?? []).catch(() => []);
+      return [...recorded.filter((e) => e.type === 'pageerror'), ...inPage];
+    },
   };
 }

@@ -49,6 +49,17 @@ describe('store', () => {
     store.close();
   });
 
+  test('keeps the run duration, sample rate and client context in their own columns', () => {
+    const store = freshStore();
+    store.insertBeacon({ ...beacon('ctx'), run_ms: 143.5, sample_rate: 0.25,
+      context: { effective_type: '3g', visible_throughout: false } });
+    store.insertBeacon(beacon('bare'));
+    const row = (id) => store.db.prepare('SELECT run_ms, sample_rate, effective_type, visible_throughout FROM runs WHERE run_id = ?').get(id);
+    assert.deepEqual({ ...row('ctx') }, { run_ms: 143.5, sample_rate: 0.25, effective_type: '3g', visible_throughout: 0 });
+    assert.deepEqual({ ...row('bare') }, { run_ms: null, sample_rate: null, effective_type: null, visible_throughout: null });
+    store.close();
+  });
+
   test('ignores a retried beacon with a run_id it already has and says so', () => {
     const store = freshStore();
     store.insertBeacon(beacon('dup'));
@@ -72,6 +83,19 @@ describe('store', () => {
     assert.throws(() => store.insertBeacon(beacon('bad', [sample('control', 0, 'h2', 'h2'), sample('control', 0, 'h2', 'h2')])));
     assert.equal(store.countRuns(), 0);
     assert.equal(store.requestsFor('bad').length, 0);
+    store.close();
+  });
+
+  test('queued beacons of one event-loop turn commit together, and a bad one is rolled back alone', async () => {
+    const store = freshStore();
+    const bad = beacon('bad', [sample('control', 0, 'h2', 'h2'), sample('control', 0, 'h2', 'h2')]);
+    const results = await Promise.allSettled([store.queueBeacon(beacon('q1')), store.queueBeacon(bad),
+      store.queueBeacon(beacon('q2')), store.queueBeacon(beacon('q1'))]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    assert.deepEqual(results[3].value, { duplicate: true });
+    assert.deepEqual(store.runsSince().map((r) => r.run_id).sort(), ['q1', 'q2']);
+    assert.equal(store.requestsFor('bad').length, 0);
+    assert.equal(store.requestsFor('q2').length, 2);
     store.close();
   });
 

@@ -1,0 +1,25 @@
+// `npm run collector -- [--port 8787] [--host 127.0.0.1] [--db FILE]`: the beacon collector on its own, as deployed.
+import { parseArgs } from 'node:util';
+import { openStore } from '../stack/store.mjs';
+import { startCollector } from '../stack/collector.mjs';
+import { createBeaconValidator } from '../stack/h3probeNode.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    port: { type: 'string', default: '8787' },
+    host: { type: 'string', default: '127.0.0.1' },
+    db: { type: 'string', default: 'h3probe-beacons.sqlite' },
+  },
+});
+const store = openStore(args.db);
+const collector = await startCollector({ port: Number(args.port), host: args.host, store, validate: await createBeaconValidator() });
+console.log(JSON.stringify({ listening: `http://${args.host}:${collector.port}/beacon`, db: args.db }));
+
+const shutdown = async () => {
+  await collector.close();
+  store.close();
+  console.log(JSON.stringify({ counts: collector.counts }));
+  process.exit(0);
+};
+process.once('SIGTERM', shutdown);
+process.once('SIGINT', shutdown);

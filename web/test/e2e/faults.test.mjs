@@ -1,0 +1,332 @@
+// The probe under real-world faults, in real Chromium against real Caddy: every case checks what the beacon says,
+// and that the page saw no uncaught error, no unhandled rejection and no console output from the module.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startStack } from '../../stack/stack.mjs';
+import { buildRoot } from '../../stack/paths.mjs';
+import { createBeaconValidator } from '../../stack/h3probeNode.mjs';
+import { launchBrowser, openPage } from './harness.mjs';
+import { experimentUrl } from './pageLoad.mjs';
+
+const validate = await createBeaconValidator();
+// What the browser itself reports on the console when a load fails; anything else on the console came from page code.
+const BROWSER_REPORTS = /Failed to load resource|net::ERR_|Refused to|Content Security Policy/;
+
+function withStack(stackOptions, browserOptions = {}) {
+  const ctx = {};
+  before(async () => {
+    ctx.stack = await startStack({ validate, ...stackOptions });
+    ctx.browser = await launchBrowser(ctx.stack, browserOptions);
+  });
+  after(async () => {
+    await ctx.browser?.close();
+    await ctx.stack?.stop();
+  });
+  return ctx;
+}
+
+// Loads the test page with `config`, searches `searches` times, and waits for a stored beacon (or, with
+// expectBeacon false, gives a beacon time to arrive and checks none did).
+async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor } = {}) {
+  const { stack, browser } = ctx;
+  const runsBefore = stack.store.countRuns();
+  const tab = await openPage(browser, null);
+  if (beforeSearch?.init) await tab.page.addInitScript(beforeSearch.init);
+  const requests = [];
+  tab.page.on('request', (r) => requests.push({ url: r.url(), headers: r.headers() }));
+  await tab.page.goto(experimentUrl(stack, config));
+  for (let i = 0; i < searches; i++) {
+    await tab.page.fill('#query', `search ${i}`);
+    await tab.page.press('#query', 'Enter');
+    await tab.page.waitForFunction((n) => Number(document.body.dataset.searches) === n, i + 1);
+  }
+  if (waitFor) await waitFor(tab.page);
+  let run = null;
+  if (expectBeacon) {
+    await stack.collector.waitForRuns(runsBefore + 1, 20000);
+    const pageLoadId = await tab.page.evaluate(() => window.h3probeStatus().pageLoadId);
+    run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
+    assert.ok(run, 'the run of this page load is stored');
+  } else {
+    await tab.page.waitForTimeout(1500);
+    assert.equal(stack.store.countRuns(), runsBefore, 'no beacon stored');
+  }
+  const status = await tab.page.evaluate(() => window.h3probeStatus());
+  const touched = await tab.page.evaluate(() => window.__touched ?? null);
+  const beacon = run && JSON.parse(run.beacon_json);
+  const samples = beacon ? beacon.samples : [];
+  const phase = (p) => samples.filter((s) => s.phase === p);
+  const probeRequests = requests.filter((r) => r.url.includes('/noop'));
+  await assertPageUnharmed(tab);
+  await tab.context.close();
+  return { status, run, beacon, samples, phase, requests, probeRequests, touched };
+}
+
+async function assertPageUnharmed(tab) {
+  assert.deepEqual(await tab.uncaught(), [], 'no uncaught error or unhandled rejection in the page');
+  const own = tab.messages().filter((m) => !(m.type === 'error' && BROWSER_REPORTS.test(m.text)));
+  assert.deepEqual(own, [], 'nothing on the console but the browser\'s own load failures');
+  // The host page's search still works whatever the probe met.
+  assert.equal(await tab.page.locator('#results li').count(), 5);
+}
+
+describe('HTTP/3 origin with UDP closed (Caddy without h3: no QUIC listener, no Alt-Svc)', () => {
+  const ctx = withStack({ h3: false }, { forceQuic: false });
+  test('every treatment request is a fallback to h2, excluded from the HTTP/3 arm', async () => {
+    const { beacon, phase } = await probe(ctx);
+    assert.equal(phase('treatment').length, 5);
+    for (const s of phase('treatment')) assert.equal(s.protocol, 'h2');
+    assert.equal(beacon.summary.treatment.n, 0);
+    assert.equal(beacon.summary.treatment.fallbacks, 5);
+    assert.equal(beacon.summary.control.n, 5);
+    assert.equal(beacon.summary.diff_median_ms, null);
+  });
+});
+
+describe('HTTP/3 origin with UDP closed, QUIC forced on (no TCP fallback allowed)', () => {
+  const ctx = withStack({ h3: false }, { forceQuic: true });
+  test('treatment requests are network errors, never latencies, and the beacon is still sent', async () => {
+    const { beacon, phase } = await probe(ctx);
+    for (const s of phase('treatment')) {
+      assert.equal(s.result, 'network_error');
+      assert.equal(s.network_ms, null);
+    }
+    assert.equal(beacon.summary.treatment.n, 0);
+    assert.equal(beacon.summary.control.n, 5);
+    assert.equal(beacon.outcome, 'complete');
+  });
+});
+
+describe('Chromium without the force-QUIC flag (Alt-Svc not trusted for a private certificate)', () => {
+  const ctx = withStack({}, { forceQuic: false });
+  test('the treatment arm silently went over h2: recorded as fallbacks, not as HTTP/3', async () => {
+    const { beacon, phase } = await probe(ctx);
+    for (const s of phase('treatment')) {
+      assert.equal(s.origin, 'h3');
+      assert.equal(s.protocol, 'h2');
+    }
+    assert.equal(beacon.summary.treatment.fallbacks, 5);
+    assert.equal(beacon.summary.treatment.n, 0);
+  });
+});
+
+describe('HTTP/2 origin down', () => {
+  const ctx = withStack({ h2Down: true });
+  test('control requests are network errors and the beacon is still sent', async () => {
+    const { beacon, phase } = await probe(ctx);
+    for (const s of phase('control')) assert.equal(s.result, 'network_error');
+    assert.equal(phase('prewarm').find((s) => s.origin === 'h2').result, 'network_error');
+    assert.equal(beacon.summary.control.n, 0);
+    assert.equal(beacon.summary.control.excluded, 5);
+    assert.equal(beacon.summary.treatment.n, 5);
+  });
+});
+
+describe('no-op endpoint answering 500', () => {
+  const ctx = withStack({ noopStatus: 500 });
+  test('every request is an http_error with status 500, excluded from both arms', async () => {
+    const { beacon, samples } = await probe(ctx);
+    assert.equal(samples.length, 13);
+    for (const s of samples) {
+      assert.equal(s.result, 'http_error');
+      assert.equal(s.http_status, 500);
+    }
+    assert.equal(beacon.summary.control.n + beacon.summary.treatment.n, 0);
+  });
+});
+
+describe('no-op endpoint answering after the per-request timeout', () => {
+  const ctx = withStack({ noopDelayMs: 600 });
+  test('every request is a timeout, the run completes and its beacon says so', async () => {
+    const { beacon, samples } = await probe(ctx, { config: { requestTimeoutMs: 200 } });
+    assert.equal(samples.length, 13);
+    for (const s of samples) {
+      assert.equal(s.result, 'timeout');
+      assert.equal(s.network_ms, null);
+    }
+    assert.equal(beacon.outcome, 'complete');
+  });
+});
+
+describe('Timing-Allow-Origin missing on the test origins', () => {
+  const ctx = withStack({ tao: false });
+  test('samples are timing_unavailable and no latency column holds a zero', async () => {
+    const { run, samples } = await probe(ctx);
+    for (const s of samples) {
+      assert.equal(s.result, 'timing_unavailable');
+      for (const k of ['network_ms', 'dns_ms', 'connect_ms', 'request_ms', 'response_ms', 'queue_ms']) assert.equal(s[k], null, k);
+      assert.ok(s.fetch_ms > 0, 'the script-side time is still recorded');
+    }
+    const zeros = ctx.stack.store.db.prepare(`SELECT count(*) FROM requests WHERE run_id = ? AND
+      (network_ms IS NOT NULL OR request_ms IS NOT NULL)`).pluck().get(run.run_id);
+    assert.equal(zeros, 0);
+  });
+});
+
+describe('beacon endpoint answering 500', () => {
+  const ctx = withStack({ beaconStatus: 500 });
+  test('the run completes and the page sees no exception', async () => {
+    const { status, probeRequests } = await probe(ctx, { expectBeacon: false, waitFor: (page) =>
+      page.waitForFunction(() => window.h3probeStatus().run === 'done') });
+    assert.equal(status.run, 'done');
+    assert.equal(status.beaconQueued, true);
+    assert.equal(probeRequests.length, 13);
+  });
+});
+
+describe('module loading fails', () => {
+  const ctx = withStack({});
+  before(() => {
+    // The JS glue loads but its .wasm answers 404.
+    ctx.stack.writeFixture('h3probe_browser.mjs', fs.readFileSync(path.join(buildRoot, 'h3probe_browser.mjs')));
+  });
+  test('WASM URL 404: the page is unaffected and no run starts', async () => {
+    const { status, probeRequests, requests } = await probe(ctx, { expectBeacon: false,
+      config: { moduleUrl: '/fixtures/h3probe_browser.mjs' },
+      waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+    assert.ok(requests.some((r) => r.url.endsWith('/fixtures/h3probe_browser.wasm')), 'the .wasm was asked for');
+    assert.equal(probeRequests.length, 0);
+    assert.equal(status.state, 'error');
+    assert.ok(status.errors.length > 0);
+  });
+  test('a browser without WebAssembly: the probe does nothing at all', async () => {
+    const { status, requests } = await probe(ctx, { expectBeacon: false,
+      beforeSearch: { init: () => { delete window.WebAssembly; } } });
+    assert.equal(status.state, 'unsupported');
+    assert.equal(requests.filter((r) => r.url.includes('/noop') || r.url.includes('/build/')).length, 0);
+  });
+});
+
+describe('Content-Security-Policy without wasm-unsafe-eval', () => {
+  const ctx = withStack({ pageCsp: "default-src 'self'; connect-src 'self' https://*.h3probe.test:*" });
+  test('the page is unaffected and the probe makes no measurement', async () => {
+    const { status, probeRequests } = await probe(ctx, { expectBeacon: false,
+      waitFor: (page) => page.waitForFunction(() => ['error', 'started'].includes(window.h3probeStatus().state)) });
+    assert.equal(status.state, 'error');
+    assert.equal(probeRequests.length, 0);
+  });
+});
+
+describe('Content-Security-Policy with wasm-unsafe-eval', () => {
+  const ctx = withStack({ pageCsp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' https://*.h3probe.test:*" });
+  test('the documented CSP lets the probe run', async () => {
+    const { beacon } = await probe(ctx);
+    assert.equal(beacon.outcome, 'complete');
+    assert.equal(beacon.summary.treatment.n, 5);
+  });
+});
+
+describe('page lifecycle', () => {
+  const ctx = withStack({ noopDelayMs: 300 });
+  const hide = () => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  };
+  test('tab hidden mid-run: the run stops and a partial beacon goes out at once', async () => {
+    const { beacon, phase } = await probe(ctx, { waitFor: async (page) => {
+      await page.waitForFunction(() => window.h3probeStatus().run === 'arms');
+      await page.evaluate(hide);
+    } });
+    assert.equal(beacon.outcome, 'stopped');
+    assert.equal(beacon.error, 'page hidden');
+    assert.equal(beacon.context.visible_throughout, false);
+    assert.equal(phase('prewarm').length, 3);
+    assert.ok(phase('control').every((s) => s.result === 'aborted'), 'the control arm was cut short');
+    assert.equal(phase('treatment').length, 0);
+  });
+  test('a search in a hidden tab starts no run', async () => {
+    const { status, probeRequests } = await probe(ctx, { expectBeacon: false,
+      waitFor: () => {}, beforeSearch: { init: () => {
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+      } } });
+    assert.equal(status.state, 'hidden');
+    assert.equal(probeRequests.length, 0);
+  });
+});
+
+describe('sampling and remote control', () => {
+  const ctx = withStack({ fixtures: {
+    'off.json': JSON.stringify({ enabled: false }),
+    'zero.json': JSON.stringify({ sampleRate: 0 }),
+    'bad.json': JSON.stringify({ requestsPerArm: 'many' }),
+    'h3first.json': JSON.stringify({ order: 'h3-first', configId: 'remote-7' }),
+  } });
+  const noProbeTraffic = (requests) =>
+    requests.filter((r) => r.url.includes('/noop') || r.url.includes('/build/') || r.url.includes('/beacon'));
+
+  test('sample rate 0: no request at all, not even for the module', async () => {
+    const { status, requests } = await probe(ctx, { expectBeacon: false, config: { sampleRate: 0 } });
+    assert.equal(status.state, 'not_sampled');
+    assert.deepEqual(noProbeTraffic(requests), []);
+  });
+  test('remote enabled:false turns the probe off: only the config is fetched', async () => {
+    const { status, requests } = await probe(ctx, { expectBeacon: false, config: { remoteConfigUrl: '/fixtures/off.json' },
+      waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'disabled') });
+    assert.equal(status.state, 'disabled');
+    assert.equal(requests.filter((r) => r.url.includes('/fixtures/off.json')).length, 1);
+    assert.deepEqual(noProbeTraffic(requests), []);
+  });
+  test('remote sampleRate 0 turns the probe off', async () => {
+    const { status, requests } = await probe(ctx, { expectBeacon: false, config: { remoteConfigUrl: '/fixtures/zero.json' },
+      waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'not_sampled') });
+    assert.deepEqual(noProbeTraffic(requests).filter((r) => !r.url.includes('/beacon')), []);
+    assert.equal(status.state, 'not_sampled');
+  });
+  test('an invalid remote config: no run, and one error beacon saying why', async () => {
+    const { beacon, status, probeRequests } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/bad.json' } });
+    assert.equal(status.state, 'invalid_remote_config');
+    assert.equal(beacon.outcome, 'error');
+    assert.match(beacon.error, /requestsPerArm: must be an integer/);
+    assert.deepEqual(beacon.samples, []);
+    assert.equal(probeRequests.length, 0);
+  });
+  test('a remote config that cannot be fetched: no run, and an error beacon saying why', async () => {
+    const { beacon, probeRequests } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/missing.json' } });
+    assert.equal(beacon.outcome, 'error');
+    assert.match(beacon.error, /remote config: HTTP 404/);
+    assert.equal(probeRequests.length, 0);
+  });
+  test('a valid remote config is applied: its order and config id show in the beacon', async () => {
+    const { beacon, samples } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/h3first.json', sampleRate: 1 } });
+    assert.equal(beacon.order, 'h3-first');
+    assert.equal(beacon.config_id, 'remote-7');
+    assert.equal(beacon.sample_rate, 1);
+    const measured = samples.filter((s) => s.phase !== 'prewarm');
+    assert.equal(measured[0].phase, 'treatment', 'the HTTP/3 arm came first');
+  });
+});
+
+describe('isolation from the host page', () => {
+  const ctx = withStack({});
+  test('no cookie sent, no storage touched, the Resource Timing buffer left alone; context without personal data', async () => {
+    const init = () => {
+      window.__touched = [];
+      for (const name of ['clearResourceTimings', 'setResourceTimingBufferSize']) {
+        const original = performance[name].bind(performance);
+        performance[name] = (...args) => { window.__touched.push(name); return original(...args); };
+      }
+      for (const name of ['setItem', 'removeItem', 'clear']) {
+        const original = Storage.prototype[name];
+        Storage.prototype[name] = function (...args) { window.__touched.push(`storage.${name}`); return original.apply(this, args); };
+      }
+      document.cookie = 'session=secret-user-42; path=/';
+    };
+    const { beacon, probeRequests, touched } = await probe(ctx, { beforeSearch: { init },
+      config: { configId: 'isolation' } });
+    assert.deepEqual(touched, [], 'no storage call, no Resource Timing buffer call');
+    assert.equal(probeRequests.length, 13);
+    for (const r of probeRequests) {
+      assert.equal(r.headers.cookie, undefined);
+      assert.ok(!r.headers.referer, 'the host page URL is not sent to the test origins');
+    }
+    const text = JSON.stringify(beacon);
+    assert.doesNotMatch(text, /secret-user-42|search%200|search 0|127\.0\.0\.1/);
+    assert.match(beacon.context.page_origin, /^https:\/\/page\.h3probe\.test:\d+$/);
+    assert.ok(beacon.context.timer_resolution_ms > 0 && beacon.context.timer_resolution_ms <= 1);
+    assert.ok(beacon.context.module_load_ms > 0);
+    assert.equal(beacon.context.visible_throughout, true);
+    assert.equal(typeof beacon.context.effective_type, 'string');
+  });
+});
