@@ -69,7 +69,9 @@ test('the HTML report renders from file:// with no console error and no request 
   assert.equal(summaryRows, sections.length);
 
   fs.mkdirSync(stateDir, { recursive: true });
-  await tab.page.screenshot({ path: path.join(stateDir, 'report.png'), fullPage: true });
+  // The top (regions side by side, fallback rates, the overall plots) at a readable size, and the whole page beside it.
+  await tab.page.screenshot({ path: path.join(stateDir, 'report.png'), clip: { x: 0, y: 0, width: 1200, height: 1500 }, fullPage: true });
+  await tab.page.screenshot({ path: path.join(stateDir, 'report-full.png'), fullPage: true });
   assert.deepEqual(await tab.errors(), []);
   await tab.context.close();
 });
