@@ -63,7 +63,13 @@ std::vector<T> copy_array(const val& array) {
 
 std::string error_json(const std::string& message) { return "{\"error\":\"" + message + "\",\"rows\":[]}"; }
 
-// analyzeArms(h2Values, h2Runs, h3Values, h3Runs, ps, method, confidence) -> JSON (quantile_ci.hpp, to_json).
+// analyzeArms(h2Values: Float64Array, h2Runs: Int32Array, h3Values, h3Runs, ps: Float64Array,
+//             method: "delta" | "bootstrap", confidence) -> JSON string
+//   {"method","confidence","n_h2","n_h3","runs_h2","runs_h3","rows":[{"p","h2","h3","diff_ms","diff_pct",
+//    "ci_ms":[lo,hi],"ci_pct":[lo,hi],"significant","ci_h2":[lo,hi],"ci_h3":[lo,hi]}]}
+// h*Runs[i] is the run (page load) of h*Values[i]; the run is the unit of variance (quantile_ci.hpp). rows is empty if
+// an arm has no values; bounds are null with fewer than 10 runs in an arm or when p is too extreme for the sample.
+// Bad arguments give {"error": "...", "rows": []} instead of throwing into the report.
 std::string js_analyze_arms(const val& h2_values, const val& h2_runs, const val& h3_values, const val& h3_runs,
                             const val& ps, const std::string& method, double confidence) {
     if (method != "delta" && method != "bootstrap") return error_json("method must be delta or bootstrap");
@@ -78,14 +84,20 @@ std::string js_analyze_arms(const val& h2_values, const val& h2_runs, const val&
                                 method == "delta" ? IntervalMethod::delta : IntervalMethod::bootstrap, confidence));
 }
 
+// pairedDifferences(diffs: Float64Array (one per run: median h3 - median h2), confidence) -> JSON string
+//   {"n","mean","median","p10","p90","ci_mean":[lo,hi],"ci_median":[lo,hi]} (paired_runs.hpp)
 std::string js_paired_differences(const val& diffs, double confidence) {
     return to_json(summarize_paired_differences(copy_array<double>(diffs), confidence));
 }
 
+// orderEffect(diffsH2First, diffsH3First, confidence) -> JSON string {"n_h2_first","n_h3_first","mean_h2_first",
+//   "mean_h3_first","diff" (= mean_h3_first - mean_h2_first),"ci":[lo,hi],"p_value"} (paired_runs.hpp)
 std::string js_order_effect(const val& diffs_h2_first, const val& diffs_h3_first, double confidence) {
     return to_json(order_effect(copy_array<double>(diffs_h2_first), copy_array<double>(diffs_h3_first), confidence));
 }
 
+// sampleSize(values: Float64Array, runs: Int32Array, p, mdeRelative, alpha, power) -> JSON string
+//   {"runs_per_arm","requests_per_run","design_effect","quantile","formula"} (sample_size.hpp)
 std::string js_sample_size(const val& values, const val& runs, double p, double mde_relative, double alpha,
                            double power) {
     const auto v = copy_array<double>(values);

@@ -98,8 +98,8 @@ struct ArmsAnalysis {
 // the interval is conservative (too wide), never too narrow, unless the arms were negatively correlated within a run
 // (nothing in the design suggests that; the paired within-run differences in paired_runs.hpp look at it directly).
 //
-// The report's default is delta: a few O(N) passes after one radix selection per arm (4.2 M requests in ~0.1 s
-// natively, ~0.25 s in WASM), deterministic, and in native_stub/coverage_sim (1000 experiments, 400 runs per arm)
+// The report's default is delta: a few O(N) passes after one radix selection per arm (4.2 M requests in ~70 ms
+// natively, ~140 ms in WASM on this 2-core machine, npm run bench:quantiles), deterministic, and in native_stub/coverage_sim (1000 experiments, 400 runs per arm)
 // it covered the true difference 94.0 / 95.4 / 94.0% at p50 / p90 / p95. The bootstrap needs a sort and B
 // replicates (seconds at this scale), adds Monte Carlo noise to the bounds, and covered 92.9 / 94.6 / 94.4% there.
 ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample& h3, const std::vector<double>& ps,
