@@ -10,15 +10,18 @@ export function settingLabel({ rttMs, loss = 0 }) {
 
 /**
  * lab: from startLab(); browser: from lab.launchBrowser(); core: loadH3probeNode(); validate: createBeaconValidator();
- * link {rttMs, loss, jitterMs, seed}; loads; order ('h2-first' as Dropbox); onLoad(i, beacon|null, error|null) for progress.
+ * link {rttMs, loss, jitterMs, seed}; loads; order ('h2-first' as Dropbox); pageConfig: more experiment config for the page
+ * (e.g. {requestsPerArm: 1}); onLoad(i, beacon|null, error|null) for progress.
  */
-export async function measureSetting({ lab, browser, core, validate, link, loads, order = 'h2-first', onLoad = () => {} }) {
+export async function measureSetting({
+  lab, browser, core, validate, link, loads, order = 'h2-first', pageConfig = {}, onLoad = () => {},
+}) {
   await lab.setLink(link);
   const store = openStore(':memory:');
   try {
     // The config id carries the setting into every beacon: letters, digits, '-' and '_' only.
     const configId = `lab-rtt${link.rttMs}-loss${String(+(link.loss * 100).toFixed(2)).replace('.', '_')}pct`;
-    const url = experimentUrl({ urls: lab.urls }, { order, configId });
+    const url = experimentUrl({ urls: lab.urls }, { order, configId, ...pageConfig });
     const started = Date.now();
     let failed = 0;
     for (let i = 1; i <= loads; i++) {
