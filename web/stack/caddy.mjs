@@ -15,7 +15,10 @@ process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
 /**
  * certPath, keyPath, hosts {page,h2,h3}, ports {page,h2,h3,collector}, runDir (Caddyfile, log, Caddy's XDG dirs);
  * roots {page,src,build} (defaults: web/page, web/src, build/wasm); pageRoot overrides roots.page;
- * h3 (false: no UDP, no Alt-Svc), tao (false: no Timing-Allow-Origin), noopStatus, noopDelayMs, h2Down, readyTimeoutMs.
+ * h3 (false: no UDP, no Alt-Svc), tao (false: no Timing-Allow-Origin), noopStatus, noopDelayMs, h2Down, readyTimeoutMs;
+ * bindAddress (default 127.0.0.1); commandPrefix: argv put before `caddy` (the lab: ['ip', 'netns', 'exec', NS]);
+ * waitReady: async ({hosts, ports, certPath, h3, h2Down}, timeoutMs) replacing the loopback readiness check, for a Caddy
+ * whose listeners this process cannot reach.
  */
 export async function startCaddy(opts) {
   const { runDir, ports, readyTimeoutMs = 15_000, noopDelayMs = 0, noopStatus = 204 } = opts;
@@ -27,7 +30,8 @@ export async function startCaddy(opts) {
   fs.writeFileSync(config, caddyfile({ ...opts, roots, noopStatus, noopUpstream: delayed?.port ?? 0 }));
   const logPath = path.join(runDir, 'caddy.log');
   const log = fs.openSync(logPath, 'a');
-  const child = spawn('caddy', ['run', '--config', config, '--adapter', 'caddyfile'], {
+  const [command, ...prefixArgs] = [...(opts.commandPrefix ?? []), 'caddy'];
+  const child = spawn(command, [...prefixArgs, 'run', '--config', config, '--adapter', 'caddyfile'], {
     stdio: ['ignore', log, log],
     // Keeps Caddy's autosave.json and storage out of the user's home directory.
     env: { ...process.env, XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') },
@@ -48,7 +52,7 @@ export async function startCaddy(opts) {
 
   try {
     await Promise.race([
-      waitReady(opts, readyTimeoutMs),
+      (opts.waitReady ?? waitReady)(opts, readyTimeoutMs),
       exited.then(({ code, signal }) => { throw new Error(`caddy exited (${code ?? signal}) before it was ready:\n${tail(logPath)}`); }),
     ]);
   } catch (err) {

@@ -4,36 +4,38 @@
  * hosts: {page, h2, h3}; ports: {page, h2, h3, collector}; roots: {page, src, build};
  * noopUpstream: port of a local server that answers /noop late (Caddy 2.6 has no sleep directive), or 0;
  * pageCsp: a Content-Security-Policy for the page site; beaconStatus: answer POST /beacon with this status instead of
- * passing it to the collector; roots.fixtures: a folder served at /fixtures/ (e.g. remote configs for tests).
+ * passing it to the collector; roots.fixtures: a folder served at /fixtures/ (e.g. remote configs for tests);
+ * bindAddress: the address every site listens on (the lab binds its server namespace's 198.18.0.2).
  */
 export function caddyfile({
   certPath, keyPath, hosts, ports, roots, h3 = true, tao = true, noopStatus = 204, noopUpstream = 0, h2Down = false,
-  pageCsp = '', beaconStatus = 0,
+  pageCsp = '', beaconStatus = 0, bindAddress = '127.0.0.1',
 }) {
   const tls = `tls ${q(certPath)} ${q(keyPath)}`;
-  const origin = (host, port) => site(host, port, tls, noopRoutes({ tao, noopStatus, noopUpstream }));
+  const origin = (host, port) => site(host, port, bindAddress, tls, noopRoutes({ tao, noopStatus, noopUpstream }));
   const blocks = [
-    globals([
+    globals(bindAddress, [
       [ports.page, 'h1 h2'],
       ...(h2Down ? [] : [[ports.h2, 'h1 h2']]),
       // Without h3 here Caddy opens no UDP socket and sends no Alt-Svc: the "UDP blocked" case.
       [ports.h3, h3 ? 'h1 h2 h3' : 'h1 h2'],
     ]),
-    site(hosts.page, ports.page, tls, pageRoutes({ collectorPort: ports.collector, roots, pageCsp, beaconStatus })),
+    site(hosts.page, ports.page, bindAddress, tls, pageRoutes({ collectorPort: ports.collector, roots, pageCsp, beaconStatus })),
     ...(h2Down ? [] : [origin(hosts.h2, ports.h2)]),
     origin(hosts.h3, ports.h3),
   ];
   return blocks.join('\n');
 }
 
-function globals(listeners) {
-  // With `bind 127.0.0.1` a `servers :PORT` block silently matches nothing in 2.6.2: the key must be the full bound address.
-  const servers = listeners.map(([port, protocols]) => `\tservers 127.0.0.1:${port} {\n\t\tprotocols ${protocols}\n\t}`);
+function globals(bindAddress, listeners) {
+  // With `bind ADDR` a `servers :PORT` block silently matches nothing in 2.6.2: the key must be the full bound address.
+  const servers = listeners.map(([port, protocols]) => `\tservers ${bindAddress}:${port} {\n\t\tprotocols ${protocols}\n\t}`);
   return ['{', '\tadmin off', '\tauto_https off', '\tgrace_period 2s', ...servers, '}', ''].join('\n');
 }
 
-function site(host, port, tls, body) {
-  return [`https://${host}:${port} {`, '\tbind 127.0.0.1', `\t${tls}`, ...body.map((l) => `\t${l}`), '}', ''].join('\n');
+function site(host, port, bindAddress, tls, body) {
+  if (!/^[0-9.]+$/.test(bindAddress)) throw new Error(`bindAddress must be an IPv4 address: ${bindAddress}`);
+  return [`https://${host}:${port} {`, `\tbind ${bindAddress}`, `\t${tls}`, ...body.map((l) => `\t${l}`), '}', ''].join('\n');
 }
 
 function pageRoutes({ collectorPort, roots, pageCsp, beaconStatus }) {

@@ -33,13 +33,13 @@ function bindTcp(port) {
 }
 
 /** True when nothing holds the UDP port; also used to see that Caddy's QUIC listener is up (then it is held). */
-export function canBindUdp(port) {
+export function canBindUdp(port, host = HOST) {
   return new Promise((resolve) => {
     const socket = dgram.createSocket('udp4');
     socket.once('error', () => {
       socket.close();
       resolve(false);
     });
-    socket.bind({ address: HOST, port, exclusive: true }, () => socket.close(() => resolve(true)));
+    socket.bind({ address: host, port, exclusive: true }, () => socket.close(() => resolve(true)));
   });
 }

@@ -72,15 +72,18 @@ export async function startStack(opts = {}) {
   }
 }
 
-/** Flags from TOOLCHAIN.md; no --user-data-dir: playwright's launch() makes a temp profile and rejects that flag. */
-export function chromiumArgs({ spki, h3Port, forceQuic = true, extra = [] }) {
+/**
+ * Flags from TOOLCHAIN.md; no --user-data-dir: playwright's launch() makes a temp profile and rejects that flag.
+ * address: where the test host names resolve (the lab: its server namespace's 198.18.0.2).
+ */
+export function chromiumArgs({ spki, h3Port, forceQuic = true, extra = [], address = '127.0.0.1' }) {
   return [
     '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', '--enable-quic',
     // Without this Chromium never follows Alt-Svc to h3 for a cert outside the public roots: every "h3" request goes over h2.
     ...(forceQuic ? [`--origin-to-force-quic-on=${HOSTS.h3}:${h3Port}`] : []),
     `--ignore-certificate-errors-spki-list=${spki}`,
-    '--host-resolver-rules=MAP *.h3probe.test 127.0.0.1',
+    `--host-resolver-rules=MAP *.h3probe.test ${address}`,
     ...extra,
   ];
 }

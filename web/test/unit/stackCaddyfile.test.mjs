@@ -54,3 +54,11 @@ test('the page site serves the page, loader and build folders and proxies beacon
   assert.match(site, /reverse_proxy 127\.0\.0\.1:1004/);
   assert.match(site, /root \* "\/r\/page"/);
 });
+
+test('bindAddress moves every site and its listener key to that address', () => {
+  const text = caddyfile({ ...base, bindAddress: '198.18.0.2' });
+  assert.doesNotMatch(text, /127\.0\.0\.1:100[123]|bind 127\.0\.0\.1/);
+  assert.equal(text.match(/\tbind 198\.18\.0\.2\n/g).length, 3);
+  assert.match(text, /servers 198\.18\.0\.2:1003 \{\n\t\tprotocols h1 h2 h3/);
+  assert.throws(() => caddyfile({ ...base, bindAddress: '1.2.3.4 { }' }), /IPv4/);
+});

@@ -1,0 +1,54 @@
+// Runs N page loads at one link setting and summarises them: the per-protocol quantile table (C++ compareArms), the median
+// network time of warm-connection requests per arm (for the fidelity rule), protocols seen and the relay's counters.
+import { openStore } from '../stack/store.mjs';
+import { experimentUrl } from '../test/e2e/pageLoad.mjs';
+import { labSearch } from './labSearch.mjs';
+
+export function settingLabel({ rttMs, loss = 0 }) {
+  return `rtt ${rttMs} ms, loss ${+(loss * 100).toFixed(2)}%`;
+}
+
+/**
+ * lab: from startLab(); browser: from lab.launchBrowser(); core: loadH3probeNode(); validate: createBeaconValidator();
+ * link {rttMs, loss, jitterMs, seed}; loads; order ('h2-first' as Dropbox); pageConfig: more experiment config for the page
+ * (e.g. {requestsPerArm: 1}); onLoad(i, beacon|null, error|null) for progress.
+ */
+export async function measureSetting({
+  lab, browser, core, validate, link, loads, order = 'h2-first', pageConfig = {}, onLoad = () => {},
+}) {
+  await lab.setLink(link);
+  const store = openStore(':memory:');
+  try {
+    // The config id carries the setting into every beacon: letters, digits, '-' and '_' only.
+    const configId = `lab-rtt${link.rttMs}-loss${String(+(link.loss * 100).toFixed(2)).replace('.', '_')}pct`;
+    const url = experimentUrl({ urls: lab.urls }, { order, configId, ...pageConfig });
+    const started = Date.now();
+    let failed = 0;
+    for (let i = 1; i <= loads; i++) {
+      try {
+        onLoad(i, await labSearch(browser, url, { validate, store }), null);
+      } catch (err) {
+        failed++;
+        onLoad(i, null, err);
+      }
+    }
+    const wallMs = Date.now() - started;
+    const counters = await lab.setLink(null);
+
+    const { h2, h3 } = store.armValues('network_ms');
+    const comparison = JSON.parse(core.compareArms(h2, h3));
+    // Warm: the request rode a connection the pre-warm had opened (connectStart == connectEnd), as DESIGN §4 asks.
+    const warmStmt = store.db.prepare(`SELECT network_ms FROM requests WHERE phase = ? AND protocol = ? AND result = 'ok'
+      AND reused = 1 AND network_ms IS NOT NULL`).pluck();
+    const warm = { h2: warmStmt.all('control', 'h2'), h3: warmStmt.all('treatment', 'h3') };
+    const median = (v) => (v.length ? core.quantiles(v, [0.5])[0] : null);
+    const protocols = store.db.prepare(`SELECT phase, protocol, count(*) AS n FROM requests WHERE phase != 'prewarm'
+      GROUP BY phase, protocol ORDER BY phase, protocol`).all();
+    return {
+      link, label: settingLabel(link), loads, failed, runs: store.countRuns(), wallMs, comparison, protocols, counters,
+      warm: { h2: { n: warm.h2.length, median: median(warm.h2) }, h3: { n: warm.h3.length, median: median(warm.h3) } },
+    };
+  } finally {
+    store.close();
+  }
+}

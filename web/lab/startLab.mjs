@@ -1,0 +1,131 @@
+// Starts the whole lab: namespaces with TUN devices, the relay between them, Caddy in the server namespace, and a Chromium
+// launcher for the client namespace. stop() removes all of it, also on SIGINT/SIGTERM and (synchronously) on exit.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+import { ensureCerts } from '../stack/certs.mjs';
+import { startCaddy } from '../stack/caddy.mjs';
+import { HOSTS, chromiumArgs } from '../stack/stack.mjs';
+import { CHROMIUM_PATH } from '../test/e2e/harness.mjs';
+import { createLabNetwork, removeLabNetwork } from './createLabNetwork.mjs';
+import { startRelay } from './startRelay.mjs';
+
+const execFileP = promisify(execFile);
+const AWAIT_LISTENERS = path.join(path.dirname(new URL(import.meta.url).pathname), 'awaitListeners.mjs');
+// Fixed ports are safe: nothing else listens inside the lab's own server namespace.
+const PORTS = Object.freeze({ page: 8443, h2: 8444, h3: 8445, collector: 9 });
+
+/**
+ * prefix: namespace names PREFIX-cli / PREFIX-srv; link: the first setting {rttMs, loss, jitterMs, seed};
+ * rtPriority: SCHED_FIFO priority of the relay (default 10; it blocks in ppoll, so it cannot starve the machine),
+ * so a busy machine delays the relay's departures less.
+ */
+export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 }, rtPriority = 10 } = {}) {
+  const stoppers = [];
+  let relay = null;
+  const stop = once(async () => {
+    unhook();
+    const counters = await relay?.stop().catch(() => null);
+    relay = null;
+    for (const fn of stoppers.reverse()) await fn().catch(() => {});
+    return counters;
+  });
+  const unhook = hookSignals(stop);
+  // Last resort for a process that exits without awaiting stop(): no namespace may outlive it.
+  const onExit = () => removeLabNetwork({ prefix });
+  process.on('exit', onExit);
+  stoppers.push(async () => process.off('exit', onExit));
+
+  try {
+    const { certPath, keyPath, spki } = await ensureCerts();
+    const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-lab-'));
+    stoppers.push(async () => fs.rmSync(runDir, { recursive: true, force: true }));
+
+    const network = createLabNetwork({ prefix });
+    stoppers.push(async () => network.remove());
+    const { names, addresses } = network;
+
+    const setLink = async (next) => {
+      const counters = await relay?.stop();
+      relay = null;
+      if (next) relay = await startRelay({ names, link: next, rtPriority });
+      return counters ?? null;
+    };
+    await setLink(link);
+
+    const caddy = await startCaddy({
+      certPath, keyPath, hosts: HOSTS, ports: PORTS, runDir, bindAddress: addresses.srv,
+      commandPrefix: ['ip', 'netns', 'exec', names.srv],
+      // The collector on the host's loopback is unreachable from the server namespace: the lab reads each run's beacon
+      // from the page instead, and Caddy just accepts the browser's POST /beacon.
+      beaconStatus: 204,
+      waitReady: (_opts, timeoutMs) => awaitListeners({ ns: names.srv, address: addresses.srv, certPath, timeoutMs }),
+    });
+    stoppers.push(() => caddy.stop());
+
+    // playwright-core talks to Chromium over a pipe (fds 3 and 4), which `ip netns exec` passes through to the exec'd browser.
+    const wrapper = path.join(runDir, 'chromium-in-netns.sh');
+    fs.writeFileSync(wrapper, `#!/bin/sh\nexec ip netns exec ${names.cli} ${CHROMIUM_PATH} "$@"\n`, { mode: 0o755 });
+    const browsers = new Set();
+    stoppers.push(async () => { for (const b of browsers) await b.close().catch(() => {}); });
+
+    const urls = {
+      page: `https://${HOSTS.page}:${PORTS.page}/`,
+      h2Origin: `https://${HOSTS.h2}:${PORTS.h2}`,
+      h3Origin: `https://${HOSTS.h3}:${PORTS.h3}`,
+    };
+    return {
+      names, addresses, urls, hosts: HOSTS, ports: PORTS, spki, certPath, runDir, caddy, stop,
+      /** Replaces the relay with one for `next` ({rttMs, loss, jitterMs, seed}), or none if null; resolves to the old one's counters. */
+      setLink,
+      async launchBrowser({ extra = [] } = {}) {
+        const browser = await chromium.launch({
+          executablePath: wrapper, headless: true,
+          args: chromiumArgs({ spki, h3Port: PORTS.h3, address: addresses.srv, extra }),
+        });
+        browsers.add(browser);
+        browser.once('disconnected', () => browsers.delete(browser));
+        return browser;
+      },
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function awaitListeners({ ns, address, certPath, timeoutMs }) {
+  const spec = {
+    address, certPath, timeoutMs, udpPorts: [PORTS.h3],
+    sites: [
+      { host: HOSTS.page, port: PORTS.page, path: '/' },
+      { host: HOSTS.h2, port: PORTS.h2, path: '/noop' },
+      { host: HOSTS.h3, port: PORTS.h3, path: '/noop' },
+    ],
+  };
+  try {
+    await execFileP('ip', ['netns', 'exec', ns, process.execPath, AWAIT_LISTENERS, JSON.stringify(spec)], { timeout: timeoutMs + 5000 });
+  } catch {
+    throw new Error(`caddy in namespace ${ns} did not answer on ${address} within ${timeoutMs} ms`);
+  }
+}
+
+function once(fn) {
+  let p;
+  return () => (p ??= fn());
+}
+
+function hookSignals(stop) {
+  const onSignal = (signal) => {
+    stop().finally(() => process.exit(128 + os.constants.signals[signal]));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
