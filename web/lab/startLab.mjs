@@ -12,6 +12,7 @@ import { HOSTS, chromiumArgs } from '../stack/stack.mjs';
 import { CHROMIUM_PATH } from '../test/e2e/harness.mjs';
 import { createLabNetwork, removeLabNetwork } from './createLabNetwork.mjs';
 import { startRelay } from './startRelay.mjs';
+import { hookSignals, once } from '../stack/hookSignals.mjs';
 
 const execFileP = promisify(execFile);
 const AWAIT_LISTENERS = path.join(path.dirname(new URL(import.meta.url).pathname), 'awaitListeners.mjs');
@@ -111,21 +112,4 @@ async function awaitListeners({ ns, address, certPath, timeoutMs }) {
   } catch {
     throw new Error(`caddy in namespace ${ns} did not answer on ${address} within ${timeoutMs} ms`);
   }
-}
-
-function once(fn) {
-  let p;
-  return () => (p ??= fn());
-}
-
-function hookSignals(stop) {
-  const onSignal = (signal) => {
-    stop().finally(() => process.exit(128 + os.constants.signals[signal]));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  return () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  };
 }

@@ -7,6 +7,7 @@ import { freePort } from './ports.mjs';
 import { startCaddy } from './caddy.mjs';
 import { startCollector } from './collector.mjs';
 import { openStore } from './store.mjs';
+import { hookSignals, once } from './hookSignals.mjs';
 
 const tempDirs = new Set();
 // 'exit' handlers cannot await stop(); removing our temp run directories synchronously is the part that still can be done.
@@ -86,21 +87,4 @@ export function chromiumArgs({ spki, h3Port, forceQuic = true, extra = [], addre
     `--host-resolver-rules=MAP *.h3probe.test ${address}`,
     ...extra,
   ];
-}
-
-function once(fn) {
-  let p;
-  return () => (p ??= fn());
-}
-
-function hookSignals(stop) {
-  const onSignal = (signal) => {
-    stop().finally(() => process.exit(128 + os.constants.signals[signal]));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  return () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  };
 }
