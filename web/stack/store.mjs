@@ -26,6 +26,7 @@ export function openStore(dbPath) {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.exec(SCHEMA);
+  addMissingColumns(db);
 
   const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${RUN_COLUMNS.join(', ')})
     VALUES (${RUN_COLUMNS.map((c) => `@${c}`).join(', ')})`);
@@ -116,6 +117,16 @@ export function openStore(dbPath) {
     },
     close: () => db.close(),
   };
+}
+
+// A database written by an older version lacks the newer columns of runs: add them (NULL for the old rows) rather than
+// refuse to open it, so nothing already collected is lost.
+const ADDED_RUN_COLUMNS = { run_ms: 'REAL', sample_rate: 'REAL', effective_type: 'TEXT', visible_throughout: 'INTEGER' };
+function addMissingColumns(db) {
+  const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
+  for (const [name, type] of Object.entries(ADDED_RUN_COLUMNS)) {
+    if (!have.has(name)) db.exec(`ALTER TABLE runs ADD COLUMN ${name} ${type}`);
+  }
 }
 
 function runRow(b, { receivedAt, region = null, country = null }) {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import { openStore } from '../../stack/store.mjs';
 import { startCollector } from '../../stack/collector.mjs';
 import { jsonValidate } from '../../stack/jsonValidate.mjs';
@@ -57,6 +58,20 @@ describe('store', () => {
     const row = (id) => store.db.prepare('SELECT run_ms, sample_rate, effective_type, visible_throughout FROM runs WHERE run_id = ?').get(id);
     assert.deepEqual({ ...row('ctx') }, { run_ms: 143.5, sample_rate: 0.25, effective_type: '3g', visible_throughout: 0 });
     assert.deepEqual({ ...row('bare') }, { run_ms: null, sample_rate: null, effective_type: null, visible_throughout: null });
+    store.close();
+  });
+
+  test('opens a database written before the context columns existed, keeping its runs', () => {
+    const file = path.join(tmp, `old${dbCount++}.sqlite`);
+    const old = new Database(file);
+    old.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, page_load_id TEXT, config_id TEXT, module_version TEXT,
+      run_order TEXT, outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT);
+      INSERT INTO runs (run_id, outcome) VALUES ('old-run', 'complete');`);
+    old.close();
+    const store = openStore(file);
+    store.insertBeacon({ ...beacon('new-run'), sample_rate: 0.5 });
+    assert.deepEqual(store.db.prepare('SELECT run_id, sample_rate FROM runs ORDER BY run_id').all().map((r) => ({ ...r })),
+      [{ run_id: 'new-run', sample_rate: 0.5 }, { run_id: 'old-run', sample_rate: null }]);
     store.close();
   });
 
