@@ -1,8 +1,11 @@
 // Embind surface of the browser module: one Session class per page load, plain values in and out.
+#include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include <emscripten/bind.h>
+#include <nlohmann/json.hpp>
 
 #include "browser_platform.hpp"
 #include "experiment.hpp"
@@ -10,6 +13,34 @@
 using emscripten::val;
 
 namespace h3probe {
+namespace {
+
+// The page's config object as a JSON value, built directly: the browser module then links no JSON parser. A config is
+// flat, so nesting is cut at a small depth (a cyclic object cannot recurse forever); the core rejects what is not flat.
+nlohmann::json json_from_js(const val& v, int depth = 0) {
+    if (v.isTrue() || v.isFalse()) return v.isTrue();
+    if (v.isString()) return v.as<std::string>();
+    if (v.isNumber()) {
+        const double d = v.as<double>();
+        if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
+        return d;
+    }
+    if (v.isNull() || v.isUndefined() || depth > 3) return nullptr;
+    const bool array = val::global("Array").call<bool>("isArray", v);
+    nlohmann::json out = array ? nlohmann::json::array() : nlohmann::json::object();
+    const val keys = val::global("Object").call<val>("keys", v);
+    const auto n = keys["length"].as<unsigned>();
+    for (unsigned i = 0; i < n; ++i) {
+        const std::string key = keys[i].as<std::string>();
+        if (array)
+            out.push_back(json_from_js(v[key], depth + 1));
+        else
+            out[key] = json_from_js(v[key], depth + 1);
+    }
+    return out;
+}
+
+}  // namespace
 
 class Session {
 public:
@@ -17,9 +48,9 @@ public:
 
     // Returns "" when the config is accepted, else every error, one per line. A later call (the remote config merged
     // over the page's) replaces an accepted config only while no run has started; a rejected one changes nothing.
-    std::string configure(const std::string& config_json) {
+    std::string configure(val config) {
         if (experiment_ && experiment_->state() != Experiment::State::idle) return "configure: a run has started";
-        ConfigResult r = parse_config(config_json);
+        ConfigResult r = validate_config(json_from_js(config));
         if (!r.config) {
             std::string all;
             for (const auto& e : r.errors) all += (all.empty() ? "" : "\n") + e;

@@ -120,13 +120,18 @@ std::string to_string(RunOrder order) {
 }
 
 ConfigResult parse_config(std::string_view json_text) {
-    ConfigResult result;
-    auto& errors = result.errors;
     const json doc = json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) {
-        errors.push_back("config: not valid JSON");
+        ConfigResult result;
+        result.errors.push_back("config: not valid JSON");
         return result;
     }
+    return validate_config(doc);
+}
+
+ConfigResult validate_config(const nlohmann::json& doc) {
+    ConfigResult result;
+    auto& errors = result.errors;
     if (!doc.is_object()) {
         errors.push_back("config: must be a JSON object");
         return result;

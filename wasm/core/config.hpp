@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace h3probe {
 
 enum class RunOrder { h2_first, h3_first, random };
@@ -34,6 +36,9 @@ struct ConfigResult {
 
 // Parses a JSON object of config keys (camelCase, see README); absent keys keep their defaults.
 ConfigResult parse_config(std::string_view json_text);
+// The same rules over an already-built JSON value: the browser module builds it from the page's config object, so it
+// needs no JSON parser (which is a large share of the WASM).
+ConfigResult validate_config(const nlohmann::json& doc);
 
 std::string to_string(RunOrder order);
 

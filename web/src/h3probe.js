@@ -43,7 +43,7 @@ function supported() {
 function coreConfig(config) {
   const core = { ...config };
   for (const key of LOADER_KEYS) delete core[key];
-  return JSON.stringify(core);
+  return core;
 }
 
 // The sampling draw is made once per page load, here, before anything is downloaded: a page load that is not sampled
