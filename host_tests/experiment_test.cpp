@@ -355,3 +355,36 @@ TEST_CASE("fail() sends one error beacon with the reason and no samples, and the
     CHECK(decoded.beacon->samples.empty());
     CHECK(sim.started().empty());
 }
+
+TEST_CASE("overlong text from the page is cut so that the collector still accepts the beacon") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    ClientContext ctx;
+    ctx.page_origin = "https://" + std::string(500, 'a') + ".example";
+    ctx.effective_type = std::string(40, 'x');
+    exp.set_context(ctx);
+    exp.note_error(std::string(1000, 'e'));
+    exp.fail(std::string(2000, 'r'));
+    REQUIRE(sim.beacons().size() == 1);
+    const auto decoded = decode_beacon(sim.beacons()[0].body);
+    REQUIRE_MESSAGE(decoded.beacon, decoded.error);
+    CHECK(decoded.beacon->error.size() == 500);
+    CHECK(decoded.beacon->context.page_origin.size() == 200);
+    CHECK(decoded.beacon->errors.at(0).size() == 300);
+}
+
+TEST_CASE("text that is not valid UTF-8 does not stop the beacon") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    exp.note_error(std::string(299, 'e') + "\xC3\xA9");  // the cut at 300 bytes splits the two-byte é
+    exp.note_error("lone \xFF byte");
+    exp.fail("page hidden \xE2\x80");                   // a truncated three-byte sequence
+    REQUIRE(sim.beacons().size() == 1);
+    const auto decoded = decode_beacon(sim.beacons()[0].body);
+    REQUIRE_MESSAGE(decoded.beacon, decoded.error);
+    CHECK(decoded.beacon->errors.at(0) == std::string(299, 'e'));  // cut before the split character
+    CHECK(decoded.beacon->errors.at(1) == "lone ? byte");
+    CHECK(decoded.beacon->error == "page hidden ??");
+}

@@ -218,7 +218,9 @@ std::string encode_beacon(const Beacon& b) {
               {"errors", b.errors},
               {"samples", std::move(samples)},
               {"summary", summary_json(b.summary)}};
-    return j.dump();
+    // Text from the page (origin, error messages, cut to length) may not be valid UTF-8; the strict default would
+    // throw, which in the WASM build aborts the module. Invalid bytes become U+FFFD instead.
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string encode_summary(const RunSummary& summary) { return summary_json(summary).dump(); }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "resource_timing.hpp"
+#include "utf8_text.hpp"
 
 namespace h3probe {
 
@@ -75,8 +76,15 @@ void Experiment::fail(const std::string& reason) {
     finish("error", reason);
 }
 
+// Text from the page's world is cut to the lengths the collector's decoder accepts: a beacon it would reject is lost.
+void Experiment::set_context(const ClientContext& context) {
+    context_ = context;
+    context_.page_origin = utf8_text(context_.page_origin, 200);
+    context_.effective_type = utf8_text(context_.effective_type, 16);
+}
+
 void Experiment::note_error(const std::string& error) {
-    if (errors_.size() < 10) errors_.push_back(error.substr(0, 300));
+    if (errors_.size() < 10) errors_.push_back(utf8_text(error, 300));
 }
 
 void Experiment::start_next_prewarm() {
@@ -152,7 +160,7 @@ void Experiment::finish(const std::string& outcome, const std::string& error) {
     beacon_.module_version = module_version_;
     beacon_.order = arm_order_[0] == Phase::control ? "h2-first" : "h3-first";
     beacon_.outcome = outcome;
-    beacon_.error = error;
+    beacon_.error = utf8_text(error, 500);
     beacon_.run_ms = platform_.now_ms() - started_ms_;
     beacon_.sample_rate = config_.sample_rate;
     beacon_.context = context_;

@@ -34,7 +34,7 @@ public:
     void page_hidden();
     // Gives up before starting (e.g. the remote config was invalid): one beacon with outcome "error" and the reason.
     void fail(const std::string& reason);
-    void set_context(const ClientContext& context) { context_ = context; }
+    void set_context(const ClientContext& context);
     // Problems met outside the core (loader, host callbacks) travel in the beacon; the first 10 are kept.
     void note_error(const std::string& error);
 
