@@ -3,7 +3,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-packages=(emscripten caddy chromium nlohmann-json3-dev doctest-dev cmake g++ openssl python3-numpy iproute2)
+packages=(emscripten caddy chromium firefox-esr nlohmann-json3-dev doctest-dev cmake g++ openssl python3-numpy iproute2)
 
 missing=()
 for p in "${packages[@]}"; do

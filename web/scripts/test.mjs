@@ -6,7 +6,7 @@ const suites = [
   { name: 'host (doctest via ctest)', cmd: 'ctest', args: ['--test-dir', 'build/native', '--output-on-failure'], parse: parseCtest },
   { name: 'unit (node --test)', cmd: process.execPath, args: ['--test', '--test-reporter=tap', 'web/test/unit/'], parse: parseTap },
   {
-    name: 'end-to-end (Chromium + Caddy + SQLite)', cmd: process.execPath,
+    name: 'end-to-end (Chromium, Firefox + Caddy + SQLite)', cmd: process.execPath,
     args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/e2e/'], parse: parseTap,
   },
 ];

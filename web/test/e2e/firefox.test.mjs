@@ -1,0 +1,69 @@
+// The experiment end to end in a second browser: headless Firefox ESR (puppeteer-core over WebDriver BiDi), real Caddy
+// (HTTP/2 and HTTP/3), the C++ validator, real SQLite.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { startStack } from '../../stack/stack.mjs';
+import { createBeaconValidator } from '../../stack/h3probeNode.mjs';
+import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from './firefoxHarness.mjs';
+import { experimentUrl } from './pageLoad.mjs';
+
+const missing = fs.existsSync(FIREFOX_PATH) ? false
+  : `Firefox not found at ${FIREFOX_PATH} (Debian package firefox-esr; npm run deps installs it)`;
+
+let stack;
+let browser;
+
+before(async () => {
+  if (missing) return;
+  stack = await startStack({ validate: await createBeaconValidator() });
+  browser = await launchFirefox(stack);
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) requests, beaconed and stored', { skip: missing }, async (t) => {
+  const runsBefore = stack.store.countRuns();
+  const tab = await openFirefoxPage(browser);
+  try {
+    await tab.page.goto(experimentUrl(stack), { waitUntil: 'load' });
+    await tab.page.type('#query', 'quarterly report');
+    await tab.page.keyboard.press('Enter');
+    await tab.page.waitForFunction(() => Number(document.body.dataset.searches) === 1, { timeout: 10000 });
+    await stack.collector.waitForRuns(runsBefore + 1, 30000);
+    const status = await tab.page.evaluate(() => window.h3probeStatus());
+    const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
+    assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
+    assert.equal(run.outcome, 'complete');
+    assert.deepEqual(status.errors, []);
+
+    const samples = stack.store.requestsFor(run.run_id);
+    const byPhase = (p) => samples.filter((s) => s.phase === p);
+    assert.equal(byPhase('prewarm').length, 3);
+    assert.deepEqual(byPhase('prewarm').map((s) => s.origin), ['h3', 'h3', 'h2']);
+    assert.equal(byPhase('control').length, 5);
+    assert.equal(byPhase('treatment').length, 5);
+    for (const s of [...byPhase('control'), ...byPhase('treatment')]) {
+      assert.equal(s.protocol, s.phase === 'control' ? 'h2' : 'h3', `${s.phase}[${s.idx}] nextHopProtocol`);
+      assert.equal(s.result, 'ok', `${s.phase}[${s.idx}] result`);
+      assert.ok(Number.isFinite(s.network_ms) && s.network_ms > 0, `${s.phase}[${s.idx}] network_ms ${s.network_ms}`);
+    }
+    const summary = JSON.parse(run.summary_json);
+    assert.equal(summary.control.n, 5);
+    assert.equal(summary.treatment.n, 5);
+    assert.equal(summary.treatment.fallbacks, 0);
+
+    // Firefox reduces timer precision (whole milliseconds here); the beacon must say so.
+    const resolution = JSON.parse(run.beacon_json).context.timer_resolution_ms;
+    assert.ok(resolution > 0 && resolution <= 2, `timer_resolution_ms ${resolution}`);
+    const median = (p) => byPhase(p).map((s) => s.network_ms).sort((a, b) => a - b)[2];
+    t.diagnostic(`firefox: timer_resolution_ms ${resolution}; median network_ms h2 ${median('control')}, h3 ${median('treatment')}`);
+
+    assert.deepEqual(await tab.uncaught(), []);
+  } finally {
+    await tab.page.close().catch(() => {});
+  }
+});
