@@ -9,12 +9,15 @@
 export const EXCLUSIONS = Object.freeze(['fallback', 'timing_unavailable', 'timeout', 'network_error', 'http_error', 'no_timing_entry',
   'aborted', 'missing_metric', 'other']);
 
-/** Bumped whenever what packRun() stores changes; the report only trusts rows packed with this version. */
-export const PACK_VERSION = 1;
+/** Bumped whenever what packRun() stores changes; the report only trusts rows packed with this version. 2: sample counts. */
+export const PACK_VERSION = 2;
 /** The metric the packed columns hold. */
 export const PACKED_METRIC = 'network_ms';
-/** Layout of the counts BLOB (Int32, little-endian): measured requests, fallback denominator, then EXCLUSIONS in order. */
-export const COUNTS_LENGTH = 2 + EXCLUSIONS.length;
+/**
+ * Layout of the counts BLOB (Int32, little-endian): measured requests, fallback denominator, the number of samples in
+ * h2_network and in h3_network, then the exclusions in EXCLUSIONS order.
+ */
+export const COUNTS_LENGTH = 4 + EXCLUSIONS.length;
 
 // Results with their own exclusion; status = 1 + index in EXCLUSIONS, 0 = usable.
 const RESULT_STATUS = ['timing_unavailable', 'timeout', 'network_error', 'http_error', 'no_timing_entry', 'aborted'];
@@ -68,8 +71,10 @@ export function packRun(rows) {
     counts[0]++;
     if (arm === 1 && st <= 1) counts[1]++;
     if (st === 0) arms[arm].push(row);
-    else counts[1 + st]++;
+    else counts[3 + st]++;
   }
+  counts[2] = arms[0].length;
+  counts[3] = arms[1].length;
   return {
     packed_version: PACK_VERSION,
     h2_network: armBlob(arms[0]),
@@ -98,9 +103,3 @@ function compareSqlite(a, b) {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Unpacks a counts BLOB: { requests, fallbackOk, excluded: Int32Array in EXCLUSIONS order }. */
-export function unpackCounts(blob) {
-  const c = new Int32Array(COUNTS_LENGTH);
-  for (let i = 0; i < COUNTS_LENGTH; i++) c[i] = blob.readInt32LE(i * 4);
-  return { requests: c[0], fallbackOk: c[1], excluded: c.subarray(2) };
-}

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { openStore } from '../../stack/store.mjs';
 import { readReportData, EXCLUSIONS } from '../../report/readReportData.mjs';
 import { allPacked, scanRuns } from '../../report/scanRuns.mjs';
-import { packRun, requestStatus, statusSql } from '../../report/runPack.mjs';
+import { PACK_VERSION, packRun, requestStatus, statusSql } from '../../report/runPack.mjs';
 import Database from 'better-sqlite3';
 import { repoRoot } from '../../stack/paths.mjs';
 
@@ -213,11 +213,11 @@ describe('packed runs (the report\u2019s fast path)', () => {
       { phase: 'treatment', idx: 2, result: 'ok', protocol: 'h3', network_ms: 4 },
     ];
     const p = packRun(rows);
-    assert.equal(p.packed_version, 1);
+    assert.equal(p.packed_version, PACK_VERSION);
     assert.deepEqual([...new Float64Array(new Uint8Array(p.h2_network).buffer)], [1.5, 2.5]);
     assert.deepEqual([...new Float64Array(new Uint8Array(p.h3_network).buffer)], [4]);
-    // requests, fallbackOk, then fallback, timing_unavailable, timeout, ...
-    assert.deepEqual([...new Int32Array(new Uint8Array(p.packed_counts).buffer)], [5, 2, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
+    // requests, fallbackOk, h2 and h3 samples, then fallback, timing_unavailable, timeout, ...
+    assert.deepEqual([...new Int32Array(new Uint8Array(p.packed_counts).buffer)], [5, 2, 2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
   });
 
   test('other metrics, partly packed and old databases take the row scan and read the same', async () => {
