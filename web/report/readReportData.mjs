@@ -141,10 +141,23 @@ function median(a) {
   return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
 }
 
+// Run ids are rowids: a byte per id between the smallest and the largest (a Set of 4 M ids cost 0.3 s here).
 function countDistinct(runs) {
-  const seen = new Set();
-  for (let i = 0; i < runs.length; i++) if (i === 0 || runs[i] !== runs[i - 1]) seen.add(runs[i]);
-  return seen.size;
+  if (runs.length === 0) return 0;
+  let min = runs[0];
+  let max = runs[0];
+  for (let i = 1; i < runs.length; i++) {
+    const r = runs[i];
+    if (r < min) min = r;
+    else if (r > max) max = r;
+  }
+  const seen = new Uint8Array(max - min + 1);
+  let n = 0;
+  for (let i = 0; i < runs.length; i++) {
+    const k = runs[i] - min;
+    if (seen[k] === 0) { seen[k] = 1; n++; }
+  }
+  return n;
 }
 
 function concat(Type, arrays) {
