@@ -116,7 +116,7 @@ function pairedByRun(arms, orderOf) {
     const j0 = j;
     while (i < a.runs.length && a.runs[i] === ra) i++;
     while (j < b.runs.length && b.runs[j] === rb) j++;
-    const d = median(b.values.slice(j0, j)) - median(a.values.slice(i0, i));
+    const d = median(b.values, j0, j) - median(a.values, i0, i);
     diffs.push(d);
     const order = orderOf(ra);
     if (order === 0) h2First.push(d);
@@ -134,11 +134,21 @@ function sortedByRun({ values, runs }) {
   return { values: Float64Array.from(idx, (k) => values[k]), runs: Int32Array.from(idx, (k) => runs[k]) };
 }
 
-// The median of a run's few (≤ 50) values; the same as linear-interpolation quantile type 7 at p = 0.5.
-function median(a) {
-  a.sort();
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
+// The median of a run's few (≤ 50) values, values[from..to); the same as linear-interpolation quantile type 7 at p = 0.5.
+// Insertion sort in a scratch array: a slice and a typed-array sort per run cost 0.2 s at 420k runs.
+let scratch = new Float64Array(64);
+function median(values, from, to) {
+  const n = to - from;
+  if (n > scratch.length) scratch = new Float64Array(n);
+  const a = scratch;
+  for (let k = 0; k < n; k++) {
+    const v = values[from + k];
+    let p = k;
+    while (p > 0 && a[p - 1] > v) { a[p] = a[p - 1]; p--; }
+    a[p] = v;
+  }
+  const m = n >> 1;
+  return n % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
 }
 
 // Run ids are rowids: a byte per id between the smallest and the largest (a Set of 4 M ids cost 0.3 s here).
