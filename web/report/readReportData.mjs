@@ -4,6 +4,7 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { EXCLUSIONS, METRICS, scanRuns } from './scanRuns.mjs';
+import { PACK_VERSION, PACKED_METRIC } from './runPack.mjs';
 
 export { EXCLUSIONS, METRICS };
 export const ARMS = Object.freeze(['h2', 'h3']);
@@ -24,16 +25,22 @@ const RUNS_PER_THREAD_MIN = 50_000;
 export async function readReportData(db, { metric = 'network_ms', since = '', threads } = {}) {
   if (!METRICS.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${METRICS.join(', ')}`);
   const sinceIso = normalizeSince(since);
-  const regions = db.prepare(`SELECT DISTINCT coalesce(region, 'unknown') FROM runs WHERE received_at >= ? ORDER BY 1`)
-    .pluck().all(sinceIso);
+  // One pass over the selected runs: the regions, the run count and whether every run was packed when stored (then
+  // scanRuns reads the packed rows without checking again).
+  const packable = metric === PACKED_METRIC && db.prepare('PRAGMA table_info(runs)').all().some((c) => c.name === 'packed_version');
+  const byName = db.prepare(`SELECT coalesce(region, 'unknown') AS name, count(*) AS n,
+      ${packable ? 'sum(packed_version IS NOT ?)' : '1'} AS unpacked
+    FROM runs WHERE received_at >= ? GROUP BY 1 ORDER BY 1`).all(...(packable ? [PACK_VERSION] : []), sinceIso);
+  const regions = byName.map((r) => r.name);
   if (regions.length > 250) throw new Error(`too many distinct regions (${regions.length})`);
   const { lo, hi } = db.prepare('SELECT coalesce(min(rowid), 1) AS lo, coalesce(max(rowid), 0) AS hi FROM runs').get();
-  const storedRuns = db.prepare('SELECT count(*) FROM runs WHERE received_at >= ?').pluck().get(sinceIso);
+  const storedRuns = byName.reduce((s, r) => s + r.n, 0);
+  const packed = packable && byName.every((r) => r.unpacked === 0) ? 'checked' : false;
 
   const span = Math.max(0, hi - lo + 1);
   const n = threads ?? (db.memory || span < 2 * RUNS_PER_THREAD_MIN ? 1 : Math.min(2, os.availableParallelism()));
   const ranges = Array.from({ length: n }, (_, i) => [lo + Math.floor((span * i) / n), lo + Math.floor((span * (i + 1)) / n) - 1]);
-  const scan = { metric, sinceIso, regions };
+  const scan = { metric, sinceIso, regions, packed };
   const parts = n === 1
     ? [scanRuns(db, { ...scan, lo, hi })]
     : await Promise.all(ranges.map(([a, b]) => scanInWorker({ dbPath: db.name, ...scan, lo: a, hi: b })));

@@ -19,7 +19,8 @@ const sqlString = (s) => `'${String(s).replaceAll("'", "''")}'`;
 
 /**
  * db: a better-sqlite3 Database; metric: one of METRICS; sinceIso: '' or an ISO date-time; regions: the region names
- * (index = region code); lo..hi: the rowid range of runs to read.
+ * (index = region code); lo..hi: the rowid range of runs to read; packed: true (read the packed runs rows if every
+ * selected run has them), false (the row scan) or 'checked' (the caller knows every selected run is packed).
  * Returns { lo, runRegion, runOrder, regions: [{runs, requests, excludedCounts, fallbackOk, h2: {values, runs}, h3: {...}}] }:
  * runRegion[rowid - lo] is the region index + 1 (0: run not selected), runOrder 0 h2-first, 1 h3-first, 2 other.
  * Every array is a typed array (transferable between threads). Within a region the samples are in run order.
@@ -28,7 +29,7 @@ export function scanRuns(db, { metric, sinceIso, regions, lo, hi, packed = true 
   if (!METRICS.includes(metric)) throw new Error(`unknown metric "${metric}"`);
   const regionCase = regions.length
     ? `CASE coalesce(region, 'unknown') ${regions.map((name, i) => `WHEN ${sqlString(name)} THEN ${i}`).join(' ')} ELSE 0 END` : '0';
-  if (packed && metric === PACKED_METRIC && LITTLE_ENDIAN && allPacked(db, { sinceIso, lo, hi })) {
+  if (packed && metric === PACKED_METRIC && LITTLE_ENDIAN && (packed === 'checked' || allPacked(db, { sinceIso, lo, hi }))) {
     return scanPacked(db, { sinceIso, regions, lo, hi, regionCase });
   }
   const status = statusSql(metric);
