@@ -147,6 +147,8 @@ function scanPacked(db, { sinceIso, regions, lo, hi, regionCase }) {
       if (n3 > 0) g.arm[1].pushMany(f64, at >> 3, n3, runId);
       at += n3 * 8;
     }
+    // The sample counts in packed_counts must match the BLOBs' lengths, or every run after would be misread.
+    if (at !== buf.length) throw new Error(`packed runs from rowid ${from} do not match their counts`);
   }
   return {
     lo, runRegion, runOrder,
