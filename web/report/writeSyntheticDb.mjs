@@ -2,11 +2,14 @@
 // a run-level random effect, a regional mix and latency scale after the Dropbox post (Europe ~2x, Asia ~3x North America;
 // 25% Europe, 15% Asia), lossy runs where HTTP/2's head-of-line blocking delays every request of the arm but HTTP/3 only the
 // request that lost a packet (so HTTP/3 wins in the tail), UDP-blocked runs whose treatment falls back to h2, and a few
-// failures of each kind. Same schema as the collector's store; deterministic for a given seed.
+// failures of each kind. Same schema as the collector's store, runs packed with the same function; deterministic for a
+// given seed.
 import fs from 'node:fs';
 import { openStore } from '../stack/store.mjs';
+import { PACK_VERSION, packRun } from './runPack.mjs';
 
-export const GENERATOR_VERSION = 1;
+// 2: runs packed for the report (runPack.mjs), as the collector's store packs them.
+export const GENERATOR_VERSION = 2;
 
 // share of runs, median network time on a warm connection (ms), share of lossy runs, share of UDP-blocked runs, a country
 export const REGION_MIX = Object.freeze([
@@ -31,7 +34,7 @@ const COLUMNS = ['run_id', 'phase', 'idx', 'origin', 'result', 'http_status', 'p
  * Returns { path, reused, runs, measuredRequests, rows, seconds }.
  */
 export function writeSyntheticDb(path, { runs = 420_000, perArm = 5, days = 14, seed = 1, order = 'random', start = '2022-12-15' } = {}) {
-  const params = JSON.stringify({ v: GENERATOR_VERSION, runs, perArm, days, seed, order, start });
+  const params = JSON.stringify({ v: GENERATOR_VERSION, pack: PACK_VERSION, runs, perArm, days, seed, order, start });
   if (fs.existsSync(path)) {
     const store = openStore(path);
     const meta = store.db.prepare("SELECT value FROM bench_meta WHERE key = 'params'").pluck();
@@ -48,7 +51,8 @@ export function writeSyntheticDb(path, { runs = 420_000, perArm = 5, days = 14, 
   db.pragma('synchronous = OFF');
   db.exec('CREATE TABLE bench_meta (key TEXT PRIMARY KEY, value TEXT)');
   const insertRun = db.prepare(`INSERT INTO runs (run_id, page_load_id, config_id, module_version, run_order, outcome, error,
-    received_at, region, country) VALUES (?, ?, 'bench', '0.1.0', ?, 'complete', '', ?, ?, ?)`);
+    received_at, region, country, packed_version, h2_network, h3_network, packed_counts)
+    VALUES (?, ?, 'bench', '0.1.0', ?, 'complete', '', ?, ?, ?, ?, ?, ?, ?)`);
   const perRun = perArm * 2 + 3;
   const rowPlaceholders = `(${COLUMNS.map(() => '?').join(', ')})`;
   const insertRequests = db.prepare(`INSERT INTO requests (${COLUMNS.join(', ')}) VALUES
@@ -76,7 +80,7 @@ export function writeSyntheticDb(path, { runs = 420_000, perArm = 5, days = 14, 
       const runId = `bench-${String(i).padStart(8, '0')}`;
       const runOrder = order === 'random' ? (rand() < 0.5 ? 'h2-first' : 'h3-first') : order;
       const receivedAt = new Date(startMs + Math.floor((i / runs) * spanMs)).toISOString();
-      insertRun.run(runId, `pl-${i}`, runOrder, receivedAt, reg.region, reg.country);
+      const packRows = [];
 
       const runEffect = 0.4 * normal();
       const lossy = rand() < reg.lossy;
@@ -93,6 +97,7 @@ export function writeSyntheticDb(path, { runs = 420_000, perArm = 5, days = 14, 
           network === null ? null : (network - connectMs - 0.1) * 0.9, network === null ? null : (network - connectMs - 0.1) * 0.1,
           1000 + idx, network === null ? null : network + 0.8];
         for (const v of values) rowValues[p++] = v;
+        packRows.push({ phase, idx, result, protocol, network_ms: network });
       };
       const base = reg.medianMs;
       row('prewarm', 0, 'h3', 'h2', base * 3 * Math.exp(runEffect), 'ok', base * 2);
@@ -118,6 +123,9 @@ export function writeSyntheticDb(path, { runs = 420_000, perArm = 5, days = 14, 
           row(arm, j, h3 ? 'h3' : 'h2', protocol, Math.round(ms * 10) / 10, result);
         }
       }
+      const pack = packRun(packRows);
+      insertRun.run(runId, `pl-${i}`, runOrder, receivedAt, reg.region, reg.country, pack.packed_version, pack.h2_network,
+        pack.h3_network, pack.packed_counts);
       insertRequests.run(rowValues);
     }
     db.prepare("INSERT INTO bench_meta VALUES ('params', ?)").run(params);

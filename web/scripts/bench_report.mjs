@@ -26,7 +26,7 @@ const repeat = Math.max(1, Number(args.repeat));
 const ms = (v) => `${Math.round(v)} ms`;
 
 fs.mkdirSync(stateDir, { recursive: true });
-const dbPath = path.join(stateDir, `bench-report-${runs}-s${args.seed}.sqlite`);
+const dbPath = path.join(stateDir, `bench-report-${runs}-s${args.seed}-v2.sqlite`);
 console.log(`synthetic database: ${dbPath}`);
 const gen = writeSyntheticDb(dbPath, { runs, seed: Number(args.seed) });
 const size = fs.statSync(dbPath).size;

@@ -1,11 +1,13 @@
 // SQLite storage of accepted beacons (runs and their request samples), WAL mode, with the queries the report and tests need.
 import Database from 'better-sqlite3';
+import { packRun } from '../report/runPack.mjs';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY, page_load_id TEXT, config_id TEXT, module_version TEXT, run_order TEXT,
   outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT,
-  run_ms REAL, sample_rate REAL, effective_type TEXT, visible_throughout INTEGER
+  run_ms REAL, sample_rate REAL, effective_type TEXT, visible_throughout INTEGER,
+  packed_version INTEGER, h2_network BLOB, h3_network BLOB, packed_counts BLOB
 );
 CREATE TABLE IF NOT EXISTS requests (
   run_id TEXT REFERENCES runs, phase TEXT, idx INTEGER, origin TEXT, result TEXT, http_status INTEGER, protocol TEXT,
@@ -18,7 +20,9 @@ CREATE INDEX IF NOT EXISTS runs_received_at ON runs (received_at);
 const MS_FIELDS = ['network_ms', 'queue_ms', 'dns_ms', 'connect_ms', 'tls_ms', 'request_ms', 'response_ms', 'start_ms', 'fetch_ms'];
 const REQUEST_COLUMNS = ['run_id', 'phase', 'idx', 'origin', 'result', 'http_status', 'protocol', 'reused', ...MS_FIELDS];
 const RUN_COLUMNS = ['run_id', 'page_load_id', 'config_id', 'module_version', 'run_order', 'outcome', 'error', 'received_at',
-  'region', 'country', 'summary_json', 'beacon_json', 'run_ms', 'sample_rate', 'effective_type', 'visible_throughout'];
+  'region', 'country', 'summary_json', 'beacon_json', 'run_ms', 'sample_rate', 'effective_type', 'visible_throughout',
+  // Write-time packing for the report (web/report/runPack.mjs).
+  'packed_version', 'h2_network', 'h3_network', 'packed_counts'];
 const EXPORT_PAGE = 500;
 
 export function openStore(dbPath) {
@@ -40,10 +44,12 @@ export function openStore(dbPath) {
   const armStmts = new Map();
 
   const insert = db.transaction((beacon, meta) => {
-    const { changes } = insertRun.run(runRow(beacon, meta));
+    const rows = (beacon.samples ?? []).map((sample) => requestRow(beacon.run_id, sample));
+    // The run row carries the report's packed form of exactly the request rows stored with it (all or none: one savepoint).
+    const { changes } = insertRun.run({ ...runRow(beacon, meta), ...packRun(rows) });
     // A retried beacon carries the same run_id: keep the first copy.
     if (changes === 0) return { duplicate: true };
-    for (const sample of beacon.samples ?? []) insertRequest.run(requestRow(beacon.run_id, sample));
+    for (const row of rows) insertRequest.run(row);
     return { duplicate: false };
   });
 
@@ -107,7 +113,8 @@ export function openStore(dbPath) {
           if (!byRun.has(r.run_id)) byRun.set(r.run_id, []);
           byRun.get(r.run_id).push(r);
         }
-        for (const { beacon_json, summary_json, ...run } of runs) {
+        // The packed columns are the report's derived copy of the requests, not data: left out.
+        for (const { beacon_json, summary_json, packed_version, h2_network, h3_network, packed_counts, ...run } of runs) {
           const line = { ...run, summary: JSON.parse(summary_json ?? 'null'), requests: byRun.get(run.run_id) ?? [] };
           if (!stream.write(`${JSON.stringify(line)}\n`)) await new Promise((r) => stream.once('drain', r));
           count++;
@@ -121,7 +128,9 @@ export function openStore(dbPath) {
 
 // A database written by an older version lacks the newer columns of runs: add them (NULL for the old rows) rather than
 // refuse to open it, so nothing already collected is lost.
-const ADDED_RUN_COLUMNS = { run_ms: 'REAL', sample_rate: 'REAL', effective_type: 'TEXT', visible_throughout: 'INTEGER' };
+// Runs stored before the packed columns existed keep them NULL: the report reads those with the row scan.
+const ADDED_RUN_COLUMNS = { run_ms: 'REAL', sample_rate: 'REAL', effective_type: 'TEXT', visible_throughout: 'INTEGER',
+  packed_version: 'INTEGER', h2_network: 'BLOB', h3_network: 'BLOB', packed_counts: 'BLOB' };
 function addMissingColumns(db) {
   const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
   for (const [name, type] of Object.entries(ADDED_RUN_COLUMNS)) {

@@ -9,6 +9,9 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openStore } from '../../stack/store.mjs';
 import { readReportData, EXCLUSIONS } from '../../report/readReportData.mjs';
+import { allPacked, scanRuns } from '../../report/scanRuns.mjs';
+import { PACK_VERSION, packRun, requestStatus, statusSql } from '../../report/runPack.mjs';
+import Database from 'better-sqlite3';
 import { repoRoot } from '../../stack/paths.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-report-'));
@@ -133,6 +136,137 @@ describe('report data', () => {
     const overall = group(data, 'overall');
     assert.equal(overall.paired.diffs.length, 4);
     assert.equal(overall.paired.h2First.length + overall.paired.h3First.length, 3);
+  });
+});
+
+describe('packed runs (the report\u2019s fast path)', () => {
+  // Every exclusion reason, fallbacks (to h2 and with no protocol), a missing metric, an unknown result, a run without
+  // measured requests, a retried beacon, several regions and days.
+  const packedPath = path.join(tmp, 'packed.sqlite');
+  const day = (d) => `2024-06-${String(d).padStart(2, '0')}T08:00:00.000Z`;
+  const beacons = [
+    [run('p1', { hs: [100, [101, { result: 'timeout', network_ms: null, protocol: '' }], 102],
+      ts: [[90, { protocol: 'h2' }], [91, { protocol: null }], 92] }), { receivedAt: day(1), region: 'Asia' }],
+    [run('p2', { order: 'h3-first', hs: [[50, { result: 'http_error' }], [51, { result: 'aborted', network_ms: null }],
+      [52, { result: 'weird' }], [53, { network_ms: null }]],
+    ts: [[40, { result: 'timing_unavailable', network_ms: 0, protocol: '' }], [41, { result: 'network_error', network_ms: null }],
+      [42, { result: 'no_timing_entry', network_ms: null }], [43, { network_ms: null }], [-0, {}], 44] }),
+    { receivedAt: day(2), region: 'Europe' }],
+    [run('p3', { order: 'random', hs: [70, 71], ts: [60] }), { receivedAt: day(3), region: null }],
+    [run('p4', {}), { receivedAt: day(3), region: 'Europe' }],
+    [run('p5', { hs: [[80, { protocol: 'h3' }], 81], ts: [79, [78, { result: null }]] }), { receivedAt: day(4), region: 'Asia' }],
+    [run('p2', { hs: [1], ts: [2] }), { receivedAt: day(5), region: 'Europe' }],
+    [run('p6', { hs: [65, 66, 67], ts: [[64, { protocol: 'h2' }], 63] }), { receivedAt: day(5), region: 'Oceania' }],
+  ];
+  before(() => {
+    const store = openStore(packedPath);
+    for (const [beacon, meta] of beacons) store.insertBeacon(beacon, meta);
+    // Samples out of idx order in the beacon: the packed arm must still be in the table's (phase, idx) order.
+    const shuffled = run('p7', { hs: [11, 12, 13], ts: [21, 22, 23] });
+    shuffled.samples.reverse();
+    store.insertBeacon(shuffled, { receivedAt: day(6), region: 'Asia' });
+    store.close();
+  });
+  const scanBoth = (db, metric, sinceIso) => {
+    const regions = db.prepare(`SELECT DISTINCT coalesce(region, 'unknown') FROM runs WHERE received_at >= ? ORDER BY 1`)
+      .pluck().all(sinceIso);
+    const { lo, hi } = db.prepare('SELECT min(rowid) AS lo, max(rowid) AS hi FROM runs').get();
+    const range = { metric, sinceIso, regions, lo, hi };
+    return { fast: scanRuns(db, range), slow: scanRuns(db, { ...range, packed: false }), packed: allPacked(db, range) };
+  };
+
+  test('the JavaScript rule and the SQL CASE classify every request the same', () => {
+    const db = new Database(packedPath, { readonly: true });
+    try {
+      const rows = db.prepare(`SELECT phase, result, protocol, network_ms, connect_ms, ${statusSql('network_ms')} AS st,
+        ${statusSql('connect_ms')} AS st2 FROM requests q WHERE phase IN ('control', 'treatment')`).all();
+      assert.ok(rows.length > 30);
+      for (const r of rows) {
+        assert.equal(requestStatus(r.phase, r.result, r.protocol, r.network_ms), r.st, JSON.stringify(r));
+        assert.equal(requestStatus(r.phase, r.result, r.protocol, r.connect_ms), r.st2, JSON.stringify(r));
+      }
+      // Every reason occurs at least once.
+      assert.deepEqual([...new Set(rows.map((r) => r.st))].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    } finally { db.close(); }
+  });
+
+  test('reading packed runs gives exactly what the row scan gives, with and without --since', () => {
+    const db = new Database(packedPath, { readonly: true });
+    try {
+      for (const since of ['', '2024-06-02T00:00:00.000Z', '2024-06-05T00:00:00.000Z', '2030-01-01T00:00:00.000Z']) {
+        const { fast, slow, packed } = scanBoth(db, 'network_ms', since);
+        assert.equal(packed, true);
+        assert.deepEqual(fast, slow, `since ${since}`);
+      }
+      const { fast } = scanBoth(db, 'network_ms', '');
+      assert.ok(fast.regions.some((g) => g.excludedCounts.every((n) => n > 0) || g.excludedCounts[0] > 0));
+    } finally { db.close(); }
+  });
+
+  test('the packed form of a run', () => {
+    const rows = [
+      { phase: 'prewarm', idx: 0, result: 'ok', protocol: 'h2', network_ms: 5 },
+      { phase: 'control', idx: 1, result: 'ok', protocol: 'h2', network_ms: 2.5 },
+      { phase: 'control', idx: 0, result: 'ok', protocol: 'h2', network_ms: 1.5 },
+      { phase: 'treatment', idx: 0, result: 'ok', protocol: 'h2', network_ms: 3 },
+      { phase: 'treatment', idx: 1, result: 'timeout', protocol: '', network_ms: null },
+      { phase: 'treatment', idx: 2, result: 'ok', protocol: 'h3', network_ms: 4 },
+    ];
+    const p = packRun(rows);
+    assert.equal(p.packed_version, PACK_VERSION);
+    assert.deepEqual([...new Float64Array(new Uint8Array(p.h2_network).buffer)], [1.5, 2.5]);
+    assert.deepEqual([...new Float64Array(new Uint8Array(p.h3_network).buffer)], [4]);
+    // requests, fallbackOk, h2 and h3 samples, then fallback, timing_unavailable, timeout, ...
+    assert.deepEqual([...new Int32Array(new Uint8Array(p.packed_counts).buffer)], [5, 2, 2, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0]);
+  });
+
+  test('other metrics, partly packed and old databases take the row scan and read the same', async () => {
+    const readAt = async (file, opts, readonly = true) => {
+      const db = new Database(file, { readonly });
+      try { return await readReportData(db, opts); } finally { db.close(); }
+    };
+    const expected = await readAt(packedPath, { since: '2024-06-02' });
+    // Another metric: the row scan.
+    const db = new Database(packedPath, { readonly: true });
+    try { assert.deepEqual(scanBoth(db, 'fetch_ms', '').fast, scanBoth(db, 'fetch_ms', '').slow); } finally { db.close(); }
+
+    // Some runs stored before packing (their columns NULL).
+    const partly = path.join(tmp, 'partly.sqlite');
+    fs.copyFileSync(packedPath, partly);
+    const w = new Database(partly);
+    w.prepare("UPDATE runs SET packed_version = NULL, h2_network = NULL, h3_network = NULL, packed_counts = NULL WHERE run_id = 'p6'").run();
+    assert.equal(scanBoth(w, 'network_ms', '').packed, false);
+    // A --since that leaves the unpacked run out could still read packed rows only if every selected run is packed.
+    assert.equal(scanBoth(w, 'network_ms', '2024-06-06T00:00:00.000Z').packed, true);
+    w.close();
+    assert.deepEqual(await readAt(partly, { since: '2024-06-02' }), expected);
+
+    // A database from before the packed columns: no such columns at all, opened read-only (nothing migrates it).
+    const old = path.join(tmp, 'old.sqlite');
+    const o = new Database(old);
+    o.exec(`ATTACH '${packedPath}' AS src;
+      CREATE TABLE runs (run_id TEXT PRIMARY KEY, page_load_id TEXT, config_id TEXT, module_version TEXT, run_order TEXT,
+        outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT,
+        run_ms REAL, sample_rate REAL, effective_type TEXT, visible_throughout INTEGER);
+      CREATE INDEX runs_received_at ON runs (received_at);
+      INSERT INTO runs SELECT run_id, page_load_id, config_id, module_version, run_order, outcome, error, received_at, region,
+        country, summary_json, beacon_json, run_ms, sample_rate, effective_type, visible_throughout FROM src.runs ORDER BY rowid;
+      CREATE TABLE requests (run_id TEXT REFERENCES runs, phase TEXT, idx INTEGER, origin TEXT, result TEXT, http_status INTEGER,
+        protocol TEXT, reused INTEGER, network_ms REAL, queue_ms REAL, dns_ms REAL, connect_ms REAL, tls_ms REAL, request_ms REAL,
+        response_ms REAL, start_ms REAL, fetch_ms REAL, PRIMARY KEY (run_id, phase, idx));
+      INSERT INTO requests SELECT * FROM src.requests;
+      DETACH src;`);
+    o.close();
+    assert.deepEqual(await readAt(old, { since: '2024-06-02' }), expected);
+    // Opened by the store, it gains the columns (NULL for the old runs) and still reads the same; new beacons are packed.
+    const store = openStore(old);
+    assert.equal(scanBoth(store.db, 'network_ms', '').packed, false);
+    store.insertBeacon(run('p8', { hs: [1, 2], ts: [3] }), { receivedAt: day(7), region: 'Asia' });
+    assert.equal(scanBoth(store.db, 'network_ms', '2024-06-07T00:00:00.000Z').packed, true);
+    store.close();
+    const afterMigration = await readAt(old, { since: '2024-06-02' });
+    const withP8 = await readAt(packedPath, { since: '2024-06-02' });
+    assert.deepEqual(afterMigration.groups[0].requests, withP8.groups[0].requests + 3);
   });
 });
 
