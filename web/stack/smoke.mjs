@@ -5,7 +5,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { startStack } from './stack.mjs';
-import { jsonValidate } from './jsonValidate.mjs';
+import { createBeaconValidator } from './h3probeNode.mjs';
 import { launchBrowser, openPage } from '../test/e2e/harness.mjs';
 
 const pageRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-smoke-page-'));
@@ -64,7 +64,7 @@ function headerOf(url, host, name, ca) {
 
 async function scenario(title, stackOpts, { forceQuic = true, beacon = false, headers = false } = {}) {
   console.log(`\n=== ${title} (forceQuic=${forceQuic}) ===`);
-  const stack = await startStack({ pageRoot, validate: jsonValidate, ...stackOpts });
+  const stack = await startStack({ pageRoot, validate: await createBeaconValidator(), ...stackOpts });
   let browser;
   try {
     if (headers) {

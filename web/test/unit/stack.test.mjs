@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openStore } from '../../stack/store.mjs';
 import { startCollector } from '../../stack/collector.mjs';
-import { jsonValidate } from '../../stack/jsonValidate.mjs';
+import { createBeaconValidator } from '../../stack/h3probeNode.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-unit-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -160,7 +160,8 @@ describe('collector', () => {
 
   before(async () => {
     store = freshStore();
-    collector = await startCollector({ port: 0, store, validate: jsonValidate });
+    // The real validator: the C++ decoder compiled to WASM (npm test builds it first).
+    collector = await startCollector({ port: 0, store, validate: await createBeaconValidator() });
     url = `http://127.0.0.1:${collector.port}/beacon`;
   });
   after(async () => {
