@@ -1,7 +1,7 @@
 // Runs N page loads at one link setting and summarises them: the per-protocol quantile table (C++ compareArms), the median
 // network time of warm-connection requests per arm (for the fidelity rule), protocols seen and the relay's counters.
-import { openStore } from '../stack/store.mjs';
-import { experimentUrl } from '../test/e2e/pageLoad.mjs';
+import { openStore } from '../server/store.mjs';
+import { experimentUrl } from '../devstack/pageLoad.mjs';
 import { labSearch } from './labSearch.mjs';
 
 export function settingLabel({ rttMs, loss = 0 }) {

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createBeaconValidator, loadH3probeNode } from '../stack/h3probeNode.mjs';
+import { createBeaconValidator, loadH3probeNode } from '../server/h3probeNode.mjs';
 import { labUnavailableReason } from './createLabNetwork.mjs';
 import { fidelityFit } from './fidelityFit.mjs';
 import { formatFidelity, formatLabTable } from './formatLabTable.mjs';

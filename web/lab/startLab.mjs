@@ -6,13 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
-import { ensureCerts } from '../stack/certs.mjs';
-import { startCaddy } from '../stack/caddy.mjs';
-import { HOSTS, chromiumArgs } from '../stack/stack.mjs';
-import { CHROMIUM_PATH } from '../test/e2e/harness.mjs';
+import { ensureCerts } from '../devstack/certs.mjs';
+import { startCaddy } from '../devstack/caddy.mjs';
+import { HOSTS, chromiumArgs } from '../devstack/stack.mjs';
+import { CHROMIUM_PATH } from '../devstack/chromium.mjs';
 import { createLabNetwork, removeLabNetwork } from './createLabNetwork.mjs';
 import { startRelay } from './startRelay.mjs';
-import { hookSignals, once } from '../stack/hookSignals.mjs';
+import { hookSignals, once } from '../devstack/hookSignals.mjs';
 
 const execFileP = promisify(execFile);
 const AWAIT_LISTENERS = path.join(path.dirname(new URL(import.meta.url).pathname), 'awaitListeners.mjs');

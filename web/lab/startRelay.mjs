@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../stack/paths.mjs';
+import { repoRoot } from '../devstack/paths.mjs';
 
 export const RELAY_PATH = path.join(repoRoot, 'build', 'native', 'h3probe_relay');
 

@@ -5,7 +5,7 @@
 // failures of each kind. Same schema as the collector's store, runs packed with the same function; deterministic for a
 // given seed.
 import fs from 'node:fs';
-import { openStore } from '../stack/store.mjs';
+import { openStore } from '../server/store.mjs';
 import { PACK_VERSION, packRun } from './runPack.mjs';
 
 // 2: runs packed for the report (runPack.mjs), as the collector's store packs them.

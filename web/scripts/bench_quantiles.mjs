@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { repoRoot } from '../stack/paths.mjs';
-import { loadH3probeNode } from '../stack/h3probeNode.mjs';
+import { repoRoot } from '../devstack/paths.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
 const args = process.argv.slice(2);
 const n = Number(args[args.indexOf('--n') + 1]) || 10_000_000;

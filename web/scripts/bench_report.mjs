@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { repoRoot, stateDir } from '../stack/paths.mjs';
-import { loadH3probeNode } from '../stack/h3probeNode.mjs';
+import { repoRoot, stateDir } from '../devstack/paths.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { writeSyntheticDb } from '../report/writeSyntheticDb.mjs';
 

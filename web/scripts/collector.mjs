@@ -1,8 +1,8 @@
 // `npm run collector -- [--port 8787] [--host 127.0.0.1] [--db FILE]`: the beacon collector on its own, as deployed.
 import { parseArgs } from 'node:util';
-import { openStore } from '../stack/store.mjs';
-import { startCollector } from '../stack/collector.mjs';
-import { createBeaconValidator } from '../stack/h3probeNode.mjs';
+import { openStore } from '../server/store.mjs';
+import { startCollector } from '../server/collector.mjs';
+import { createBeaconValidator } from '../server/h3probeNode.mjs';
 
 const { values: args } = parseArgs({
   options: {

@@ -3,8 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { stateDir } from '../stack/paths.mjs';
-import { openStore } from '../stack/store.mjs';
+import { stateDir } from '../devstack/paths.mjs';
+import { openStore } from '../server/store.mjs';
 
 const { values: args } = parseArgs({
   options: {

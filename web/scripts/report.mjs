@@ -2,8 +2,8 @@
 // prints the table overall and per region and writes the self-contained HTML report.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { stateDir } from '../stack/paths.mjs';
-import { loadH3probeNode } from '../stack/h3probeNode.mjs';
+import { stateDir } from '../devstack/paths.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 
 let args;

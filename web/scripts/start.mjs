@@ -4,12 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startStack } from '../stack/stack.mjs';
-import { stateDir } from '../stack/paths.mjs';
-import { createBeaconValidator, loadH3probeNode } from '../stack/h3probeNode.mjs';
+import { startStack } from '../devstack/stack.mjs';
+import { stateDir } from '../devstack/paths.mjs';
+import { createBeaconValidator, loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
-import { launchBrowser } from '../test/e2e/harness.mjs';
-import { experimentUrl, searchOnce } from '../test/e2e/pageLoad.mjs';
+import { launchBrowser } from '../devstack/chromium.mjs';
+import { experimentUrl, searchOnce } from '../devstack/pageLoad.mjs';
 
 const { values: args } = parseArgs({
   options: {

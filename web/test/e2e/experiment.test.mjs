@@ -1,10 +1,10 @@
 // The experiment end to end: real headless Chromium, real Caddy (HTTP/2 and HTTP/3), the C++ validator, real SQLite.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack } from '../../stack/stack.mjs';
-import { createBeaconValidator } from '../../stack/h3probeNode.mjs';
-import { launchBrowser, openPage } from './harness.mjs';
-import { experimentUrl } from './pageLoad.mjs';
+import { startStack } from '../../devstack/stack.mjs';
+import { createBeaconValidator } from '../../server/h3probeNode.mjs';
+import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
+import { experimentUrl } from '../../devstack/pageLoad.mjs';
 
 let stack;
 let browser;

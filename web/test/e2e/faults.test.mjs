@@ -4,11 +4,11 @@ import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startStack } from '../../stack/stack.mjs';
-import { buildRoot } from '../../stack/paths.mjs';
-import { createBeaconValidator } from '../../stack/h3probeNode.mjs';
-import { launchBrowser, openPage } from './harness.mjs';
-import { experimentUrl } from './pageLoad.mjs';
+import { startStack } from '../../devstack/stack.mjs';
+import { buildRoot } from '../../devstack/paths.mjs';
+import { createBeaconValidator } from '../../server/h3probeNode.mjs';
+import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
+import { experimentUrl } from '../../devstack/pageLoad.mjs';
 
 const validate = await createBeaconValidator();
 // What the browser itself reports on the console when a load fails; anything else on the console came from page code.

@@ -3,10 +3,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { startStack } from '../../stack/stack.mjs';
-import { createBeaconValidator } from '../../stack/h3probeNode.mjs';
-import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from './firefoxHarness.mjs';
-import { experimentUrl } from './pageLoad.mjs';
+import { startStack } from '../../devstack/stack.mjs';
+import { createBeaconValidator } from '../../server/h3probeNode.mjs';
+import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from '../../devstack/firefox.mjs';
+import { experimentUrl } from '../../devstack/pageLoad.mjs';
 
 const missing = fs.existsSync(FIREFOX_PATH) ? false
   : `Firefox not found at ${FIREFOX_PATH} (Debian package firefox-esr; npm run deps installs it)`;

@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createBeaconValidator, loadH3probeNode } from '../../stack/h3probeNode.mjs';
+import { createBeaconValidator, loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { labNamespaces, labUnavailableReason } from '../../lab/createLabNetwork.mjs';
 import { fidelityFit } from '../../lab/fidelityFit.mjs';
 import { measureSetting } from '../../lab/measureSetting.mjs';

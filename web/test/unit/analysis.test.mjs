@@ -2,7 +2,7 @@
 // inputs small enough to compute by hand, so the Embind layer (typed arrays in, JSON out) is tested too.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { loadH3probeNode } from '../../stack/h3probeNode.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 
 let core;
 before(async () => {

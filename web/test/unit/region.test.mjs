@@ -2,9 +2,9 @@
 // loopback and private ranges, and the trusted-proxy rules (headers believed only from configured proxies).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createCountryLookup, isNotPublic, locateIp, normalizeIp, regionFor } from '../../stack/regionFor.mjs';
-import { REGIONS, regionForCountry } from '../../stack/regionForCountry.mjs';
-import { createClientLocator, forwardedClient, parseTrustedProxies } from '../../stack/clientLocator.mjs';
+import { createCountryLookup, isNotPublic, locateIp, normalizeIp, regionFor } from '../../server/regionFor.mjs';
+import { REGIONS, regionForCountry } from '../../server/regionForCountry.mjs';
+import { createClientLocator, forwardedClient, parseTrustedProxies } from '../../server/clientLocator.mjs';
 
 describe('regionFor with the bundled IPtoASN country database', () => {
   const lookup = createCountryLookup();

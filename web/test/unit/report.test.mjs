@@ -7,12 +7,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { openStore } from '../../stack/store.mjs';
+import { openStore } from '../../server/store.mjs';
 import { readReportData, EXCLUSIONS } from '../../report/readReportData.mjs';
 import { allPacked, scanRuns } from '../../report/scanRuns.mjs';
 import { PACK_VERSION, packRun, requestStatus, statusSql } from '../../report/runPack.mjs';
 import Database from 'better-sqlite3';
-import { repoRoot } from '../../stack/paths.mjs';
+import { repoRoot } from '../../devstack/paths.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-report-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));

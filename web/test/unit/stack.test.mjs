@@ -6,9 +6,9 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { openStore } from '../../stack/store.mjs';
-import { startCollector } from '../../stack/collector.mjs';
-import { createBeaconValidator } from '../../stack/h3probeNode.mjs';
+import { openStore } from '../../server/store.mjs';
+import { startCollector } from '../../server/collector.mjs';
+import { createBeaconValidator } from '../../server/h3probeNode.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-unit-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));

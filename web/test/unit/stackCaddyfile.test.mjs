@@ -1,7 +1,7 @@
 // Unit tests of the rendered Caddyfile: which listener speaks which protocols and which headers the probe endpoints send.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { caddyfile } from '../../stack/caddyfile.mjs';
+import { caddyfile } from '../../devstack/caddyfile.mjs';
 
 const base = {
   certPath: '/c/cert.pem', keyPath: '/c/key.pem',

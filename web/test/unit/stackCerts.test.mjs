@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { ensureCerts } from '../../stack/certs.mjs';
-import { canBindUdp, freePort } from '../../stack/ports.mjs';
+import { ensureCerts } from '../../devstack/certs.mjs';
+import { canBindUdp, freePort } from '../../devstack/ports.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-certs-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { ensureCerts } from './certs.mjs';
 import { freePort } from './ports.mjs';
 import { startCaddy } from './caddy.mjs';
-import { startCollector } from './collector.mjs';
-import { openStore } from './store.mjs';
+import { startCollector } from '../server/collector.mjs';
+import { openStore } from '../server/store.mjs';
 import { hookSignals, once } from './hookSignals.mjs';
 
 const tempDirs = new Set();

@@ -2,7 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { buildRoot } from './paths.mjs';
+import { fileURLToPath } from 'node:url';
+
+// The Emscripten build's output folder (npm run build:wasm).
+const buildRoot = fileURLToPath(new URL('../../build/wasm/', import.meta.url));
 
 let loading = null;
 
