@@ -1,6 +1,7 @@
 // Resource Timing entry -> sample: network time, phases, connection reuse, and every way a sample is not ok.
 #include <doctest/doctest.h>
 
+#include "request_class.hpp"
 #include "resource_timing.hpp"
 
 using namespace h3probe;
@@ -118,18 +119,6 @@ TEST_CASE("redirects and cache hits are recorded as such and not counted as netw
         e.transfer_size = 0;
         const Sample s = sample_from_outcome(ok_outcome(e));
         CHECK(s.result == SampleResult::cache_hit);
-        CHECK_FALSE(s.counts_for_arm());
+        CHECK(classify(s) == RequestClass::cache_hit);
     }
-}
-
-TEST_CASE("an arm counts only ok samples over its own protocol") {
-    Sample s = sample_from_outcome(ok_outcome(new_connection_entry()));  // protocol h2
-    s.phase = Phase::treatment;
-    s.origin = Proto::h3;
-    CHECK_FALSE(s.counts_for_arm());  // an HTTP/3 request that fell back to h2
-    s.origin = Proto::h2;
-    s.phase = Phase::control;
-    CHECK(s.counts_for_arm());
-    s.phase = Phase::prewarm;
-    CHECK_FALSE(s.counts_for_arm());  // pre-warm timings are discarded
 }

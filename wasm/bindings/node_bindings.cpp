@@ -1,4 +1,8 @@
-// Embind surface of the Node module: the beacon validator for the collector and the statistics for the report.
+// Embind surface of the Node module: the beacon decoder for the collector (the stored rows, each request with its
+// class), the report from stored run records, exact quantiles, and the schema (column lists, classes, limits) that the
+// collector's store and the typings are made from. Plain JS values in and out: nothing here needs freeing. The shapes
+// are declared in web/server/h3probeNode.d.ts, which a unit test checks against schema().
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -6,54 +10,18 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
-#include "arm_comparison.hpp"
 #include "beacon.hpp"
-#include "paired_runs.hpp"
-#include "quantile_ci.hpp"
+#include "limits.hpp"
 #include "quantiles.hpp"
-#include "sample_size.hpp"
+#include "report.hpp"
+#include "stored_run.hpp"
 
 using emscripten::val;
 
 namespace h3probe {
 namespace {
 
-struct Validation {
-    bool ok = false;
-    std::string error;       // why the beacon was rejected
-    std::string summary;     // the run summary recomputed from the samples (JSON): the client's own is not trusted
-};
-
-Validation validate_beacon(const std::string& text) {
-    Validation v;
-    DecodeResult r = decode_beacon(text);
-    if (!r.beacon) {
-        v.error = r.error;
-        return v;
-    }
-    v.ok = true;
-    // Not the whole beacon re-encoded: that doubled the collector's cost per beacon. Every known field was checked.
-    v.summary = encode_summary(r.beacon->summary);
-    return v;
-}
-
-// values: a Float64Array (or array of numbers); ps: probabilities in [0, 1]. Returns a plain array.
-val js_quantiles(const val& values, const val& ps) {
-    const auto q = quantiles(emscripten::convertJSArrayToNumberVector<double>(values),
-                             emscripten::convertJSArrayToNumberVector<double>(ps));
-    val out = val::array();
-    for (std::size_t i = 0; i < q.size(); ++i) out.set(i, q[i]);
-    return out;
-}
-
-// The per-protocol table as JSON (see arm_comparison.hpp).
-std::string js_compare_arms(const val& h2, const val& h3) {
-    return to_json(compare_arms(emscripten::convertJSArrayToNumberVector<double>(h2),
-                                emscripten::convertJSArrayToNumberVector<double>(h3)));
-}
-
-// Typed array (or array of numbers) -> vector, by one TypedArray.set() into a view of the vector's memory: a bulk
-// copy inside the JS engine (this is also what convertJSArrayToNumberVector does in Emscripten 3.1.6).
+// Typed array (or array of numbers) -> vector, by one TypedArray.set() into a view of the vector's memory.
 template <typename T>
 std::vector<T> copy_array(const val& array) {
     std::vector<T> out(array["length"].as<std::size_t>());
@@ -61,66 +29,288 @@ std::vector<T> copy_array(const val& array) {
     return out;
 }
 
-std::string error_json(const std::string& message) { return "{\"error\":\"" + message + "\",\"rows\":[]}"; }
-
-// analyzeArms(h2Values: Float64Array, h2Runs: Int32Array, h3Values, h3Runs, ps: Float64Array,
-//             method: "delta" | "bootstrap", confidence) -> JSON string
-//   {"method","confidence","n_h2","n_h3","runs_h2","runs_h3","rows":[{"p","h2","h3","diff_ms","diff_pct",
-//    "ci_ms":[lo,hi],"ci_pct":[lo,hi],"significant","ci_h2":[lo,hi],"ci_h3":[lo,hi]}]}
-// h*Runs[i] is the run (page load) of h*Values[i]; the run is the unit of variance (quantile_ci.hpp). rows is empty if
-// an arm has no values; bounds are null with fewer than 10 runs in an arm or when p is too extreme for the sample.
-// Bad arguments give {"error": "...", "rows": []} instead of throwing into the report.
-std::string js_analyze_arms(const val& h2_values, const val& h2_runs, const val& h3_values, const val& h3_runs,
-                            const val& ps, const std::string& method, double confidence) {
-    if (method != "delta" && method != "bootstrap") return error_json("method must be delta or bootstrap");
-    if (!(confidence > 0 && confidence < 1)) return error_json("confidence must be in (0, 1)");
-    const auto v2 = copy_array<double>(h2_values);
-    const auto r2 = copy_array<std::int32_t>(h2_runs);
-    const auto v3 = copy_array<double>(h3_values);
-    const auto r3 = copy_array<std::int32_t>(h3_runs);
-    if (v2.size() != r2.size() || v3.size() != r3.size()) return error_json("values and runs differ in length");
-    return to_json(analyze_arms(make_run_clustered_sample(v2, r2), make_run_clustered_sample(v3, r3),
-                                copy_array<double>(ps),
-                                method == "delta" ? IntervalMethod::delta : IntervalMethod::bootstrap, confidence));
+val js(const std::string& s) { return val(s); }
+val js(double v) { return std::isnan(v) ? val::null() : val(v); }
+val js(const std::vector<std::uint8_t>& bytes) {
+    // A copy the JS side owns: a view into WASM memory would dangle once the vector is gone.
+    return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+}
+val js(const std::vector<double>& xs) {
+    return val::global("Float64Array").new_(emscripten::typed_memory_view(xs.size(), xs.data()));
+}
+val pair(double lo, double hi) {
+    val a = val::array();
+    a.set(0, js(lo));
+    a.set(1, js(hi));
+    return a;
 }
 
-// pairedDifferences(diffs: Float64Array (one per run: median h3 - median h2), confidence) -> JSON string
-//   {"n","mean","median","p10","p90","ci_mean":[lo,hi],"ci_median":[lo,hi]} (paired_runs.hpp)
-std::string js_paired_differences(const val& diffs, double confidence) {
-    return to_json(summarize_paired_differences(copy_array<double>(diffs), confidence));
+// decodeBeacon(text) -> {ok: true, run, requests} | {ok: false, error}
+val decode_beacon_js(const std::string& text) {
+    val out = val::object();
+    DecodeResult decoded = decode_beacon(text);
+    if (!decoded.beacon) {
+        out.set("ok", false);
+        out.set("error", decoded.error);
+        return out;
+    }
+    const StoredBeacon stored = to_stored(*decoded.beacon);
+    val run = val::object();
+#define H3PROBE_SET_COLUMN(type, name, what) run.set(#name, js(stored.run.name));
+    H3PROBE_RUN_COLUMNS(H3PROBE_SET_COLUMN)
+#undef H3PROBE_SET_COLUMN
+    run.set("arm_counts", js(stored.run.arm_counts));
+    const auto metrics = metric_names();
+    for (std::size_t i = 0; i < metrics.size(); ++i) run.set("arm_" + metrics[i], js(stored.run.arm_metrics[i]));
+    val requests = val::array();
+    for (std::size_t i = 0; i < stored.requests.size(); ++i) {
+        const StoredRequest& q = stored.requests[i];
+        val row = val::object();
+#define H3PROBE_SET_REQUEST_COLUMN(type, name, what) row.set(#name, js(q.name));
+        H3PROBE_REQUEST_COLUMNS(H3PROBE_SET_REQUEST_COLUMN)
+#undef H3PROBE_SET_REQUEST_COLUMN
+#define H3PROBE_SET_DURATION(name, max, metric, what) row.set(#name, js(q.name));
+        H3PROBE_SAMPLE_DURATIONS(H3PROBE_SET_DURATION)
+#undef H3PROBE_SET_DURATION
+        requests.set(i, row);
+    }
+    out.set("ok", true);
+    out.set("run", run);
+    out.set("requests", requests);
+    return out;
 }
 
-// orderEffect(diffsH2First, diffsH3First, confidence) -> JSON string {"n_h2_first","n_h3_first","mean_h2_first",
-//   "mean_h3_first","diff" (= mean_h3_first - mean_h2_first),"ci":[lo,hi],"p_value"} (paired_runs.hpp)
-std::string js_order_effect(const val& diffs_h2_first, const val& diffs_h3_first, double confidence) {
-    return to_json(order_effect(copy_array<double>(diffs_h2_first), copy_array<double>(diffs_h3_first), confidence));
+val analysis_js(const ArmsAnalysis& a) {
+    val out = val::object();
+    out.set("method", std::string(a.method == IntervalMethod::delta ? "delta" : "bootstrap"));
+    out.set("confidence", a.confidence);
+    val rows = val::array();
+    for (std::size_t i = 0; i < a.rows.size(); ++i) {
+        const QuantileDifferenceRow& r = a.rows[i];
+        val row = val::object();
+        row.set("p", r.p);
+        row.set("h2", js(r.h2));
+        row.set("h3", js(r.h3));
+        row.set("diff_ms", js(r.diff_ms));
+        row.set("diff_pct", js(r.diff_pct));
+        row.set("ci_ms", pair(r.ci_ms_lo, r.ci_ms_hi));
+        row.set("ci_pct", pair(r.ci_pct_lo, r.ci_pct_hi));
+        row.set("ci_h2", pair(r.ci_h2_lo, r.ci_h2_hi));
+        row.set("ci_h3", pair(r.ci_h3_lo, r.ci_h3_hi));
+        row.set("significant", r.significant);
+        rows.set(i, row);
+    }
+    out.set("rows", rows);
+    return out;
 }
 
-// sampleSize(values: Float64Array, runs: Int32Array, p, mdeRelative, alpha, power) -> JSON string
-//   {"runs_per_arm","requests_per_run","design_effect","quantile","formula"} (sample_size.hpp)
-std::string js_sample_size(const val& values, const val& runs, double p, double mde_relative, double alpha,
-                           double power) {
-    const auto v = copy_array<double>(values);
-    const auto r = copy_array<std::int32_t>(runs);
-    if (v.size() != r.size()) return "{\"error\":\"values and runs differ in length\"}";
-    return to_json(plan_sample_size(make_run_clustered_sample(v, r), p, mde_relative, alpha, power));
+val paired_js(const PairedDifferenceSummary& p) {
+    val out = val::object();
+    out.set("n", static_cast<double>(p.n));
+    out.set("mean", js(p.mean));
+    out.set("median", js(p.median));
+    out.set("p10", js(p.p10));
+    out.set("p90", js(p.p90));
+    out.set("ci_mean", pair(p.ci_mean_lo, p.ci_mean_hi));
+    out.set("ci_median", pair(p.ci_median_lo, p.ci_median_hi));
+    return out;
+}
+
+val order_js(const OrderEffect& e) {
+    val out = val::object();
+    out.set("n_h2_first", static_cast<double>(e.n_h2_first));
+    out.set("n_h3_first", static_cast<double>(e.n_h3_first));
+    out.set("mean_h2_first", js(e.mean_h2_first));
+    out.set("mean_h3_first", js(e.mean_h3_first));
+    out.set("diff", js(e.diff));
+    out.set("ci", pair(e.ci_lo, e.ci_hi));
+    out.set("p_value", js(e.p_value));
+    return out;
+}
+
+val sample_size_js(const SampleSizePlan& s) {
+    val out = val::object();
+    out.set("runs_per_arm", js(s.runs_per_arm));
+    out.set("requests_per_run", js(s.requests_per_run));
+    out.set("design_effect", js(s.design_effect));
+    out.set("quantile", js(s.quantile));
+    return out;
+}
+
+val cdf_js(const std::vector<double>& qs, const std::vector<double>& ps) {
+    val out = val::array();
+    for (std::size_t i = 0; i < qs.size(); ++i) out.set(i, pair(qs[i], ps[i]));
+    return out;
+}
+
+val group_js(const GroupReport& g, const ReportOptions& o) {
+    val out = val::object();
+    out.set("name", g.name);
+    out.set("runs", static_cast<double>(g.runs));
+    out.set("requests", static_cast<double>(g.requests));
+    // Excluded requests by class (both arms), then missing_metric; usable and pre-warm are not exclusions.
+    val excluded = val::object();
+    for (int c = 0; c < kRequestClassCount; ++c) {
+        const auto cls = static_cast<RequestClass>(c);
+        if (is_usable(cls) || cls == RequestClass::prewarm) continue;
+        excluded.set(to_string(cls), static_cast<double>(g.classes[0][c] + g.classes[1][c]));
+    }
+    excluded.set("missing_metric", static_cast<double>(g.missing_metric));
+    out.set("excluded", excluded);
+    const auto& t = g.classes[1];
+    const double fallbacks = static_cast<double>(t[static_cast<int>(RequestClass::fallback)]);
+    val fallback = val::object();
+    fallback.set("fallbacks", fallbacks);
+    fallback.set("rate", js(fallback_rate(g)));
+    fallback.set("completed", std::isnan(fallback_rate(g)) ? 0.0 : fallbacks / fallback_rate(g));
+    out.set("fallback", fallback);
+    val arms = val::object();
+    val h2 = val::object(), h3 = val::object();
+    h2.set("n", static_cast<double>(g.analysis.n_h2));
+    h2.set("runs", static_cast<double>(g.runs_h2));
+    h3.set("n", static_cast<double>(g.analysis.n_h3));
+    h3.set("runs", static_cast<double>(g.runs_h3));
+    arms.set("h2", h2);
+    arms.set("h3", h3);
+    out.set("arms", arms);
+    out.set("analysis", analysis_js(g.analysis));
+    out.set("paired", g.paired ? paired_js(*g.paired) : val::null());
+    out.set("order", g.order ? order_js(*g.order) : val::null());
+    out.set("sampleSize", g.sample_size ? sample_size_js(*g.sample_size) : val::null());
+    if (!o.cdf_probabilities.empty()) {
+        val cdf = val::object();
+        cdf.set("h2", cdf_js(g.cdf_h2, o.cdf_probabilities));
+        cdf.set("h3", cdf_js(g.cdf_h3, o.cdf_probabilities));
+        out.set("cdf", cdf);
+    }
+    return out;
+}
+
+double number_or(const val& o, const char* key, double fallback) {
+    const val v = o[key];
+    return v.isNumber() ? v.as<double>() : fallback;
+}
+
+// buildReport(records: Uint8Array, groupNames: string[], options) -> {error: string, groups: [...]}
+val build_report_js(const val& records, const val& group_names, const val& options) {
+    val out = val::object();
+    ReportOptions o;
+    const std::string method = options["method"].isString() ? options["method"].as<std::string>() : "delta";
+    if (method != "delta" && method != "bootstrap") {
+        out.set("error", std::string("method must be delta or bootstrap, got \"") + method + "\"");
+        out.set("groups", val::array());
+        return out;
+    }
+    o.method = method == "delta" ? IntervalMethod::delta : IntervalMethod::bootstrap;
+    o.confidence = number_or(options, "confidence", o.confidence);
+    if (!(o.confidence > 0 && o.confidence < 1)) {
+        out.set("error", std::string("confidence must be in (0, 1)"));
+        out.set("groups", val::array());
+        return out;
+    }
+    if (!options["percentiles"].isUndefined()) o.percentiles = copy_array<double>(options["percentiles"]);
+    if (!options["cdfProbabilities"].isUndefined()) o.cdf_probabilities = copy_array<double>(options["cdfProbabilities"]);
+    const val size = options["sampleSize"];
+    if (!size.isUndefined() && !size.isNull()) {
+        o.size_p = number_or(size, "p", o.size_p);
+        o.size_mde = number_or(size, "mde", o.size_mde);
+        o.size_alpha = number_or(size, "alpha", o.size_alpha);
+        o.size_power = number_or(size, "power", o.size_power);
+    }
+    std::vector<std::string> names;
+    const auto n = group_names["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < n; ++i) names.push_back(group_names[i].as<std::string>());
+    const auto bytes = copy_array<std::uint8_t>(records);
+    const Report report = build_report(bytes.data(), bytes.size(), names, o);
+    out.set("error", report.error);
+    val groups = val::array();
+    for (std::size_t i = 0; i < report.groups.size(); ++i) groups.set(i, group_js(report.groups[i], o));
+    out.set("groups", groups);
+    return out;
+}
+
+// values: a Float64Array (or array of numbers); ps: probabilities in [0, 1]. Returns a Float64Array.
+val quantiles_js(const val& values, const val& ps) {
+    return js(quantiles(copy_array<double>(values), copy_array<double>(ps)));
+}
+
+val column_list(std::initializer_list<const char*> types, std::initializer_list<const char*> names,
+                std::initializer_list<const char*> whats) {
+    val out = val::array();
+    auto t = types.begin();
+    auto w = whats.begin();
+    std::size_t i = 0;
+    for (const char* name : names) {
+        val c = val::object();
+        c.set("name", std::string(name));
+        c.set("type", std::string(*t++));
+        c.set("description", std::string(*w++));
+        out.set(i++, c);
+    }
+    return out;
+}
+
+// The stored form's column lists, the request classes, the metrics and the limits, as the core defines them.
+val schema_js() {
+    val out = val::object();
+#define H3PROBE_TYPE(type, name, what) #type,
+#define H3PROBE_NAME(type, name, what) #name,
+#define H3PROBE_WHAT(type, name, what) what,
+    out.set("runColumns", column_list({H3PROBE_RUN_COLUMNS(H3PROBE_TYPE)}, {H3PROBE_RUN_COLUMNS(H3PROBE_NAME)},
+                                      {H3PROBE_RUN_COLUMNS(H3PROBE_WHAT)}));
+    out.set("requestColumns", column_list({H3PROBE_REQUEST_COLUMNS(H3PROBE_TYPE)},
+                                          {H3PROBE_REQUEST_COLUMNS(H3PROBE_NAME)},
+                                          {H3PROBE_REQUEST_COLUMNS(H3PROBE_WHAT)}));
+#undef H3PROBE_TYPE
+#undef H3PROBE_NAME
+#undef H3PROBE_WHAT
+    val durations = val::array();
+    std::size_t i = 0;
+#define H3PROBE_DURATION(name, max, metric, what)   \
+    {                                               \
+        val d = val::object();                      \
+        d.set("name", std::string(#name));          \
+        d.set("max", static_cast<double>(max));     \
+        d.set("metric", metric);                    \
+        d.set("description", std::string(what));    \
+        durations.set(i++, d);                      \
+    }
+    H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION)
+#undef H3PROBE_DURATION
+    out.set("durations", durations);
+    val metrics = val::array();
+    const auto names = metric_names();
+    for (std::size_t k = 0; k < names.size(); ++k) metrics.set(k, names[k]);
+    out.set("metrics", metrics);
+    val classes = val::array();
+    for (int c = 0; c < kRequestClassCount; ++c) {
+        const auto cls = static_cast<RequestClass>(c);
+        val d = val::object();
+        d.set("name", std::string(to_string(cls)));
+        d.set("usable", is_usable(cls));
+        d.set("description", std::string(describe(cls)));
+        classes.set(c, d);
+    }
+    out.set("requestClasses", classes);
+    val limits = val::object();
+    limits.set("maxBeaconBytes", static_cast<double>(kMaxBeaconBytes));
+    limits.set("maxJsonDepth", static_cast<double>(kMaxJsonDepth));
+    limits.set("maxSamples", static_cast<double>(kMaxSamples));
+    limits.set("maxErrors", static_cast<double>(kMaxErrors));
+    limits.set("maxErrorChars", static_cast<double>(kMaxErrorChars));
+    limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
+    out.set("limits", limits);
+    out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
+    return out;
 }
 
 }  // namespace
 }  // namespace h3probe
 
 EMSCRIPTEN_BINDINGS(h3probe_node) {
-    using h3probe::Validation;
-    emscripten::value_object<Validation>("Validation")
-        .field("ok", &Validation::ok)
-        .field("error", &Validation::error)
-        .field("summary", &Validation::summary);
-    emscripten::function("validateBeacon", &h3probe::validate_beacon);
-    emscripten::function("quantiles", &h3probe::js_quantiles);
-    emscripten::function("compareArms", &h3probe::js_compare_arms);
-    emscripten::function("analyzeArms", &h3probe::js_analyze_arms);
-    emscripten::function("pairedDifferences", &h3probe::js_paired_differences);
-    emscripten::function("orderEffect", &h3probe::js_order_effect);
-    emscripten::function("sampleSize", &h3probe::js_sample_size);
+    emscripten::function("decodeBeacon", &h3probe::decode_beacon_js);
+    emscripten::function("buildReport", &h3probe::build_report_js);
+    emscripten::function("quantiles", &h3probe::quantiles_js);
+    emscripten::function("schema", &h3probe::schema_js);
     emscripten::constant("version", std::string(H3PROBE_VERSION));
 }

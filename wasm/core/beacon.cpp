@@ -1,12 +1,16 @@
 // Beacon encoding with nlohmann/json, and the validating decoder the collector runs on every beacon it receives.
 #include "beacon.hpp"
 
+#include <algorithm>
+
 #include <cctype>
 #include <cmath>
 #include <set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "request_class.hpp"
 
 namespace h3probe {
 namespace {
@@ -32,15 +36,10 @@ json sample_json(const Sample& s) {
             {"http_status", s.http_status},
             {"protocol", s.protocol},
             {"reused", s.reused ? json(*s.reused) : json(nullptr)},
-            {"network_ms", optional_number(s.network_ms)},
-            {"queue_ms", optional_number(s.queue_ms)},
-            {"dns_ms", optional_number(s.dns_ms)},
-            {"connect_ms", optional_number(s.connect_ms)},
-            {"tls_ms", optional_number(s.tls_ms)},
-            {"request_ms", optional_number(s.request_ms)},
-            {"response_ms", optional_number(s.response_ms)},
-            {"start_ms", optional_number(s.start_ms)},
-            {"fetch_ms", optional_number(s.fetch_ms)}};
+#define H3PROBE_DURATION_JSON(name, max, metric, what) {#name, optional_number(s.name)},
+            H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION_JSON)
+#undef H3PROBE_DURATION_JSON
+    };
 }
 
 json summary_json(const RunSummary& s) {
@@ -132,11 +131,6 @@ private:
     std::string& error_;
 };
 
-constexpr double kMaxDurationMs = 600000;   // 10 minutes: far beyond any run deadline
-constexpr double kMaxTimestampMs = 1e10;    // performance.now() of a page open for months
-constexpr std::size_t kMaxSamples = 200;
-constexpr std::size_t kMaxErrors = 10;
-
 bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) {
     const std::string where = "samples[" + std::to_string(i) + "].";
     if (!j.is_object()) return error = "samples[" + std::to_string(i) + "] must be an object", false;
@@ -144,23 +138,17 @@ bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) 
     std::string phase, origin, result;
     if (!f.one_of("phase", phase, {"prewarm", "control", "treatment"})) return false;
     if (!f.one_of("origin", origin, {"h2", "h3"})) return false;
-    if (!f.one_of("result", result,
-                  {"ok", "http_error", "network_error", "timeout", "aborted", "no_timing_entry", "timing_unavailable",
-                   "redirected", "cache_hit"}))
-        return false;
+    if (!f.string("result", result, 64)) return false;
+    if (!parse_result(result, s.result)) return f.fail("result", "has an unknown value \"" + result + "\"");
     parse_phase(phase, s.phase);
     parse_proto(origin, s.origin);
-    parse_result(result, s.result);
-    if (!f.integer("idx", s.idx, 0, 1000) || !f.integer("http_status", s.http_status, 0, 999) ||
+    if (!f.integer("idx", s.idx, 0, kMaxSampleIdx) || !f.integer("http_status", s.http_status, 0, 999) ||
         !f.string("protocol", s.protocol, 32) || !f.boolean("reused", s.reused))
         return false;
-    const std::pair<const char*, std::optional<double>*> durations[] = {
-        {"network_ms", &s.network_ms}, {"queue_ms", &s.queue_ms},       {"dns_ms", &s.dns_ms},
-        {"connect_ms", &s.connect_ms}, {"tls_ms", &s.tls_ms},           {"request_ms", &s.request_ms},
-        {"response_ms", &s.response_ms}, {"fetch_ms", &s.fetch_ms}};
-    for (const auto& [key, out] : durations)
-        if (!f.number(key, *out, kMaxDurationMs)) return false;
-    if (!f.number("start_ms", s.start_ms, kMaxTimestampMs)) return false;
+#define H3PROBE_DECODE_DURATION(name, max, metric, what) \
+    if (!f.number(#name, s.name, max)) return false;
+    H3PROBE_SAMPLE_DURATIONS(H3PROBE_DECODE_DURATION)
+#undef H3PROBE_DECODE_DURATION
     if (s.result == SampleResult::ok && !s.network_ms) return f.fail("network_ms", "is required when result is ok");
     return true;
 }
@@ -179,20 +167,42 @@ bool decode_context(const json& j, ClientContext& c, std::string& error) {
     return true;
 }
 
+// The deepest nesting of arrays and objects in the text, brackets inside strings not counted. Checked before parsing so
+// that no layer (here or in a consumer) ever walks a deeply nested document.
+std::size_t nesting_depth(std::string_view text) {
+    std::size_t depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (const char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            deepest = std::max(deepest, ++depth);
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
 }  // namespace
 
 RunSummary summarize_run(const std::vector<Sample>& samples) {
     RunSummary r;
     std::vector<double> control, treatment;
     for (const Sample& s : samples) {
-        if (s.phase == Phase::prewarm) continue;
+        const RequestClass c = classify(s);
+        if (c == RequestClass::prewarm) continue;
         ArmSummary& arm = s.phase == Phase::control ? r.control : r.treatment;
-        if (s.counts_for_arm()) {
+        if (is_usable(c)) {
             (s.phase == Phase::control ? control : treatment).push_back(*s.network_ms);
             continue;
         }
         ++arm.excluded;
-        if (!s.protocol.empty() && s.protocol != expected_protocol(s.origin)) ++arm.fallbacks;
+        if (c == RequestClass::fallback) ++arm.fallbacks;
     }
     r.control.latency = summarize(std::move(control));
     r.treatment.latency = summarize(std::move(treatment));
@@ -223,10 +233,12 @@ std::string encode_beacon(const Beacon& b) {
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string encode_summary(const RunSummary& summary) { return summary_json(summary).dump(); }
-
 DecodeResult decode_beacon(std::string_view json_text) {
     DecodeResult r;
+    if (json_text.size() > kMaxBeaconBytes)
+        return r.error = "beacon is larger than " + std::to_string(kMaxBeaconBytes) + " bytes", r;
+    if (nesting_depth(json_text) > kMaxJsonDepth)
+        return r.error = "beacon nests deeper than " + std::to_string(kMaxJsonDepth) + " levels", r;
     const json doc = json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return r.error = "beacon is not valid JSON", r;
     if (!doc.is_object()) return r.error = "beacon must be a JSON object", r;
@@ -241,7 +253,7 @@ DecodeResult decode_beacon(std::string_view json_text) {
         !f.string("config_id", b.config_id, 64) || !f.string("module_version", b.module_version, 32) ||
         !f.one_of("order", b.order, {"h2-first", "h3-first"}) ||
         !f.one_of("outcome", b.outcome, {"complete", "deadline", "stopped", "error"}) ||
-        !f.string("error", b.error, 500, /*required=*/false) || !f.number("run_ms", run_ms, kMaxDurationMs))
+        !f.string("error", b.error, kMaxRunErrorChars, /*required=*/false) || !f.number("run_ms", run_ms, kMaxDurationMs))
         return r;
     b.run_ms = run_ms.value_or(0);
     std::optional<double> sample_rate;
@@ -250,17 +262,19 @@ DecodeResult decode_beacon(std::string_view json_text) {
     if (const auto c = doc.find("context"); c != doc.end() && !c->is_null())
         if (!decode_context(*c, b.context, r.error)) return r;
     if (const auto e = doc.find("errors"); e != doc.end() && !e->is_null()) {
-        if (!e->is_array() || e->size() > kMaxErrors) return r.error = "errors must be an array of at most 10 strings", r;
+        if (!e->is_array() || e->size() > kMaxErrors)
+            return r.error = "errors must be an array of at most " + std::to_string(kMaxErrors) + " strings", r;
         for (const auto& item : *e) {
-            if (!item.is_string() || item.get_ref<const std::string&>().size() > 300)
-                return r.error = "errors must hold strings of at most 300 characters", r;
+            if (!item.is_string() || item.get_ref<const std::string&>().size() > kMaxErrorChars)
+                return r.error = "errors must hold strings of at most " + std::to_string(kMaxErrorChars) + " bytes", r;
             b.errors.push_back(item.get<std::string>());
         }
     }
 
     const auto samples = doc.find("samples");
     if (samples == doc.end() || !samples->is_array()) return r.error = "samples must be an array", r;
-    if (samples->size() > kMaxSamples) return r.error = "samples has more than 200 entries", r;
+    if (samples->size() > kMaxSamples)
+        return r.error = "samples has more than " + std::to_string(kMaxSamples) + " entries", r;
     std::set<std::pair<int, int>> seen;
     for (std::size_t i = 0; i < samples->size(); ++i) {
         Sample s;

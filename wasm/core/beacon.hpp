@@ -14,8 +14,8 @@ namespace h3probe {
 inline constexpr const char* kBeaconSchema = "h3probe/1";
 
 struct ArmSummary {
-    Summary latency;     // over the samples that count for the arm (see Sample::counts_for_arm)
-    int fallbacks = 0;   // answered over another protocol than the arm's (e.g. an HTTP/3 request that went over h2)
+    Summary latency;     // over the arm's usable samples (request_class.hpp)
+    int fallbacks = 0;   // class fallback: result ok over another protocol than the arm's
     int excluded = 0;    // every sample of the arm that does not count, fallbacks included
 };
 
@@ -56,15 +56,14 @@ struct Beacon {
 };
 
 std::string encode_beacon(const Beacon& beacon);
-// The "summary" member of the beacon on its own, for a collector that keeps the client's text and trusts only this.
-std::string encode_summary(const RunSummary& summary);
 
 struct DecodeResult {
     std::optional<Beacon> beacon;  // summary recomputed from the samples: the client's own summary is not trusted
     std::string error;             // first problem found, naming its field
 };
 
-// Strict on every known field, tolerant of unknown ones so that newer clients can add fields.
+// Strict on every known field, tolerant of unknown ones so that newer clients can add fields (they are not kept).
+// Text over kMaxBeaconBytes or nested deeper than kMaxJsonDepth is refused before it is parsed.
 DecodeResult decode_beacon(std::string_view json_text);
 
 }  // namespace h3probe

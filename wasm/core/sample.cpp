@@ -1,12 +1,7 @@
-// Names of the sample enums as they appear in the beacon, and the rule for which samples an arm counts.
+// Names of the sample enums as they appear in the beacon.
 #include "sample.hpp"
 
 namespace h3probe {
-
-bool Sample::counts_for_arm() const {
-    return phase != Phase::prewarm && result == SampleResult::ok && network_ms.has_value() &&
-           protocol == expected_protocol(origin);
-}
 
 const char* to_string(Phase p) {
     switch (p) {
@@ -23,15 +18,10 @@ const char* expected_protocol(Proto p) { return p == Proto::h3 ? "h3" : "h2"; }
 
 const char* to_string(SampleResult r) {
     switch (r) {
-        case SampleResult::ok: return "ok";
-        case SampleResult::http_error: return "http_error";
-        case SampleResult::network_error: return "network_error";
-        case SampleResult::timeout: return "timeout";
-        case SampleResult::aborted: return "aborted";
-        case SampleResult::no_timing_entry: return "no_timing_entry";
-        case SampleResult::timing_unavailable: return "timing_unavailable";
-        case SampleResult::redirected: return "redirected";
-        case SampleResult::cache_hit: return "cache_hit";
+#define H3PROBE_RESULT_NAME(name, what) \
+    case SampleResult::name: return #name;
+        H3PROBE_SAMPLE_RESULTS(H3PROBE_RESULT_NAME)
+#undef H3PROBE_RESULT_NAME
     }
     return "?";
 }
@@ -49,10 +39,10 @@ bool parse_proto(const std::string& s, Proto& out) {
 }
 
 bool parse_result(const std::string& s, SampleResult& out) {
-    for (SampleResult r : {SampleResult::ok, SampleResult::http_error, SampleResult::network_error, SampleResult::timeout,
-                           SampleResult::aborted, SampleResult::no_timing_entry, SampleResult::timing_unavailable,
-                           SampleResult::redirected, SampleResult::cache_hit})
-        if (s == to_string(r)) return out = r, true;
+#define H3PROBE_PARSE_RESULT(name, what) \
+    if (s == #name) return out = SampleResult::name, true;
+    H3PROBE_SAMPLE_RESULTS(H3PROBE_PARSE_RESULT)
+#undef H3PROBE_PARSE_RESULT
     return false;
 }
 

@@ -4,23 +4,44 @@
 #include <optional>
 #include <string>
 
+#include "limits.hpp"
+
 namespace h3probe {
 
 enum class Phase { prewarm, control, treatment };
 enum class Proto { h2, h3 };  // which test origin was asked, i.e. the protocol the request was meant to use
 
-// Why a sample does (result == ok) or does not carry a latency that can be analysed.
+// Why a sample does (ok) or does not carry a latency that can be analysed, as the browser saw it.
+#define H3PROBE_SAMPLE_RESULTS(X)                                                                                 \
+    X(ok, "the no-op endpoint answered 2xx and the Resource Timing entry was read")                             \
+    X(http_error, "the no-op endpoint answered with a non-2xx status")                                          \
+    X(network_error, "fetch() rejected")                                                                         \
+    X(timeout, "aborted after requestTimeoutMs")                                                                 \
+    X(aborted, "the run ended (deadline, page hidden) before the request did")                                  \
+    X(no_timing_entry, "the body arrived but no Resource Timing entry did within entryWaitMs")                   \
+    X(timing_unavailable, "the entry's detailed fields are zero: Timing-Allow-Origin is missing on the origin")  \
+    X(redirected, "the no-op endpoint redirected: the time includes another round trip")                        \
+    X(cache_hit, "served from a cache (transferSize 0) despite cache: 'no-store' and a unique URL")
+
 enum class SampleResult {
-    ok,
-    http_error,          // the no-op endpoint answered with a non-2xx status
-    network_error,       // fetch() rejected
-    timeout,             // aborted after request_timeout_ms
-    aborted,             // the run ended (deadline, page hidden) before the request did
-    no_timing_entry,     // the body arrived but no Resource Timing entry did within entry_wait_ms
-    timing_unavailable,  // the entry has zeroed detailed fields: Timing-Allow-Origin is missing on the test origin
-    redirected,          // the no-op endpoint redirected: the time includes another round trip
-    cache_hit,           // served from a cache (transferSize 0) despite cache: 'no-store' and a unique URL
+#define H3PROBE_ENUM_RESULT(name, what) name,
+    H3PROBE_SAMPLE_RESULTS(H3PROBE_ENUM_RESULT)
+#undef H3PROBE_ENUM_RESULT
 };
+
+// The durations of a sample, in ms, in beacon and storage order. Empty unless the Resource Timing entry had detailed
+// fields. X(name, upper bound, whether the report can be made of it, what it is); the decoder, the beacon encoder, the
+// collector's columns and the report's metrics all iterate this list.
+#define H3PROBE_SAMPLE_DURATIONS(X)                                                                                   \
+    X(network_ms, kMaxDurationMs, true, "responseEnd - fetchStart: the network time (see resource_timing.cpp)")     \
+    X(queue_ms, kMaxDurationMs, true, "network time not spent in dns, connect, request or response: stalls")       \
+    X(dns_ms, kMaxDurationMs, true, "domainLookupEnd - domainLookupStart")                                          \
+    X(connect_ms, kMaxDurationMs, true, "connectEnd - connectStart: TCP+TLS, or the QUIC handshake")                \
+    X(tls_ms, kMaxDurationMs, true, "connectEnd - secureConnectionStart, part of connect_ms")                      \
+    X(request_ms, kMaxDurationMs, true, "responseStart - requestStart: request sent until first byte")             \
+    X(response_ms, kMaxDurationMs, true, "responseEnd - responseStart")                                             \
+    X(start_ms, kMaxTimestampMs, false, "the entry's startTime (a timestamp, not a duration)")                      \
+    X(fetch_ms, kMaxDurationMs, true, "wall time around fetch() as script saw it (includes scheduling)")
 
 struct Sample {
     Phase phase = Phase::control;
@@ -30,19 +51,9 @@ struct Sample {
     int http_status = 0;
     std::string protocol;          // nextHopProtocol as reported ("" when unknown)
     std::optional<bool> reused;    // connection reused (no DNS/connect phase) or new
-    // Network time and its phases, in ms; empty unless the Resource Timing entry had detailed fields.
-    std::optional<double> network_ms;   // responseEnd - fetchStart (see README, "network time")
-    std::optional<double> queue_ms;     // network time not spent in dns/connect/request/response: stalls and queueing
-    std::optional<double> dns_ms;       // domainLookupEnd - domainLookupStart
-    std::optional<double> connect_ms;   // connectEnd - connectStart, TCP+TLS or the QUIC handshake
-    std::optional<double> tls_ms;       // connectEnd - secureConnectionStart, part of connect_ms
-    std::optional<double> request_ms;   // responseStart - requestStart: request sent until first byte
-    std::optional<double> response_ms;  // responseEnd - responseStart
-    std::optional<double> start_ms;     // the entry's startTime
-    std::optional<double> fetch_ms;     // wall time around fetch() as seen by script (includes scheduling)
-
-    // A sample counts in its arm only when it carries a latency and went over the protocol its arm is about.
-    bool counts_for_arm() const;
+#define H3PROBE_DECLARE_DURATION(name, max, metric, what) std::optional<double> name;
+    H3PROBE_SAMPLE_DURATIONS(H3PROBE_DECLARE_DURATION)
+#undef H3PROBE_DECLARE_DURATION
 };
 
 const char* to_string(Phase p);

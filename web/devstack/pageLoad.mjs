@@ -7,7 +7,7 @@ export function experimentUrl(stack, config = {}) {
 }
 
 // Opens a fresh browser context (its own connections, as a new visitor), searches once, waits for the run's beacon
-// to be stored, and returns the stored run row with its summary parsed.
+// to be stored, and returns the stored run row with the summary the page's module computed (the beacon's own).
 export async function searchOnce(browser, stack, url, { expectRuns, timeoutMs = 30000, query = 'quarterly report' } = {}) {
   const context = await browser.newContext();
   try {
@@ -16,10 +16,10 @@ export async function searchOnce(browser, stack, url, { expectRuns, timeoutMs = 
     await page.fill('#query', query);
     await page.press('#query', 'Enter');
     await stack.collector.waitForRuns(expectRuns, timeoutMs);
-    const pageLoadId = await page.evaluate(() => window.h3probeStatus().pageLoadId);
+    const { pageLoadId, beacon } = await page.evaluate(() => window.h3probeStatus());
     const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
     if (!run) throw new Error(`no stored run for page load ${pageLoadId}`);
-    return { ...run, summary: JSON.parse(run.summary_json) };
+    return { ...run, summary: JSON.parse(beacon).summary };
   } finally {
     await context.close();
   }

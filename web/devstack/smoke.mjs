@@ -5,7 +5,6 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { startStack } from './stack.mjs';
-import { createBeaconValidator } from '../server/h3probeNode.mjs';
 import { launchBrowser, openPage } from './chromium.mjs';
 
 const pageRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-smoke-page-'));
@@ -64,7 +63,7 @@ function headerOf(url, host, name, ca) {
 
 async function scenario(title, stackOpts, { forceQuic = true, beacon = false, headers = false } = {}) {
   console.log(`\n=== ${title} (forceQuic=${forceQuic}) ===`);
-  const stack = await startStack({ pageRoot, validate: await createBeaconValidator(), ...stackOpts });
+  const stack = await startStack({ pageRoot, ...stackOpts });
   let browser;
   try {
     if (headers) {

@@ -7,6 +7,7 @@ import { freePort } from './ports.mjs';
 import { startCaddy } from './caddy.mjs';
 import { startCollector } from '../server/collector.mjs';
 import { openStore } from '../server/store.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { hookSignals, once } from './hookSignals.mjs';
 
 const tempDirs = new Set();
@@ -16,7 +17,7 @@ process.on('exit', () => { for (const dir of tempDirs) fs.rmSync(dir, { recursiv
 export const HOSTS = Object.freeze({ page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test' });
 
 /**
- * validate (required), location (the collector's client-location options, see clientLocator.mjs), store or dbPath (default:
+ * core (default: loadH3probeNode()), location (the collector's client-location options, see clientLocator.mjs), store or dbPath (default:
  * a fresh database in the run directory), certDir, runDir (default: a temp dir, removed on stop unless keepRunDir), fixtures
  * ({name: body} served at /fixtures/name), plus the startCaddy options: pageRoot, roots, h3, tao, noopStatus, noopDelayMs,
  * h2Down, pageCsp, beaconStatus.
@@ -43,9 +44,10 @@ export async function startStack(opts = {}) {
     ports.h3 = await freePort({ udp: true, env: 'H3PROBE_PORT_H3', exclude: taken() });
     ports.collector = await freePort({ env: 'H3PROBE_PORT_COLLECTOR', exclude: taken() });
 
-    const store = opts.store ?? openStore(opts.dbPath ?? path.join(runDir, 'beacons.sqlite'));
+    const core = opts.core ?? await loadH3probeNode();
+    const store = opts.store ?? openStore(opts.dbPath ?? path.join(runDir, 'beacons.sqlite'), core);
     if (!opts.store) stoppers.push(async () => store.close());
-    const collector = await startCollector({ port: ports.collector, store, validate: opts.validate, location: opts.location });
+    const collector = await startCollector({ port: ports.collector, store, core, location: opts.location });
     stoppers.push(() => collector.close());
 
     // Files served at https://page…/fixtures/NAME, e.g. remote configs; tests may rewrite them between page loads.

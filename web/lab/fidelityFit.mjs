@@ -1,4 +1,4 @@
-// DESIGN §4's fidelity rule: raising the injected RTT by R raises the median warm-connection time by R, within 3 ms or 5%
+// The fidelity rule (docs/design.md): raising the injected RTT by R raises the median warm-connection time by R, within 3 ms or 5%
 // (whichever is larger); the intercept is the median measured at zero added delay. Also a least-squares line, for the record.
 
 /** points: [{rttMs, median}] for one arm (one point must have rttMs 0). */

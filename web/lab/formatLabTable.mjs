@@ -19,7 +19,7 @@ export function formatLabTable(results) {
     return [r.label, `${r.comparison.n_h2}/${r.comparison.n_h3}`, ...PS.map((p) => f(at(p).h2)), ...PS.map((p) => f(at(p).h3)),
       ...PS.map((p) => s(at(p).diff_ms))];
   });
-  return `network_ms (ms); d = h3 - h2 (C++ compareArms)\n${table(header, rows)}`;
+  return `network_ms (ms); d = h3 - h2 (the report's table)\n${table(header, rows)}`;
 }
 
 /** fits: {h2: fidelityFit(...), h3: ...}. */

@@ -1,8 +1,8 @@
-// One page load of the test page inside the lab with one search; reads the run's beacon from the page, validates it with
-// the C++ validator (as the collector would) and stores it. The lab has no collector: see startLab.mjs.
+// One page load of the test page inside the lab with one search; reads the run's beacon from the page, decodes it with
+// the C++ decoder and stores the rows, as the collector would. The lab has no collector: see startLab.mjs.
 
-/** Resolves to the validated beacon; throws if no beacon appears within timeoutMs or the validator rejects it. */
-export async function labSearch(browser, url, { validate, store, timeoutMs = 30000, query = 'quarterly report' }) {
+/** Resolves to the beacon as the page sent it (parsed); throws if none appears within timeoutMs or the decoder rejects it. */
+export async function labSearch(browser, url, { core, store, timeoutMs = 30000, query = 'quarterly report' }) {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
@@ -12,10 +12,10 @@ export async function labSearch(browser, url, { validate, store, timeoutMs = 300
     // Polled slowly: the page's main thread is not what is measured (Resource Timing is), but keep it quiet anyway.
     const handle = await page.waitForFunction(() => window.h3probeStatus?.().beacon, null, { timeout: timeoutMs, polling: 100 });
     const text = await handle.jsonValue();
-    const result = validate(text);
-    if (!result.ok) throw new Error(`beacon rejected by the validator: ${result.error}`);
-    store.insertBeacon(result.beacon, { region: 'lab' });
-    return result.beacon;
+    const decoded = core.decodeBeacon(text);
+    if (!decoded.ok) throw new Error(`beacon rejected by the decoder: ${decoded.error}`);
+    store.insertBeacon(decoded, { region: 'lab' });
+    return JSON.parse(text);
   } finally {
     await context.close();
   }

@@ -1,6 +1,8 @@
-// Runs N page loads at one link setting and summarises them: the per-protocol quantile table (C++ compareArms), the median
-// network time of warm-connection requests per arm (for the fidelity rule), protocols seen and the relay's counters.
+// Runs N page loads at one link setting and summarises them: the report's quantile table for the setting (the same C++
+// as npm run report), the median network time of warm-connection requests per arm (for the fidelity rule), protocols
+// seen and the relay's counters.
 import { openStore } from '../server/store.mjs';
+import { makeReport } from '../report/makeReport.mjs';
 import { experimentUrl } from '../devstack/pageLoad.mjs';
 import { labSearch } from './labSearch.mjs';
 
@@ -9,15 +11,15 @@ export function settingLabel({ rttMs, loss = 0 }) {
 }
 
 /**
- * lab: from startLab(); browser: from lab.launchBrowser(); core: loadH3probeNode(); validate: createBeaconValidator();
+ * lab: from startLab(); browser: from lab.launchBrowser(); core: loadH3probeNode();
  * link {rttMs, loss, jitterMs, seed}; loads; order ('h2-first' as Dropbox); pageConfig: more experiment config for the page
  * (e.g. {requestsPerArm: 1}); onLoad(i, beacon|null, error|null) for progress.
  */
 export async function measureSetting({
-  lab, browser, core, validate, link, loads, order = 'h2-first', pageConfig = {}, onLoad = () => {},
+  lab, browser, core, link, loads, order = 'h2-first', pageConfig = {}, onLoad = () => {},
 }) {
   await lab.setLink(link);
-  const store = openStore(':memory:');
+  const store = openStore(':memory:', core);
   try {
     // The config id carries the setting into every beacon: letters, digits, '-' and '_' only.
     const configId = `lab-rtt${link.rttMs}-loss${String(+(link.loss * 100).toFixed(2)).replace('.', '_')}pct`;
@@ -26,7 +28,7 @@ export async function measureSetting({
     let failed = 0;
     for (let i = 1; i <= loads; i++) {
       try {
-        onLoad(i, await labSearch(browser, url, { validate, store }), null);
+        onLoad(i, await labSearch(browser, url, { core, store }), null);
       } catch (err) {
         failed++;
         onLoad(i, null, err);
@@ -35,12 +37,13 @@ export async function measureSetting({
     const wallMs = Date.now() - started;
     const counters = await lab.setLink(null);
 
-    const { h2, h3 } = store.armValues('network_ms');
-    const comparison = JSON.parse(core.compareArms(h2, h3));
-    // Warm: the request rode a connection the pre-warm had opened (connectStart == connectEnd), as DESIGN §4 asks.
-    const warmStmt = store.db.prepare(`SELECT network_ms FROM requests WHERE phase = ? AND protocol = ? AND result = 'ok'
-      AND reused = 1 AND network_ms IS NOT NULL`).pluck();
-    const warm = { h2: warmStmt.all('control', 'h2'), h3: warmStmt.all('treatment', 'h3') };
+    const { report } = await makeReport(core, { db: store.db });
+    const { analysis, arms } = report.groups[0];
+    const comparison = { n_h2: arms.h2.n, n_h3: arms.h3.n, rows: analysis.rows };
+    // Warm: a usable request that rode a connection the pre-warm had opened (connectStart == connectEnd); the fidelity
+    // rule in docs/design.md is about these.
+    const warmStmt = store.db.prepare(`SELECT network_ms FROM requests WHERE request_class = ? AND reused = 1`).pluck();
+    const warm = { h2: warmStmt.all('usable_control'), h3: warmStmt.all('usable_treatment') };
     const median = (v) => (v.length ? core.quantiles(v, [0.5])[0] : null);
     const protocols = store.db.prepare(`SELECT phase, protocol, count(*) AS n FROM requests WHERE phase != 'prewarm'
       GROUP BY phase, protocol ORDER BY phase, protocol`).all();

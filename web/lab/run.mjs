@@ -1,9 +1,9 @@
 // `npm run lab`: the real experiment (test page + WASM probe in Chromium, Caddy h2/h3 origins) through the packet relay at
-// several link settings; prints per setting the h2/h3 quantiles and their difference, and the fidelity fit (DESIGN §4).
+// several link settings; prints per setting the h2/h3 quantiles and their difference, and the fidelity fit (docs/design.md).
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createBeaconValidator, loadH3probeNode } from '../server/h3probeNode.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { labUnavailableReason } from './createLabNetwork.mjs';
 import { fidelityFit } from './fidelityFit.mjs';
 import { formatFidelity, formatLabTable } from './formatLabTable.mjs';
@@ -46,7 +46,6 @@ if (unavailable) {
 }
 
 const core = await loadH3probeNode();
-const validate = await createBeaconValidator();
 const started = Date.now();
 const lab = await startLab();
 try {
@@ -70,7 +69,7 @@ try {
   const results = [];
   for (const link of settings) {
     const r = await measureSetting({
-      lab, browser, core, validate, link, loads, order: args.order, pageConfig: { requestsPerArm: Number(args['requests-per-arm']) },
+      lab, browser, core, link, loads, order: args.order, pageConfig: { requestsPerArm: Number(args['requests-per-arm']) },
       onLoad: (i, beacon, err) => {
         if (err) console.log(`  [${i}/${loads}] failed: ${err.message.split('\n')[0]}`);
       },
@@ -91,7 +90,7 @@ try {
   const single = [];
   if (fidelityLoads > 0) {
     for (const link of lossless) {
-      const r = await measureSetting({ lab, browser, core, validate, link, loads: fidelityLoads, order: args.order,
+      const r = await measureSetting({ lab, browser, core, link, loads: fidelityLoads, order: args.order,
         pageConfig: { requestsPerArm: 1 } });
       console.log(`fidelity pass ${r.label}, 1 request per arm: warm medians h2 ${r.warm.h2.median?.toFixed(2)} (n=${r.warm.h2.n}) ` +
         `h3 ${r.warm.h3.median?.toFixed(2)} (n=${r.warm.h3.n})`);
@@ -100,7 +99,7 @@ try {
   }
 
   console.log(`\n${formatLabTable(results)}\n`);
-  console.log('fidelity (DESIGN §4): median warm-connection network_ms vs injected RTT; tolerance max(3 ms, 5%)');
+  console.log('fidelity (docs/design.md): median warm-connection network_ms vs injected RTT; tolerance max(3 ms, 5%)');
   if (single.length) console.log(`-- 1 request per arm (the rule):\n${formatFidelity(fitsOf(single))}`);
   console.log(`-- ${args['requests-per-arm']} parallel requests per arm (the table above):\n` +
     formatFidelity(fitsOf(results.filter((r) => r.link.loss === 0))));

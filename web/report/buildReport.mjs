@@ -1,6 +1,7 @@
-// Turns what readReportData() read into the report: for each group (overall, then each region) the C++ statistics compiled to
-// WASM (per-percentile differences with run-clustered confidence intervals, the paired within-run difference, the order-effect
-// test, the sample size) next to the counts, exclusions and fallback rate. Plain JSON-able data; formatting is elsewhere.
+// Turns what readReportData() read into the report: the C++ core (compiled to WASM) reads every run record, counts the
+// requests by class and computes per group (overall, then each region) the quantile table with confidence intervals,
+// the paired within-run difference, the order-effect test, the sample size and the CDF points. This file only passes
+// the options and orders the groups. Plain JSON-able data; formatting is elsewhere.
 
 export const PERCENTILES = Object.freeze([0.5, 0.75, 0.9, 0.95, 0.99]);
 export const METHODS = Object.freeze(['delta', 'bootstrap']);
@@ -17,7 +18,8 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
 /**
  * core: the module from loadH3probeNode(). data: from readReportData(). Options: method, confidence, percentiles,
  * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
- * CDF points for the plots. Returns { metric, since, method, confidence, percentiles, storedRuns, sampleSizeTarget, groups }.
+ * CDF points for the plots. Returns { metric, since, method, confidence, percentiles, storedRuns, sampleSizeTarget,
+ * exclusions, minRunsForInterval, groups } (see h3probeNode.d.ts for a group's shape).
  */
 export function buildReport(core, data, {
   method = 'delta', confidence = 0.95, percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 },
@@ -25,48 +27,22 @@ export function buildReport(core, data, {
 } = {}) {
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}, got "${method}"`);
   if (!(confidence > 0 && confidence < 1)) throw new Error(`confidence must be in (0, 1), got ${confidence}`);
-  const missing = ['analyzeArms', 'pairedDifferences', 'orderEffect', 'sampleSize'].filter((f) => typeof core[f] !== 'function');
-  if (missing.length) throw new Error(`the WASM core lacks ${missing.join(', ')}: rebuild (npm run build) with the statistics`);
-  const ps = Float64Array.from(percentiles);
-
-  const groups = data.groups.map((g) => {
-    const { h2, h3 } = g.arms;
-    const analysis = JSON.parse(core.analyzeArms(h2.values, h2.runs, h3.values, h3.runs, ps, method, confidence));
-    const paired = g.paired.diffs.length >= 2 ? JSON.parse(core.pairedDifferences(g.paired.diffs, confidence)) : null;
-    // Only a randomised order gives both groups; Dropbox's fixed h2-first order cannot be tested.
-    const order = g.paired.h2First.length >= 2 && g.paired.h3First.length >= 2
-      ? JSON.parse(core.orderEffect(g.paired.h2First, g.paired.h3First, confidence)) : null;
-    const size = h2.n >= 2 && h2.nRuns >= 2
-      ? JSON.parse(core.sampleSize(h2.values, h2.runs, sampleSize.p, sampleSize.mde, sampleSize.alpha, sampleSize.power)) : null;
-    return {
-      name: g.name,
-      runs: g.runs,
-      requests: g.requests,
-      excluded: g.excluded,
-      fallback: g.fallback,
-      arms: { h2: { n: h2.n, runs: h2.nRuns }, h3: { n: h3.n, runs: h3.nRuns } },
-      analysis,
-      paired,
-      order,
-      sampleSize: size,
-      ...(cdf ? { cdf: cdfPoints(core, g.arms) } : {}),
-    };
+  const schema = core.schema();
+  const out = core.buildReport(data.records, data.regions, {
+    method, confidence, percentiles: Float64Array.from(percentiles), sampleSize,
+    ...(cdf ? { cdfProbabilities: Float64Array.from(CDF_PROBABILITIES) } : {}),
   });
+  if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
+  const [overall, ...regions] = out.groups;
+  // Overall first, then the regions with the most runs; regions without any measured request are left out.
+  const shown = regions.filter((g) => g.runs > 0).sort((a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1));
   return {
     metric: data.metric, since: data.since, method, confidence, percentiles: [...percentiles], storedRuns: data.storedRuns,
-    sampleSizeTarget: sampleSize, groups,
+    sampleSizeTarget: sampleSize,
+    // Why a request is not in its arm, in the core's order: its classes other than usable and pre-warm, then the
+    // report-time reason that the chosen metric is missing.
+    exclusions: [...schema.requestClasses.filter((c) => !c.usable && c.name !== 'prewarm').map((c) => c.name), 'missing_metric'],
+    minRunsForInterval: schema.limits.minRunsForInterval,
+    groups: [overall, ...shown],
   };
-}
-
-// [[ms, probability], ...] per arm from the exact quantiles (C++), or [] for an empty arm.
-function cdfPoints(core, arms) {
-  const out = {};
-  for (const arm of ['h2', 'h3']) {
-    const { values } = arms[arm];
-    if (values.length === 0) { out[arm] = []; continue; }
-    const ps = values.length >= 2 ? CDF_PROBABILITIES : [0.5];
-    const q = core.quantiles(values, Float64Array.from(ps));
-    out[arm] = ps.map((p, i) => [q[i], p]);
-  }
-  return out;
 }

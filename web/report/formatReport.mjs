@@ -1,7 +1,6 @@
 // The report as text for the terminal: per group (overall, then each region) the counts and exclusions, the Dropbox table
 // with confidence intervals, the paired within-run difference, the order-effect test and the sample-size line; then a
 // one-line-per-region summary.
-import { EXCLUSIONS } from './readReportData.mjs';
 
 const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(d)}` : '-');
@@ -36,7 +35,7 @@ function formatGroup(g, report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const lines = [`== ${g.name}: ${int(g.runs)} runs, ${int(g.requests)} measured requests; ` +
     `used HTTP/2 ${int(g.arms.h2.n)} (${int(g.arms.h2.runs)} runs), HTTP/3 ${int(g.arms.h3.n)} (${int(g.arms.h3.runs)} runs)`];
-  const excluded = EXCLUSIONS.filter((r) => g.excluded[r] > 0).map((r) => `${r} ${int(g.excluded[r])}`);
+  const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r} ${int(g.excluded[r])}`);
   lines.push(`excluded: ${excluded.length ? excluded.join(', ') : 'none'}`);
   lines.push(`HTTP/3 fallback rate: ${pct(g.fallback.rate)} (${int(g.fallback.fallbacks)} of ${int(g.fallback.completed)} ` +
     'completed treatment requests went over another protocol)');
@@ -50,7 +49,7 @@ function formatGroup(g, report) {
       `${signed(r.diff_pct, 1)}%`, interval(r.ci_pct, 1, '%'), r.significant ? '*' : '']);
     lines.push(...alignTable(header, cells));
     if (rows.some((r) => !(Array.isArray(r.ci_ms) && Number.isFinite(r.ci_ms[0]) && Number.isFinite(r.ci_ms[1])))) {
-      lines.push('n/a: no interval (fewer than 10 runs in an arm, or the percentile is too extreme for this many requests)');
+      lines.push(`n/a: no interval (fewer than ${report.minRunsForInterval} runs in an arm, or the percentile is too extreme for this many requests)`);
     }
   }
 

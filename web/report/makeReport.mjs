@@ -11,10 +11,9 @@ import { renderReportHtml } from './renderReportHtml.mjs';
 /**
  * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only.
  * Options: metric, since, method, confidence, htmlPath (falsy: no HTML).
- * Options: threads (readReportData's).
  * Resolves to { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
  */
-export async function makeReport(core, { db, dbPath, metric = 'network_ms', since = '', method = 'delta', confidence = 0.95, htmlPath = null, threads } = {}) {
+export async function makeReport(core, { db, dbPath, metric = 'network_ms', since = '', method = 'delta', confidence = 0.95, htmlPath = null } = {}) {
   let own = null;
   if (!db) {
     if (!dbPath || !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
@@ -22,7 +21,7 @@ export async function makeReport(core, { db, dbPath, metric = 'network_ms', sinc
   }
   try {
     const t0 = performance.now();
-    const data = await readReportData(db ?? own, { metric, since, threads });
+    const data = readReportData(db ?? own, core.schema(), { metric, since });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
     const t2 = performance.now();

@@ -1,187 +1,45 @@
-// Reads the stored runs and requests for the report: per group (overall and each region) the usable samples of each arm as
-// typed arrays with their run ids, exclusion counts by reason, run counts, the fallback rate and the per-run paired
-// differences. Large databases are scanned by two worker threads, each over half of the runs (see scanRuns.mjs).
-import os from 'node:os';
-import { Worker } from 'node:worker_threads';
-import { EXCLUSIONS, METRICS, scanRuns } from './scanRuns.mjs';
-import { PACK_VERSION, PACKED_METRIC } from './runPack.mjs';
+// Reads what the report needs from the collector's SQLite store: the region names and, for every selected run, its
+// per-run record (the C++ core wrote it when the beacon was stored: counts by class and the usable values of each arm)
+// prefixed with its region's number, concatenated by SQLite itself. One row per run, no request row: the C++ core
+// then does all the counting and statistics (buildReport.mjs).
 
-export { EXCLUSIONS, METRICS };
-export const ARMS = Object.freeze(['h2', 'h3']);
-
-// Below this many runs a worker thread costs more than it saves.
-const RUNS_PER_THREAD_MIN = 50_000;
+// Runs per query: the concatenated records of this many runs are one BLOB (~200 bytes a run).
+const CHUNK_RUNS = 16384;
+// The region number is one byte in front of each record.
+const MAX_REGIONS = 250;
 
 /**
- * db: a better-sqlite3 Database. Options: metric (one of METRICS), since (ISO date or date-time: runs received at or after it),
- * threads (default: 1 for small or in-memory databases, else up to 2).
- * Resolves to { metric, since, storedRuns, regions: [names], groups: [overall, ...regions by runs, most first] } where a group is
- *   { name, runs, requests, excluded: {reason: n}, arms: {h2: {values, runs, n, nRuns}, h3: {...}},
- *     fallback: {completed, fallbacks, rate}, paired: {diffs, h2First, h3First} }
- * values are Float64Array, runs Int32Array (the SQLite rowid of the run); paired.diffs is, per run with both arms usable,
- * median(h3) - median(h2) of that run's samples; h2First/h3First split those by the run's recorded order.
- * A run counts when it has at least one control or treatment request.
+ * db: a better-sqlite3 Database holding the store's tables. schema: core.schema(). Options: metric (one of
+ * schema.metrics), since (ISO date or date-time: runs received at or after it).
+ * Returns { metric, since, storedRuns, regions: [names], records: Buffer }.
  */
-export async function readReportData(db, { metric = 'network_ms', since = '', threads } = {}) {
-  if (!METRICS.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${METRICS.join(', ')}`);
+export function readReportData(db, schema, { metric = 'network_ms', since = '' } = {}) {
+  if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
+  const columns = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
+  if (!columns.has(`arm_${metric}`)) {
+    throw new Error('this database was written by an older collector: open it once with the store (npm run export does) to rebuild it');
+  }
   const sinceIso = normalizeSince(since);
-  // One pass over the selected runs: the regions, the run count and whether every run was packed when stored (then
-  // scanRuns reads the packed rows without checking again).
-  const packable = metric === PACKED_METRIC && db.prepare('PRAGMA table_info(runs)').all().some((c) => c.name === 'packed_version');
-  const byName = db.prepare(`SELECT coalesce(region, 'unknown') AS name, count(*) AS n,
-      ${packable ? 'sum(packed_version IS NOT ?)' : '1'} AS unpacked
-    FROM runs WHERE received_at >= ? GROUP BY 1 ORDER BY 1`).all(...(packable ? [PACK_VERSION] : []), sinceIso);
-  const regions = byName.map((r) => r.name);
-  if (regions.length > 250) throw new Error(`too many distinct regions (${regions.length})`);
+  const byRegion = db.prepare(`SELECT coalesce(region, 'unknown') AS name, count(*) AS n FROM runs
+    WHERE received_at >= ? GROUP BY 1 ORDER BY 1`).all(sinceIso);
+  if (byRegion.length > MAX_REGIONS) throw new Error(`too many distinct regions (${byRegion.length})`);
+  const regions = byRegion.map((r) => r.name);
+  const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
+
   const { lo, hi } = db.prepare('SELECT coalesce(min(rowid), 1) AS lo, coalesce(max(rowid), 0) AS hi FROM runs').get();
-  const storedRuns = byName.reduce((s, r) => s + r.n, 0);
-  const packed = packable && byName.every((r) => r.unpacked === 0) ? 'checked' : false;
-
-  const span = Math.max(0, hi - lo + 1);
-  const n = threads ?? (db.memory || span < 2 * RUNS_PER_THREAD_MIN ? 1 : Math.min(2, os.availableParallelism()));
-  const ranges = Array.from({ length: n }, (_, i) => [lo + Math.floor((span * i) / n), lo + Math.floor((span * (i + 1)) / n) - 1]);
-  const scan = { metric, sinceIso, regions, packed };
-  const parts = n === 1
-    ? [scanRuns(db, { ...scan, lo, hi })]
-    : await Promise.all(ranges.map(([a, b]) => scanInWorker({ dbPath: db.name, ...scan, lo: a, hi: b })));
-
-  // Whole-table run attributes, indexed by rowid - lo, for the pairing.
-  const runRegion = new Uint8Array(span);
-  const runOrder = new Uint8Array(span);
-  for (const part of parts) {
-    runRegion.set(part.runRegion, part.lo - lo);
-    runOrder.set(part.runOrder, part.lo - lo);
+  // The region's number as a one-byte BLOB literal per region: x'01' for the first, and so on.
+  const regionByte = regions.length
+    ? `CASE coalesce(region, 'unknown') ${regions.map((_, i) => `WHEN ? THEN x'${(i + 1).toString(16).padStart(2, '0')}'`).join(' ')} END`
+    : "x'00'";
+  // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
+  const chunk = db.prepare(`SELECT CAST(group_concat(${regionByte} || arm_counts || arm_${metric}, '') AS BLOB)
+    FROM runs WHERE rowid BETWEEN ? AND ? AND received_at >= ? AND arm_counts IS NOT NULL`).pluck();
+  const parts = [];
+  for (let from = lo; from <= hi; from += CHUNK_RUNS) {
+    const bytes = chunk.get(...regions, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso);
+    if (bytes) parts.push(bytes);
   }
-  const byRegion = regions.map((name, r) => {
-    const pieces = parts.map((p) => p.regions[r]);
-    const g = finishGroup(name, pieces);
-    g.paired = pairedByRun(g.arms, (run) => runOrder[run - lo]);
-    return g;
-  });
-  const overall = finishGroup('overall', parts.flatMap((p) => p.regions));
-  overall.paired = {
-    diffs: concat(Float64Array, byRegion.map((g) => g.paired.diffs)),
-    h2First: concat(Float64Array, byRegion.map((g) => g.paired.h2First)),
-    h3First: concat(Float64Array, byRegion.map((g) => g.paired.h3First)),
-  };
-  // Overall first, then the regions with the most runs; regions without any measured request are left out.
-  const shown = byRegion.filter((g) => g.runs > 0).sort((a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1));
-  return { metric, since: sinceIso, storedRuns, regions: shown.map((g) => g.name), groups: [overall, ...shown] };
-}
-
-function scanInWorker(workerData) {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./scanRunsWorker.mjs', import.meta.url), { workerData });
-    let result = null;
-    worker.once('message', (m) => { result = m; });
-    worker.once('error', reject);
-    worker.once('exit', (code) => (result ? resolve(result) : reject(new Error(`report scan worker exited with code ${code}`))));
-  });
-}
-
-// pieces: scanRuns() region results, in run order; their concatenation stays in run order.
-function finishGroup(name, pieces) {
-  const excludedCounts = new Float64Array(EXCLUSIONS.length);
-  let runs = 0;
-  let requests = 0;
-  let completed = 0;
-  for (const p of pieces) {
-    runs += p.runs;
-    requests += p.requests;
-    completed += p.fallbackOk;
-    p.excludedCounts.forEach((v, i) => { excludedCounts[i] += v; });
-  }
-  const excluded = Object.fromEntries(EXCLUSIONS.map((r, i) => [r, excludedCounts[i]]));
-  const arms = {};
-  for (const arm of ARMS) {
-    const values = concat(Float64Array, pieces.map((p) => p[arm].values));
-    const armRuns = concat(Int32Array, pieces.map((p) => p[arm].runs));
-    arms[arm] = { values, runs: armRuns, n: values.length, nRuns: countDistinct(armRuns) };
-  }
-  return {
-    name, runs, requests, excluded, arms,
-    // Treatment requests that completed (result ok): over h3, or fallen back to another protocol.
-    fallback: { completed, fallbacks: excluded.fallback, rate: completed ? excluded.fallback / completed : null },
-  };
-}
-
-// Per run with usable samples in both arms: median(h3) - median(h2), also split by the run's order. Both arms are in run order.
-function pairedByRun(arms, orderOf) {
-  const a = sortedByRun(arms.h2);
-  const b = sortedByRun(arms.h3);
-  const diffs = [];
-  const h2First = [];
-  const h3First = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.runs.length && j < b.runs.length) {
-    const ra = a.runs[i];
-    const rb = b.runs[j];
-    if (ra < rb) { while (i < a.runs.length && a.runs[i] === ra) i++; continue; }
-    if (rb < ra) { while (j < b.runs.length && b.runs[j] === rb) j++; continue; }
-    const i0 = i;
-    const j0 = j;
-    while (i < a.runs.length && a.runs[i] === ra) i++;
-    while (j < b.runs.length && b.runs[j] === rb) j++;
-    const d = median(b.values, j0, j) - median(a.values, i0, i);
-    diffs.push(d);
-    const order = orderOf(ra);
-    if (order === 0) h2First.push(d);
-    else if (order === 1) h3First.push(d);
-  }
-  return { diffs: Float64Array.from(diffs), h2First: Float64Array.from(h2First), h3First: Float64Array.from(h3First) };
-}
-
-// SQLite hands the rows over run by run (it walks runs by rowid); sort only if that ever stops being true.
-function sortedByRun({ values, runs }) {
-  let sorted = true;
-  for (let k = 1; k < runs.length && sorted; k++) if (runs[k] < runs[k - 1]) sorted = false;
-  if (sorted) return { values, runs };
-  const idx = Uint32Array.from(runs.keys()).sort((x, y) => runs[x] - runs[y]);
-  return { values: Float64Array.from(idx, (k) => values[k]), runs: Int32Array.from(idx, (k) => runs[k]) };
-}
-
-// The median of a run's few (≤ 50) values, values[from..to); the same as linear-interpolation quantile type 7 at p = 0.5.
-// Insertion sort in a scratch array: a slice and a typed-array sort per run cost 0.2 s at 420k runs.
-let scratch = new Float64Array(64);
-function median(values, from, to) {
-  const n = to - from;
-  if (n > scratch.length) scratch = new Float64Array(n);
-  const a = scratch;
-  for (let k = 0; k < n; k++) {
-    const v = values[from + k];
-    let p = k;
-    while (p > 0 && a[p - 1] > v) { a[p] = a[p - 1]; p--; }
-    a[p] = v;
-  }
-  const m = n >> 1;
-  return n % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
-}
-
-// Run ids are rowids: a byte per id between the smallest and the largest (a Set of 4 M ids cost 0.3 s here).
-function countDistinct(runs) {
-  if (runs.length === 0) return 0;
-  let min = runs[0];
-  let max = runs[0];
-  for (let i = 1; i < runs.length; i++) {
-    const r = runs[i];
-    if (r < min) min = r;
-    else if (r > max) max = r;
-  }
-  const seen = new Uint8Array(max - min + 1);
-  let n = 0;
-  for (let i = 0; i < runs.length; i++) {
-    const k = runs[i] - min;
-    if (seen[k] === 0) { seen[k] = 1; n++; }
-  }
-  return n;
-}
-
-function concat(Type, arrays) {
-  const out = new Type(arrays.reduce((s, a) => s + a.length, 0));
-  let at = 0;
-  for (const a of arrays) { out.set(a, at); at += a.length; }
-  return out;
+  return { metric, since: sinceIso, storedRuns, regions, records: Buffer.concat(parts) };
 }
 
 /** '2024-05-01' or a full ISO date-time; '' means everything. Throws on anything else. */

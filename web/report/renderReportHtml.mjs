@@ -1,7 +1,6 @@
 // The report as one self-contained HTML page: inline CSS and hand-made SVG (no script, no external request; the page's own
 // Content-Security-Policy forbids any). Per group: the CDF of the metric for both protocols on a log axis, Δ% per percentile
 // with its confidence interval, and the table; plus the fallback rate per region.
-import { EXCLUSIONS } from './readReportData.mjs';
 import { percentileLabel } from './formatReport.mjs';
 
 const COLORS = { h2: '#2563eb', h3: '#ea580c' };
@@ -89,7 +88,7 @@ function summarySection(report) {
 
 function groupSection(g, report, index) {
   const conf = `${Math.round(report.confidence * 100)}%`;
-  const excluded = EXCLUSIONS.filter((r) => g.excluded[r] > 0).map((r) => `${r.replaceAll('_', ' ')} ${int(g.excluded[r])}`);
+  const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r.replaceAll('_', ' ')} ${int(g.excluded[r])}`);
   const rows = g.analysis?.rows ?? [];
   const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<table class="arms">
 <thead><tr><th></th><th>HTTP/2 ms</th><th>HTTP/3 ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th></tr></thead>

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { openStore } from '../server/store.mjs';
 import { startCollector } from '../server/collector.mjs';
-import { createBeaconValidator } from '../server/h3probeNode.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -11,8 +11,9 @@ const { values: args } = parseArgs({
     db: { type: 'string', default: 'h3probe-beacons.sqlite' },
   },
 });
-const store = openStore(args.db);
-const collector = await startCollector({ port: Number(args.port), host: args.host, store, validate: await createBeaconValidator() });
+const core = await loadH3probeNode();
+const store = openStore(args.db, core);
+const collector = await startCollector({ port: Number(args.port), host: args.host, store, core });
 console.log(JSON.stringify({ listening: `http://${args.host}:${collector.port}/beacon`, db: args.db }));
 
 const shutdown = async () => {

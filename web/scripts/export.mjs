@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stateDir } from '../devstack/paths.mjs';
 import { openStore } from '../server/store.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -16,7 +17,7 @@ if (!fs.existsSync(args.db)) {
   console.error(`export: no database at ${args.db}: run "npm start" first or pass --db FILE`);
   process.exit(2);
 }
-const store = openStore(args.db);
+const store = openStore(args.db, await loadH3probeNode());
 const stream = args.out ? fs.createWriteStream(args.out) : process.stdout;
 try {
   const n = await store.exportNdjson(stream);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
 import { stateDir } from '../devstack/paths.mjs';
-import { createBeaconValidator, loadH3probeNode } from '../server/h3probeNode.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { launchBrowser } from '../devstack/chromium.mjs';
 import { experimentUrl, searchOnce } from '../devstack/pageLoad.mjs';
@@ -30,7 +30,7 @@ fs.mkdirSync(path.dirname(args.db), { recursive: true });
 for (const suffix of ['', '-wal', '-shm']) fs.rmSync(args.db + suffix, { force: true });
 
 const core = await loadH3probeNode();
-const stack = await startStack({ validate: await createBeaconValidator(), dbPath: args.db, keepRunDir: false });
+const stack = await startStack({ core, dbPath: args.db, keepRunDir: false });
 let browser;
 try {
   console.log(`stack up: page ${stack.urls.page}, HTTP/2 origin ${stack.urls.h2Origin}, HTTP/3 origin ${stack.urls.h3Origin}`);

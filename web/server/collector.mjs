@@ -2,7 +2,6 @@
 import http from 'node:http';
 import { createClientLocator } from './clientLocator.mjs';
 
-const MAX_BODY = 256 * 1024;
 // Past this we stop draining an oversized body and drop the connection instead of answering politely.
 const MAX_DRAIN = 4 * 1024 * 1024;
 const CORS = {
@@ -13,11 +12,13 @@ const CORS = {
 };
 
 /**
- * validate(bodyText) → {ok:true, beacon} | {ok:false, error}, sync or async.
+ * store: from openStore(); core: the Node module (loadH3probeNode()): its decodeBeacon(text) validates a beacon and
+ * returns the rows to store ({ok: true, run, requests} | {ok: false, error}), and its limits bound the body size.
  * location: the createClientLocator() options (trustedProxies, countryHeaders, countryDb, lookupCountry); env vars otherwise.
  */
-export async function startCollector({ port = 0, host = '127.0.0.1', store, validate, location = {} }) {
-  if (!store || typeof validate !== 'function') throw new Error('startCollector needs a store and a validate function');
+export async function startCollector({ port = 0, host = '127.0.0.1', store, core, location = {} }) {
+  if (!store || typeof core?.decodeBeacon !== 'function') throw new Error('startCollector needs a store and the Node module');
+  const maxBody = core.schema().limits.maxBeaconBytes;
   const locate = createClientLocator(location);
   const counts = { accepted: 0, rejected: 0, duplicate: 0, tooLarge: 0, failed: 0 };
   const waiters = new Set();
@@ -27,26 +28,26 @@ export async function startCollector({ port = 0, host = '127.0.0.1', store, vali
     if (url !== '/beacon') return reply(res, 404, 'not found');
     if (req.method === 'OPTIONS') return reply(res, 204, '', CORS);
     if (req.method !== 'POST') return reply(res, 405, 'method not allowed', { Allow: 'POST, OPTIONS' });
-    const body = await readBody(req);
+    const body = await readBody(req, maxBody);
     if (body === null) {
       counts.tooLarge++;
-      return reply(res, 413, `beacon larger than ${MAX_BODY} bytes`, { Connection: 'close' });
+      return reply(res, 413, `beacon larger than ${maxBody} bytes`, { Connection: 'close' });
     }
-    let verdict;
+    let decoded;
     try {
-      verdict = await validate(body);
+      decoded = core.decodeBeacon(body);
     } catch (err) {
-      verdict = { ok: false, error: `validator failed: ${err.message}` };
+      decoded = { ok: false, error: `decoder failed: ${err.message}` };
     }
-    if (!verdict?.ok) {
+    if (!decoded?.ok) {
       counts.rejected++;
-      return reply(res, 400, String(verdict?.error ?? 'invalid beacon'));
+      return reply(res, 400, String(decoded?.error ?? 'invalid beacon'));
     }
     try {
       // Only the country and region leave this function: the address itself is never stored.
       const { country, region } = locate(req);
       const meta = { receivedAt: new Date().toISOString(), region, country };
-      const { duplicate } = await store.queueBeacon(verdict.beacon, meta);
+      const { duplicate } = await store.queueBeacon(decoded, meta);
       counts[duplicate ? 'duplicate' : 'accepted']++;
     } catch (err) {
       counts.failed++;
@@ -100,8 +101,8 @@ function reply(res, status, text, headers = {}) {
   res.end(text);
 }
 
-/** Resolves with the body text, or null when it is larger than MAX_BODY. */
-function readBody(req) {
+/** Resolves with the body text, or null when it is larger than maxBody bytes. */
+function readBody(req, maxBody) {
   return new Promise((resolve) => {
     const declared = Number(req.headers['content-length']);
     if (declared > MAX_DRAIN) {
@@ -112,10 +113,10 @@ function readBody(req) {
     let size = 0;
     req.on('data', (chunk) => {
       size += chunk.length;
-      if (size <= MAX_BODY) chunks.push(chunk);
+      if (size <= maxBody) chunks.push(chunk);
       else if (size > MAX_DRAIN) req.destroy();
     });
-    req.on('end', () => resolve(size > MAX_BODY ? null : Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(size > maxBody ? null : Buffer.concat(chunks).toString('utf8')));
     req.on('error', () => resolve(null));
     req.on('close', () => resolve(null));
   });

@@ -1,55 +1,63 @@
-// SQLite storage of accepted beacons (runs and their request samples), WAL mode, with the queries the report and tests need.
+// SQLite storage of decoded beacons: one row per run and one per request, with the columns the C++ core names
+// (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per event-loop turn.
 import Database from 'better-sqlite3';
-import { packRun } from '../report/runPack.mjs';
 
-const SCHEMA = `
+// 2: rows as the C++ decoder returns them (each request with its class, per-run report records, no beacon text).
+export const STORE_VERSION = 2;
+const EXPORT_PAGE = 500;
+const SQL_TYPE = { text: 'TEXT', real: 'REAL' };
+
+/** The store's tables as SQL, from the core's schema(): what the collector keeps, and the only place it is written. */
+export function storeSchemaSql(schema) {
+  const col = (c) => `${c.name} ${SQL_TYPE[c.type]}`;
+  const runColumns = [
+    ...schema.runColumns.map((c) => (c.name === 'run_id' ? 'run_id TEXT PRIMARY KEY' : col(c))),
+    'received_at TEXT', 'region TEXT', 'country TEXT',
+    // The per-run record the report reads (the core's stored_run.hpp describes the bytes).
+    'arm_counts BLOB', ...schema.metrics.map((m) => `arm_${m} BLOB`),
+  ];
+  const requestColumns = [...schema.requestColumns.map(col), ...schema.durations.map((d) => `${d.name} REAL`)];
+  return `
 CREATE TABLE IF NOT EXISTS runs (
-  run_id TEXT PRIMARY KEY, page_load_id TEXT, config_id TEXT, module_version TEXT, run_order TEXT,
-  outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT,
-  run_ms REAL, sample_rate REAL, effective_type TEXT, visible_throughout INTEGER,
-  packed_version INTEGER, h2_network BLOB, h3_network BLOB, packed_counts BLOB
+  ${runColumns.join(',\n  ')}
 );
 CREATE TABLE IF NOT EXISTS requests (
-  run_id TEXT REFERENCES runs, phase TEXT, idx INTEGER, origin TEXT, result TEXT, http_status INTEGER, protocol TEXT,
-  reused INTEGER, network_ms REAL, queue_ms REAL, dns_ms REAL, connect_ms REAL, tls_ms REAL, request_ms REAL,
-  response_ms REAL, start_ms REAL, fetch_ms REAL,
+  ${requestColumns.join(',\n  ')},
   PRIMARY KEY (run_id, phase, idx)
-);
-CREATE INDEX IF NOT EXISTS runs_received_at ON runs (received_at);
+) WITHOUT ROWID;
+-- The report groups runs by region (and filters by date) from this index alone.
+CREATE INDEX IF NOT EXISTS runs_region ON runs (region, received_at);
 `;
-const MS_FIELDS = ['network_ms', 'queue_ms', 'dns_ms', 'connect_ms', 'tls_ms', 'request_ms', 'response_ms', 'start_ms', 'fetch_ms'];
-const REQUEST_COLUMNS = ['run_id', 'phase', 'idx', 'origin', 'result', 'http_status', 'protocol', 'reused', ...MS_FIELDS];
-const RUN_COLUMNS = ['run_id', 'page_load_id', 'config_id', 'module_version', 'run_order', 'outcome', 'error', 'received_at',
-  'region', 'country', 'summary_json', 'beacon_json', 'run_ms', 'sample_rate', 'effective_type', 'visible_throughout',
-  // Write-time packing for the report (web/report/runPack.mjs).
-  'packed_version', 'h2_network', 'h3_network', 'packed_counts'];
-const EXPORT_PAGE = 500;
+}
 
-export function openStore(dbPath) {
+/**
+ * dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema and, when the file was written
+ * by an older version, to rebuild its rows from the stored beacons through the same decoder.
+ */
+export function openStore(dbPath, core) {
+  if (typeof core?.schema !== 'function') throw new Error('openStore needs the Node module (loadH3probeNode())');
+  const schema = core.schema();
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec(SCHEMA);
-  addMissingColumns(db);
+  const migrated = migrateVersion1(db, core, schema);
+  db.exec(storeSchemaSql(schema));
+  db.pragma(`user_version = ${STORE_VERSION}`);
 
-  const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${RUN_COLUMNS.join(', ')})
-    VALUES (${RUN_COLUMNS.map((c) => `@${c}`).join(', ')})`);
-  const insertRequest = db.prepare(`INSERT INTO requests (${REQUEST_COLUMNS.join(', ')})
-    VALUES (${REQUEST_COLUMNS.map((c) => `@${c}`).join(', ')})`);
+  const { insertRun, insertRequest } = prepareInserts(db, schema);
   const countStmt = db.prepare('SELECT count(*) FROM runs').pluck();
-  const sinceStmt = db.prepare('SELECT * FROM runs WHERE received_at >= ? ORDER BY received_at, run_id');
   const requestsStmt = db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY phase, idx');
-  const runsPage = db.prepare('SELECT * FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?');
+  const sinceStmt = db.prepare(`SELECT ${[...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'].join(', ')}
+    FROM runs WHERE received_at >= ? ORDER BY received_at, run_id`);
+  const runsPage = db.prepare(`SELECT ${[...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'].join(', ')}
+    FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
   const requestsRange = db.prepare('SELECT * FROM requests WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx');
-  const armStmts = new Map();
 
-  const insert = db.transaction((beacon, meta) => {
-    const rows = (beacon.samples ?? []).map((sample) => requestRow(beacon.run_id, sample));
-    // The run row carries the report's packed form of exactly the request rows stored with it (all or none: one savepoint).
-    const { changes } = insertRun.run({ ...runRow(beacon, meta), ...packRun(rows) });
+  const insert = db.transaction(({ run, requests }, { receivedAt, region = null, country = null } = {}) => {
+    const row = { ...run, received_at: receivedAt ?? new Date().toISOString(), region, country };
     // A retried beacon carries the same run_id: keep the first copy.
-    if (changes === 0) return { duplicate: true };
-    for (const row of rows) insertRequest.run(row);
+    if (insertRun.run(row).changes === 0) return { duplicate: true };
+    for (const request of requests) insertRequest.run(request);
     return { duplicate: false };
   });
 
@@ -60,7 +68,7 @@ export function openStore(dbPath) {
   const insertBatch = db.transaction((batch) => {
     for (const item of batch) {
       try {
-        item.result = insert(item.beacon, item.meta);
+        item.result = insert(item.decoded, item.meta);
       } catch (error) {
         item.error = error;
       }
@@ -79,29 +87,22 @@ export function openStore(dbPath) {
 
   return {
     db,
-    /** meta: {receivedAt (ISO, default now), region, country}. Returns {duplicate}. */
-    insertBeacon: (beacon, meta = {}) => insert(beacon, meta),
+    /** Runs rebuilt from an older database when it was opened ({runs, skipped}), or null. */
+    migrated,
+    /** decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt (ISO, default now), region, country}. */
+    insertBeacon: (decoded, meta = {}) => insert(decoded, meta),
     /** The same, committed together with the other beacons queued in this event-loop turn. Resolves {duplicate}. */
-    queueBeacon(beacon, meta = {}) {
+    queueBeacon(decoded, meta = {}) {
       return new Promise((resolve, reject) => {
         if (queue.length === 0) setImmediate(flush);
-        queue.push({ beacon, meta, resolve, reject });
+        queue.push({ decoded, meta, resolve, reject });
       });
     },
     countRuns: () => countStmt.get(),
+    /** The run rows (without the report records) received at or after sinceIso, oldest first. */
     runsSince: (sinceIso = '') => sinceStmt.all(sinceIso),
     requestsFor: (runId) => requestsStmt.all(runId),
-    /** Control samples seen over h2 and treatment samples seen over h3, result ok, metric present. */
-    armValues(metric = 'network_ms') {
-      if (!MS_FIELDS.includes(metric)) throw new Error(`unknown metric ${metric}`);
-      if (!armStmts.has(metric)) {
-        const sql = `SELECT ${metric} FROM requests WHERE phase = ? AND protocol = ? AND result = 'ok' AND ${metric} IS NOT NULL`;
-        armStmts.set(metric, db.prepare(sql).pluck());
-      }
-      const stmt = armStmts.get(metric);
-      return { h2: Float64Array.from(stmt.all('control', 'h2')), h3: Float64Array.from(stmt.all('treatment', 'h3')) };
-    },
-    /** One JSON line per run, its samples nested; pages by run_id so inserts are never blocked by an open cursor. */
+    /** One JSON line per run, its requests nested; pages by run_id so inserts are never blocked by an open cursor. */
     async exportNdjson(stream) {
       let after = '';
       let count = 0;
@@ -113,9 +114,8 @@ export function openStore(dbPath) {
           if (!byRun.has(r.run_id)) byRun.set(r.run_id, []);
           byRun.get(r.run_id).push(r);
         }
-        // The packed columns are the report's derived copy of the requests, not data: left out.
-        for (const { beacon_json, summary_json, packed_version, h2_network, h3_network, packed_counts, ...run } of runs) {
-          const line = { ...run, summary: JSON.parse(summary_json ?? 'null'), requests: byRun.get(run.run_id) ?? [] };
+        for (const run of runs) {
+          const line = { ...run, requests: byRun.get(run.run_id) ?? [] };
           if (!stream.write(`${JSON.stringify(line)}\n`)) await new Promise((r) => stream.once('drain', r));
           count++;
         }
@@ -126,36 +126,47 @@ export function openStore(dbPath) {
   };
 }
 
-// A database written by an older version lacks the newer columns of runs: add them (NULL for the old rows) rather than
-// refuse to open it, so nothing already collected is lost.
-// Runs stored before the packed columns existed keep them NULL: the report reads those with the row scan.
-const ADDED_RUN_COLUMNS = { run_ms: 'REAL', sample_rate: 'REAL', effective_type: 'TEXT', visible_throughout: 'INTEGER',
-  packed_version: 'INTEGER', h2_network: 'BLOB', h3_network: 'BLOB', packed_counts: 'BLOB' };
-function addMissingColumns(db) {
-  const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
-  for (const [name, type] of Object.entries(ADDED_RUN_COLUMNS)) {
-    if (!have.has(name)) db.exec(`ALTER TABLE runs ADD COLUMN ${name} ${type}`);
-  }
+// A database from the first version of the store (runs with the beacon's text in beacon_json) is rebuilt once: its
+// tables are renamed, each stored beacon goes through the decoder again (so its requests get their classes and the
+// run its report record), keeping the received time and location. Runs stored without their beacon text cannot be
+// rebuilt and stay in runs_v1. All in one transaction: an interruption leaves the old tables as they were.
+function migrateVersion1(db, core, schema) {
+  const hasRuns = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").get();
+  if (!hasRuns) return null;
+  const columns = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
+  if (!columns.has('beacon_json')) return null;
+  return db.transaction(() => {
+    db.exec('ALTER TABLE runs RENAME TO runs_v1; ALTER TABLE requests RENAME TO requests_v1;');
+    db.exec('DROP INDEX IF EXISTS runs_received_at');
+    db.exec(storeSchemaSql(schema));
+    const { insertRun, insertRequest } = prepareInserts(db, schema);
+    // In pages: better-sqlite3 allows no write while a read cursor is open.
+    const page = db.prepare(`SELECT rowid, beacon_json, received_at, region, country FROM runs_v1
+      WHERE rowid > ? ORDER BY rowid LIMIT 500`);
+    let runs = 0;
+    let skipped = 0;
+    for (let after = 0, rows; (rows = page.all(after)).length > 0; after = rows.at(-1).rowid) {
+      for (const old of rows) {
+        const decoded = old.beacon_json ? core.decodeBeacon(old.beacon_json) : { ok: false };
+        if (!decoded.ok) { skipped++; continue; }
+        insertRun.run({ ...decoded.run, received_at: old.received_at, region: old.region, country: old.country });
+        for (const request of decoded.requests) insertRequest.run(request);
+        runs++;
+      }
+    }
+    if (skipped === 0) db.exec('DROP TABLE runs_v1; DROP TABLE requests_v1;');
+    return { runs, skipped };
+  })();
 }
 
-function runRow(b, { receivedAt, region = null, country = null }) {
+function prepareInserts(db, schema) {
+  const runColumns = [...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country', 'arm_counts',
+    ...schema.metrics.map((m) => `arm_${m}`)];
+  const requestColumns = [...schema.requestColumns.map((c) => c.name), ...schema.durations.map((d) => d.name)];
   return {
-    run_id: b.run_id, page_load_id: b.page_load_id ?? null, config_id: b.config_id ?? null,
-    module_version: b.module_version ?? null, run_order: b.order ?? null, outcome: b.outcome ?? null, error: b.error ?? null,
-    received_at: receivedAt ?? new Date().toISOString(), region, country,
-    summary_json: b.summary === undefined ? null : JSON.stringify(b.summary), beacon_json: JSON.stringify(b),
-    run_ms: typeof b.run_ms === 'number' ? b.run_ms : null,
-    sample_rate: typeof b.sample_rate === 'number' ? b.sample_rate : null,
-    effective_type: b.context?.effective_type || null,
-    visible_throughout: typeof b.context?.visible_throughout === 'boolean' ? Number(b.context.visible_throughout) : null,
+    insertRun: db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
+      VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`),
+    insertRequest: db.prepare(`INSERT INTO requests (${requestColumns.join(', ')})
+      VALUES (${requestColumns.map((c) => `@${c}`).join(', ')})`),
   };
-}
-
-function requestRow(runId, s) {
-  const row = {
-    run_id: runId, phase: s.phase, idx: s.idx, origin: s.origin, result: s.result, http_status: s.http_status ?? null,
-    protocol: s.protocol ?? null, reused: typeof s.reused === 'boolean' ? Number(s.reused) : null,
-  };
-  for (const f of MS_FIELDS) row[f] = typeof s[f] === 'number' ? s[f] : null;
-  return row;
 }

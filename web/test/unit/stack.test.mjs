@@ -8,12 +8,14 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openStore } from '../../server/store.mjs';
 import { startCollector } from '../../server/collector.mjs';
-import { createBeaconValidator } from '../../server/h3probeNode.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 
+// The real decoder: the C++ core compiled to WASM (npm test builds it first).
+const core = await loadH3probeNode();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-unit-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 let dbCount = 0;
-const freshStore = () => openStore(path.join(tmp, `db${dbCount++}.sqlite`));
+const freshStore = () => openStore(path.join(tmp, `db${dbCount++}.sqlite`), core);
 
 function sample(phase, idx, origin, protocol, extra = {}) {
   return { phase, idx, origin, result: 'ok', http_status: 204, protocol, reused: true, network_ms: 10 + idx, queue_ms: 0.1,
@@ -26,6 +28,13 @@ function beacon(runId, samples = [sample('control', 0, 'h2', 'h2'), sample('trea
     summary: { control: { n: 1, min: 10, median: 10, max: 10 }, treatment: { n: 1, min: 10, median: 10, max: 10 }, diff_median_ms: 0 } };
 }
 
+/** The rows the collector stores for a beacon object, as the C++ decoder returns them. */
+function decoded(b) {
+  const d = core.decodeBeacon(JSON.stringify(b));
+  assert.ok(d.ok, d.error);
+  return d;
+}
+
 describe('store', () => {
   test('opens the database in WAL mode with synchronous NORMAL', () => {
     const store = freshStore();
@@ -34,17 +43,19 @@ describe('store', () => {
     store.close();
   });
 
-  test('stores a run with its samples, summary and whole beacon', () => {
+  test('stores a run and its requests, each with the class the core gave it, and no field the core does not know', () => {
     const store = freshStore();
-    const b = { ...beacon('r1'), context: { ua: 'x' } };
-    assert.deepEqual(store.insertBeacon(b, { receivedAt: '2024-01-01T00:00:00.000Z', region: 'local', country: null }), { duplicate: false });
+    const b = { ...beacon('r1', [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', 'h2')]), context: { ua: 'x' },
+      extra: 'from a newer client' };
+    assert.deepEqual(store.insertBeacon(decoded(b), { receivedAt: '2024-01-01T00:00:00.000Z', region: 'local', country: null }),
+      { duplicate: false });
     const [run] = store.runsSince('2024-01-01');
     assert.equal(run.run_order, 'h2-first');
     assert.equal(run.region, 'local');
-    assert.deepEqual(JSON.parse(run.summary_json), b.summary);
-    assert.deepEqual(JSON.parse(run.beacon_json).context, { ua: 'x' });
+    const columns = store.db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name);
+    assert.ok(!columns.some((c) => /beacon|summary|extra|ua/.test(c)), columns.join(', '));
     const rows = store.requestsFor('r1');
-    assert.equal(rows.length, 2);
+    assert.deepEqual(rows.map((r) => [r.phase, r.request_class]), [['control', 'usable_control'], ['treatment', 'fallback']]);
     assert.equal(rows[0].reused, 1);
     assert.equal(rows[0].network_ms, 10);
     store.close();
@@ -52,33 +63,52 @@ describe('store', () => {
 
   test('keeps the run duration, sample rate and client context in their own columns', () => {
     const store = freshStore();
-    store.insertBeacon({ ...beacon('ctx'), run_ms: 143.5, sample_rate: 0.25,
-      context: { effective_type: '3g', visible_throughout: false } });
-    store.insertBeacon(beacon('bare'));
-    const row = (id) => store.db.prepare('SELECT run_ms, sample_rate, effective_type, visible_throughout FROM runs WHERE run_id = ?').get(id);
-    assert.deepEqual({ ...row('ctx') }, { run_ms: 143.5, sample_rate: 0.25, effective_type: '3g', visible_throughout: 0 });
-    assert.deepEqual({ ...row('bare') }, { run_ms: null, sample_rate: null, effective_type: null, visible_throughout: null });
+    store.insertBeacon(decoded({ ...beacon('ctx'), run_ms: 143.5, sample_rate: 0.25,
+      context: { effective_type: '3g', visible_throughout: false, save_data: true } }));
+    store.insertBeacon(decoded(beacon('bare')));
+    const row = (id) => store.db.prepare('SELECT run_ms, sample_rate, effective_type, visible_throughout, save_data FROM runs WHERE run_id = ?').get(id);
+    assert.deepEqual({ ...row('ctx') }, { run_ms: 143.5, sample_rate: 0.25, effective_type: '3g', visible_throughout: 0, save_data: 1 });
+    // Absent in the beacon: the decoder's defaults (run_ms 0, sample rate 1, visible) and NULL where nothing is known.
+    assert.deepEqual({ ...row('bare') }, { run_ms: 0, sample_rate: 1, effective_type: '', visible_throughout: 1, save_data: null });
     store.close();
   });
 
-  test('opens a database written before the context columns existed, keeping its runs', () => {
+  test('rebuilds a database of the first store version through the decoder, keeping when and where each run came from', () => {
     const file = path.join(tmp, `old${dbCount++}.sqlite`);
     const old = new Database(file);
     old.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, page_load_id TEXT, config_id TEXT, module_version TEXT,
       run_order TEXT, outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT);
-      INSERT INTO runs (run_id, outcome) VALUES ('old-run', 'complete');`);
+      CREATE TABLE requests (run_id TEXT, phase TEXT, idx INTEGER, origin TEXT, result TEXT, protocol TEXT, network_ms REAL,
+      PRIMARY KEY (run_id, phase, idx));
+      CREATE INDEX runs_received_at ON runs (received_at);`);
+    const insert = old.prepare('INSERT INTO runs (run_id, outcome, received_at, region, country, beacon_json) VALUES (?, ?, ?, ?, ?, ?)');
+    insert.run('old-run', 'complete', '2023-01-02T00:00:00.000Z', 'Asia', 'JP',
+      JSON.stringify(beacon('old-run', [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', '')])));
+    insert.run('no-text', 'complete', '2023-01-03T00:00:00.000Z', 'Asia', 'JP', null);
     old.close();
-    const store = openStore(file);
-    store.insertBeacon({ ...beacon('new-run'), sample_rate: 0.5 });
-    assert.deepEqual(store.db.prepare('SELECT run_id, sample_rate FROM runs ORDER BY run_id').all().map((r) => ({ ...r })),
-      [{ run_id: 'new-run', sample_rate: 0.5 }, { run_id: 'old-run', sample_rate: null }]);
+
+    const store = openStore(file, core);
+    assert.deepEqual(store.migrated, { runs: 1, skipped: 1 });
+    const [run] = store.runsSince();
+    assert.deepEqual([run.run_id, run.received_at, run.region, run.country], ['old-run', '2023-01-02T00:00:00.000Z', 'Asia', 'JP']);
+    assert.deepEqual(store.requestsFor('old-run').map((r) => r.request_class), ['usable_control', 'protocol_unknown']);
+    // The run without its beacon text cannot be rebuilt: it stays where it was, not lost.
+    assert.equal(store.db.prepare('SELECT count(*) FROM runs_v1').pluck().get(), 2);
+    store.insertBeacon(decoded(beacon('new-run')));
+    assert.equal(store.countRuns(), 2);
     store.close();
+    // Opened again: already rebuilt, nothing to do.
+    const again = openStore(file, core);
+    assert.equal(again.migrated, null);
+    assert.equal(again.countRuns(), 2);
+    again.close();
   });
 
   test('ignores a retried beacon with a run_id it already has and says so', () => {
     const store = freshStore();
-    store.insertBeacon(beacon('dup'));
-    assert.deepEqual(store.insertBeacon(beacon('dup', [sample('control', 0, 'h2', 'h2', { network_ms: 999 })])), { duplicate: true });
+    store.insertBeacon(decoded(beacon('dup')));
+    assert.deepEqual(store.insertBeacon(decoded(beacon('dup', [sample('control', 0, 'h2', 'h2', { network_ms: 999 })]))),
+      { duplicate: true });
     assert.equal(store.countRuns(), 1);
     assert.equal(store.requestsFor('dup')[0].network_ms, 10);
     store.close();
@@ -86,16 +116,23 @@ describe('store', () => {
 
   test('keeps nulls for missing timings and reused', () => {
     const store = freshStore();
-    store.insertBeacon(beacon('nulls', [sample('treatment', 0, 'h3', '', { result: 'timing_unavailable', reused: null, network_ms: null })]));
+    store.insertBeacon(decoded(beacon('nulls', [sample('treatment', 0, 'h3', '', { result: 'timing_unavailable', reused: null, network_ms: null })])));
     const [row] = store.requestsFor('nulls');
     assert.equal(row.reused, null);
     assert.equal(row.network_ms, null);
+    assert.equal(row.request_class, 'timing_unavailable');
     store.close();
   });
 
-  test('rolls back the whole run when one sample cannot be stored', () => {
+  // Rows that cannot be stored (the decoder never returns such; a second request with the same key stands in).
+  const unstorable = (runId) => {
+    const d = decoded(beacon(runId));
+    return { run: d.run, requests: [d.requests[0], d.requests[0]] };
+  };
+
+  test('rolls back the whole run when one request cannot be stored', () => {
     const store = freshStore();
-    assert.throws(() => store.insertBeacon(beacon('bad', [sample('control', 0, 'h2', 'h2'), sample('control', 0, 'h2', 'h2')])));
+    assert.throws(() => store.insertBeacon(unstorable('bad')));
     assert.equal(store.countRuns(), 0);
     assert.equal(store.requestsFor('bad').length, 0);
     store.close();
@@ -103,9 +140,8 @@ describe('store', () => {
 
   test('queued beacons of one event-loop turn commit together, and a bad one is rolled back alone', async () => {
     const store = freshStore();
-    const bad = beacon('bad', [sample('control', 0, 'h2', 'h2'), sample('control', 0, 'h2', 'h2')]);
-    const results = await Promise.allSettled([store.queueBeacon(beacon('q1')), store.queueBeacon(bad),
-      store.queueBeacon(beacon('q2')), store.queueBeacon(beacon('q1'))]);
+    const results = await Promise.allSettled([store.queueBeacon(decoded(beacon('q1'))), store.queueBeacon(unstorable('bad')),
+      store.queueBeacon(decoded(beacon('q2'))), store.queueBeacon(decoded(beacon('q1')))]);
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     assert.deepEqual(results[3].value, { duplicate: true });
     assert.deepEqual(store.runsSince().map((r) => r.run_id).sort(), ['q1', 'q2']);
@@ -114,31 +150,9 @@ describe('store', () => {
     store.close();
   });
 
-  test('armValues keeps control over h2 and treatment over h3, and drops fallbacks, errors and missing metrics', () => {
+  test('exports one NDJSON line per run with its requests nested, without the report records', async () => {
     const store = freshStore();
-    store.insertBeacon(beacon('arms', [
-      sample('prewarm', 0, 'h3', 'h3', { network_ms: 1000 }),
-      sample('control', 0, 'h2', 'h2', { network_ms: 20 }),
-      sample('control', 1, 'h2', 'h2', { network_ms: 21, result: 'timeout' }),
-      sample('control', 2, 'h2', 'http/1.1', { network_ms: 22 }),
-      sample('treatment', 0, 'h3', 'h3', { network_ms: 15 }),
-      sample('treatment', 1, 'h3', 'h2', { network_ms: 30 }),
-      sample('treatment', 2, 'h3', 'h3', { network_ms: null }),
-      sample('treatment', 3, 'h3', 'h3', { network_ms: 16, connect_ms: null }),
-    ]));
-    const arms = store.armValues();
-    assert.ok(arms.h2 instanceof Float64Array);
-    assert.deepEqual([...arms.h2], [20]);
-    assert.deepEqual([...arms.h3].sort(), [15, 16]);
-    // treatment 0 and 2 have connect_ms; treatment 3 does not.
-    assert.equal(store.armValues('connect_ms').h3.length, 2);
-    assert.throws(() => store.armValues('network_ms; DROP TABLE runs'));
-    store.close();
-  });
-
-  test('exports one NDJSON line per run with its samples nested', async () => {
-    const store = freshStore();
-    for (let i = 0; i < 1203; i++) store.insertBeacon(beacon(`run-${String(i).padStart(5, '0')}`));
+    for (let i = 0; i < 1203; i++) store.insertBeacon(decoded(beacon(`run-${String(i).padStart(5, '0')}`)));
     let text = '';
     const sink = new Writable({ write(chunk, _enc, cb) { text += chunk; cb(); } });
     assert.equal(await store.exportNdjson(sink), 1203);
@@ -146,8 +160,8 @@ describe('store', () => {
     assert.equal(lines.length, 1203);
     assert.equal(new Set(lines.map((l) => l.run_id)).size, 1203);
     assert.ok(lines.every((l) => l.requests.length === 2 && l.requests.every((r) => r.run_id === l.run_id)));
-    assert.equal(lines[0].beacon_json, undefined);
-    assert.equal(lines[0].summary.diff_median_ms, 0);
+    assert.equal(lines[0].arm_counts, undefined);
+    assert.equal(lines[0].requests[0].request_class, 'usable_control');
     store.close();
   });
 });
@@ -160,8 +174,7 @@ describe('collector', () => {
 
   before(async () => {
     store = freshStore();
-    // The real validator: the C++ decoder compiled to WASM (npm test builds it first).
-    collector = await startCollector({ port: 0, store, validate: await createBeaconValidator() });
+    collector = await startCollector({ port: 0, store, core });
     url = `http://127.0.0.1:${collector.port}/beacon`;
   });
   after(async () => {
@@ -190,7 +203,7 @@ describe('collector', () => {
     assert.deepEqual([viaHeader.country, viaHeader.region], ['BR', 'South America']);
   });
 
-  test('answers 400 with the validator error to an invalid beacon and stores nothing', async () => {
+  test('answers 400 with the decoder reason to an invalid beacon and stores nothing', async () => {
     const before = store.countRuns();
     const res = await post('{"schema":"other"}');
     assert.equal(res.status, 400);
@@ -199,7 +212,25 @@ describe('collector', () => {
     assert.equal(store.countRuns(), before);
   });
 
-  test('answers 413 to a body over 256 KB', async () => {
+  test('stores far less than a 150 KB unknown field adds to a beacon', async () => {
+    const bytes = () => store.db.pragma('page_count', { simple: true }) * store.db.pragma('page_size', { simple: true });
+    const body = JSON.stringify({ ...beacon('c-padded'), pad: 'x'.repeat(150 * 1024) });
+    const before = bytes();
+    assert.equal((await post(body)).status, 204);
+    assert.ok(bytes() - before < 16 * 1024, `the store grew by ${bytes() - before} bytes`);
+  });
+
+  test('answers 400, not 500, to a valid beacon with an unknown field nested 6,000 deep', async () => {
+    const deep = `${'['.repeat(6000)}${']'.repeat(6000)}`;
+    const body = JSON.stringify(beacon('c-deep')).replace(/}$/, `,"nested":${deep}}`);
+    const res = await post(body);
+    assert.equal(res.status, 400);
+    assert.match(await res.text(), /nests deeper than/);
+    assert.equal(store.runsSince().some((r) => r.run_id === 'c-deep'), false);
+  });
+
+  test('answers 413 to a body over the core limit', async () => {
+    assert.equal(core.schema().limits.maxBeaconBytes, 256 * 1024);
     const big = JSON.stringify({ ...beacon('c-big'), pad: 'x'.repeat(300 * 1024) });
     const res = await post(big);
     assert.equal(res.status, 413);

@@ -1,0 +1,101 @@
+// The stored form of a beacon: run and request rows with each request's class, and the per-run record for the report.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "stored_run.hpp"
+
+using namespace h3probe;
+
+namespace {
+
+Sample make(Phase phase, int idx, Proto origin, const char* protocol, SampleResult result, std::optional<double> ms) {
+    Sample s;
+    s.phase = phase;
+    s.idx = idx;
+    s.origin = origin;
+    s.protocol = protocol;
+    s.result = result;
+    s.network_ms = ms;
+    if (ms) s.dns_ms = 0.25;
+    return s;
+}
+
+Beacon mixed_beacon() {
+    Beacon b;
+    b.run_id = "run-1";
+    b.order = "h3-first";
+    b.outcome = "complete";
+    b.errors = {"one \"quoted\" problem"};
+    b.samples = {make(Phase::prewarm, 0, Proto::h3, "h2", SampleResult::ok, 90.0),
+                 make(Phase::control, 1, Proto::h2, "h2", SampleResult::ok, 31.0),
+                 make(Phase::control, 0, Proto::h2, "h2", SampleResult::ok, 30.0),
+                 make(Phase::control, 2, Proto::h2, "h2", SampleResult::http_error, 33.0),
+                 make(Phase::treatment, 0, Proto::h3, "h3", SampleResult::ok, 20.0),
+                 make(Phase::treatment, 1, Proto::h3, "h2", SampleResult::ok, 25.0),
+                 make(Phase::treatment, 2, Proto::h3, "", SampleResult::ok, 21.0),
+                 make(Phase::treatment, 3, Proto::h3, "", SampleResult::timeout, std::nullopt)};
+    b.summary = summarize_run(b.samples);
+    return b;
+}
+
+double double_at(const std::vector<std::uint8_t>& blob, std::size_t i) {
+    double v;
+    std::memcpy(&v, blob.data() + 8 * i, sizeof v);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("every stored request carries the class the core gave it") {
+    const StoredBeacon s = to_stored(mixed_beacon());
+    REQUIRE(s.requests.size() == 8);
+    const char* classes[] = {"prewarm",      "usable_control",   "usable_control", "http_error",
+                             "usable_treatment", "fallback", "protocol_unknown", "timeout"};
+    for (std::size_t i = 0; i < 8; ++i) CHECK(s.requests[i].request_class == classes[i]);
+    CHECK(s.requests[3].network_ms == 33.0);  // an http_error keeps its timings in the row, not in the arm
+    CHECK(std::isnan(s.requests[7].network_ms));
+    CHECK(s.run.run_order == "h3-first");
+    CHECK(s.run.errors == "[\"one \\\"quoted\\\" problem\"]");
+}
+
+TEST_CASE("the run record counts each arm's requests by class and packs the usable values in idx order") {
+    const StoredRun r = to_stored(mixed_beacon()).run;
+    REQUIRE(r.arm_counts.size() == kArmCountsBytes);
+    CHECK(r.arm_counts[0] == kRunRecordVersion);
+    CHECK(r.arm_counts[1] == 1);  // h3-first
+    const std::uint8_t* control = r.arm_counts.data() + 2;
+    const std::uint8_t* treatment = control + kRequestClassCount;
+    CHECK(control[static_cast<int>(RequestClass::usable_control)] == 2);
+    CHECK(control[static_cast<int>(RequestClass::http_error)] == 1);
+    CHECK(treatment[static_cast<int>(RequestClass::usable_treatment)] == 1);
+    CHECK(treatment[static_cast<int>(RequestClass::fallback)] == 1);
+    CHECK(treatment[static_cast<int>(RequestClass::protocol_unknown)] == 1);
+    CHECK(treatment[static_cast<int>(RequestClass::timeout)] == 1);
+    CHECK(control[static_cast<int>(RequestClass::prewarm)] + treatment[static_cast<int>(RequestClass::prewarm)] == 0);
+
+    const auto names = metric_names();
+    REQUIRE(r.arm_metrics.size() == names.size());
+    CHECK(names[0] == "network_ms");
+    const auto& network = r.arm_metrics[0];
+    REQUIRE(network.size() == 3 * 8);
+    CHECK(double_at(network, 0) == 30.0);  // control idx 0 before idx 1, whatever the beacon's order
+    CHECK(double_at(network, 1) == 31.0);
+    CHECK(double_at(network, 2) == 20.0);
+    const auto& connect = r.arm_metrics[3];  // a metric the samples lack is NaN, one per usable request
+    CHECK(names[3] == "connect_ms");
+    REQUIRE(connect.size() == 3 * 8);
+    CHECK(std::isnan(double_at(connect, 0)));
+}
+
+TEST_CASE("the browser's run summary and the stored classes count a run the same way") {
+    const Beacon b = mixed_beacon();
+    const StoredRun r = to_stored(b).run;
+    const std::uint8_t* treatment = r.arm_counts.data() + 2 + kRequestClassCount;
+    CHECK(b.summary.control.latency.n == 2);
+    CHECK(b.summary.control.excluded == 1);
+    CHECK(b.summary.treatment.latency.n == treatment[static_cast<int>(RequestClass::usable_treatment)]);
+    CHECK(b.summary.treatment.fallbacks == treatment[static_cast<int>(RequestClass::fallback)]);
+    CHECK(b.summary.treatment.excluded == 3);
+}

@@ -1,0 +1,19 @@
+// Every limit on what a client may send, in one place: the decoder enforces them, the collector and the page module
+// take them from here (through the Node module's constants), and the tests read them back.
+#pragma once
+
+#include <cstddef>
+
+namespace h3probe {
+
+inline constexpr std::size_t kMaxBeaconBytes = 256 * 1024;   // a beacon is ~4 KB; the collector answers 413 above this
+inline constexpr std::size_t kMaxJsonDepth = 8;              // the schema nests 3 deep; deeper text is refused unparsed
+inline constexpr std::size_t kMaxSamples = 200;              // requests in one beacon
+inline constexpr std::size_t kMaxErrors = 10;                // problems the module met during a run
+inline constexpr std::size_t kMaxErrorChars = 300;           // bytes of one such problem's text
+inline constexpr std::size_t kMaxRunErrorChars = 500;        // bytes of the run's own error (why it did not complete)
+inline constexpr double kMaxDurationMs = 600000;             // 10 minutes: far beyond any run deadline
+inline constexpr double kMaxTimestampMs = 1e10;              // performance.now() of a page open for months
+inline constexpr int kMaxSampleIdx = 1000;
+
+}  // namespace h3probe

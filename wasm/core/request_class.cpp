@@ -1,0 +1,47 @@
+// The classification rule (see request_class.hpp) and the class names as they are stored.
+#include "request_class.hpp"
+
+namespace h3probe {
+
+RequestClass classify(const Sample& s) {
+    if (s.phase == Phase::prewarm) return RequestClass::prewarm;
+    switch (s.result) {
+        case SampleResult::ok: break;
+        case SampleResult::http_error: return RequestClass::http_error;
+        case SampleResult::network_error: return RequestClass::network_error;
+        case SampleResult::timeout: return RequestClass::timeout;
+        case SampleResult::aborted: return RequestClass::aborted;
+        case SampleResult::no_timing_entry: return RequestClass::no_timing_entry;
+        case SampleResult::timing_unavailable: return RequestClass::timing_unavailable;
+        case SampleResult::redirected: return RequestClass::redirected;
+        case SampleResult::cache_hit: return RequestClass::cache_hit;
+    }
+    if (s.protocol.empty()) return RequestClass::protocol_unknown;
+    // The protocol expected is the one of the origin asked; the arm is the phase.
+    if (s.protocol != expected_protocol(s.origin)) return RequestClass::fallback;
+    return s.phase == Phase::treatment ? RequestClass::usable_treatment : RequestClass::usable_control;
+}
+
+bool is_usable(RequestClass c) { return c == RequestClass::usable_control || c == RequestClass::usable_treatment; }
+
+const char* to_string(RequestClass c) {
+    switch (c) {
+#define H3PROBE_CLASS_NAME(name, what) \
+    case RequestClass::name: return #name;
+        H3PROBE_REQUEST_CLASSES(H3PROBE_CLASS_NAME)
+#undef H3PROBE_CLASS_NAME
+    }
+    return "?";
+}
+
+const char* describe(RequestClass c) {
+    switch (c) {
+#define H3PROBE_CLASS_TEXT(name, what) \
+    case RequestClass::name: return what;
+        H3PROBE_REQUEST_CLASSES(H3PROBE_CLASS_TEXT)
+#undef H3PROBE_CLASS_TEXT
+    }
+    return "?";
+}
+
+}  // namespace h3probe

@@ -1,0 +1,110 @@
+// A decoded beacon to the rows the collector stores, and the per-run record the report reads.
+#include "stored_run.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace h3probe {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double or_null(const std::optional<double>& v) { return v ? *v : kNaN; }
+double or_null(const std::optional<bool>& v) { return v ? (*v ? 1.0 : 0.0) : kNaN; }
+
+std::uint8_t order_code(const std::string& order) {
+    if (order == "h2-first") return 0;
+    if (order == "h3-first") return 1;
+    return 2;
+}
+
+void append_double(std::vector<std::uint8_t>& out, double v) {
+    // WebAssembly and every host this builds on are little-endian: the bytes are the float64 as stored.
+    std::uint8_t bytes[sizeof v];
+    std::memcpy(bytes, &v, sizeof v);
+    out.insert(out.end(), bytes, bytes + sizeof v);
+}
+
+}  // namespace
+
+std::vector<std::string> metric_names() {
+    std::vector<std::string> names;
+#define H3PROBE_METRIC_NAME(name, max, metric, what) \
+    if (metric) names.push_back(#name);
+    H3PROBE_SAMPLE_DURATIONS(H3PROBE_METRIC_NAME)
+#undef H3PROBE_METRIC_NAME
+    return names;
+}
+
+StoredBeacon to_stored(const Beacon& b) {
+    StoredBeacon out;
+    StoredRun& r = out.run;
+    r.run_id = b.run_id;
+    r.page_load_id = b.page_load_id;
+    r.config_id = b.config_id;
+    r.module_version = b.module_version;
+    r.run_order = b.order;
+    r.outcome = b.outcome;
+    r.error = b.error;
+    r.run_ms = b.run_ms;
+    r.sample_rate = b.sample_rate;
+    const ClientContext& c = b.context;
+    r.page_origin = c.page_origin;
+    r.effective_type = c.effective_type;
+    r.rtt_ms = or_null(c.rtt_ms);
+    r.downlink_mbps = or_null(c.downlink_mbps);
+    r.save_data = or_null(c.save_data);
+    r.visible_throughout = c.visible_throughout ? 1 : 0;
+    r.module_load_ms = or_null(c.module_load_ms);
+    r.timer_resolution_ms = or_null(c.timer_resolution_ms);
+    r.errors = nlohmann::json(b.errors).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+
+    // Usable requests of each arm in idx order, for the record.
+    std::vector<const Sample*> usable[2];
+    std::uint8_t counts[2][kRequestClassCount] = {};
+    for (const Sample& s : b.samples) {
+        const RequestClass cls = classify(s);
+        StoredRequest q;
+        q.run_id = b.run_id;
+        q.phase = to_string(s.phase);
+        q.idx = s.idx;
+        q.origin = to_string(s.origin);
+        q.result = to_string(s.result);
+        q.request_class = to_string(cls);
+        q.http_status = s.http_status;
+        q.protocol = s.protocol;
+        q.reused = or_null(s.reused);
+#define H3PROBE_STORE_DURATION(name, max, metric, what) q.name = or_null(s.name);
+        H3PROBE_SAMPLE_DURATIONS(H3PROBE_STORE_DURATION)
+#undef H3PROBE_STORE_DURATION
+        out.requests.push_back(std::move(q));
+        if (cls == RequestClass::prewarm) continue;
+        const int arm = arm_of(s);
+        ++counts[arm][static_cast<int>(cls)];
+        if (is_usable(cls)) usable[arm].push_back(&s);
+    }
+    for (auto& arm : usable)
+        std::stable_sort(arm.begin(), arm.end(), [](const Sample* x, const Sample* y) { return x->idx < y->idx; });
+
+    r.arm_counts.reserve(kArmCountsBytes);
+    r.arm_counts.push_back(kRunRecordVersion);
+    r.arm_counts.push_back(order_code(b.order));
+    for (const auto& arm : counts) r.arm_counts.insert(r.arm_counts.end(), arm, arm + kRequestClassCount);
+#define H3PROBE_PACK_METRIC(name, max, metric, what)                                   \
+    if (metric) {                                                                      \
+        std::vector<std::uint8_t> blob;                                                \
+        blob.reserve(8 * (usable[0].size() + usable[1].size()));                      \
+        for (const auto& arm : usable)                                                 \
+            for (const Sample* s : arm) append_double(blob, or_null(s->name));         \
+        r.arm_metrics.push_back(std::move(blob));                                      \
+    }
+    H3PROBE_SAMPLE_DURATIONS(H3PROBE_PACK_METRIC)
+#undef H3PROBE_PACK_METRIC
+    return out;
+}
+
+}  // namespace h3probe

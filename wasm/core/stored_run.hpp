@@ -1,0 +1,93 @@
+// The stored form of a decoded beacon: one run row and one row per request (each with its class), plus the per-run
+// record the report reads. The column lists below are the only ones: the collector's SQLite schema and the Node
+// module's typings are made from them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "beacon.hpp"
+#include "request_class.hpp"
+
+namespace h3probe {
+
+namespace column {
+using text = std::string;
+using real = double;  // NaN stands for NULL (SQLite stores a NaN as NULL)
+}  // namespace column
+
+// X(type, name, what). The collector adds received_at, region and country; nothing else of the beacon is kept
+// (unknown fields are validated as JSON and then dropped, so a client cannot inflate the store).
+#define H3PROBE_RUN_COLUMNS(X)                                                                             \
+    X(text, run_id, "the run's id (letters, digits, - and _)")                                            \
+    X(text, page_load_id, "the page load the run belonged to")                                            \
+    X(text, config_id, "the experiment config's id")                                                      \
+    X(text, module_version, "the page module's version")                                                  \
+    X(text, run_order, "h2-first or h3-first: which arm ran first")                                       \
+    X(text, outcome, "complete, deadline, stopped or error")                                              \
+    X(text, error, "why the run did not complete")                                                        \
+    X(real, run_ms, "from start to beacon")                                                               \
+    X(real, sample_rate, "the probability under which this page load was sampled")                        \
+    X(text, page_origin, "the host page's origin")                                                        \
+    X(text, effective_type, "navigator.connection.effectiveType")                                         \
+    X(real, rtt_ms, "navigator.connection.rtt")                                                           \
+    X(real, downlink_mbps, "navigator.connection.downlink")                                               \
+    X(real, save_data, "navigator.connection.saveData: 1, 0 or NULL")                                     \
+    X(real, visible_throughout, "1 if the page stayed visible during the run")                            \
+    X(real, module_load_ms, "from searchCompleted() to the module ready")                                 \
+    X(real, timer_resolution_ms, "the smallest step of performance.now() the module saw")                \
+    X(text, errors, "problems the module met, as a JSON array of strings")
+
+#define H3PROBE_REQUEST_COLUMNS(X)                                                                         \
+    X(text, run_id, "the run the request belongs to")                                                     \
+    X(text, phase, "prewarm, control or treatment")                                                       \
+    X(real, idx, "the request's index within its phase")                                                  \
+    X(text, origin, "h2 or h3: the test origin asked")                                                    \
+    X(text, result, "the outcome as the browser saw it")                                                  \
+    X(text, request_class, "usable in its arm, or why not (request_class.hpp)")                            \
+    X(real, http_status, "the HTTP status, 0 if none")                                                    \
+    X(text, protocol, "nextHopProtocol as reported")                                                      \
+    X(real, reused, "1 if the connection was reused, 0 if opened, NULL if unknown")
+
+#define H3PROBE_DECLARE_COLUMN(type, name, what) column::type name{};
+
+struct StoredRequest {
+    H3PROBE_REQUEST_COLUMNS(H3PROBE_DECLARE_COLUMN)
+#define H3PROBE_DECLARE_DURATION_COLUMN(name, max, metric, what) column::real name{};
+    H3PROBE_SAMPLE_DURATIONS(H3PROBE_DECLARE_DURATION_COLUMN)
+#undef H3PROBE_DECLARE_DURATION_COLUMN
+};
+
+// The metrics a report can be made of: the sample durations marked as such, in H3PROBE_SAMPLE_DURATIONS order.
+std::vector<std::string> metric_names();
+
+// The per-run record the report reads, stored in the run row so that a report reads one row per run:
+//   arm_counts: [format version][order: 0 h2-first, 1 h3-first, 2 other]
+//               [count of the control arm's requests per class, kRequestClassCount bytes]
+//               [the same for the treatment arm]
+//   arm_<metric> for each metric: the metric's value (little-endian float64, NaN when the request had none) for each
+//               usable control request in idx order, then each usable treatment request in idx order.
+// The usable counts in arm_counts say where the control values end. Counts fit a byte: a beacon holds at most
+// kMaxSamples requests.
+inline constexpr std::uint8_t kRunRecordVersion = 1;
+inline constexpr std::size_t kArmCountsBytes = 2 + 2 * kRequestClassCount;
+static_assert(kMaxSamples <= 255, "a class count must fit one byte");
+
+struct StoredRun {
+    H3PROBE_RUN_COLUMNS(H3PROBE_DECLARE_COLUMN)
+    std::vector<std::uint8_t> arm_counts;
+    std::vector<std::vector<std::uint8_t>> arm_metrics;  // one per metric_names() entry
+};
+
+#undef H3PROBE_DECLARE_COLUMN
+
+struct StoredBeacon {
+    StoredRun run;
+    std::vector<StoredRequest> requests;
+};
+
+StoredBeacon to_stored(const Beacon& beacon);
+
+}  // namespace h3probe

@@ -1,0 +1,139 @@
+// Types of the C++ core compiled for Node (build/wasm/h3probe_node.cjs, loaded by h3probeNode.mjs). The names below
+// come from the core's lists (stored_run.hpp, request_class.hpp, sample.hpp); web/test/unit/nodeModule.test.mjs fails
+// when a list and this file disagree.
+
+/** Why a measured request is or is not in its arm; decided once, in the core, and stored with the request. */
+export type RequestClass =
+  | 'usable_control' | 'usable_treatment' | 'prewarm' | 'fallback' | 'protocol_unknown' | 'timing_unavailable'
+  | 'timeout' | 'network_error' | 'http_error' | 'no_timing_entry' | 'aborted' | 'redirected' | 'cache_hit';
+
+/** The durations a report can be made of. */
+export type Metric =
+  | 'network_ms' | 'queue_ms' | 'dns_ms' | 'connect_ms' | 'tls_ms' | 'request_ms' | 'response_ms' | 'fetch_ms';
+
+/** A run row as the collector stores it (the store adds received_at, region and country). null stands for SQL NULL. */
+export interface StoredRun {
+  run_id: string;
+  page_load_id: string;
+  config_id: string;
+  module_version: string;
+  run_order: string;
+  outcome: string;
+  error: string;
+  run_ms: number | null;
+  sample_rate: number | null;
+  page_origin: string;
+  effective_type: string;
+  rtt_ms: number | null;
+  downlink_mbps: number | null;
+  save_data: number | null;
+  visible_throughout: number | null;
+  module_load_ms: number | null;
+  timer_resolution_ms: number | null;
+  /** The module's problems as a JSON array of strings. */
+  errors: string;
+  /** The report's per-run record: counts by class per arm (layout in stored_run.hpp). */
+  arm_counts: Uint8Array;
+  arm_network_ms: Uint8Array;
+  arm_queue_ms: Uint8Array;
+  arm_dns_ms: Uint8Array;
+  arm_connect_ms: Uint8Array;
+  arm_tls_ms: Uint8Array;
+  arm_request_ms: Uint8Array;
+  arm_response_ms: Uint8Array;
+  arm_fetch_ms: Uint8Array;
+}
+
+/** A request row as the collector stores it. */
+export interface StoredRequest {
+  run_id: string;
+  phase: 'prewarm' | 'control' | 'treatment';
+  idx: number;
+  origin: 'h2' | 'h3';
+  result: string;
+  request_class: RequestClass;
+  http_status: number;
+  protocol: string;
+  reused: number | null;
+  network_ms: number | null;
+  queue_ms: number | null;
+  dns_ms: number | null;
+  connect_ms: number | null;
+  tls_ms: number | null;
+  request_ms: number | null;
+  response_ms: number | null;
+  start_ms: number | null;
+  fetch_ms: number | null;
+}
+
+export type Decoded = { ok: true; run: StoredRun; requests: StoredRequest[] } | { ok: false; error: string };
+
+export interface ReportOptions {
+  method?: 'delta' | 'bootstrap';
+  confidence?: number;
+  percentiles?: Float64Array;
+  sampleSize?: { p: number; mde: number; alpha: number; power: number };
+  /** Also compute CDF points at these probabilities. */
+  cdfProbabilities?: Float64Array;
+}
+
+/** [lower, upper]; null bounds: no interval (too few runs, or p too extreme for the sample). */
+export type Interval = [number | null, number | null];
+
+export interface QuantileRow {
+  p: number;
+  h2: number | null;
+  h3: number | null;
+  diff_ms: number | null;
+  diff_pct: number | null;
+  ci_ms: Interval;
+  ci_pct: Interval;
+  ci_h2: Interval;
+  ci_h3: Interval;
+  significant: boolean;
+}
+
+export interface GroupReport {
+  name: string;
+  runs: number;
+  requests: number;
+  /** Excluded requests by class (every class but the usable ones and prewarm), then missing_metric. */
+  excluded: Record<Exclude<RequestClass, 'usable_control' | 'usable_treatment' | 'prewarm'> | 'missing_metric', number>;
+  fallback: { fallbacks: number; rate: number | null; completed: number };
+  arms: { h2: { n: number; runs: number }; h3: { n: number; runs: number } };
+  analysis: { method: 'delta' | 'bootstrap'; confidence: number; rows: QuantileRow[] };
+  paired: { n: number; mean: number | null; median: number | null; p10: number | null; p90: number | null;
+    ci_mean: Interval; ci_median: Interval } | null;
+  order: { n_h2_first: number; n_h3_first: number; mean_h2_first: number | null; mean_h3_first: number | null;
+    diff: number | null; ci: Interval; p_value: number | null } | null;
+  sampleSize: { runs_per_arm: number | null; requests_per_run: number | null; design_effect: number | null;
+    quantile: number | null } | null;
+  cdf?: { h2: Array<[number, number]>; h3: Array<[number, number]> };
+}
+
+export interface Column { name: string; type: 'text' | 'real'; description: string }
+
+export interface Schema {
+  runColumns: Column[];
+  requestColumns: Column[];
+  durations: Array<{ name: string; max: number; metric: boolean; description: string }>;
+  metrics: Metric[];
+  requestClasses: Array<{ name: RequestClass; usable: boolean; description: string }>;
+  limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
+    minRunsForInterval: number };
+  runRecordVersion: number;
+}
+
+export interface H3probeNode {
+  /** Validates a beacon's text (schema h3probe/1) and returns the rows to store; never throws for bad input. */
+  decodeBeacon(text: string): Decoded;
+  /** records: per run [group number (1..n)][arm_counts][arm_<metric>], concatenated; groupNames[i] names group i + 1.
+   *  groups[0] is overall, then one per name in the order given. */
+  buildReport(records: Uint8Array, groupNames: string[], options: ReportOptions): { error: string; groups: GroupReport[] };
+  /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
+  quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;
+  schema(): Schema;
+  version: string;
+}
+
+export function loadH3probeNode(dir?: string): Promise<H3probeNode>;

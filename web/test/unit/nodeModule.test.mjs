@@ -1,0 +1,68 @@
+// The Node module's Embind surface (the C++ core compiled to WASM): what the decoder returns, that bad input comes back
+// as a value and never as a throw, and that h3probeNode.d.ts names exactly what the core's lists hold.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { test } from 'node:test';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+
+const core = await loadH3probeNode();
+const schema = core.schema();
+const dts = fs.readFileSync(new URL('../../server/h3probeNode.d.ts', import.meta.url), 'utf8');
+
+/** The member names of `interface Name { ... }` in the .d.ts. */
+function members(name) {
+  const body = dts.match(new RegExp(`interface ${name} \\{([\\s\\S]*?)\\n\\}`))?.[1];
+  assert.ok(body, `interface ${name} is in the .d.ts`);
+  return body.split("\n").map((l) => l.match(/^\s{2}(\w+)\??[:(]/)?.[1]).filter(Boolean);
+}
+/** The string members of `type Name = 'a' | 'b' ...;`. */
+function union(name) {
+  const body = dts.match(new RegExp(`type ${name} =([\\s\\S]*?);`))?.[1];
+  assert.ok(body, `type ${name} is in the .d.ts`);
+  return [...body.matchAll(/'(\w+)'/g)].map((m) => m[1]);
+}
+
+const sample = (phase, idx, origin, protocol, extra = {}) => ({ phase, idx, origin, result: 'ok', http_status: 204, protocol,
+  reused: true, network_ms: 10 + idx, ...extra });
+const beacon = (extra = {}) => ({ schema: 'h3probe/1', run_id: 'r1', page_load_id: 'p1', config_id: 'c', module_version: '0.1.0',
+  order: 'h2-first', outcome: 'complete', error: '', samples: [sample('prewarm', 0, 'h3', 'h2'), sample('control', 0, 'h2', 'h2'),
+    sample('treatment', 0, 'h3', 'h3'), sample('treatment', 1, 'h3', 'h2')], ...extra });
+
+test('the .d.ts names every stored column, class and metric the core defines, and no other', () => {
+  const metrics = schema.metrics;
+  assert.deepEqual(members('StoredRun'), [...schema.runColumns.map((c) => c.name), 'arm_counts', ...metrics.map((m) => `arm_${m}`)]);
+  assert.deepEqual(members('StoredRequest'), [...schema.requestColumns.map((c) => c.name), ...schema.durations.map((d) => d.name)]);
+  assert.deepEqual(union('RequestClass'), schema.requestClasses.map((c) => c.name));
+  assert.deepEqual(union('Metric'), metrics);
+  assert.deepEqual(members('H3probeNode'), ['decodeBeacon', 'buildReport', 'quantiles', 'schema', 'version']);
+  assert.deepEqual(Object.keys(core).filter((k) => members('H3probeNode').includes(k)).sort(),
+    ['buildReport', 'decodeBeacon', 'quantiles', 'schema', 'version']);
+});
+
+test('the decoder returns the rows to store, each request with its class, in the shapes the .d.ts declares', () => {
+  const d = core.decodeBeacon(JSON.stringify(beacon({ context: { rtt_ms: 50 } })));
+  assert.equal(d.ok, true);
+  assert.deepEqual(Object.keys(d.run), members('StoredRun'));
+  assert.equal(d.run.rtt_ms, 50);
+  assert.equal(d.run.downlink_mbps, null);
+  assert.ok(d.run.arm_counts instanceof Uint8Array);
+  assert.deepEqual(d.requests.map((q) => q.request_class), ['prewarm', 'usable_control', 'usable_treatment', 'fallback']);
+  assert.deepEqual(Object.keys(d.requests[0]), members('StoredRequest'));
+  // Two usable requests: one float64 each, control first.
+  assert.deepEqual([...new Float64Array(d.run.arm_network_ms.slice().buffer)], [10, 10]);
+});
+
+test('bad input comes back as a value naming the problem, never as a throw', () => {
+  assert.deepEqual(core.decodeBeacon('not json'), { ok: false, error: 'beacon is not valid JSON' });
+  assert.match(core.decodeBeacon(JSON.stringify(beacon({ order: 'random' }))).error, /^order has an unknown value/);
+  assert.match(core.decodeBeacon('['.repeat(schema.limits.maxJsonDepth + 1)).error, /nests deeper than/);
+  assert.match(core.decodeBeacon(' '.repeat(schema.limits.maxBeaconBytes + 1)).error, /larger than/);
+  const tooManyErrors = beacon({ errors: Array.from({ length: schema.limits.maxErrors + 1 }, () => 'e') });
+  assert.match(core.decodeBeacon(JSON.stringify(tooManyErrors)).error, new RegExp(`at most ${schema.limits.maxErrors} strings`));
+  assert.match(core.buildReport(new Uint8Array(0), [], { method: 'magic' }).error, /method must be delta or bootstrap/);
+  assert.match(core.buildReport(new Uint8Array([9, 1]), ['a'], {}).error, /names no group/);
+});
+
+test('exact quantiles match the type-7 definition', () => {
+  assert.deepEqual([...core.quantiles([1, 2, 3, 4], [0, 0.5, 0.9, 1])], [1, 2.5, 3.7, 4]);
+});
