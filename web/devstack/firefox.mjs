@@ -7,7 +7,7 @@ import puppeteer from 'puppeteer-core';
 
 export const FIREFOX_PATH = process.env.H3PROBE_FIREFOX ?? '/usr/bin/firefox-esr';
 
-/** The Firefox prefs that point the browser at the local stack (see TOOLCHAIN.md, "Firefox"). */
+/** The Firefox prefs that point the browser at the local stack (docs/platform-notes.md, "Firefox"). */
 export function firefoxPrefs(stack, address = '127.0.0.1') {
   const { hosts, ports } = stack;
   return {

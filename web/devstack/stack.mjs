@@ -76,7 +76,7 @@ export async function startStack(opts = {}) {
 }
 
 /**
- * Flags from TOOLCHAIN.md; no --user-data-dir: playwright's launch() makes a temp profile and rejects that flag.
+ * Flags tried on this machine (docs/platform-notes.md); no --user-data-dir: playwright's launch() makes a temp profile and rejects that flag.
  * address: where the test host names resolve (the lab: its server namespace's 198.18.0.2).
  */
 export function chromiumArgs({ spki, h3Port, forceQuic = true, extra = [], address = '127.0.0.1' }) {

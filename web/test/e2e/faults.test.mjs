@@ -1,23 +1,26 @@
 // The probe under real-world faults, in real Chromium against real Caddy: every case checks what the beacon says,
-// and that the page saw no uncaught error, no unhandled rejection and no console output from the module.
+// that the report's counts grew by exactly what the beacon's own summary says (the page and the collector classify
+// every request by the same C++ rule), and that the page saw no uncaught error, no unhandled rejection and no
+// console output from the module.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startStack } from '../../devstack/stack.mjs';
 import { buildRoot } from '../../devstack/paths.mjs';
-import { createBeaconValidator } from '../../server/h3probeNode.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 
-const validate = await createBeaconValidator();
+const core = await loadH3probeNode();
 // What the browser itself reports on the console when a load fails; anything else on the console came from page code.
 const BROWSER_REPORTS = /Failed to load resource|net::ERR_|Refused to|Content Security Policy/;
 
 function withStack(stackOptions, browserOptions = {}) {
   const ctx = {};
   before(async () => {
-    ctx.stack = await startStack({ validate, ...stackOptions });
+    ctx.stack = await startStack({ core, ...stackOptions });
     ctx.browser = await launchBrowser(ctx.stack, browserOptions);
   });
   after(async () => {
@@ -32,6 +35,7 @@ function withStack(stackOptions, browserOptions = {}) {
 async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor } = {}) {
   const { stack, browser } = ctx;
   const runsBefore = stack.store.countRuns();
+  const countsBefore = await reportCounts(stack);
   const tab = await openPage(browser, null);
   if (beforeSearch?.init) await tab.page.addInitScript(beforeSearch.init);
   const requests = [];
@@ -49,19 +53,34 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
     const pageLoadId = await tab.page.evaluate(() => window.h3probeStatus().pageLoadId);
     run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
     assert.ok(run, 'the run of this page load is stored');
+    // What the page's module summarised and what the report counts from the stored classes must agree.
+    const { summary } = JSON.parse(await tab.page.evaluate(() => window.h3probeStatus().beacon));
+    const after = await reportCounts(stack);
+    assert.deepEqual({ h2: after.h2 - countsBefore.h2, h3: after.h3 - countsBefore.h3, fallbacks: after.fallbacks - countsBefore.fallbacks,
+      excluded: after.excluded - countsBefore.excluded }, { h2: summary.control.n, h3: summary.treatment.n,
+      fallbacks: summary.treatment.fallbacks + summary.control.fallbacks, excluded: summary.control.excluded + summary.treatment.excluded },
+    'the report counts this run as the beacon summary does');
   } else {
     await tab.page.waitForTimeout(1500);
     assert.equal(stack.store.countRuns(), runsBefore, 'no beacon stored');
   }
   const status = await tab.page.evaluate(() => window.h3probeStatus());
   const touched = await tab.page.evaluate(() => window.__touched ?? null);
-  const beacon = run && JSON.parse(run.beacon_json);
+  // The beacon as the page sent it (the collector keeps rows, not the text).
+  const beacon = run && JSON.parse(status.beacon);
   const samples = beacon ? beacon.samples : [];
   const phase = (p) => samples.filter((s) => s.phase === p);
   const probeRequests = requests.filter((r) => r.url.includes('/noop'));
   await assertPageUnharmed(tab);
   await tab.context.close();
   return { status, run, beacon, samples, phase, requests, probeRequests, touched };
+}
+
+// The overall counts of the report over everything the stack stored so far.
+async function reportCounts(stack) {
+  const [all] = (await makeReport(core, { db: stack.store.db })).report.groups;
+  const excluded = Object.values(all.excluded).reduce((a, b) => a + b, 0);
+  return { h2: all.arms.h2.n, h3: all.arms.h3.n, fallbacks: all.excluded.fallback, excluded };
 }
 
 async function assertPageUnharmed(tab) {

@@ -1,9 +1,9 @@
 // The lab end to end: real Chromium in one network namespace, real Caddy in another, the C++ relay between them adding delay
-// and loss. The instrument must see what it exists to measure: added RTT one for one (DESIGN §4), and packet loss.
+// and loss. The instrument must see what it exists to measure: added RTT one for one (docs/design.md), and packet loss.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createBeaconValidator, loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { labNamespaces, labUnavailableReason } from '../../lab/createLabNetwork.mjs';
 import { fidelityFit } from '../../lab/fidelityFit.mjs';
 import { measureSetting } from '../../lab/measureSetting.mjs';
@@ -19,13 +19,12 @@ describe('lab (network namespaces, TUN relay, Caddy, Chromium)', { skip: unavail
   let lab;
   let browser;
   let core;
-  let validate;
   const results = new Map();
   const measure = async (link, requestsPerArm = 5) => {
     const key = `${link.rttMs}/${link.loss}/${requestsPerArm}`;
     const loads = requestsPerArm === 1 ? FIDELITY_LOADS : LOADS;
     if (!results.has(key)) {
-      results.set(key, await measureSetting({ lab, browser, core, validate, link: { ...link, seed: 7 }, loads,
+      results.set(key, await measureSetting({ lab, browser, core, link: { ...link, seed: 7 }, loads,
         pageConfig: { requestsPerArm } }));
     }
     return results.get(key);
@@ -33,7 +32,6 @@ describe('lab (network namespaces, TUN relay, Caddy, Chromium)', { skip: unavail
 
   before(async () => {
     core = await loadH3probeNode();
-    validate = await createBeaconValidator();
     lab = await startLab({ prefix: PREFIX });
     browser = await lab.launchBrowser();
   });

@@ -12,7 +12,7 @@ import { CHROMIUM_PATH, openPage } from '../../devstack/chromium.mjs';
 import { stateDir } from '../../devstack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { writeSyntheticDb } from '../../report/writeSyntheticDb.mjs';
+import { writeSyntheticDb } from '../../devstack/syntheticBeacons.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-report-e2e-'));
 const htmlPath = path.join(tmp, 'report.html');
@@ -20,9 +20,10 @@ let browser;
 let made;
 
 before(async () => {
-  const { path: dbPath } = writeSyntheticDb(path.join(tmp, 'synthetic.sqlite'), { runs: 3000, seed: 7 });
+  const core = await loadH3probeNode();
+  const { path: dbPath } = await writeSyntheticDb(path.join(tmp, 'synthetic.sqlite'), core, { runs: 3000, seed: 7 });
   const db = new Database(dbPath, { readonly: true });
-  made = await makeReport(await loadH3probeNode(), { db, htmlPath });
+  made = await makeReport(core, { db, htmlPath });
   db.close();
   browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true,
     args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
