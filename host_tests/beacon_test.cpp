@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "beacon.hpp"
+#include "sample_builder.hpp"
 
 using namespace h3probe;
 using nlohmann::json;
@@ -11,14 +12,7 @@ using nlohmann::json;
 namespace {
 Sample make(Phase phase, int idx, Proto origin, const char* protocol, std::optional<double> network,
             SampleResult result = SampleResult::ok) {
-    Sample s;
-    s.phase = phase;
-    s.idx = idx;
-    s.origin = origin;
-    s.protocol = protocol;
-    s.result = result;
-    s.http_status = 204;
-    s.network_ms = network;
+    Sample s = test::make_sample(phase, idx, origin, protocol, network, result);
     if (network) {
         s.dns_ms = 0;
         s.connect_ms = 0;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "report.hpp"
+#include "sample_builder.hpp"
 #include "stored_run.hpp"
 
 using namespace h3probe;
@@ -12,14 +13,7 @@ using namespace h3probe;
 namespace {
 
 Sample make(Phase phase, int idx, Proto origin, const char* protocol, SampleResult result, double ms) {
-    Sample s;
-    s.phase = phase;
-    s.idx = idx;
-    s.origin = origin;
-    s.protocol = protocol;
-    s.result = result;
-    s.network_ms = ms;
-    return s;
+    return test::make_sample(phase, idx, origin, protocol, ms, result);
 }
 
 // A run with 5 requests per arm around base ms; every 7th treatment request falls back, every 11th control one fails.
@@ -83,6 +77,8 @@ TEST_CASE("the report counts every run as the browser's summary did, per group a
                 if (!is_usable(static_cast<RequestClass>(c))) ex += r.classes[arm][c];
         CHECK(ex == excluded[g]);
         CHECK(r.requests == usable[g][0] + usable[g][1] + excluded[g]);
+        CHECK(treatment_ok(r) == usable[g][1] + fallbacks[g]);  // no request of unknown protocol here
+        CHECK(fallback_rate(r) == doctest::Approx(static_cast<double>(fallbacks[g]) / (usable[g][1] + fallbacks[g])));
     }
     CHECK(report.groups[0].runs == 60);
     CHECK(report.groups[2].runs == 20);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "sample_builder.hpp"
 #include "stored_run.hpp"
 
 using namespace h3probe;
@@ -11,13 +12,7 @@ using namespace h3probe;
 namespace {
 
 Sample make(Phase phase, int idx, Proto origin, const char* protocol, SampleResult result, std::optional<double> ms) {
-    Sample s;
-    s.phase = phase;
-    s.idx = idx;
-    s.origin = origin;
-    s.protocol = protocol;
-    s.result = result;
-    s.network_ms = ms;
+    Sample s = test::make_sample(phase, idx, origin, protocol, ms, result);
     if (ms) s.dns_ms = 0.25;
     return s;
 }

@@ -162,7 +162,7 @@ val group_js(const GroupReport& g, const ReportOptions& o) {
     val fallback = val::object();
     fallback.set("fallbacks", fallbacks);
     fallback.set("rate", js(fallback_rate(g)));
-    fallback.set("completed", std::isnan(fallback_rate(g)) ? 0.0 : fallbacks / fallback_rate(g));
+    fallback.set("completed", static_cast<double>(treatment_ok(g)));
     out.set("fallback", fallback);
     val arms = val::object();
     val h2 = val::object(), h3 = val::object();

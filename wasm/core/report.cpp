@@ -143,11 +143,15 @@ Report build_report(const std::uint8_t* records, std::size_t size, const std::ve
     return out;
 }
 
-double fallback_rate(const GroupReport& g) {
+std::size_t treatment_ok(const GroupReport& g) {
     const auto& t = g.classes[1];
-    const std::size_t fallbacks = t[static_cast<int>(RequestClass::fallback)];
-    const std::size_t ok = fallbacks + t[static_cast<int>(RequestClass::usable_treatment)] +
-                           t[static_cast<int>(RequestClass::protocol_unknown)];
+    return t[static_cast<int>(RequestClass::fallback)] + t[static_cast<int>(RequestClass::usable_treatment)] +
+           t[static_cast<int>(RequestClass::protocol_unknown)];
+}
+
+double fallback_rate(const GroupReport& g) {
+    const std::size_t ok = treatment_ok(g);
+    const std::size_t fallbacks = g.classes[1][static_cast<int>(RequestClass::fallback)];
     return ok ? static_cast<double>(fallbacks) / static_cast<double>(ok) : kNaN;
 }
 

@@ -52,7 +52,9 @@ struct Report {
 Report build_report(const std::uint8_t* records, std::size_t size, const std::vector<std::string>& group_names,
                     const ReportOptions& options);
 
-// HTTP/3 fallback rate of a group: treatment fallbacks / treatment requests with result ok (NaN when none).
+// Treatment requests whose result was ok, over whatever protocol: the fallback rate's denominator.
+std::size_t treatment_ok(const GroupReport& g);
+// HTTP/3 fallback rate of a group: treatment fallbacks / treatment_ok (NaN when there are none).
 double fallback_rate(const GroupReport& g);
 
 }  // namespace h3probe

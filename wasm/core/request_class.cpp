@@ -24,24 +24,16 @@ RequestClass classify(const Sample& s) {
 
 bool is_usable(RequestClass c) { return c == RequestClass::usable_control || c == RequestClass::usable_treatment; }
 
-const char* to_string(RequestClass c) {
-    switch (c) {
-#define H3PROBE_CLASS_NAME(name, what) \
-    case RequestClass::name: return #name;
-        H3PROBE_REQUEST_CLASSES(H3PROBE_CLASS_NAME)
+namespace {
+#define H3PROBE_CLASS_NAME(name, what) #name,
+constexpr const char* kNames[] = {H3PROBE_REQUEST_CLASSES(H3PROBE_CLASS_NAME)};
 #undef H3PROBE_CLASS_NAME
-    }
-    return "?";
-}
-
-const char* describe(RequestClass c) {
-    switch (c) {
-#define H3PROBE_CLASS_TEXT(name, what) \
-    case RequestClass::name: return what;
-        H3PROBE_REQUEST_CLASSES(H3PROBE_CLASS_TEXT)
+#define H3PROBE_CLASS_TEXT(name, what) what,
+constexpr const char* kTexts[] = {H3PROBE_REQUEST_CLASSES(H3PROBE_CLASS_TEXT)};
 #undef H3PROBE_CLASS_TEXT
-    }
-    return "?";
-}
+}  // namespace
+
+const char* to_string(RequestClass c) { return kNames[static_cast<int>(c)]; }
+const char* describe(RequestClass c) { return kTexts[static_cast<int>(c)]; }
 
 }  // namespace h3probe

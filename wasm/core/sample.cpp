@@ -1,6 +1,8 @@
 // Names of the sample enums as they appear in the beacon.
 #include "sample.hpp"
 
+#include <iterator>
+
 namespace h3probe {
 
 const char* to_string(Phase p) {
@@ -16,15 +18,13 @@ const char* to_string(Proto p) { return p == Proto::h3 ? "h3" : "h2"; }
 
 const char* expected_protocol(Proto p) { return p == Proto::h3 ? "h3" : "h2"; }
 
-const char* to_string(SampleResult r) {
-    switch (r) {
-#define H3PROBE_RESULT_NAME(name, what) \
-    case SampleResult::name: return #name;
-        H3PROBE_SAMPLE_RESULTS(H3PROBE_RESULT_NAME)
+namespace {
+#define H3PROBE_RESULT_NAME(name, what) #name,
+constexpr const char* kResultNames[] = {H3PROBE_SAMPLE_RESULTS(H3PROBE_RESULT_NAME)};
 #undef H3PROBE_RESULT_NAME
-    }
-    return "?";
-}
+}  // namespace
+
+const char* to_string(SampleResult r) { return kResultNames[static_cast<int>(r)]; }
 
 bool parse_phase(const std::string& s, Phase& out) {
     for (Phase p : {Phase::prewarm, Phase::control, Phase::treatment})
@@ -39,10 +39,8 @@ bool parse_proto(const std::string& s, Proto& out) {
 }
 
 bool parse_result(const std::string& s, SampleResult& out) {
-#define H3PROBE_PARSE_RESULT(name, what) \
-    if (s == #name) return out = SampleResult::name, true;
-    H3PROBE_SAMPLE_RESULTS(H3PROBE_PARSE_RESULT)
-#undef H3PROBE_PARSE_RESULT
+    for (std::size_t i = 0; i < std::size(kResultNames); ++i)
+        if (s == kResultNames[i]) return out = static_cast<SampleResult>(i), true;
     return false;
 }
 

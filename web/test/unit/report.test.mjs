@@ -99,7 +99,9 @@ describe('report', () => {
     const r = await report();
     // e1's 40 and 44 (usable), e2's 45 and 46 (both over h2).
     assert.deepEqual(group(r, 'Europe').fallback, { fallbacks: 2, rate: 0.5, completed: 4 });
-    assert.equal(group(r, 'Asia').fallback.rate, 1 / 5);
+    assert.deepEqual(group(r, 'Asia').fallback, { fallbacks: 1, rate: 1 / 5, completed: 5 });
+    // A group without any fallback still knows its denominator.
+    assert.deepEqual(group(r, 'unknown').fallback, { fallbacks: 0, rate: 0, completed: 1 });
   });
 
   test('another metric changes the values and counts a usable request without it as missing_metric', async () => {
