@@ -315,7 +315,7 @@ TEST_CASE("the beacon records the sample rate, the client context and the module
     CHECK(decoded.beacon->context.effective_type == "4g");
     CHECK(*decoded.beacon->context.rtt_ms == 50);
     CHECK(decoded.beacon->context.save_data == false);
-    CHECK(decoded.beacon->context.visible_throughout);
+    CHECK(decoded.beacon->context.visible_throughout == true);
     CHECK(decoded.beacon->errors == std::vector<std::string>{"onTimer: boom"});
 }
 
@@ -332,7 +332,7 @@ TEST_CASE("a page hidden mid-run stops the run and beacons what was measured") {
     const Beacon& b = exp.beacon();
     CHECK(b.outcome == "stopped");
     CHECK(b.error == "page hidden");
-    CHECK_FALSE(b.context.visible_throughout);
+    CHECK(b.context.visible_throughout == false);
     CHECK(phase_samples(b, Phase::prewarm).size() == 3);
     for (const Sample* s : phase_samples(b, Phase::control)) CHECK(s->result == SampleResult::aborted);
     sim.run();

@@ -56,7 +56,7 @@ val decode_beacon_js(const std::string& text) {
     }
     const StoredBeacon stored = to_stored(*decoded.beacon);
     val run = val::object();
-#define H3PROBE_SET_COLUMN(type, name, what) run.set(#name, js(stored.run.name));
+#define H3PROBE_SET_COLUMN(type, name, limit, what) run.set(#name, js(stored.run.name));
     H3PROBE_RUN_COLUMNS(H3PROBE_SET_COLUMN)
 #undef H3PROBE_SET_COLUMN
     run.set("arm_counts", js(stored.run.arm_counts));
@@ -66,7 +66,7 @@ val decode_beacon_js(const std::string& text) {
     for (std::size_t i = 0; i < stored.requests.size(); ++i) {
         const StoredRequest& q = stored.requests[i];
         val row = val::object();
-#define H3PROBE_SET_REQUEST_COLUMN(type, name, what) row.set(#name, js(q.name));
+#define H3PROBE_SET_REQUEST_COLUMN(type, name, limit, what) row.set(#name, js(q.name));
         H3PROBE_REQUEST_COLUMNS(H3PROBE_SET_REQUEST_COLUMN)
 #undef H3PROBE_SET_REQUEST_COLUMN
 #define H3PROBE_SET_DURATION(name, max, metric, what) row.set(#name, js(q.name));
@@ -253,9 +253,9 @@ val column_list(std::initializer_list<const char*> types, std::initializer_list<
 // The stored form's column lists, the request classes, the metrics and the limits, as the core defines them.
 val schema_js() {
     val out = val::object();
-#define H3PROBE_TYPE(type, name, what) #type,
-#define H3PROBE_NAME(type, name, what) #name,
-#define H3PROBE_WHAT(type, name, what) what,
+#define H3PROBE_TYPE(type, name, limit, what) #type,
+#define H3PROBE_NAME(type, name, limit, what) #name,
+#define H3PROBE_WHAT(type, name, limit, what) what,
     out.set("runColumns", column_list({H3PROBE_RUN_COLUMNS(H3PROBE_TYPE)}, {H3PROBE_RUN_COLUMNS(H3PROBE_NAME)},
                                       {H3PROBE_RUN_COLUMNS(H3PROBE_WHAT)}));
     out.set("requestColumns", column_list({H3PROBE_REQUEST_COLUMNS(H3PROBE_TYPE)},

@@ -48,15 +48,16 @@ json summary_json(const RunSummary& s) {
             {"diff_median_ms", optional_number(s.diff_median_ms)}};
 }
 
+json field_json(const std::string& v) { return v; }
+json field_json(const std::optional<double>& v) { return optional_number(v); }
+json field_json(const std::optional<bool>& v) { return v ? json(*v) : json(nullptr); }
+
 json context_json(const ClientContext& c) {
-    return {{"page_origin", c.page_origin},
-            {"effective_type", c.effective_type},
-            {"rtt_ms", optional_number(c.rtt_ms)},
-            {"downlink_mbps", optional_number(c.downlink_mbps)},
-            {"save_data", c.save_data ? json(*c.save_data) : json(nullptr)},
-            {"visible_throughout", c.visible_throughout},
-            {"module_load_ms", optional_number(c.module_load_ms)},
-            {"timer_resolution_ms", optional_number(c.timer_resolution_ms)}};
+    json j = json::object();
+#define H3PROBE_CONTEXT_JSON(type, name, limit, what) j[#name] = field_json(c.name);
+    H3PROBE_CONTEXT_FIELDS(H3PROBE_CONTEXT_JSON)
+#undef H3PROBE_CONTEXT_JSON
+    return j;
 }
 
 // Field readers for the decoder: each returns false and sets `error` on the first problem.
@@ -120,6 +121,11 @@ public:
         return true;
     }
 
+    // The context list's three kinds: an optional string, number or boolean, by the type of `out`.
+    bool field(const char* key, std::string& out, std::size_t max_len) { return string(key, out, max_len, false); }
+    bool field(const char* key, std::optional<double>& out, double hi) { return number(key, out, hi); }
+    bool field(const char* key, std::optional<bool>& out, double) { return boolean(key, out); }
+
     bool fail(const char* key, const std::string& what) {
         error_ = where_ + key + " " + what;
         return false;
@@ -156,14 +162,10 @@ bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) 
 bool decode_context(const json& j, ClientContext& c, std::string& error) {
     if (!j.is_object()) return error = "context must be an object", false;
     Fields f(j, "context.", error);
-    std::optional<bool> visible;
-    if (!f.string("page_origin", c.page_origin, 200, false) || !f.string("effective_type", c.effective_type, 16, false) ||
-        !f.number("rtt_ms", c.rtt_ms, kMaxDurationMs) || !f.number("downlink_mbps", c.downlink_mbps, 1e6) ||
-        !f.boolean("save_data", c.save_data) || !f.boolean("visible_throughout", visible) ||
-        !f.number("module_load_ms", c.module_load_ms, kMaxDurationMs) ||
-        !f.number("timer_resolution_ms", c.timer_resolution_ms, 1000))
-        return false;
-    c.visible_throughout = visible.value_or(true);
+#define H3PROBE_DECODE_CONTEXT(type, name, limit, what) \
+    if (!f.field(#name, c.name, limit)) return false;
+    H3PROBE_CONTEXT_FIELDS(H3PROBE_DECODE_CONTEXT)
+#undef H3PROBE_DECODE_CONTEXT
     return true;
 }
 

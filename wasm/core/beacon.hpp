@@ -28,15 +28,28 @@ RunSummary summarize_run(const std::vector<Sample>& samples);
 
 // Facts about the client that help explain its numbers. No personal data: no host-page URL beyond its origin, no user
 // id, no IP. Network Information API fields are absent where the browser has no such API.
+// X(type, name, limit, what): text is a string of at most `limit` bytes; real a number in [0, limit] or none; flag a
+// boolean or none. The beacon's "context" object, its decoder and the stored run columns all come from this list.
+#define H3PROBE_CONTEXT_FIELDS(X)                                                                                \
+    X(text, page_origin, kMaxPageOriginChars, "the host page's origin")                                         \
+    X(text, effective_type, kMaxEffectiveTypeChars, "navigator.connection.effectiveType: 4g, 3g, ...")          \
+    X(real, rtt_ms, kMaxDurationMs, "navigator.connection.rtt")                                                 \
+    X(real, downlink_mbps, kMaxDownlinkMbps, "navigator.connection.downlink")                                   \
+    X(flag, save_data, 1, "navigator.connection.saveData")                                                      \
+    X(flag, visible_throughout, 1, "false: the page was hidden during the run (which then stopped)")            \
+    X(real, module_load_ms, kMaxDurationMs, "from searchCompleted() to the WASM module ready")                   \
+    X(real, timer_resolution_ms, kMaxTimerResolutionMs, "smallest step of performance.now() seen")
+
+namespace context_field {
+using text = std::string;
+using real = std::optional<double>;
+using flag = std::optional<bool>;
+}  // namespace context_field
+
 struct ClientContext {
-    std::string page_origin;
-    std::string effective_type;             // navigator.connection.effectiveType: "4g", "3g", ...
-    std::optional<double> rtt_ms;           // navigator.connection.rtt
-    std::optional<double> downlink_mbps;    // navigator.connection.downlink
-    std::optional<bool> save_data;          // navigator.connection.saveData
-    bool visible_throughout = true;         // false: the page was hidden during the run (which then stopped)
-    std::optional<double> module_load_ms;   // from searchCompleted() to the WASM module ready
-    std::optional<double> timer_resolution_ms;  // smallest step of performance.now() seen (coarse in some browsers)
+#define H3PROBE_DECLARE_CONTEXT(type, name, limit, what) context_field::type name;
+    H3PROBE_CONTEXT_FIELDS(H3PROBE_DECLARE_CONTEXT)
+#undef H3PROBE_DECLARE_CONTEXT
 };
 
 struct Beacon {

@@ -79,12 +79,12 @@ void Experiment::fail(const std::string& reason) {
 // Text from the page's world is cut to the lengths the collector's decoder accepts: a beacon it would reject is lost.
 void Experiment::set_context(const ClientContext& context) {
     context_ = context;
-    context_.page_origin = utf8_text(context_.page_origin, 200);
-    context_.effective_type = utf8_text(context_.effective_type, 16);
+    context_.page_origin = utf8_text(context_.page_origin, kMaxPageOriginChars);
+    context_.effective_type = utf8_text(context_.effective_type, kMaxEffectiveTypeChars);
 }
 
 void Experiment::note_error(const std::string& error) {
-    if (errors_.size() < 10) errors_.push_back(utf8_text(error, 300));
+    if (errors_.size() < kMaxErrors) errors_.push_back(utf8_text(error, kMaxErrorChars));
 }
 
 void Experiment::start_next_prewarm() {
@@ -160,10 +160,12 @@ void Experiment::finish(const std::string& outcome, const std::string& error) {
     beacon_.module_version = module_version_;
     beacon_.order = arm_order_[0] == Phase::control ? "h2-first" : "h3-first";
     beacon_.outcome = outcome;
-    beacon_.error = utf8_text(error, 500);
+    beacon_.error = utf8_text(error, kMaxRunErrorChars);
     beacon_.run_ms = platform_.now_ms() - started_ms_;
     beacon_.sample_rate = config_.sample_rate;
     beacon_.context = context_;
+    // Not seen hidden during the run: visible throughout.
+    if (!beacon_.context.visible_throughout) beacon_.context.visible_throughout = true;
     beacon_.errors = errors_;
     beacon_.samples = samples_;
     beacon_.summary = summarize_run(samples_);

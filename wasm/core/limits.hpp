@@ -15,5 +15,9 @@ inline constexpr std::size_t kMaxRunErrorChars = 500;        // bytes of the run
 inline constexpr double kMaxDurationMs = 600000;             // 10 minutes: far beyond any run deadline
 inline constexpr double kMaxTimestampMs = 1e10;              // performance.now() of a page open for months
 inline constexpr int kMaxSampleIdx = 1000;
+inline constexpr std::size_t kMaxPageOriginChars = 200;    // an origin, never a path
+inline constexpr std::size_t kMaxEffectiveTypeChars = 16;   // "slow-2g", "4g", ...
+inline constexpr double kMaxDownlinkMbps = 1e6;
+inline constexpr double kMaxTimerResolutionMs = 1000;
 
 }  // namespace h3probe

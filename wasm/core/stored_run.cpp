@@ -13,6 +13,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+const std::string& or_null(const std::string& v) { return v; }
 double or_null(const std::optional<double>& v) { return v ? *v : kNaN; }
 double or_null(const std::optional<bool>& v) { return v ? (*v ? 1.0 : 0.0) : kNaN; }
 
@@ -52,15 +53,9 @@ StoredBeacon to_stored(const Beacon& b) {
     r.error = b.error;
     r.run_ms = b.run_ms;
     r.sample_rate = b.sample_rate;
-    const ClientContext& c = b.context;
-    r.page_origin = c.page_origin;
-    r.effective_type = c.effective_type;
-    r.rtt_ms = or_null(c.rtt_ms);
-    r.downlink_mbps = or_null(c.downlink_mbps);
-    r.save_data = or_null(c.save_data);
-    r.visible_throughout = c.visible_throughout ? 1 : 0;
-    r.module_load_ms = or_null(c.module_load_ms);
-    r.timer_resolution_ms = or_null(c.timer_resolution_ms);
+#define H3PROBE_STORE_CONTEXT(type, name, limit, what) r.name = or_null(b.context.name);
+    H3PROBE_CONTEXT_FIELDS(H3PROBE_STORE_CONTEXT)
+#undef H3PROBE_STORE_CONTEXT
     r.errors = nlohmann::json(b.errors).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 
     // Usable requests of each arm in idx order, for the record.

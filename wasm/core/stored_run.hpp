@@ -16,42 +16,37 @@ namespace h3probe {
 namespace column {
 using text = std::string;
 using real = double;  // NaN stands for NULL (SQLite stores a NaN as NULL)
+using flag = double;  // 1, 0, or NaN for NULL
 }  // namespace column
 
-// X(type, name, what). The collector adds received_at, region and country; nothing else of the beacon is kept
-// (unknown fields are validated as JSON and then dropped, so a client cannot inflate the store).
+// X(type, name, limit, what); limit is the decoder's for the context fields (beacon.hpp) and 0 elsewhere. The
+// collector adds received_at, region and country; nothing else of the beacon is kept (unknown fields are validated as
+// JSON and then dropped, so a client cannot inflate the store).
 #define H3PROBE_RUN_COLUMNS(X)                                                                             \
-    X(text, run_id, "the run's id (letters, digits, - and _)")                                            \
-    X(text, page_load_id, "the page load the run belonged to")                                            \
-    X(text, config_id, "the experiment config's id")                                                      \
-    X(text, module_version, "the page module's version")                                                  \
-    X(text, run_order, "h2-first or h3-first: which arm ran first")                                       \
-    X(text, outcome, "complete, deadline, stopped or error")                                              \
-    X(text, error, "why the run did not complete")                                                        \
-    X(real, run_ms, "from start to beacon")                                                               \
-    X(real, sample_rate, "the probability under which this page load was sampled")                        \
-    X(text, page_origin, "the host page's origin")                                                        \
-    X(text, effective_type, "navigator.connection.effectiveType")                                         \
-    X(real, rtt_ms, "navigator.connection.rtt")                                                           \
-    X(real, downlink_mbps, "navigator.connection.downlink")                                               \
-    X(real, save_data, "navigator.connection.saveData: 1, 0 or NULL")                                     \
-    X(real, visible_throughout, "1 if the page stayed visible during the run")                            \
-    X(real, module_load_ms, "from searchCompleted() to the module ready")                                 \
-    X(real, timer_resolution_ms, "the smallest step of performance.now() the module saw")                \
-    X(text, errors, "problems the module met, as a JSON array of strings")
+    X(text, run_id, 0, "the run's id (letters, digits, - and _)")                                         \
+    X(text, page_load_id, 0, "the page load the run belonged to")                                         \
+    X(text, config_id, 0, "the experiment config's id")                                                   \
+    X(text, module_version, 0, "the page module's version")                                               \
+    X(text, run_order, 0, "h2-first or h3-first: which arm ran first")                                    \
+    X(text, outcome, 0, "complete, deadline, stopped or error")                                           \
+    X(text, error, 0, "why the run did not complete")                                                     \
+    X(real, run_ms, 0, "from start to beacon")                                                            \
+    X(real, sample_rate, 0, "the probability under which this page load was sampled")                     \
+    H3PROBE_CONTEXT_FIELDS(X)                                                                              \
+    X(text, errors, 0, "problems the module met, as a JSON array of strings")
 
 #define H3PROBE_REQUEST_COLUMNS(X)                                                                         \
-    X(text, run_id, "the run the request belongs to")                                                     \
-    X(text, phase, "prewarm, control or treatment")                                                       \
-    X(real, idx, "the request's index within its phase")                                                  \
-    X(text, origin, "h2 or h3: the test origin asked")                                                    \
-    X(text, result, "the outcome as the browser saw it")                                                  \
-    X(text, request_class, "usable in its arm, or why not (request_class.hpp)")                            \
-    X(real, http_status, "the HTTP status, 0 if none")                                                    \
-    X(text, protocol, "nextHopProtocol as reported")                                                      \
-    X(real, reused, "1 if the connection was reused, 0 if opened, NULL if unknown")
+    X(text, run_id, 0, "the run the request belongs to")                                                  \
+    X(text, phase, 0, "prewarm, control or treatment")                                                    \
+    X(real, idx, 0, "the request's index within its phase")                                               \
+    X(text, origin, 0, "h2 or h3: the test origin asked")                                                 \
+    X(text, result, 0, "the outcome as the browser saw it")                                               \
+    X(text, request_class, 0, "usable in its arm, or why not (request_class.hpp)")                        \
+    X(real, http_status, 0, "the HTTP status, 0 if none")                                                 \
+    X(text, protocol, 0, "nextHopProtocol as reported")                                                   \
+    X(flag, reused, 0, "1 if the connection was reused, 0 if opened, NULL if unknown")
 
-#define H3PROBE_DECLARE_COLUMN(type, name, what) column::type name{};
+#define H3PROBE_DECLARE_COLUMN(type, name, limit, what) column::type name{};
 
 struct StoredRequest {
     H3PROBE_REQUEST_COLUMNS(H3PROBE_DECLARE_COLUMN)

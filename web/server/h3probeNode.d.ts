@@ -111,7 +111,7 @@ export interface GroupReport {
   cdf?: { h2: Array<[number, number]>; h3: Array<[number, number]> };
 }
 
-export interface Column { name: string; type: 'text' | 'real'; description: string }
+export interface Column { name: string; type: 'text' | 'real' | 'flag'; description: string }
 
 export interface Schema {
   runColumns: Column[];

@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 // 2: rows as the C++ decoder returns them (each request with its class, per-run report records, no beacon text).
 export const STORE_VERSION = 2;
 const EXPORT_PAGE = 500;
-const SQL_TYPE = { text: 'TEXT', real: 'REAL' };
+// flag: 1, 0 or NULL.
+const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };
 
 /** The store's tables as SQL, from the core's schema(): what the collector keeps, and the only place it is written. */
 export function storeSchemaSql(schema) {

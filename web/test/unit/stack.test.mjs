@@ -68,8 +68,8 @@ describe('store', () => {
     store.insertBeacon(decoded(beacon('bare')));
     const row = (id) => store.db.prepare('SELECT run_ms, sample_rate, effective_type, visible_throughout, save_data FROM runs WHERE run_id = ?').get(id);
     assert.deepEqual({ ...row('ctx') }, { run_ms: 143.5, sample_rate: 0.25, effective_type: '3g', visible_throughout: 0, save_data: 1 });
-    // Absent in the beacon: the decoder's defaults (run_ms 0, sample rate 1, visible) and NULL where nothing is known.
-    assert.deepEqual({ ...row('bare') }, { run_ms: 0, sample_rate: 1, effective_type: '', visible_throughout: 1, save_data: null });
+    // Absent in the beacon: the decoder's defaults (run_ms 0, sample rate 1, no text) and NULL where nothing is known.
+    assert.deepEqual({ ...row('bare') }, { run_ms: 0, sample_rate: 1, effective_type: '', visible_throughout: null, save_data: null });
     store.close();
   });
 
