@@ -1,6 +1,9 @@
 // Resource Timing entry -> sample: network time, phases, connection reuse, and every way a sample is not ok.
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
+
 #include "resource_timing.hpp"
 
 using namespace h3probe;
@@ -132,4 +135,20 @@ TEST_CASE("an arm counts only ok samples over its own protocol") {
     CHECK(s.counts_for_arm());
     s.phase = Phase::prewarm;
     CHECK_FALSE(s.counts_for_arm());  // pre-warm timings are discarded
+}
+
+TEST_CASE("the Resource Timing field list names each entry attribute once, as the spec spells it") {
+    std::set<std::string> attributes;
+    int fields = 0;
+#define H3PROBE_COUNT_FIELD(type, member, attribute) \
+    ++fields;                                       \
+    attributes.insert(attribute);
+    H3PROBE_RESOURCE_TIMING_FIELDS(H3PROBE_COUNT_FIELD)
+#undef H3PROBE_COUNT_FIELD
+    CHECK(attributes.size() == static_cast<std::size_t>(fields));
+    // The ones the definition of network time and its phases reads (https://www.w3.org/TR/resource-timing/).
+    for (const char* a : {"nextHopProtocol", "startTime", "fetchStart", "domainLookupStart", "domainLookupEnd",
+                          "connectStart", "connectEnd", "secureConnectionStart", "requestStart", "responseStart",
+                          "responseEnd", "transferSize"})
+        CHECK_MESSAGE(attributes.count(a) == 1, a);
 }
