@@ -74,6 +74,11 @@ function watchVisibility() {
   addEventListener('pagehide', hidden);
 }
 
+// The core's config problems, one message each; an empty list means accepted.
+function configureCore(config) {
+  return Array.from(session.configure(coreConfig(config)), String);
+}
+
 async function start() {
   if (!options) return (state = 'not_configured');
   if (!supported()) return (state = 'unsupported');
@@ -115,15 +120,15 @@ async function start() {
   host.bind(session);
   for (const error of errors) session.noteError(error);
 
-  const localProblems = session.configure(coreConfig(local));
-  if (localProblems) {
+  const localProblems = configureCore(local);
+  if (localProblems.length) {
     // The page's own config is wrong: a deploy problem, reported in status(); its beacon URL cannot be trusted.
-    record('config', localProblems.replace(/\n/g, '; '));
+    record('config', localProblems.join('; '));
     return (state = 'invalid_config');
   }
   if (!remoteProblem && merged !== local) {
-    const problems = session.configure(coreConfig(merged));
-    if (problems) remoteProblem = `remote config: ${problems.replace(/\n/g, '; ')}`;
+    const problems = configureCore(merged);
+    if (problems.length) remoteProblem = `remote config: ${problems.join('; ')}`;
   }
   if (remoteProblem) {
     // One error beacon per page load, to the page's own beacon URL, and only from sampled page loads.
