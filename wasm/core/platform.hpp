@@ -71,7 +71,8 @@ public:
     // Returns a handle for cancel_timer.
     virtual int set_timer(double delay_ms, TimerFired fired) = 0;
     virtual void cancel_timer(int handle) = 0;
-    // Returns false if the platform could not queue the beacon.
+    // Returns false if the platform could not queue the beacon. It is a run's last call to the platform, whichever
+    // way the run ended (complete, deadline, stopped, error): the platform may release what it holds once it returns.
     virtual bool send_beacon(const std::string& url, const std::string& body) = 0;
 };
 
