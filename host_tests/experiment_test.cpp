@@ -1,6 +1,7 @@
 // The experiment state machine on the simulated platform: gate, phase order, counts, parallelism, deadline.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -387,4 +388,86 @@ TEST_CASE("text that is not valid UTF-8 does not stop the beacon") {
     CHECK(decoded.beacon->errors.at(0) == std::string(299, 'e'));  // cut before the split character
     CHECK(decoded.beacon->errors.at(1) == "lone ? byte");
     CHECK(decoded.beacon->error == "page hidden ??");
+}
+
+namespace {
+// Passes every call through to the simulated platform and notes its name: the browser host releases its observer and
+// timers once the beacon is sent, so nothing may reach the platform after it.
+class CallLog : public Platform {
+public:
+    explicit CallLog(SimPlatform& sim) : sim_(sim) {}
+    std::vector<std::string> calls;
+
+    double now_ms() override { return sim_.now_ms(); }
+    double random() override { return sim_.random(); }
+    void start_request(const RequestSpec& spec, RequestDone done) override {
+        calls.push_back("start_request");
+        sim_.start_request(spec, std::move(done));
+    }
+    void abort_request(int id) override {
+        calls.push_back("abort_request");
+        sim_.abort_request(id);
+    }
+    int set_timer(double delay_ms, TimerFired fired) override {
+        calls.push_back("set_timer");
+        return sim_.set_timer(delay_ms, std::move(fired));
+    }
+    void cancel_timer(int handle) override {
+        calls.push_back("cancel_timer");
+        sim_.cancel_timer(handle);
+    }
+    bool send_beacon(const std::string& url, const std::string& body) override {
+        calls.push_back("send_beacon");
+        return sim_.send_beacon(url, body);
+    }
+
+private:
+    SimPlatform& sim_;
+};
+}  // namespace
+
+TEST_CASE("the beacon is a run's last call to the platform, however the run ends") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    CallLog log(sim);
+    Config c = lab_config();
+    {
+        std::unique_ptr<Experiment> exp;
+        SUBCASE("complete") {
+            exp = std::make_unique<Experiment>(c, log, "test");
+            exp->search_completed();
+            sim.run();
+            CHECK(exp->beacon().outcome == "complete");
+        }
+        SUBCASE("deadline, with requests in flight") {
+            OriginModel hanging;
+            hanging.protocol = "h3";
+            hanging.hang_rate = 1;
+            sim.set_origin(kH3, hanging);
+            c.request_timeout_ms = 60000;
+            c.run_deadline_ms = 3000;
+            exp = std::make_unique<Experiment>(c, log, "test");
+            exp->search_completed();
+            sim.run();
+            CHECK(exp->beacon().outcome == "deadline");
+        }
+        SUBCASE("stopped: the page was hidden") {
+            exp = std::make_unique<Experiment>(c, log, "test");
+            exp->search_completed();
+            sim.advance(5);
+            exp->page_hidden();
+            sim.run();
+            CHECK(exp->beacon().outcome == "stopped");
+        }
+        SUBCASE("failed before starting") {
+            exp = std::make_unique<Experiment>(c, log, "test");
+            exp->fail("remote config: not valid JSON");
+            sim.run();
+            CHECK(exp->beacon().outcome == "error");
+        }
+        exp.reset();  // the Session drops the experiment with the page: its destructor must not reach the platform
+    }
+    REQUIRE_FALSE(log.calls.empty());
+    CHECK(log.calls.back() == "send_beacon");
+    CHECK(std::count(log.calls.begin(), log.calls.end(), "send_beacon") == 1);
 }

@@ -1,6 +1,9 @@
 // Resource Timing entry -> sample: network time, phases, connection reuse, and every way a sample is not ok.
 #include <doctest/doctest.h>
 
+#include <set>
+#include <string>
+
 #include "request_class.hpp"
 #include "resource_timing.hpp"
 
@@ -121,4 +124,19 @@ TEST_CASE("redirects and cache hits are recorded as such and not counted as netw
         CHECK(s.result == SampleResult::cache_hit);
         CHECK(classify(s) == RequestClass::cache_hit);
     }
+}
+TEST_CASE("the Resource Timing field list names each entry attribute once, as the spec spells it") {
+    std::set<std::string> attributes;
+    int fields = 0;
+#define H3PROBE_COUNT_FIELD(type, member, attribute) \
+    ++fields;                                       \
+    attributes.insert(attribute);
+    H3PROBE_RESOURCE_TIMING_FIELDS(H3PROBE_COUNT_FIELD)
+#undef H3PROBE_COUNT_FIELD
+    CHECK(attributes.size() == static_cast<std::size_t>(fields));
+    // The ones the definition of network time and its phases reads (https://www.w3.org/TR/resource-timing/).
+    for (const char* a : {"nextHopProtocol", "startTime", "fetchStart", "domainLookupStart", "domainLookupEnd",
+                          "connectStart", "connectEnd", "secureConnectionStart", "requestStart", "responseStart",
+                          "responseEnd", "transferSize"})
+        CHECK_MESSAGE(attributes.count(a) == 1, a);
 }

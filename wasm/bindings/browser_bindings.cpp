@@ -46,18 +46,19 @@ class Session {
 public:
     explicit Session(val host) : platform_(std::move(host)) {}
 
-    // Returns "" when the config is accepted, else every error, one per line. A later call (the remote config merged
-    // over the page's) replaces an accepted config only while no run has started; a rejected one changes nothing.
-    std::string configure(val config) {
-        if (experiment_ && experiment_->state() != Experiment::State::idle) return "configure: a run has started";
-        ConfigResult r = validate_config(json_from_js(config));
-        if (!r.config) {
-            std::string all;
-            for (const auto& e : r.errors) all += (all.empty() ? "" : "\n") + e;
-            return all;
+    // Returns the config's problems as a JS array of strings, one per problem, each naming its key; empty when the
+    // config is accepted. A later call (the remote config merged over the page's) replaces an accepted config only
+    // while no run has started; a rejected one changes nothing.
+    val configure(val config) {
+        val problems = val::array();
+        if (experiment_ && experiment_->state() != Experiment::State::idle) {
+            problems.call<void>("push", std::string("configure: a run has started"));
+            return problems;
         }
-        experiment_ = std::make_unique<Experiment>(*r.config, platform_, H3PROBE_VERSION);
-        return "";
+        ConfigResult r = validate_config(json_from_js(config));
+        for (const auto& e : r.errors) problems.call<void>("push", e);
+        if (r.config) experiment_ = std::make_unique<Experiment>(*r.config, platform_, H3PROBE_VERSION);
+        return problems;
     }
 
     // "started", "already_ran", "disabled" or "not_configured".
@@ -71,9 +72,8 @@ public:
         return "unknown";
     }
 
-    void stop(const std::string& reason) {
-        if (experiment_) experiment_->stop(reason);
-    }
+    // The one way a run ends early from the page's side. Experiment::stop() has no binding of its own: the loader
+    // offers the page no stop(), and the page being hidden (visibilitychange, pagehide) is the case that needs one.
     void pageHidden() {
         if (experiment_) experiment_->page_hidden();
     }
@@ -118,7 +118,6 @@ EMSCRIPTEN_BINDINGS(h3probe_browser) {
         .constructor<val>()
         .function("configure", &Session::configure)
         .function("searchCompleted", &Session::searchCompleted)
-        .function("stop", &Session::stop)
         .function("pageHidden", &Session::pageHidden)
         .function("fail", &Session::fail)
         .function("setContext", &Session::setContext)

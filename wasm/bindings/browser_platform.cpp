@@ -1,6 +1,7 @@
 // Converts between the JS host's plain objects and the core's structs; nothing here decides anything.
 #include "browser_platform.hpp"
 
+#include <cmath>
 #include <utility>
 
 using emscripten::val;
@@ -18,6 +19,18 @@ std::string text(const val& o, const char* key) {
     const val v = o[key];
     return v.isString() ? v.as<std::string>() : std::string();
 }
+
+// One overload per C++ type in H3PROBE_RESOURCE_TIMING_FIELDS. A non-finite number reads as 0 like a missing one.
+void read(const val& o, const char* key, double& out) {
+    const double d = number(o, key);
+    out = std::isfinite(d) ? d : 0.0;
+}
+void read(const val& o, const char* key, int& out) {
+    double d = 0;
+    read(o, key, d);
+    out = std::fabs(d) < 1e9 ? static_cast<int>(d) : 0;
+}
+void read(const val& o, const char* key, std::string& out) { out = text(o, key); }
 
 std::optional<double> maybe_number(const val& o, const char* key) {
     const val v = o[key];
@@ -53,22 +66,12 @@ RequestOutcome outcome_from_js(const val& o) {
     out.error = text(o, "error");
     const val e = o["entry"];
     if (e.isNull() || e.isUndefined()) return out;
+    // e is the browser's own PerformanceResourceTiming object: its attributes are read here, by the names in the
+    // core's field list, so no second list of them exists in JS.
     ResourceTimingEntry entry;
-    entry.next_hop_protocol = text(e, "nextHopProtocol");
-    entry.start_time = number(e, "startTime");
-    entry.fetch_start = number(e, "fetchStart");
-    entry.domain_lookup_start = number(e, "domainLookupStart");
-    entry.domain_lookup_end = number(e, "domainLookupEnd");
-    entry.connect_start = number(e, "connectStart");
-    entry.connect_end = number(e, "connectEnd");
-    entry.secure_connection_start = number(e, "secureConnectionStart");
-    entry.request_start = number(e, "requestStart");
-    entry.response_start = number(e, "responseStart");
-    entry.response_end = number(e, "responseEnd");
-    entry.transfer_size = number(e, "transferSize");
-    entry.encoded_body_size = number(e, "encodedBodySize");
-    entry.decoded_body_size = number(e, "decodedBodySize");
-    entry.response_status = static_cast<int>(number(e, "responseStatus"));
+#define H3PROBE_READ_ENTRY_FIELD(type, member, attribute) read(e, attribute, entry.member);
+    H3PROBE_RESOURCE_TIMING_FIELDS(H3PROBE_READ_ENTRY_FIELD)
+#undef H3PROBE_READ_ENTRY_FIELD
     out.entry = entry;
     return out;
 }

@@ -7,24 +7,34 @@
 
 namespace h3probe {
 
-// The fields of one PerformanceResourceTiming entry the core needs, in ms relative to the page's time origin.
-// https://www.w3.org/TR/resource-timing/#sec-performanceresourcetiming
+// The fields of one PerformanceResourceTiming entry the core needs, in ms relative to the page's time origin, as
+// X(C++ type, member, attribute name in the spec's IDL). This list is the only one: the struct below and the browser
+// adapter that reads an entry (wasm/bindings/browser_platform.cpp) are both generated from it, so adding a field is
+// one line here. https://www.w3.org/TR/resource-timing/#sec-performanceresourcetiming
+//   nextHopProtocol: "h3", "h2", "http/1.1", or "" when Timing-Allow-Origin is missing
+//   responseStatus: 0 where the browser does not expose it
+#define H3PROBE_RESOURCE_TIMING_FIELDS(X)                          \
+    X(std::string, next_hop_protocol, "nextHopProtocol")           \
+    X(double, start_time, "startTime")                             \
+    X(double, fetch_start, "fetchStart")                           \
+    X(double, domain_lookup_start, "domainLookupStart")            \
+    X(double, domain_lookup_end, "domainLookupEnd")                \
+    X(double, connect_start, "connectStart")                       \
+    X(double, connect_end, "connectEnd")                           \
+    X(double, secure_connection_start, "secureConnectionStart")    \
+    X(double, request_start, "requestStart")                       \
+    X(double, response_start, "responseStart")                     \
+    X(double, response_end, "responseEnd")                         \
+    X(double, transfer_size, "transferSize")                       \
+    X(double, encoded_body_size, "encodedBodySize")                \
+    X(double, decoded_body_size, "decodedBodySize")                \
+    X(int, response_status, "responseStatus")
+
+// Every field defaults to zero (or ""), which is also what a browser reports for a field it hides.
 struct ResourceTimingEntry {
-    std::string next_hop_protocol;  // "h3", "h2", "http/1.1", or "" when Timing-Allow-Origin is missing
-    double start_time = 0;
-    double fetch_start = 0;
-    double domain_lookup_start = 0;
-    double domain_lookup_end = 0;
-    double connect_start = 0;
-    double connect_end = 0;
-    double secure_connection_start = 0;
-    double request_start = 0;
-    double response_start = 0;
-    double response_end = 0;
-    double transfer_size = 0;
-    double encoded_body_size = 0;
-    double decoded_body_size = 0;
-    int response_status = 0;  // 0 where the browser does not expose it
+#define H3PROBE_ENTRY_MEMBER(type, member, attribute) type member{};
+    H3PROBE_RESOURCE_TIMING_FIELDS(H3PROBE_ENTRY_MEMBER)
+#undef H3PROBE_ENTRY_MEMBER
 };
 
 // What the platform reports once a request it was asked to start has ended, whichever way it ended.
@@ -61,7 +71,8 @@ public:
     // Returns a handle for cancel_timer.
     virtual int set_timer(double delay_ms, TimerFired fired) = 0;
     virtual void cancel_timer(int handle) = 0;
-    // Returns false if the platform could not queue the beacon.
+    // Returns false if the platform could not queue the beacon. It is a run's last call to the platform, whichever
+    // way the run ended (complete, deadline, stopped, error): the platform may release what it holds once it returns.
     virtual bool send_beacon(const std::string& url, const std::string& body) = 0;
 };
 

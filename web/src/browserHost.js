@@ -4,21 +4,6 @@
 // never cleared or resized (other RUM tools on the page read it).
 const OWN_ENTRY = 'h3probe=';
 
-const ENTRY_FIELDS = [
-  'startTime', 'fetchStart', 'domainLookupStart', 'domainLookupEnd', 'connectStart', 'connectEnd',
-  'secureConnectionStart', 'requestStart', 'responseStart', 'responseEnd', 'transferSize', 'encodedBodySize',
-  'decodedBodySize', 'responseStatus',
-];
-
-function plainEntry(entry) {
-  const out = { nextHopProtocol: String(entry.nextHopProtocol || '') };
-  for (const key of ENTRY_FIELDS) {
-    const value = entry[key];
-    if (typeof value === 'number' && Number.isFinite(value)) out[key] = value;
-  }
-  return out;
-}
-
 function randomUnit() {
   try {
     return crypto.getRandomValues(new Uint32Array(1))[0] / 4294967296;
@@ -27,9 +12,12 @@ function randomUnit() {
   }
 }
 
-export function createBrowserHost({ onError }) {
+// onError(where, error) records a problem; onRunEnded() is called once the core has sent its beacon, which is a run's
+// last call to the host whichever way the run ended (see send_beacon in wasm/core/platform.hpp).
+export function createBrowserHost({ onError, onRunEnded = () => {} }) {
   let session = null;
-  const requests = new Map(); // request id -> { controller, reason }
+  let closed = false;
+  const requests = new Map(); // request id -> { controller, reason, timer }
   const timers = new Map(); // timer handle -> setTimeout id
   const waiters = new Map(); // url -> resolve(entry)
   const unclaimed = new Map(); // url -> entry seen before anyone asked for it
@@ -47,7 +35,7 @@ export function createBrowserHost({ onError }) {
   // Entries are queued asynchronously after the response ends, so reading the buffer right after fetch() misses
   // some; an observer sees every entry even when the buffer is full. https://www.w3.org/TR/resource-timing/#sec-privacy
   function observe() {
-    if (observer) return;
+    if (observer || closed) return;
     observer = new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) {
         if (!entry.name.includes(OWN_ENTRY)) continue;
@@ -68,6 +56,7 @@ export function createBrowserHost({ onError }) {
         waiters.delete(url);
         resolve(null);
       }, waitMs);
+      // close() calls it with null: the timer goes and the request resolves without an entry.
       waiters.set(url, (entry) => {
         clearTimeout(timer);
         waiters.delete(url);
@@ -77,9 +66,9 @@ export function createBrowserHost({ onError }) {
   }
 
   async function request(id, url, timeoutMs, entryWaitMs) {
-    const state = { controller: new AbortController(), reason: '' };
+    const state = { controller: new AbortController(), reason: '', timer: 0 };
     requests.set(id, state);
-    const timer = setTimeout(() => {
+    state.timer = setTimeout(() => {
       state.reason = 'timeout';
       state.controller.abort();
     }, timeoutMs);
@@ -96,14 +85,15 @@ export function createBrowserHost({ onError }) {
       });
       await response.arrayBuffer(); // the body read to the end: responseEnd is final only then
       const fetchEnded = performance.now();
-      clearTimeout(timer);
+      clearTimeout(state.timer);
       const entry = await entryFor(url, entryWaitMs);
+      // The entry object itself: the core reads its attributes by the names in its own field list.
       outcome = {
         status: 'ok', httpStatus: response.status, redirected: response.redirected, fetchStarted, fetchEnded,
-        entry: entry && plainEntry(entry), error: '',
+        entry, error: '',
       };
     } catch (error) {
-      clearTimeout(timer);
+      clearTimeout(state.timer);
       outcome = {
         status: state.reason || 'network_error', httpStatus: 0, redirected: false, fetchStarted,
         fetchEnded: performance.now(), entry: null, error: String((error && error.name) || error),
@@ -120,6 +110,7 @@ export function createBrowserHost({ onError }) {
     now: () => performance.now(),
     random: randomUnit,
     startRequest(id, url, timeoutMs, entryWaitMs) {
+      if (closed) return;
       observe();
       request(id, url, timeoutMs, entryWaitMs).catch((error) => onError('startRequest', error));
     },
@@ -130,6 +121,7 @@ export function createBrowserHost({ onError }) {
       state.controller.abort();
     },
     setTimer(handle, delayMs) {
+      if (closed) return;
       timers.set(handle, setTimeout(() => {
         timers.delete(handle);
         call('onTimer', handle);
@@ -142,26 +134,55 @@ export function createBrowserHost({ onError }) {
     // sendBeacon survives the page unloading; where it refuses (quota, blocked), a keepalive fetch is the fallback.
     sendBeacon(url, body) {
       try {
-        if (navigator.sendBeacon && navigator.sendBeacon(url, body)) return true;
-      } catch (error) {
-        onError('sendBeacon', error);
-      }
-      try {
-        fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
-          .catch((error) => onError('beacon fetch', error));
-        return true;
-      } catch (error) {
-        onError('beacon fetch', error);
-        return false;
+        return queueBeacon(url, body);
+      } finally {
+        try {
+          onRunEnded();
+        } catch (error) {
+          onError('onRunEnded', error);
+        }
       }
     },
-    // Stops listening and cancels what is pending; the core has finished or is being dropped.
+    // Stops listening and cancels what is pending: no observer, timer or fetch of this host outlives it. Called when
+    // the run has ended or will not start; safe to call more than once.
     close() {
-      for (const handle of timers.keys()) clearTimeout(timers.get(handle));
-      timers.clear();
-      if (observer) observer.disconnect();
-      observer = null;
+      closed = true;
       session = null;
+      for (const id of timers.values()) clearTimeout(id);
+      timers.clear();
+      for (const state of requests.values()) {
+        clearTimeout(state.timer);
+        state.reason ||= 'aborted';
+        try {
+          state.controller.abort();
+        } catch {
+          // nothing left to cancel
+        }
+      }
+      for (const resolve of [...waiters.values()]) resolve(null);
+      unclaimed.clear();
+      try {
+        if (observer) observer.disconnect();
+      } catch (error) {
+        onError('close', error);
+      }
+      observer = null;
     },
   };
+
+  function queueBeacon(url, body) {
+    try {
+      if (navigator.sendBeacon && navigator.sendBeacon(url, body)) return true;
+    } catch (error) {
+      onError('sendBeacon', error);
+    }
+    try {
+      fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
+        .catch((error) => onError('beacon fetch', error));
+      return true;
+    } catch (error) {
+      onError('beacon fetch', error);
+      return false;
+    }
+  }
 }

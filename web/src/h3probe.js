@@ -10,6 +10,8 @@ const MAX_ERRORS = 20;
 let options = null;
 let run = null; // the one run of this page load, once started
 let session = null;
+let host = null; // the browser host of this page load's run, until the run ends
+let unwatchVisibility = () => {};
 let state = 'unconfigured';
 let remoteConfig = null; // fetched at most once per page load
 const errors = [];
@@ -59,6 +61,7 @@ async function loadCore(moduleUrl) {
   return createModule({ locateFile: (file) => new URL(file, moduleUrl).href, print() {}, printErr() {} });
 }
 
+// Returns a function that removes the listeners again.
 function watchVisibility() {
   const hidden = () => {
     try {
@@ -68,10 +71,33 @@ function watchVisibility() {
     }
   };
   // A page being hidden may never be shown again: beacon what was measured while the page can still send it.
-  document.addEventListener('visibilitychange', () => {
+  const visibility = () => {
     if (document.visibilityState === 'hidden') hidden();
-  });
+  };
+  document.addEventListener('visibilitychange', visibility);
   addEventListener('pagehide', hidden);
+  return () => {
+    document.removeEventListener('visibilitychange', visibility);
+    removeEventListener('pagehide', hidden);
+  };
+}
+
+// The run is over (beacon sent, or no run will start): nothing of the module keeps listening or waiting. The session
+// stays, so status() can still read the run's state and beacon.
+function end() {
+  try {
+    if (host) host.close();
+    host = null;
+    unwatchVisibility();
+    unwatchVisibility = () => {};
+  } catch (error) {
+    record('end', error);
+  }
+}
+
+// The core's config problems, one message each; an empty list means accepted.
+function configureCore(config) {
+  return Array.from(session.configure(coreConfig(config)), String);
 }
 
 async function start() {
@@ -110,30 +136,34 @@ async function start() {
   const moduleUrl = local.moduleUrl ? new URL(local.moduleUrl, location.href).href
     : new URL('./build/h3probe_browser.mjs', import.meta.url).href;
   const wasm = await loadCore(moduleUrl);
-  const host = createBrowserHost({ onError: record });
+  host = createBrowserHost({ onError: record, onRunEnded: end });
   session = new wasm.Session(host);
   host.bind(session);
   for (const error of errors) session.noteError(error);
 
-  const localProblems = session.configure(coreConfig(local));
-  if (localProblems) {
+  const localProblems = configureCore(local);
+  if (localProblems.length) {
     // The page's own config is wrong: a deploy problem, reported in status(); its beacon URL cannot be trusted.
-    record('config', localProblems.replace(/\n/g, '; '));
+    record('config', localProblems.join('; '));
+    end();
     return (state = 'invalid_config');
   }
   if (!remoteProblem && merged !== local) {
-    const problems = session.configure(coreConfig(merged));
-    if (problems) remoteProblem = `remote config: ${problems.replace(/\n/g, '; ')}`;
+    const problems = configureCore(merged);
+    if (problems.length) remoteProblem = `remote config: ${problems.join('; ')}`;
   }
   if (remoteProblem) {
     // One error beacon per page load, to the page's own beacon URL, and only from sampled page loads.
     record('remote config', remoteProblem);
     session.fail(remoteProblem);
+    end(); // the beacon has ended it already; this covers a core that sent none
     return (state = 'invalid_remote_config');
   }
   session.setContext(clientContext({ moduleLoadMs: performance.now() - started }));
-  watchVisibility();
-  return (state = session.searchCompleted());
+  unwatchVisibility = watchVisibility();
+  const outcome = session.searchCompleted();
+  if (outcome !== 'started') end();
+  return (state = outcome);
 }
 
 // Call when the user's search has completed (results shown). The first call of a page load starts the run; later
@@ -142,6 +172,7 @@ export function searchCompleted() {
   if (!run) {
     run = start().catch((error) => {
       record('start', error);
+      end();
       return (state = 'error');
     });
   }

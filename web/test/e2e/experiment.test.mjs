@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 
 let stack;
 let browser;
@@ -19,9 +20,10 @@ after(async () => {
 });
 
 // Opens the test page, records every request the page makes, searches `searches` times and waits for one run.
-async function loadAndSearch({ searches = 1, config = {} } = {}) {
+async function loadAndSearch({ searches = 1, config = {}, init } = {}) {
   const before = stack.store.countRuns();
   const tab = await openPage(browser, null);
+  if (init) await tab.page.addInitScript(init);
   const requests = [];
   tab.page.on('request', (r) => requests.push(r.url()));
   await tab.page.goto(experimentUrl(stack, config));
@@ -50,6 +52,16 @@ test('one search runs 3 pre-warm, 5 control and 5 treatment requests, beaconed o
   assert.equal(status.run, 'done');
   assert.equal(status.beaconQueued, true);
   assert.deepEqual(status.errors, []);
+  assert.deepEqual(await tab.errors(), []);
+  await tab.context.close();
+});
+
+test('once its beacon is sent, the module leaves no observer, timer or listener running in the page', async () => {
+  const { tab, status } = await loadAndSearch({ init: countModuleLeaks });
+  assert.equal(status.run, 'done');
+  assert.deepEqual(await moduleLeaks(tab.page), NO_LEAKS);
+  // status() still reads the finished run after the host is closed.
+  assert.equal(typeof status.beacon, 'string');
   assert.deepEqual(await tab.errors(), []);
   await tab.context.close();
 });

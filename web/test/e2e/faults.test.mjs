@@ -12,6 +12,7 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 
 const core = await loadH3probeNode();
 // What the browser itself reports on the console when a load fails; anything else on the console came from page code.
@@ -37,6 +38,7 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   const runsBefore = stack.store.countRuns();
   const countsBefore = await reportCounts(stack);
   const tab = await openPage(browser, null);
+  await tab.page.addInitScript(countModuleLeaks);
   if (beforeSearch?.init) await tab.page.addInitScript(beforeSearch.init);
   const requests = [];
   tab.page.on('request', (r) => requests.push({ url: r.url(), headers: r.headers() }));
@@ -66,6 +68,9 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   }
   const status = await tab.page.evaluate(() => window.h3probeStatus());
   const touched = await tab.page.evaluate(() => window.__touched ?? null);
+  // However the run ended, or if it never started, nothing of the module keeps running in the page.
+  const leaks = await moduleLeaks(tab.page);
+  if (status.run === 'done' || status.state !== 'started') assert.deepEqual(leaks, NO_LEAKS, 'nothing left running');
   // The beacon as the page sent it (the collector keeps rows, not the text).
   const beacon = run && JSON.parse(status.beacon);
   const samples = beacon ? beacon.samples : [];
@@ -73,7 +78,7 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   const probeRequests = requests.filter((r) => r.url.includes('/noop'));
   await assertPageUnharmed(tab);
   await tab.context.close();
-  return { status, run, beacon, samples, phase, requests, probeRequests, touched };
+  return { status, run, beacon, samples, phase, requests, probeRequests, touched, leaks };
 }
 
 // The overall counts of the report over everything the stack stored so far.
@@ -169,6 +174,16 @@ describe('no-op endpoint answering after the per-request timeout', () => {
   });
 });
 
+describe('no-op endpoint slower than the run deadline', () => {
+  const ctx = withStack({ noopDelayMs: 600 });
+  test('the run ends at its deadline with requests in flight, and nothing of it keeps running', async () => {
+    const { beacon, leaks } = await probe(ctx, { config: { runDeadlineMs: 1000 } });
+    assert.equal(beacon.outcome, 'deadline');
+    assert.ok(beacon.samples.some((s) => s.result === 'aborted'), 'a request was cut off');
+    assert.deepEqual(leaks, NO_LEAKS);
+  });
+});
+
 describe('Timing-Allow-Origin missing on the test origins', () => {
   const ctx = withStack({ tao: false });
   test('samples are timing_unavailable and no latency column holds a zero', async () => {
@@ -244,10 +259,17 @@ describe('page lifecycle', () => {
     document.dispatchEvent(new Event('visibilitychange'));
   };
   test('tab hidden mid-run: the run stops and a partial beacon goes out at once', async () => {
-    const { beacon, phase } = await probe(ctx, { waitFor: async (page) => {
+    let running;
+    const { beacon, phase, leaks } = await probe(ctx, { waitFor: async (page) => {
       await page.waitForFunction(() => window.h3probeStatus().run === 'arms');
+      running = await moduleLeaks(page);
       await page.evaluate(hide);
     } });
+    // Mid-run the counters see the module at work (so their zero after the run means something).
+    assert.equal(running.observers, 1);
+    assert.ok(running.timers >= 1, `timers mid-run: ${running.timers}`);
+    assert.equal(running.listeners, 2, 'visibilitychange and pagehide');
+    assert.deepEqual(leaks, NO_LEAKS);
     assert.equal(beacon.outcome, 'stopped');
     assert.equal(beacon.error, 'page hidden');
     assert.equal(beacon.context.visible_throughout, false);

@@ -1,0 +1,84 @@
+// Types of the module a page embeds (h3probe.js): what a page may call, pass and read back.
+// Hand-written; web/test/unit/h3probeTypes.test.mjs fails when an export, a config key or a status word is missing here.
+
+/** The experiment's configuration. Keys the core validates (wasm/core/config.cpp) and three the loader uses itself. */
+export interface H3probeConfig {
+  /** HTTP/2-only test origin, `https://host[:port]` without a path. */
+  h2Origin: string;
+  /** HTTP/3-enabled test origin (sends Alt-Svc); must differ from h2Origin. */
+  h3Origin: string;
+  /** The no-op endpoint on both origins, a path starting with "/". Default "/noop". */
+  noopPath?: string;
+  /** A path on the page's origin or an https URL. Default "/beacon". */
+  beaconUrl?: string;
+  /** Recorded in every beacon, 1 to 64 characters. Default "default". */
+  configId?: string;
+  /** Sequential requests to the HTTP/3 origin before measuring, 0-10. Default 2. */
+  prewarmH3?: number;
+  /** Sequential requests to the HTTP/2 origin before measuring, 0-10. Default 1. */
+  prewarmH2?: number;
+  /** Parallel requests per arm, 1-50. Default 5. */
+  requestsPerArm?: number;
+  /** Per request, 1-120000 ms. Default 5000. */
+  requestTimeoutMs?: number;
+  /** How long to wait for a request's Resource Timing entry after its body is read, 0-60000 ms. Default 1000. */
+  entryWaitMs?: number;
+  /** The whole run, 1-600000 ms; past it what was measured is beaconed. Default 20000. */
+  runDeadlineMs?: number;
+  /** Which arm runs first. Default "h2-first". */
+  order?: 'h2-first' | 'h3-first' | 'random';
+  /** false turns the probe off (the kill switch). Default true. */
+  enabled?: boolean;
+  /** Probability that a page load runs at all, 0-1, drawn once per page load. Default 1. */
+  sampleRate?: number;
+  /** Where the loader finds the WASM glue. Default build/h3probe_browser.mjs next to h3probe.js. Loader only. */
+  moduleUrl?: string;
+  /** A JSON object merged over this config, fetched once per page load. Loader only. */
+  remoteConfigUrl?: string;
+  /** How long to wait for the remote config, in ms. Default 2000. Loader only. */
+  remoteConfigTimeoutMs?: number;
+}
+
+/** What searchCompleted() resolves to. */
+export type SearchOutcome =
+  | 'started'
+  | 'already_ran'
+  | 'not_sampled'
+  | 'disabled'
+  | 'hidden'
+  | 'invalid_config'
+  | 'invalid_remote_config'
+  | 'unsupported'
+  | 'not_configured'
+  | 'error';
+
+/** The loader's state: before the first search, while the module loads, then the search's outcome. */
+export type LoaderState = 'unconfigured' | 'configured' | 'loading' | SearchOutcome;
+
+/** The run's state inside the core. */
+export type RunState = 'unconfigured' | 'idle' | 'prewarm' | 'arms' | 'done';
+
+export interface H3probeStatus {
+  state: LoaderState;
+  /** The module's own errors (at most 20), each "where: message". Never thrown, never on the console. */
+  errors: string[];
+  /** The fields below are present once the WASM core is loaded. */
+  run?: RunState;
+  pageLoadId?: string;
+  /** The beacon as sent (JSON text), or null until the run is done. */
+  beacon?: string | null;
+  /** Whether the browser accepted the beacon for sending. */
+  beaconQueued?: boolean;
+}
+
+/** Sets the experiment's configuration. Call before searchCompleted(); problems show in status().errors. */
+export function configure(config: H3probeConfig): void;
+
+/**
+ * Call when the user's search has completed. The first call of a page load starts the run; later calls return the
+ * same promise. Never rejects.
+ */
+export function searchCompleted(): Promise<SearchOutcome>;
+
+/** What the module did so far, for the host page's own diagnostics. */
+export function status(): H3probeStatus;
