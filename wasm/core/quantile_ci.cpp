@@ -1,4 +1,4 @@
-// Run-clustered quantile intervals: the delta-method outer interval and the Poisson-weight run bootstrap.
+// Run-clustered quantile intervals: per-arm delta-method intervals, the run-paired h3 - h2 difference, the run bootstrap.
 #include "quantile_ci.hpp"
 
 #include <algorithm>
