@@ -17,6 +17,10 @@ TEST_CASE("a run's paired difference is its h3 median minus its h2 median, for r
     CHECK(d[1] == doctest::Approx(4 - 8));
 }
 
+TEST_CASE("negative run ids are runs of their own and give no paired difference") {
+    CHECK(paired_median_differences({10, 20}, {-1, 4}, {15, 30}, {-1, 4}) == std::vector<double>{10});
+}
+
 TEST_CASE("paired differences are summarised by mean, median, p10, p90 and their intervals") {
     // 1..5: mean 3, sd sqrt(2.5): CI 3 -/+ 1.96 sqrt(0.5); p10 = 1 + 0.4, p90 = 4 + 0.6. Too few for a median CI.
     const auto s = summarize_paired_differences({5, 1, 4, 2, 3}, 0.95);

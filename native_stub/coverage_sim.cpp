@@ -1,4 +1,5 @@
-// Draws run-clustered lognormal experiments and counts how often the intervals cover the true quantile difference.
+// Draws run-clustered lognormal experiments and measures the intervals' coverage of the true quantile difference
+// and their width against the estimate's spread.
 #include "coverage_sim.hpp"
 
 #include <cmath>
@@ -7,6 +8,21 @@
 #include "standard_normal.hpp"
 
 namespace h3probe::sim {
+namespace {
+
+// Running mean and variance (Welford), for the estimate's spread across experiments.
+struct Moments {
+    double n = 0, mean = 0, m2 = 0;
+    void add(double x) {
+        n += 1;
+        const double d = x - mean;
+        mean += d / n;
+        m2 += d * (x - mean);
+    }
+    double sd() const { return n > 1 ? std::sqrt(m2 / (n - 1)) : 0; }
+};
+
+}  // namespace
 
 double true_quantile(const ArmModel& arm, double run_sigma, double p) {
     return std::exp(arm.mu + std::sqrt(arm.sigma * arm.sigma + run_sigma * run_sigma) * normal_quantile(p));
@@ -20,6 +36,7 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
     res.coverage_pct.assign(P, 0);
     res.coverage_h2.assign(P, 0);
     res.mean_width_ms.assign(P, 0);
+    res.mean_corr.assign(P, 0);
     std::vector<double> true_h2(P);
     for (std::size_t k = 0; k < P; ++k) {
         true_h2[k] = true_quantile(sc.h2, sc.run_sigma, sc.ps[k]);
@@ -27,33 +44,46 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
         res.true_diff_ms.push_back(h3 - true_h2[k]);
         res.true_diff_pct.push_back(100 * (h3 / true_h2[k] - 1));
     }
+    std::vector<Moments> est_ms(P), est_pct(P), se_ms(P), se_pct(P);
+    const double z = two_sided_z(sc.confidence);
     std::mt19937_64 rng(sc.seed);
     std::normal_distribution<double> normal(0.0, 1.0);
-    const std::size_t n = static_cast<std::size_t>(sc.runs_per_arm) * static_cast<std::size_t>(sc.requests_per_run);
-    std::vector<double> v2(n), v3(n), run_factor(static_cast<std::size_t>(sc.runs_per_arm));
-    std::vector<std::int32_t> runs2(n), runs3(n);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    std::vector<double> v2, v3;
+    std::vector<std::int32_t> runs2, runs3;
     BootstrapOptions boot;
     boot.replicates = sc.bootstrap_replicates;
     for (int e = 0; e < sc.experiments; ++e) {
-        auto draw_arm = [&](const ArmModel& arm, std::vector<double>& v, std::vector<std::int32_t>& runs, int run_offset,
-                            bool new_run_factors) {
-            std::size_t i = 0;
-            for (int r = 0; r < sc.runs_per_arm; ++r) {
-                if (new_run_factors) run_factor[static_cast<std::size_t>(r)] = std::exp(sc.run_sigma * normal(rng));
-                for (int k = 0; k < sc.requests_per_run; ++k, ++i) {
-                    v[i] = run_factor[static_cast<std::size_t>(r)] * std::exp(arm.mu + arm.sigma * normal(rng));
-                    runs[i] = sc.ignore_runs ? static_cast<std::int32_t>(i) + run_offset : r + run_offset;
-                }
+        v2.clear();
+        v3.clear();
+        runs2.clear();
+        runs3.clear();
+        auto draw = [&](const ArmModel& arm, double run_factor, std::int32_t run, std::vector<double>& v,
+                        std::vector<std::int32_t>& runs) {
+            for (int k = 0; k < sc.requests_per_run; ++k) {
+                v.push_back(run_factor * std::exp(arm.mu + arm.sigma * normal(rng)));
+                runs.push_back(sc.ignore_runs ? -1 : run);
             }
         };
-        draw_arm(sc.h2, v2, runs2, 0, true);
-        draw_arm(sc.h3, v3, runs3, sc.shared_runs ? 0 : sc.runs_per_arm * sc.requests_per_run, !sc.shared_runs);
+        for (int r = 0; r < sc.runs_per_arm; ++r) {
+            const double f = std::exp(sc.run_sigma * normal(rng));
+            if (!sc.shared_runs) {
+                draw(sc.h2, f, r, v2, runs2);
+                draw(sc.h3, std::exp(sc.run_sigma * normal(rng)), sc.runs_per_arm + r, v3, runs3);
+                continue;
+            }
+            const double u = sc.single_arm_share > 0 ? uniform(rng) : 1.0;
+            if (u >= sc.single_arm_share / 2) draw(sc.h3, f, r, v3, runs3);        // not an h2-only run
+            if (u < sc.single_arm_share / 2 || u >= sc.single_arm_share) draw(sc.h2, f, r, v2, runs2);  // not h3-only
+        }
         boot.seed = sc.seed + static_cast<std::uint64_t>(e) * 7919;
         const auto a = analyze_arms(make_run_clustered_sample(v2, runs2), make_run_clustered_sample(v3, runs3), sc.ps,
-                                    sc.method, sc.confidence, boot);
+                                    sc.method, sc.confidence, boot, sc.pairing);
         for (std::size_t k = 0; k < P; ++k) {
             const auto& row = a.rows[k];
-            if (!std::isfinite(row.ci_ms_lo) || !std::isfinite(row.ci_ms_hi)) {
+            est_ms[k].add(row.diff_ms);
+            est_pct[k].add(row.diff_pct);
+            if (!std::isfinite(row.ci_ms_lo) || !std::isfinite(row.ci_ms_hi) || !std::isfinite(row.ci_pct_lo)) {
                 ++res.undefined;
                 continue;
             }
@@ -61,6 +91,9 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
             res.coverage_pct[k] += row.ci_pct_lo <= res.true_diff_pct[k] && res.true_diff_pct[k] <= row.ci_pct_hi;
             res.coverage_h2[k] += row.ci_h2_lo <= true_h2[k] && true_h2[k] <= row.ci_h2_hi;
             res.mean_width_ms[k] += row.ci_ms_hi - row.ci_ms_lo;
+            se_ms[k].add((row.ci_ms_hi - row.ci_ms_lo) / (2 * z));
+            se_pct[k].add((row.ci_pct_hi - row.ci_pct_lo) / (2 * z));
+            res.mean_corr[k] += std::isfinite(row.corr) ? row.corr : 0;
         }
     }
     for (std::size_t k = 0; k < P; ++k) {
@@ -68,6 +101,9 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
         res.coverage_pct[k] /= sc.experiments;
         res.coverage_h2[k] /= sc.experiments;
         res.mean_width_ms[k] /= sc.experiments;
+        res.mean_corr[k] /= sc.experiments;
+        res.se_ratio_ms.push_back(se_ms[k].mean / est_ms[k].sd());
+        res.se_ratio_pct.push_back(se_pct[k].mean / est_pct[k].sd());
     }
     return res;
 }

@@ -49,12 +49,15 @@ std::vector<double> paired_median_differences(const std::vector<double>& h2_valu
                                               const std::vector<double>& h3_values, const std::vector<std::int32_t>& h3_runs) {
     std::unordered_map<std::int32_t, std::vector<double>> h2_by_run, h3_by_run;
     std::vector<std::int32_t> run_order;
+    // A negative id is a run of its own (make_run_clustered_sample): it pairs with nothing, even an equal id.
     for (std::size_t i = 0; i < std::min(h2_values.size(), h2_runs.size()); ++i) {
+        if (h2_runs[i] < 0) continue;
         auto& v = h2_by_run[h2_runs[i]];
         if (v.empty()) run_order.push_back(h2_runs[i]);
         v.push_back(h2_values[i]);
     }
-    for (std::size_t i = 0; i < std::min(h3_values.size(), h3_runs.size()); ++i) h3_by_run[h3_runs[i]].push_back(h3_values[i]);
+    for (std::size_t i = 0; i < std::min(h3_values.size(), h3_runs.size()); ++i)
+        if (h3_runs[i] >= 0) h3_by_run[h3_runs[i]].push_back(h3_values[i]);
     std::vector<double> diffs;
     for (std::int32_t run : run_order) {
         const auto it = h3_by_run.find(run);

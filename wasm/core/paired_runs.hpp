@@ -11,7 +11,7 @@
 namespace h3probe {
 
 // Per run present in both arms: median of its h3 values minus median of its h2 values (type-7 medians), in the
-// order of first appearance in h2.
+// order of first appearance in h2. Runs are matched by id as in analyze_arms; negative ids match nothing.
 std::vector<double> paired_median_differences(const std::vector<double>& h2_values, const std::vector<std::int32_t>& h2_runs,
                                               const std::vector<double>& h3_values, const std::vector<std::int32_t>& h3_runs);
 

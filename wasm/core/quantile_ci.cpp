@@ -1,4 +1,4 @@
-// Run-clustered quantile intervals: the delta-method outer interval and the Poisson-weight run bootstrap.
+// Run-clustered quantile intervals: per-arm delta-method intervals, the run-paired h3 - h2 difference, the run bootstrap.
 #include "quantile_ci.hpp"
 
 #include <algorithm>
@@ -15,17 +15,6 @@ namespace h3probe {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// splitmix64 (Steele, Lea & Flood 2014): small, fast, and the same stream natively and in WASM.
-struct SplitMix64 {
-    std::uint64_t state;
-    std::uint64_t next() {
-        std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
-};
 
 // Poisson(1) by inversion of a 32-bit uniform against P(K <= k) scaled to 2^32, k = 0..12 (P(K > 12) < 2^-32).
 struct PoissonOne {
@@ -48,12 +37,169 @@ struct PoissonOne {
 
 bool finite(double x) { return std::isfinite(x); }
 
+// The splitmix64 output function: a bijective 64-bit mix, used to hash (seed, replicate, run) into a weight.
+std::uint64_t mix64(std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+
 // Type-7 quantile of bootstrap replicates (a copy: nth_element reorders).
 double replicate_quantile(std::vector<double> xs, double p) {
     xs.erase(std::remove_if(xs.begin(), xs.end(), [](double x) { return !finite(x); }), xs.end());
     if (xs.empty()) return kNaN;
     return quantiles(std::move(xs), {p})[0];
 }
+
+// Pearson correlation of paired replicates (pairs with a non-finite member skipped); NaN if undefined.
+double replicate_correlation(const std::vector<double>& x, const std::vector<double>& y) {
+    double n = 0, sx = 0, sy = 0;
+    for (std::size_t b = 0; b < x.size(); ++b)
+        if (finite(x[b]) && finite(y[b])) {
+            n += 1;
+            sx += x[b];
+            sy += y[b];
+        }
+    if (n < 2) return kNaN;
+    const double mx = sx / n, my = sy / n;
+    double sxx = 0, syy = 0, sxy = 0;
+    for (std::size_t b = 0; b < x.size(); ++b)
+        if (finite(x[b]) && finite(y[b])) {
+            sxx += (x[b] - mx) * (x[b] - mx);
+            syy += (y[b] - my) * (y[b] - my);
+            sxy += (x[b] - mx) * (y[b] - my);
+        }
+    return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
+}
+
+// For each dense run of h2, the dense run of h3 with the same (non-negative) id, or -1.
+std::vector<std::int32_t> partner_runs(const RunClusteredSample& h2, const RunClusteredSample& h3) {
+    std::vector<std::int32_t> partner(h2.runs(), -1);
+    std::int32_t max_id = -1;
+    for (std::int32_t id : h3.run_id) max_id = std::max(max_id, id);
+    if (max_id < 0) return partner;
+    // Direct table when ids are compact (row ids, the usual case), else a sorted merge.
+    if (static_cast<std::size_t>(max_id) <= 4 * (h2.runs() + h3.runs()) + 1024) {
+        std::vector<std::int32_t> dense3(static_cast<std::size_t>(max_id) + 1, -1);
+        for (std::size_t j = 0; j < h3.runs(); ++j)
+            if (h3.run_id[j] >= 0) dense3[static_cast<std::size_t>(h3.run_id[j])] = static_cast<std::int32_t>(j);
+        for (std::size_t i = 0; i < h2.runs(); ++i) {
+            const std::int32_t id = h2.run_id[i];
+            if (id >= 0 && id <= max_id) partner[i] = dense3[static_cast<std::size_t>(id)];
+        }
+        return partner;
+    }
+    auto keyed = [](const RunClusteredSample& s) {
+        std::vector<std::pair<std::int32_t, std::int32_t>> k;
+        for (std::size_t i = 0; i < s.runs(); ++i)
+            if (s.run_id[i] >= 0) k.push_back({s.run_id[i], static_cast<std::int32_t>(i)});
+        std::sort(k.begin(), k.end());
+        return k;
+    };
+    const auto k2 = keyed(h2), k3 = keyed(h3);
+    for (std::size_t i = 0, j = 0; i < k2.size() && j < k3.size();) {
+        if (k2[i].first < k3[j].first) ++i;
+        else if (k3[j].first < k2[i].first) ++j;
+        else partner[static_cast<std::size_t>(k2[i++].second)] = k3[j++].second;
+    }
+    return partner;
+}
+
+// One arm's delta-method state across the ps: the exact quantiles, then per p the per-run residuals
+// e_i = S_i - F^ N_i and the rank bounds, then (finish) the bounds' values. Split in steps so that analyze_arms can
+// hold both arms' residuals for one p at a time (for the cross sum) without keeping them for every p.
+class DeltaArm {
+public:
+    DeltaArm(const RunClusteredSample& sample, const std::vector<double>& ps, double confidence)
+        : s_(sample), ps_(ps), os_(sample.values.data(), sample.values.size()), z_(two_sided_z(confidence)),
+          out_(ps.size()), rank_bounds_(ps.size(), {kNaN, kNaN}),
+          woodruff_(ps.size(), {kNaN, kNaN}), residual_(sample.runs()) {
+        std::vector<std::size_t> ranks;
+        for (double p : ps) {
+            if (sample.size() == 0 || !(p >= 0 && p <= 1)) continue;
+            std::size_t lo = 0, hi = 0;
+            OrderStatistics::quantile_ranks(sample.size(), p, lo, hi);
+            ranks.push_back(lo);
+            ranks.push_back(hi);
+        }
+        os_.select(ranks);
+    }
+
+    // Fills out_[k] but its bounds; returns sum_i e_i^2, or NaN (residuals undefined) if there is no estimate.
+    double fit(std::size_t k) {
+        const std::size_t N = s_.size(), n_runs = s_.runs();
+        QuantileInterval& qi = out_[k];
+        qi.p = ps_[k];
+        qi.estimate = os_.quantile(ps_[k]);
+        qi.lo = qi.hi = qi.se = qi.se_woodruff = qi.design_effect = kNaN;
+        if (N == 0 || !finite(qi.estimate) || n_runs < 2) return kNaN;
+        // S_i: values of run i at or below the estimate (one streaming pass in input order).
+        std::vector<std::uint32_t>& below = below_;
+        below.assign(n_runs, 0);
+        const double q = qi.estimate;
+        const double* v = s_.values.data();
+        const std::uint32_t* r = s_.run.data();
+        for (std::size_t i = 0; i < N; ++i) below[r[i]] += v[i] <= q ? 1u : 0u;
+        std::uint64_t total_below = 0;
+        for (std::uint32_t c : below) total_below += c;
+        const double Nd = static_cast<double>(N);
+        const double F = static_cast<double>(total_below) / Nd;
+        double sum_sq = 0;
+        for (std::size_t i = 0; i < n_runs; ++i) {
+            residual_[i] = static_cast<double>(below[i]) - F * static_cast<double>(s_.run_size[i]);
+            sum_sq += residual_[i] * residual_[i];
+        }
+        const double n = static_cast<double>(n_runs);
+        const double var_F = n / ((n - 1) * Nd * Nd) * sum_sq;
+        if (F > 0 && F < 1) qi.design_effect = var_F / (F * (1 - F) / Nd);
+        if (n_runs < kMinRunsForInterval || !(z_ > 0 && finite(z_))) return sum_sq;
+        const double sd = Nd * std::sqrt(var_F);
+        const double l = std::floor(Nd * ps_[k] - z_ * sd + 0.5);
+        const double u = std::ceil(Nd * ps_[k] + z_ * sd + 0.5);
+        if (l < 1 || u > Nd) return sum_sq;
+        rank_bounds_[k] = {l, u};
+        bound_ranks_.push_back(static_cast<std::size_t>(l) - 1);
+        bound_ranks_.push_back(static_cast<std::size_t>(u) - 1);
+        const double spread = z_ * std::sqrt(var_F);
+        woodruff_[k] = {std::max(0.0, ps_[k] - spread), std::min(1.0, ps_[k] + spread)};
+        for (double pw : {woodruff_[k].first, woodruff_[k].second}) {
+            std::size_t lo = 0, hi = 0;
+            OrderStatistics::quantile_ranks(N, pw, lo, hi);
+            bound_ranks_.push_back(lo);
+            bound_ranks_.push_back(hi);
+        }
+        return sum_sq;
+    }
+
+    const std::vector<double>& residuals() const { return residual_; }
+
+    std::vector<QuantileInterval> finish() {
+        os_.select(bound_ranks_);
+        for (std::size_t k = 0; k < ps_.size(); ++k) {
+            if (!finite(rank_bounds_[k].first)) continue;
+            QuantileInterval& qi = out_[k];
+            qi.lo = os_.at(static_cast<std::size_t>(rank_bounds_[k].first) - 1);
+            qi.hi = os_.at(static_cast<std::size_t>(rank_bounds_[k].second) - 1);
+            qi.se = (qi.hi - qi.lo) / (2 * z_);
+            qi.se_woodruff = (os_.quantile(woodruff_[k].second) - os_.quantile(woodruff_[k].first)) / (2 * z_);
+        }
+        return std::move(out_);
+    }
+
+private:
+    const RunClusteredSample& s_;
+    const std::vector<double>& ps_;
+    OrderStatistics os_;
+    double z_;
+    std::vector<QuantileInterval> out_;
+    std::vector<std::pair<double, double>> rank_bounds_;  // 1-based l, u
+    std::vector<std::pair<double, double>> woodruff_;     // p -/+ z sd(F^)
+    std::vector<std::size_t> bound_ranks_;
+    std::vector<std::uint32_t> below_;
+    std::vector<double> residual_;
+};
 
 }  // namespace
 
@@ -84,6 +230,7 @@ RunClusteredSample make_run_clustered_sample(const std::vector<double>& values, 
         if (id < 0) {
             dense = static_cast<std::uint32_t>(s.run_size.size());
             s.run_size.push_back(0);
+            s.run_id.push_back(-1);
         } else {
             const std::size_t slot = direct ? static_cast<std::size_t>(id)
                                             : static_cast<std::size_t>(std::lower_bound(sorted_ids.begin(), sorted_ids.end(), id) -
@@ -91,6 +238,7 @@ RunClusteredSample make_run_clustered_sample(const std::vector<double>& values, 
             if (table[slot] < 0) {
                 table[slot] = static_cast<std::int32_t>(s.run_size.size());
                 s.run_size.push_back(0);
+                s.run_id.push_back(id);
             }
             dense = static_cast<std::uint32_t>(table[slot]);
         }
@@ -103,78 +251,19 @@ RunClusteredSample make_run_clustered_sample(const std::vector<double>& values, 
 
 std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample& sample, const std::vector<double>& ps,
                                                        double confidence) {
-    std::vector<QuantileInterval> out(ps.size());
-    const std::size_t N = sample.size();
-    const std::size_t n_runs = sample.runs();
-    OrderStatistics os(sample.values.data(), sample.values.size());
-    {
-        std::vector<std::size_t> ranks;
-        for (double p : ps) {
-            if (N == 0 || !(p >= 0 && p <= 1)) continue;
-            std::size_t lo = 0, hi = 0;
-            OrderStatistics::quantile_ranks(N, p, lo, hi);
-            ranks.push_back(lo);
-            ranks.push_back(hi);
-        }
-        os.select(ranks);
-    }
-    const double z = two_sided_z(confidence);
-    const double Nd = static_cast<double>(N);
-    std::vector<std::uint32_t> below(n_runs);
-    std::vector<std::size_t> bound_ranks;
-    std::vector<std::pair<double, double>> rank_bounds(ps.size(), {kNaN, kNaN});  // 1-based l, u
-    for (std::size_t k = 0; k < ps.size(); ++k) {
-        QuantileInterval& qi = out[k];
-        qi.p = ps[k];
-        qi.estimate = os.quantile(ps[k]);
-        qi.lo = qi.hi = qi.se = qi.design_effect = kNaN;
-        if (N == 0 || !finite(qi.estimate) || n_runs < 2) continue;
-        // S_i: values of run i at or below the estimate (one streaming pass in input order).
-        std::fill(below.begin(), below.end(), 0);
-        const double q = qi.estimate;
-        const double* v = sample.values.data();
-        const std::uint32_t* r = sample.run.data();
-        for (std::size_t i = 0; i < N; ++i) below[r[i]] += v[i] <= q ? 1u : 0u;
-        std::uint64_t total_below = 0;
-        for (std::uint32_t s : below) total_below += s;
-        const double F = static_cast<double>(total_below) / Nd;
-        double sum_sq = 0;
-        for (std::size_t i = 0; i < n_runs; ++i) {
-            const double e = static_cast<double>(below[i]) - F * static_cast<double>(sample.run_size[i]);
-            sum_sq += e * e;
-        }
-        const double n = static_cast<double>(n_runs);
-        const double var_F = n / ((n - 1) * Nd * Nd) * sum_sq;
-        if (F > 0 && F < 1) qi.design_effect = var_F / (F * (1 - F) / Nd);
-        if (n_runs < kMinRunsForInterval) continue;
-        const double s = Nd * std::sqrt(var_F);
-        const double l = std::floor(Nd * ps[k] - z * s + 0.5);
-        const double u = std::ceil(Nd * ps[k] + z * s + 0.5);
-        if (l < 1 || u > Nd) continue;
-        rank_bounds[k] = {l, u};
-        bound_ranks.push_back(static_cast<std::size_t>(l) - 1);
-        bound_ranks.push_back(static_cast<std::size_t>(u) - 1);
-    }
-    os.select(bound_ranks);
-    for (std::size_t k = 0; k < ps.size(); ++k) {
-        if (!finite(rank_bounds[k].first)) continue;
-        QuantileInterval& qi = out[k];
-        qi.lo = os.at(static_cast<std::size_t>(rank_bounds[k].first) - 1);
-        qi.hi = os.at(static_cast<std::size_t>(rank_bounds[k].second) - 1);
-        qi.se = (qi.hi - qi.lo) / (2 * z);
-    }
-    return out;
+    DeltaArm arm(sample, ps, confidence);
+    for (std::size_t k = 0; k < ps.size(); ++k) arm.fit(k);
+    return arm.finish();
 }
 
 std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClusteredSample& sample,
                                                                const std::vector<double>& ps, unsigned replicates,
-                                                               std::uint64_t seed, bool use_bands) {
+                                                               std::uint64_t seed, std::uint64_t own_run_stream) {
     const std::size_t P = ps.size();
     std::vector<std::vector<double>> out(P, std::vector<double>(replicates, kNaN));
     const std::size_t N = sample.size();
     const std::size_t n_runs = sample.runs();
     if (N == 0) return out;
-    auto valid = [&](std::size_t k) { return ps[k] >= 0 && ps[k] <= 1; };
 
     // Sort once; keep values and run indices as separate arrays, because a walk reads the run of every value it
     // passes but the value only at the few positions it stops at.
@@ -189,77 +278,55 @@ std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClustere
     }
     decltype(pairs)().swap(pairs);
 
-    // Bands: a replicate's quantile lies, with overwhelming probability, within a few run-clustered standard
-    // deviations (in ranks) of the sample's. Per band k, above[k * runs + i] counts run i's values past the band, so a
-    // replicate gets the weight past the band from one pass over the runs (sum w_i above_ik, a few multiply-adds per
-    // run) and walks only the band itself: O(runs + bands) per replicate instead of O(N). A replicate whose
-    // quantile falls outside a band (practically never) takes the full walk, so the result is exact either way.
-    std::uint32_t largest_run = 0;
-    for (std::uint32_t size : sample.run_size) largest_run = std::max(largest_run, size);
-    std::vector<std::size_t> band_first(P, 0), band_last(P, 0);
-    bool banded = use_bands && N >= (1u << 16) && largest_run <= 0xFFFF;
-    if (banded) {
-        std::vector<std::uint32_t> below(n_runs);
-        for (std::size_t k = 0; k < P && banded; ++k) {
-            if (!valid(k)) continue;
-            const auto centre = static_cast<std::size_t>(static_cast<double>(N - 1) * ps[k]);
-            std::fill(below.begin(), below.end(), 0);
-            for (std::size_t i = 0; i <= centre; ++i) ++below[run[i]];
-            const double F = static_cast<double>(centre + 1) / static_cast<double>(N);
-            double sum_sq = 0;
-            for (std::size_t i = 0; i < n_runs; ++i) {
-                const double e = static_cast<double>(below[i]) - F * static_cast<double>(sample.run_size[i]);
-                sum_sq += e * e;
-            }
-            const double n = static_cast<double>(n_runs);
-            const double sd_ranks = std::sqrt(n / std::max(n - 1, 1.0) * sum_sq);  // N sd(F^), in ranks
-            const auto half = static_cast<std::size_t>(std::ceil(12 * sd_ranks)) + 1024;
-            band_first[k] = centre > half ? centre - half : 0;
-            band_last[k] = std::min(N, centre + half + 1);
-        }
-        // Bands must not overlap (they do only for small N, where the full walk is cheap anyway).
-        std::vector<std::size_t> by_position;
-        for (std::size_t k = 0; k < P; ++k)
-            if (valid(k)) by_position.push_back(k);
-        std::sort(by_position.begin(), by_position.end(), [&](std::size_t a, std::size_t b) { return band_first[a] < band_first[b]; });
-        for (std::size_t j = 1; j < by_position.size(); ++j)
-            if (band_first[by_position[j]] < band_last[by_position[j - 1]]) banded = false;
-    }
-    std::vector<std::uint16_t> above;
-    if (banded) {
-        above.assign(n_runs * P, 0);
-        for (std::size_t k = 0; k < P; ++k)
-            if (valid(k))
-                for (std::size_t i = band_last[k]; i < N; ++i) ++above[k * n_runs + run[i]];
+    // Each run's own splitmix64 stream: base_i from (seed, key), replicate b reads its (b+1)-th output. The key is
+    // the run id, so another sample bootstrapped with the same seed gives the same run the same weights. A run
+    // without an id gets the key 2^63 | stream << 32 | dense index, never an id's (ids are < 2^31), and mix64 is a
+    // bijection, so no two keys share a stream by accident.
+    std::vector<std::uint64_t> base(n_runs);
+    const std::uint64_t seed_mix = mix64(seed + kGolden);
+    for (std::size_t i = 0; i < n_runs; ++i) {
+        const std::int32_t id = sample.run_id[i];
+        const std::uint64_t key = id >= 0 ? static_cast<std::uint64_t>(id)
+                                          : (std::uint64_t{1} << 63) | ((own_run_stream & 0x7FFFFFFFULL) << 32) | i;
+        base[i] = mix64(seed_mix ^ mix64(key + kGolden));
     }
 
     static const PoissonOne poisson;
     std::vector<std::uint8_t> w(n_runs);
-    std::vector<std::uint64_t> weight_above(P);
-    std::vector<std::uint64_t> lo_pos(P), hi_pos(P);
-    std::vector<double> at_lo(P), at_hi(P), frac(P);
+    const std::uint32_t* size = sample.run_size.data();
     const std::uint32_t* run_of = run.data();
     const std::uint8_t* weight = w.data();
-
-    // The exact walk over all values (from whichever end is nearer the targets).
     struct Target {
-        std::uint64_t position;
+        std::uint64_t position;  // 0-based position in the weighted sample
         double* slot;
     };
     std::vector<Target> targets;
-    auto full_walk = [&](std::uint64_t M) {
+    std::vector<double> at_lo(P), at_hi(P), frac(P);
+
+    for (unsigned b = 0; b < replicates; ++b) {
+        const std::uint64_t step = kGolden * (static_cast<std::uint64_t>(b) + 1);
+        std::uint64_t M = 0;
+        for (std::size_t i = 0; i < n_runs; ++i) {
+            w[i] = poisson.draw(static_cast<std::uint32_t>(mix64(base[i] + step) >> 32));
+            M += static_cast<std::uint64_t>(w[i]) * size[i];
+        }
+        if (M == 0) continue;
         targets.clear();
-        for (std::size_t k = 0; k < P; ++k)
-            if (valid(k)) {
-                targets.push_back({lo_pos[k], &at_lo[k]});
-                targets.push_back({hi_pos[k], &at_hi[k]});
-            }
-        if (targets.empty()) return;
-        std::sort(targets.begin(), targets.end(), [](const Target& a, const Target& c) { return a.position < c.position; });
+        for (std::size_t k = 0; k < P; ++k) {
+            if (!(ps[k] >= 0 && ps[k] <= 1)) continue;
+            const double h = static_cast<double>(M - 1) * ps[k];
+            const std::uint64_t lo = std::min(static_cast<std::uint64_t>(h), M - 1);
+            frac[k] = h - static_cast<double>(lo);
+            targets.push_back({lo, &at_lo[k]});
+            targets.push_back({std::min(lo + 1, M - 1), &at_hi[k]});
+        }
+        if (targets.empty()) continue;
+        std::sort(targets.begin(), targets.end(), [](const Target& x, const Target& y) { return x.position < y.position; });
+        // Value i (sorted) covers the weighted positions [sum before it, sum with it). Walk from whichever end is
+        // nearer the farthest target: the report's ps (p50 .. p99) are reached from the top in half the values.
         if (2 * targets.front().position >= M) {
-            // Walk down from the largest value: value i covers weighted positions [M - above, M - above_before).
             std::size_t t = targets.size();
-            std::uint64_t next = M - 1 - targets[t - 1].position;
+            std::uint64_t next = M - 1 - targets[t - 1].position;  // positions counted from the top
             std::uint64_t sum = 0;
             for (std::size_t i = N; i-- > 0;) {
                 sum += weight[run_of[i]];
@@ -280,66 +347,15 @@ std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClustere
                 next = targets[t].position;
             }
         }
-    };
-    // Walks band k down from its top, starting from the weight past it; false if a target is not inside the band.
-    auto band_walk = [&](std::size_t k, std::uint64_t M) {
-        const std::uint64_t hi_from_top = M - 1 - hi_pos[k], lo_from_top = M - 1 - lo_pos[k];
-        std::uint64_t sum = weight_above[k];
-        if (hi_from_top < sum) return false;  // the quantile is above the band
-        bool hi_done = false;
-        for (std::size_t i = band_last[k]; i-- > band_first[k];) {
-            sum += weight[run_of[i]];
-            if (!hi_done && hi_from_top < sum) {
-                at_hi[k] = v[i];
-                hi_done = true;
-            }
-            if (lo_from_top < sum) {
-                at_lo[k] = v[i];
-                return hi_done;
-            }
-        }
-        return false;  // the quantile is below the band
-    };
-
-    for (unsigned b = 0; b < replicates; ++b) {
-        SplitMix64 rng{seed ^ (0xA24BAED4963EE407ULL * (b + 1))};
-        std::uint64_t M = 0;
-        for (std::size_t i = 0; i < n_runs; i += 2) {
-            const std::uint64_t r = rng.next();  // two 32-bit uniforms
-            w[i] = poisson.draw(static_cast<std::uint32_t>(r));
-            if (i + 1 < n_runs) w[i + 1] = poisson.draw(static_cast<std::uint32_t>(r >> 32));
-        }
-        // Dot products over the runs, one tight loop each (vectorisable; accumulators stay in registers).
-        const std::uint32_t* size = sample.run_size.data();
-        for (std::size_t i = 0; i < n_runs; ++i) M += static_cast<std::uint64_t>(weight[i]) * size[i];
-        if (banded)
-            for (std::size_t k = 0; k < P; ++k) {
-                if (!valid(k)) continue;
-                const std::uint16_t* a = &above[k * n_runs];
-                std::uint64_t sum = 0;
-                for (std::size_t i = 0; i < n_runs; ++i) sum += static_cast<std::uint32_t>(weight[i] * a[i]);
-                weight_above[k] = sum;
-            }
-        if (M == 0) continue;
-        for (std::size_t k = 0; k < P; ++k) {
-            if (!valid(k)) continue;
-            const double h = static_cast<double>(M - 1) * ps[k];
-            lo_pos[k] = std::min(static_cast<std::uint64_t>(h), M - 1);
-            hi_pos[k] = std::min(lo_pos[k] + 1, M - 1);
-            frac[k] = h - static_cast<double>(lo_pos[k]);
-        }
-        bool done = banded;
-        for (std::size_t k = 0; k < P && done; ++k)
-            if (valid(k)) done = band_walk(k, M);
-        if (!done) full_walk(M);
         for (std::size_t k = 0; k < P; ++k)
-            if (valid(k)) out[k][b] = at_lo[k] + frac[k] * (at_hi[k] - at_lo[k]);
+            if (ps[k] >= 0 && ps[k] <= 1) out[k][b] = at_lo[k] + frac[k] * (at_hi[k] - at_lo[k]);
     }
     return out;
 }
 
 ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample& h3, const std::vector<double>& ps,
-                          IntervalMethod method, double confidence, const BootstrapOptions& bootstrap) {
+                          IntervalMethod method, double confidence, const BootstrapOptions& bootstrap,
+                          ArmPairing pairing) {
     ArmsAnalysis a;
     a.method = method;
     a.confidence = confidence;
@@ -347,18 +363,40 @@ ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample
     a.n_h3 = h3.size();
     a.runs_h2 = h2.runs();
     a.runs_h3 = h3.runs();
+    const std::vector<std::int32_t> partner = partner_runs(h2, h3);
+    for (std::int32_t j : partner) a.runs_paired += j >= 0;
     if (h2.size() == 0 || h3.size() == 0) return a;
+    const bool paired = pairing == ArmPairing::by_run_id;
     const bool enough_runs = h2.runs() >= kMinRunsForInterval && h3.runs() >= kMinRunsForInterval &&
                              confidence > 0 && confidence < 1;
     const double z = two_sided_z(confidence);
 
-    // Point estimates (and, for delta, the per-arm intervals) come from the exact quantiles either way.
-    const auto q2 = quantile_intervals_delta(h2, ps, confidence);
-    const auto q3 = quantile_intervals_delta(h3, ps, confidence);
+    // Point estimates (and, for delta, the per-arm intervals and rho) come from the exact quantiles either way.
+    std::vector<double> rho(ps.size(), kNaN);
+    DeltaArm d2(h2, ps, confidence), d3(h3, ps, confidence);
+    for (std::size_t k = 0; k < ps.size(); ++k) {
+        const double ss2 = d2.fit(k), ss3 = d3.fit(k);
+        if (!paired) {
+            rho[k] = 0;
+            continue;
+        }
+        if (!(ss2 > 0 && ss3 > 0)) continue;
+        const std::vector<double>& e2 = d2.residuals();
+        const std::vector<double>& e3 = d3.residuals();
+        double cross = 0;
+        for (std::size_t i = 0; i < partner.size(); ++i)
+            if (partner[i] >= 0) cross += e2[i] * e3[static_cast<std::size_t>(partner[i])];
+        rho[k] = std::max(-1.0, std::min(1.0, cross / std::sqrt(ss2 * ss3)));
+    }
+    const auto q2 = d2.finish();
+    const auto q3 = d3.finish();
+
     std::vector<std::vector<double>> b2, b3;
     if (method == IntervalMethod::bootstrap && enough_runs) {
-        b2 = bootstrap_quantile_replicates(h2, ps, bootstrap.replicates, bootstrap.seed);
-        b3 = bootstrap_quantile_replicates(h3, ps, bootstrap.replicates, bootstrap.seed ^ 0x5DEECE66DULL);
+        // Paired: one seed, so a run id weighs the same in both arms. Independent: a second seed for h3.
+        b2 = bootstrap_quantile_replicates(h2, ps, bootstrap.replicates, bootstrap.seed, 2);
+        b3 = bootstrap_quantile_replicates(h3, ps, bootstrap.replicates,
+                                           paired ? bootstrap.seed : bootstrap.seed ^ 0x5DEECE66DULL, 3);
     }
     const double alpha = 1 - confidence;
     for (std::size_t k = 0; k < ps.size(); ++k) {
@@ -370,20 +408,30 @@ ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample
         row.diff_pct = row.h2 > 0 ? 100.0 * row.diff_ms / row.h2 : kNaN;
         row.ci_ms_lo = row.ci_ms_hi = row.ci_pct_lo = row.ci_pct_hi = kNaN;
         row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = kNaN;
+        row.corr = kNaN;
         if (enough_runs && method == IntervalMethod::delta) {
             row.ci_h2_lo = q2[k].lo;
             row.ci_h2_hi = q2[k].hi;
             row.ci_h3_lo = q3[k].lo;
             row.ci_h3_hi = q3[k].hi;
-            if (finite(q2[k].se) && finite(q3[k].se)) {
-                const double se = std::sqrt(q2[k].se * q2[k].se + q3[k].se * q3[k].se);
+            row.corr = rho[k];
+            // rho is NaN only when an arm's residuals are all zero (no run-level spread at this quantile): then
+            // that arm's se is 0 too, or its interval undefined, and the covariance term vanishes either way.
+            const double r_cov = finite(rho[k]) ? rho[k] : 0.0;
+            const double s2 = q2[k].se_woodruff, s3 = q3[k].se_woodruff;
+            if (finite(s2) && finite(s3)) {
+                const double cov = r_cov * s2 * s3;
+                const double se = std::sqrt(std::max(0.0, s3 * s3 + s2 * s2 - 2 * cov));
                 row.ci_ms_lo = row.diff_ms - z * se;
                 row.ci_ms_hi = row.diff_ms + z * se;
                 if (row.h2 > 0) {
-                    const double r = row.h3 / row.h2;
-                    const double var_r = (q3[k].se * q3[k].se + r * r * q2[k].se * q2[k].se) / (row.h2 * row.h2);
-                    row.ci_pct_lo = 100 * (r - 1 - z * std::sqrt(var_r));
-                    row.ci_pct_hi = 100 * (r - 1 + z * std::sqrt(var_r));
+                    const double h2v = row.h2, h3v = row.h3;
+                    const double var_r = s3 * s3 / (h2v * h2v) + h3v * h3v * s2 * s2 / (h2v * h2v * h2v * h2v) -
+                                         2 * h3v * cov / (h2v * h2v * h2v);
+                    const double r = h3v / h2v;
+                    const double se_r = std::sqrt(std::max(0.0, var_r));
+                    row.ci_pct_lo = 100 * (r - 1 - z * se_r);
+                    row.ci_pct_hi = 100 * (r - 1 + z * se_r);
                 }
             }
         } else if (enough_runs && method == IntervalMethod::bootstrap && bootstrap.replicates >= 2) {
@@ -403,6 +451,7 @@ ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample
             row.ci_h2_hi = replicate_quantile(b2[k], 1 - alpha / 2);
             row.ci_h3_lo = replicate_quantile(b3[k], alpha / 2);
             row.ci_h3_hi = replicate_quantile(b3[k], 1 - alpha / 2);
+            row.corr = replicate_correlation(b2[k], b3[k]);
         }
         row.significant = finite(row.ci_ms_lo) && finite(row.ci_ms_hi) && (row.ci_ms_lo > 0 || row.ci_ms_hi < 0);
         a.rows.push_back(row);
@@ -424,13 +473,15 @@ std::string to_json(const ArmsAnalysis& a) {
                         {"ci_pct", pair(r.ci_pct_lo, r.ci_pct_hi)},
                         {"significant", r.significant},
                         {"ci_h2", pair(r.ci_h2_lo, r.ci_h2_hi)},
-                        {"ci_h3", pair(r.ci_h3_lo, r.ci_h3_hi)}});
+                        {"ci_h3", pair(r.ci_h3_lo, r.ci_h3_hi)},
+                        {"corr", num(r.corr)}});
     return nlohmann::json{{"method", a.method == IntervalMethod::delta ? "delta" : "bootstrap"},
                           {"confidence", a.confidence},
                           {"n_h2", a.n_h2},
                           {"n_h3", a.n_h3},
                           {"runs_h2", a.runs_h2},
                           {"runs_h3", a.runs_h3},
+                          {"runs_paired", a.runs_paired},
                           {"rows", rows}}
         .dump();
 }

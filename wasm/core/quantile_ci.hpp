@@ -15,12 +15,15 @@ struct RunClusteredSample {
     std::vector<double> values;      // in input order
     std::vector<std::uint32_t> run;  // dense run index (0 .. runs-1) of each value
     std::vector<std::uint32_t> run_size;  // values per dense run index
+    std::vector<std::int32_t> run_id;     // the caller's id of each dense run; -1 for a run of its own (negative id)
     std::size_t runs() const { return run_size.size(); }
     std::size_t size() const { return values.size(); }
 };
 
 // Builds the sample from values and run ids (any int32: ids >= 0 are grouped, each negative id is a run of its own).
 // Non-finite values are dropped. values and run_ids must have the same length (extra entries of either are ignored).
+// A non-negative id names a page load: the same id in the h2 and the h3 sample is the same run, which is what pairs
+// the arms below. A negative id is a run of its own in its arm and is never paired with anything.
 RunClusteredSample make_run_clustered_sample(const std::vector<double>& values, const std::vector<std::int32_t>& run_ids);
 
 // Fewer runs than this in an arm: no interval (null in JSON). The intervals are asymptotic in the number of runs;
@@ -32,6 +35,7 @@ struct QuantileInterval {
     double estimate = 0;       // type-7 quantile (as numpy.percentile); NaN if the sample is empty
     double lo = 0, hi = 0;     // confidence interval for the quantile; NaN when undefined
     double se = 0;             // standard error implied by the interval, (hi - lo) / (2 z); NaN when undefined
+    double se_woodruff = 0;    // (Q(p + z sd(F^)) - Q(p - z sd(F^))) / (2 z), Q the type-7 quantile; NaN as se
     double design_effect = 0;  // Var(F^) with runs as units / Var(F^) if requests were independent, at the estimate
 };
 
@@ -45,6 +49,9 @@ struct QuantileInterval {
 //   l    = floor(N p - z s + 1/2),  u = ceil(N p + z s + 1/2)   (1-based ranks; the 1/2 is a continuity correction)
 //   CI   = [X_(l), X_(u)]                               (outer, distribution-free: no density estimate needed)
 //   se   = (X_(u) - X_(l)) / (2 z)
+//   se_woodruff = (Q(p + z sd(F^)) - Q(p - z sd(F^))) / (2 z), Q the type-7 quantile (Woodruff 1952, "Confidence
+//                 intervals for medians and other position measures", JASA 47): the same slope without the outward
+//                 rounding of l and u, which adds one to two ranks and so overstates se by a few % at N ~ 2000.
 // Independent requests would give Var(F^) = p (1 - p) / N (the textbook binomial interval); clustering inflates it
 // by the design effect. The interval is undefined (NaN) when l < 1 or u > N (p too extreme for the sample size)
 // or when there are fewer than kMinRunsForInterval runs. Cost: one selection pass plus O(N) per p.
@@ -54,13 +61,21 @@ std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample&
 // Run-level (cluster) bootstrap by Poisson(1) weights: each replicate gives every run a weight w ~ Poisson(1) and
 // counts each of its values w times (the Poisson approximation of resampling runs with replacement, which needs no
 // re-indexing and streams over data sorted once). Returns [p][b]: the type-7 quantile of replicate b's weighted
-// sample. Deterministic for a given seed. Cost: one sort, then O(runs) per replicate on large samples (bands, see
-// the .cpp; use_bands = false forces the plain O(N) walk, which gives identical results: the tests compare them).
+// sample. A run's weight in replicate b is a hash of (seed, b, run id), not the next draw of a stream, so two samples
+// bootstrapped with the same seed give a run id the same weight in both: that is how analyze_arms resamples whole
+// page loads, both arms at once. Runs with a negative id hash (seed, b, own_run_stream, dense index) instead; give each
+// arm its own own_run_stream (< 2^31) so that such runs stay independent across arms. Cost: one sort, then per replicate one
+// hash per run and a walk over the sorted values from the nearer end to the farthest quantile (O(N)).
 std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClusteredSample& sample,
                                                                const std::vector<double>& ps, unsigned replicates,
-                                                               std::uint64_t seed, bool use_bands = true);
+                                                               std::uint64_t seed, std::uint64_t own_run_stream = 0);
 
 enum class IntervalMethod { delta, bootstrap };
+
+// How analyze_arms treats the two arms. by_run_id: runs with the same id in both arms are one unit (the design of
+// the experiment). independent: as if the arms came from disjoint runs (no covariance term, independent bootstrap
+// weights): too wide on paired data, kept only so the coverage simulation can show that and catch a regression.
+enum class ArmPairing { by_run_id, independent };
 
 struct BootstrapOptions {
     unsigned replicates = 400;
@@ -77,38 +92,57 @@ struct QuantileDifferenceRow {
     double ci_h2_lo = 0, ci_h2_hi = 0;    // each arm's own interval (delta: outer CI; bootstrap: percentile)
     double ci_h3_lo = 0, ci_h3_hi = 0;
     bool significant = false;   // the ms interval is defined and excludes 0
+    double corr = 0;            // estimated correlation of the two arms' quantile estimates (rho below); NaN if none
 };
 
 struct ArmsAnalysis {
     IntervalMethod method = IntervalMethod::delta;
     double confidence = 0.95;
     std::size_t n_h2 = 0, n_h3 = 0, runs_h2 = 0, runs_h3 = 0;
+    std::size_t runs_paired = 0;              // runs (ids >= 0) with values in both arms
     std::vector<QuantileDifferenceRow> rows;  // empty if an arm has no values
 };
 
-// The headline table with intervals. The difference of the two arms' quantiles:
-//   delta:     Var(diff) = se_h3^2 + se_h2^2, CI = diff -/+ z sqrt(Var(diff));
-//              ratio r = h3 / h2 by the delta method, Var(r) = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4,
-//              CI% = 100 (r - 1 -/+ z sqrt(Var(r))).
-//   bootstrap: the two arms are resampled independently; percentile interval of the replicate differences
-//              (and of 100 (h3_b / h2_b - 1)).
-// Both treat the arms as independent samples of runs. In this experiment most runs measure both arms, and the
-// run's shared conditions (device, access network, time of day) move both arms' values the same way, so the two
-// quantile estimates are positively correlated and Var(diff) = Var(h3) + Var(h2) - 2 Cov is overstated by 2 Cov:
-// the interval is conservative (too wide), never too narrow, unless the arms were negatively correlated within a run
-// (nothing in the design suggests that; the paired within-run differences in paired_runs.hpp look at it directly).
+// The headline table with intervals, Delta = h3 - h2 and the ratio r = h3 / h2 (Delta% = 100 (r - 1)).
 //
-// The report's default is delta: a few O(N) passes after one radix selection per arm (4.2 M requests in ~70 ms
-// natively, ~140 ms in WASM on this 2-core machine, npm run bench:quantiles), deterministic, and in native_stub/coverage_sim (1000 experiments, 400 runs per arm)
-// it covered the true difference 94.0 / 95.4 / 94.0% at p50 / p90 / p95. The bootstrap needs a sort and B
-// replicates (seconds at this scale), adds Monte Carlo noise to the bounds, and covered 92.9 / 94.6 / 94.4% there.
+// Most runs measure both arms, and a run's conditions (device, access network, its base latency) move both arms'
+// values the same way, so the two quantile estimates are positively correlated and
+//   Var(Delta) = Var(h3) + Var(h2) - 2 Cov(h2, h3).
+// Leaving out the covariance (ArmPairing::independent) overstates the variance by 2 Cov: on paired data with a
+// strong run effect the median's interval came out several times too wide.
+//
+// delta: the per-arm se_a is se_woodruff (quantile_intervals_delta above): an order-statistic slope, so no kernel
+// density estimate is needed. Not the outer interval's se: in the coverage simulation (400 runs x 5 requests) it came
+// out 0-7% above the SD of each arm's estimate, se_woodruff -1-3%, and Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov, a
+// difference, magnifies such a bias when the arms correlate. For the covariance, the Bahadur representation q^_a - q_a ~ -(F^_a(q_a) - p) / f_a(q_a) makes
+// the two quantile estimates correlate exactly as the two arms' F^_a do, and F^_a is a ratio of run totals, whose
+// delta-method linearisation per run i is the residual e_ai = S_ai - F^_a N_ai. Taking the runs of either arm as the
+// units (a run absent from arm a has S_ai = N_ai = 0, so e_ai = 0):
+//   rho       = sum_i e_2i e_3i / sqrt(sum_i e_2i^2 * sum_i e_3i^2)     (sums over all runs; the residuals sum to 0)
+//   Cov       = rho se_h2 se_h3
+//   Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov,                       CI    = Delta -/+ z sqrt(Var(Delta))
+//   Var(r)    = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4 - 2 h3 Cov / h2^3,   CI% = 100 (r - 1 -/+ z sqrt(Var(r)))
+// (Deng, Knoblich & Lu 2018, the quantile section: the same linearisation, for two metrics on the same units.)
+// |rho| <= 1 by Cauchy-Schwarz, so both variances stay >= 0. A run with only one arm (a fallback, a failed arm, or a
+// negative id) adds its residual to its own arm's sum of squares and nothing to the cross sum: it widens its arm's
+// interval as any run does and dilutes rho, never inflates it.
+//
+// bootstrap: each replicate draws one Poisson(1) weight per run id and applies it to the run's values in both arms
+// (bootstrap_quantile_replicates with one seed), so a replicate resamples page loads, not arms; percentile intervals
+// of the replicate differences h3_b - h2_b and of 100 (h3_b / h2_b - 1). Runs with only one arm get a weight too and
+// move only their own arm's replicate quantile. corr is the correlation of the h2 and h3 replicate quantiles.
+//
+// The report's default is delta: a few O(N) passes after one radix selection per arm, deterministic (4.2 M requests
+// in ~70 ms natively). The bootstrap needs a sort and B replicates (seconds at Dropbox scale) and adds Monte Carlo
+// noise to the bounds. Coverage and width of both: native_stub/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
 ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample& h3, const std::vector<double>& ps,
-                          IntervalMethod method, double confidence, const BootstrapOptions& bootstrap = {});
+                          IntervalMethod method, double confidence, const BootstrapOptions& bootstrap = {},
+                          ArmPairing pairing = ArmPairing::by_run_id);
 
 // JSON for the report (bounds that are NaN become null):
-// {"method":"delta","confidence":0.95,"n_h2":…,"n_h3":…,"runs_h2":…,"runs_h3":…,
+// {"method":"delta","confidence":0.95,"n_h2":…,"n_h3":…,"runs_h2":…,"runs_h3":…,"runs_paired":…,
 //  "rows":[{"p":…,"h2":…,"h3":…,"diff_ms":…,"diff_pct":…,"ci_ms":[lo,hi],"ci_pct":[lo,hi],"significant":…,
-//           "ci_h2":[lo,hi],"ci_h3":[lo,hi]}]}
+//           "ci_h2":[lo,hi],"ci_h3":[lo,hi],"corr":…}]}
 std::string to_json(const ArmsAnalysis& a);
 
 }  // namespace h3probe
