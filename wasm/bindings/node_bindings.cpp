@@ -84,6 +84,7 @@ val analysis_js(const ArmsAnalysis& a) {
     val out = val::object();
     out.set("method", std::string(a.method == IntervalMethod::delta ? "delta" : "bootstrap"));
     out.set("confidence", a.confidence);
+    out.set("runs_paired", static_cast<double>(a.runs_paired));
     val rows = val::array();
     for (std::size_t i = 0; i < a.rows.size(); ++i) {
         const QuantileDifferenceRow& r = a.rows[i];
@@ -98,6 +99,7 @@ val analysis_js(const ArmsAnalysis& a) {
         row.set("ci_h2", pair(r.ci_h2_lo, r.ci_h2_hi));
         row.set("ci_h3", pair(r.ci_h3_lo, r.ci_h3_hi));
         row.set("significant", r.significant);
+        row.set("corr", js(r.corr));
         rows.set(i, row);
     }
     out.set("rows", rows);

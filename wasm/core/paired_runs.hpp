@@ -10,11 +10,6 @@
 
 namespace h3probe {
 
-// Per run present in both arms: median of its h3 values minus median of its h2 values (type-7 medians), in the
-// order of first appearance in h2. Runs are matched by id as in analyze_arms; negative ids match nothing.
-std::vector<double> paired_median_differences(const std::vector<double>& h2_values, const std::vector<std::int32_t>& h2_runs,
-                                              const std::vector<double>& h3_values, const std::vector<std::int32_t>& h3_runs);
-
 struct PairedDifferenceSummary {
     std::size_t n = 0;
     double mean = 0, median = 0, p10 = 0, p90 = 0;  // NaN if n == 0
@@ -26,7 +21,6 @@ struct PairedDifferenceSummary {
 // approximation (z, not Student's t: the report has hundreds of runs at least), the median's is the distribution-free
 // binomial interval [X_(l), X_(u)], l, u = n/2 -/+ z sqrt(n)/2 + 1/2 (quantile_intervals_delta with one value per run).
 PairedDifferenceSummary summarize_paired_differences(const std::vector<double>& diffs, double confidence);
-std::string to_json(const PairedDifferenceSummary& s);
 
 struct OrderEffect {
     std::size_t n_h2_first = 0, n_h3_first = 0;
@@ -43,6 +37,5 @@ struct OrderEffect {
 // path, or the HTTP/2 burst still draining), diff is non-zero and the fixed h2-first design is biased.
 OrderEffect order_effect(const std::vector<double>& diffs_h2_first, const std::vector<double>& diffs_h3_first,
                          double confidence);
-std::string to_json(const OrderEffect& e);
 
 }  // namespace h3probe

@@ -6,7 +6,6 @@
 #include <limits>
 #include <numeric>
 
-#include <nlohmann/json.hpp>
 
 #include "quantiles.hpp"
 #include "standard_normal.hpp"
@@ -459,31 +458,5 @@ ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample
     return a;
 }
 
-std::string to_json(const ArmsAnalysis& a) {
-    auto num = [](double x) { return finite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
-    auto pair = [&](double lo, double hi) { return nlohmann::json::array({num(lo), num(hi)}); };
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& r : a.rows)
-        rows.push_back({{"p", r.p},
-                        {"h2", num(r.h2)},
-                        {"h3", num(r.h3)},
-                        {"diff_ms", num(r.diff_ms)},
-                        {"diff_pct", num(r.diff_pct)},
-                        {"ci_ms", pair(r.ci_ms_lo, r.ci_ms_hi)},
-                        {"ci_pct", pair(r.ci_pct_lo, r.ci_pct_hi)},
-                        {"significant", r.significant},
-                        {"ci_h2", pair(r.ci_h2_lo, r.ci_h2_hi)},
-                        {"ci_h3", pair(r.ci_h3_lo, r.ci_h3_hi)},
-                        {"corr", num(r.corr)}});
-    return nlohmann::json{{"method", a.method == IntervalMethod::delta ? "delta" : "bootstrap"},
-                          {"confidence", a.confidence},
-                          {"n_h2", a.n_h2},
-                          {"n_h3", a.n_h3},
-                          {"runs_h2", a.runs_h2},
-                          {"runs_h3", a.runs_h3},
-                          {"runs_paired", a.runs_paired},
-                          {"rows", rows}}
-        .dump();
-}
 
 }  // namespace h3probe

@@ -139,10 +139,5 @@ ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample
                           IntervalMethod method, double confidence, const BootstrapOptions& bootstrap = {},
                           ArmPairing pairing = ArmPairing::by_run_id);
 
-// JSON for the report (bounds that are NaN become null):
-// {"method":"delta","confidence":0.95,"n_h2":…,"n_h3":…,"runs_h2":…,"runs_h3":…,"runs_paired":…,
-//  "rows":[{"p":…,"h2":…,"h3":…,"diff_ms":…,"diff_pct":…,"ci_ms":[lo,hi],"ci_pct":[lo,hi],"significant":…,
-//           "ci_h2":[lo,hi],"ci_h3":[lo,hi],"corr":…}]}
-std::string to_json(const ArmsAnalysis& a);
 
 }  // namespace h3probe

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 
-#include <nlohmann/json.hpp>
 
 #include "standard_normal.hpp"
 
@@ -14,9 +13,6 @@ SampleSizePlan plan_sample_size(const RunClusteredSample& baseline, double p, do
                                 double power) {
     constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     SampleSizePlan plan;
-    plan.formula =
-        "runs_per_arm = ceil(2 * (z_(1-alpha/2) + z_power)^2 * n_runs * se(q)^2 / (mde * q)^2), "
-        "se(q) = (X_(u) - X_(l)) / (2 z_(1-alpha/2)) from the run-clustered outer interval (Deng, Knoblich & Lu 2018)";
     plan.runs_per_arm = plan.requests_per_run = plan.design_effect = plan.quantile = kNaN;
     if (baseline.runs() > 0) plan.requests_per_run = static_cast<double>(baseline.size()) / static_cast<double>(baseline.runs());
     if (!(alpha > 0 && alpha < 1) || !(power > 0 && power < 1) || !(mde_relative > 0)) return plan;
@@ -30,16 +26,6 @@ SampleSizePlan plan_sample_size(const RunClusteredSample& baseline, double p, do
     const double delta = mde_relative * qi.estimate;
     plan.runs_per_arm = std::ceil(2 * (z_a + z_b) * (z_a + z_b) * var_per_run / (delta * delta));
     return plan;
-}
-
-std::string to_json(const SampleSizePlan& s) {
-    auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
-    return nlohmann::json{{"runs_per_arm", num(s.runs_per_arm)},
-                          {"requests_per_run", num(s.requests_per_run)},
-                          {"design_effect", num(s.design_effect)},
-                          {"quantile", num(s.quantile)},
-                          {"formula", s.formula}}
-        .dump();
 }
 
 }  // namespace h3probe

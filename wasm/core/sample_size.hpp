@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 
 #include "quantile_ci.hpp"
 
@@ -13,7 +12,6 @@ struct SampleSizePlan {
     double requests_per_run = 0;  // mean values per run in the baseline
     double design_effect = 0;     // Var(F^) with runs as units / Var(F^) with independent requests, at the quantile
     double quantile = 0;          // the baseline's quantile p
-    std::string formula;
 };
 
 // From a baseline arm (values + run ids), for quantile p, a minimum detectable relative change mde (0.05 = 5%),
@@ -26,6 +24,5 @@ struct SampleSizePlan {
 // Equivalently runs = 2 (z_a + z_b)^2 DE p (1 - p) / (m f(q)^2 (mde q)^2) with m requests per run.
 SampleSizePlan plan_sample_size(const RunClusteredSample& baseline, double p, double mde_relative, double alpha,
                                 double power);
-std::string to_json(const SampleSizePlan& s);
 
 }  // namespace h3probe

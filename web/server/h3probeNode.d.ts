@@ -91,6 +91,8 @@ export interface QuantileRow {
   ci_h2: Interval;
   ci_h3: Interval;
   significant: boolean;
+  /** Estimated correlation of the two arms' quantile estimates (runs shared by both arms); null without an interval. */
+  corr: number | null;
 }
 
 export interface GroupReport {
@@ -101,7 +103,7 @@ export interface GroupReport {
   excluded: Record<Exclude<RequestClass, 'usable_control' | 'usable_treatment' | 'prewarm'> | 'missing_metric', number>;
   fallback: { fallbacks: number; rate: number | null; completed: number };
   arms: { h2: { n: number; runs: number }; h3: { n: number; runs: number } };
-  analysis: { method: 'delta' | 'bootstrap'; confidence: number; rows: QuantileRow[] };
+  analysis: { method: 'delta' | 'bootstrap'; confidence: number; runs_paired: number; rows: QuantileRow[] };
   paired: { n: number; mean: number | null; median: number | null; p10: number | null; p90: number | null;
     ci_mean: Interval; ci_median: Interval } | null;
   order: { n_h2_first: number; n_h3_first: number; mean_h2_first: number | null; mean_h3_first: number | null;
