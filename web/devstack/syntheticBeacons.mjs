@@ -5,9 +5,9 @@
 // head-of-line blocking delays every request of the arm but HTTP/3 only the request that lost a packet (so HTTP/3 wins in
 // the tail), UDP-blocked runs whose treatment falls back to h2, and a few failures of each kind. Deterministic for a seed.
 import fs from 'node:fs';
-import { openStore } from '../server/store.mjs';
+import { STORE_VERSION, openStore } from '../server/store.mjs';
 
-// 3: written through the decoder and the store (store version 2).
+// 3: written through the decoder and the store (whose version is part of the parameters too).
 export const GENERATOR_VERSION = 3;
 
 // share of runs, median network time on a warm connection (ms), share of lossy runs, share of UDP-blocked runs, a country
@@ -113,7 +113,7 @@ const BATCH = 200;
  */
 export async function writeSyntheticDb(path, core, options = {}) {
   const { runs = 420_000, perArm = 5 } = options;
-  const params = JSON.stringify({ v: GENERATOR_VERSION, ...options, runs, perArm });
+  const params = JSON.stringify({ v: GENERATOR_VERSION, store: STORE_VERSION, ...options, runs, perArm });
   const result = { path, runs, measuredRequests: runs * perArm * 2 };
   if (fs.existsSync(path)) {
     const store = openStore(path, core);

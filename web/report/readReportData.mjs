@@ -1,7 +1,8 @@
 // Reads what the report needs from the collector's SQLite store: the region names and, for every selected run, its
-// per-run record (the C++ core wrote it when the beacon was stored: counts by class and the usable values of each arm)
-// prefixed with its region's number, concatenated by SQLite itself. One row per run, no request row: the C++ core
-// then does all the counting and statistics (buildReport.mjs).
+// record (the C++ core wrote it when the beacon was stored: counts by class, and the chosen metric's usable values of
+// each arm) prefixed with its region's number, concatenated by SQLite itself. It reads the two narrow tables
+// run_records and arm_values, no run or request row: the C++ core then does all the counting and statistics
+// (buildReport.mjs).
 
 // Runs per query: the concatenated records of this many runs are one BLOB (~200 bytes a run).
 const CHUNK_RUNS = 16384;
@@ -15,28 +16,29 @@ const MAX_REGIONS = 250;
  */
 export function readReportData(db, schema, { metric = 'network_ms', since = '' } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
-  const columns = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
-  if (!columns.has(`arm_${metric}`)) {
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) {
     throw new Error('this database was written by an older collector: open it once with the store (npm run export does) to rebuild it');
   }
   const sinceIso = normalizeSince(since);
-  const byRegion = db.prepare(`SELECT coalesce(region, 'unknown') AS name, count(*) AS n FROM runs
+  const byRegion = db.prepare(`SELECT coalesce(region, 'unknown') AS name, count(*) AS n FROM run_records
     WHERE received_at >= ? GROUP BY 1 ORDER BY 1`).all(sinceIso);
   if (byRegion.length > MAX_REGIONS) throw new Error(`too many distinct regions (${byRegion.length})`);
   const regions = byRegion.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
 
-  const { lo, hi } = db.prepare('SELECT coalesce(min(rowid), 1) AS lo, coalesce(max(rowid), 0) AS hi FROM runs').get();
+  const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
   // The region's number as a one-byte BLOB literal per region: x'01' for the first, and so on.
   const regionByte = regions.length
-    ? `CASE coalesce(region, 'unknown') ${regions.map((_, i) => `WHEN ? THEN x'${(i + 1).toString(16).padStart(2, '0')}'`).join(' ')} END`
+    ? `CASE coalesce(c.region, 'unknown') ${regions.map((_, i) => `WHEN ? THEN x'${(i + 1).toString(16).padStart(2, '0')}'`).join(' ')} END`
     : "x'00'";
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
-  const chunk = db.prepare(`SELECT CAST(group_concat(${regionByte} || arm_counts || arm_${metric}, '') AS BLOB)
-    FROM runs WHERE rowid BETWEEN ? AND ? AND received_at >= ? AND arm_counts IS NOT NULL`).pluck();
+  const chunk = db.prepare(`SELECT CAST(group_concat(${regionByte} || c.arm_counts || v.arm_values, '') AS BLOB)
+    FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run
+    WHERE c.run BETWEEN ? AND ? AND c.received_at >= ?`).pluck();
+  const metricCode = schema.metrics.indexOf(metric);
   const parts = [];
   for (let from = lo; from <= hi; from += CHUNK_RUNS) {
-    const bytes = chunk.get(...regions, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso);
+    const bytes = chunk.get(...regions, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso);
     if (bytes) parts.push(bytes);
   }
   return { metric, since: sinceIso, storedRuns, regions, records: Buffer.concat(parts) };

@@ -2,7 +2,8 @@
 // (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per event-loop turn.
 import Database from 'better-sqlite3';
 
-// 2: rows as the C++ decoder returns them (each request with its class, per-run report records, no beacon text).
+// 2: rows as the C++ decoder returns them (each request with its class, the report's run_records and arm_values, no
+// beacon text).
 export const STORE_VERSION = 2;
 const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
@@ -14,8 +15,6 @@ export function storeSchemaSql(schema) {
   const runColumns = [
     ...schema.runColumns.map((c) => (c.name === 'run_id' ? 'run_id TEXT PRIMARY KEY' : col(c))),
     'received_at TEXT', 'region TEXT', 'country TEXT',
-    // The per-run record the report reads (the core's stored_run.hpp describes the bytes).
-    'arm_counts BLOB', ...schema.metrics.map((m) => `arm_${m} BLOB`),
   ];
   const requestColumns = [...schema.requestColumns.map(col), ...schema.durations.map((d) => `${d.name} REAL`)];
   return `
@@ -26,8 +25,17 @@ CREATE TABLE IF NOT EXISTS requests (
   ${requestColumns.join(',\n  ')},
   PRIMARY KEY (run_id, phase, idx)
 ) WITHOUT ROWID;
+-- The report reads only these two narrow tables (a run's record is described in the core's stored_run.hpp): one row
+-- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
+-- metric is the metric's position in the core's list (metrics are only ever added at its end).
+CREATE TABLE IF NOT EXISTS run_records (
+  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB
+);
+CREATE TABLE IF NOT EXISTS arm_values (
+  metric INTEGER, run INTEGER, arm_values BLOB, PRIMARY KEY (metric, run)
+) WITHOUT ROWID;
 -- The report groups runs by region (and filters by date) from this index alone.
-CREATE INDEX IF NOT EXISTS runs_region ON runs (region, received_at);
+CREATE INDEX IF NOT EXISTS run_records_region ON run_records (region, received_at);
 `;
 }
 
@@ -45,7 +53,7 @@ export function openStore(dbPath, core) {
   db.exec(storeSchemaSql(schema));
   db.pragma(`user_version = ${STORE_VERSION}`);
 
-  const { insertRun, insertRequest } = prepareInserts(db, schema);
+  const insertRows = prepareInsert(db, schema);
   const countStmt = db.prepare('SELECT count(*) FROM runs').pluck();
   const requestsStmt = db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY phase, idx');
   const sinceStmt = db.prepare(`SELECT ${[...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'].join(', ')}
@@ -54,13 +62,8 @@ export function openStore(dbPath, core) {
     FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
   const requestsRange = db.prepare('SELECT * FROM requests WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx');
 
-  const insert = db.transaction(({ run, requests }, { receivedAt, region = null, country = null } = {}) => {
-    const row = { ...run, received_at: receivedAt ?? new Date().toISOString(), region, country };
-    // A retried beacon carries the same run_id: keep the first copy.
-    if (insertRun.run(row).changes === 0) return { duplicate: true };
-    for (const request of requests) insertRequest.run(request);
-    return { duplicate: false };
-  });
+  const insert = db.transaction((decoded, { receivedAt, region = null, country = null } = {}) =>
+    insertRows(decoded, { received_at: receivedAt ?? new Date().toISOString(), region, country }));
 
   // Group commit: beacons that arrive in the same event-loop turn share one transaction (one WAL commit) instead of
   // paying one commit each. Each beacon keeps its own savepoint (a nested better-sqlite3 transaction), so one bad
@@ -140,7 +143,7 @@ function migrateVersion1(db, core, schema) {
     db.exec('ALTER TABLE runs RENAME TO runs_v1; ALTER TABLE requests RENAME TO requests_v1;');
     db.exec('DROP INDEX IF EXISTS runs_received_at');
     db.exec(storeSchemaSql(schema));
-    const { insertRun, insertRequest } = prepareInserts(db, schema);
+    const insertRows = prepareInsert(db, schema);
     // In pages: better-sqlite3 allows no write while a read cursor is open.
     const page = db.prepare(`SELECT rowid, beacon_json, received_at, region, country FROM runs_v1
       WHERE rowid > ? ORDER BY rowid LIMIT 500`);
@@ -150,8 +153,7 @@ function migrateVersion1(db, core, schema) {
       for (const old of rows) {
         const decoded = old.beacon_json ? core.decodeBeacon(old.beacon_json) : { ok: false };
         if (!decoded.ok) { skipped++; continue; }
-        insertRun.run({ ...decoded.run, received_at: old.received_at, region: old.region, country: old.country });
-        for (const request of decoded.requests) insertRequest.run(request);
+        insertRows(decoded, { received_at: old.received_at, region: old.region, country: old.country });
         runs++;
       }
     }
@@ -160,14 +162,25 @@ function migrateVersion1(db, core, schema) {
   })();
 }
 
-function prepareInserts(db, schema) {
-  const runColumns = [...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country', 'arm_counts',
-    ...schema.metrics.map((m) => `arm_${m}`)];
+// The statements that store one decoded beacon; returns insert(decoded, {received_at, region, country}) → {duplicate}.
+// Call it inside a transaction: the run's rows are written all or none.
+function prepareInsert(db, schema) {
+  const runColumns = [...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'];
   const requestColumns = [...schema.requestColumns.map((c) => c.name), ...schema.durations.map((d) => d.name)];
-  return {
-    insertRun: db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
-      VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`),
-    insertRequest: db.prepare(`INSERT INTO requests (${requestColumns.join(', ')})
-      VALUES (${requestColumns.map((c) => `@${c}`).join(', ')})`),
+  const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
+    VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
+  const insertRequest = db.prepare(`INSERT INTO requests (${requestColumns.join(', ')})
+    VALUES (${requestColumns.map((c) => `@${c}`).join(', ')})`);
+  const insertRecord = db.prepare('INSERT INTO run_records (run, received_at, region, arm_counts) VALUES (?, ?, ?, ?)');
+  const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
+  return ({ run, requests }, meta) => {
+    const stored = insertRun.run({ ...run, ...meta });
+    // A retried beacon carries the same run_id: keep the first copy.
+    if (stored.changes === 0) return { duplicate: true };
+    for (const request of requests) insertRequest.run(request);
+    const id = stored.lastInsertRowid;
+    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts);
+    schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));
+    return { duplicate: false };
   };
 }

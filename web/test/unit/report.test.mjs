@@ -145,7 +145,7 @@ describe('report', () => {
     const copy = path.join(tmp, 'corrupt.sqlite');
     fs.copyFileSync(dbPath, copy);
     const db = new Database(copy);
-    db.prepare("UPDATE runs SET arm_network_ms = x'00' WHERE run_id = 'a1'").run();
+    db.prepare("UPDATE arm_values SET arm_values = x'00' WHERE metric = 0 AND run = (SELECT rowid FROM runs WHERE run_id = 'a1')").run();
     db.close();
     await assert.rejects(makeReport(core, { dbPath: copy }), /do not read: run record/);
   });

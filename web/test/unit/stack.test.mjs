@@ -161,6 +161,7 @@ describe('store', () => {
     assert.equal(new Set(lines.map((l) => l.run_id)).size, 1203);
     assert.ok(lines.every((l) => l.requests.length === 2 && l.requests.every((r) => r.run_id === l.run_id)));
     assert.equal(lines[0].arm_counts, undefined);
+    assert.deepEqual(Object.keys(lines[0]).filter((k) => k.startsWith('arm_')), []);
     assert.equal(lines[0].requests[0].request_class, 'usable_control');
     store.close();
   });
