@@ -12,7 +12,7 @@ const MAX_REGIONS = 250;
 /**
  * db: a better-sqlite3 Database holding the store's tables. schema: core.schema(). Options: metric (one of
  * schema.metrics), since (ISO date or date-time: runs received at or after it).
- * Returns { metric, since, storedRuns, regions: [names], records: Buffer }.
+ * Returns { metric, since, storedRuns, regions: [names], records: [Buffer] } (the records in chunks, in run order).
  */
 export function readReportData(db, schema, { metric = 'network_ms', since = '' } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
@@ -41,7 +41,7 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '' }
     const bytes = chunk.get(...regions, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso);
     if (bytes) parts.push(bytes);
   }
-  return { metric, since: sinceIso, storedRuns, regions, records: Buffer.concat(parts) };
+  return { metric, since: sinceIso, storedRuns, regions, records: parts };
 }
 
 /** '2024-05-01' or a full ISO date-time; '' means everything. Throws on anything else. */

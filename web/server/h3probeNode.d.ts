@@ -129,9 +129,9 @@ export interface Schema {
 export interface H3probeNode {
   /** Validates a beacon's text (schema h3probe/1) and returns the rows to store; never throws for bad input. */
   decodeBeacon(text: string): Decoded;
-  /** records: per run [group number (1..n)][arm_counts][arm_<metric>], concatenated; groupNames[i] names group i + 1.
-   *  groups[0] is overall, then one per name in the order given. */
-  buildReport(records: Uint8Array, groupNames: string[], options: ReportOptions): { error: string; groups: GroupReport[] };
+  /** records: per run [group number (1..n)][arm_counts][arm_values of the metric], concatenated (or in chunks that
+   *  concatenate to that); groupNames[i] names group i + 1. groups[0] is overall, then one per name in the order given. */
+  buildReport(records: Uint8Array | Uint8Array[], groupNames: string[], options: ReportOptions): { error: string; groups: GroupReport[] };
   /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
   quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;
   schema(): Schema;

@@ -63,6 +63,21 @@ test('bad input comes back as a value naming the problem, never as a throw', () 
   assert.match(core.buildReport(new Uint8Array([9, 1]), ['a'], {}).error, /names no group/);
 });
 
+test('the report reads records in chunks exactly as in one piece, wherever the chunks are cut', () => {
+  const records = [];
+  for (let i = 0; i < 30; i++) {
+    const d = core.decodeBeacon(JSON.stringify(beacon({ run_id: `r${i}`, order: i % 2 ? 'h3-first' : 'h2-first',
+      samples: [sample('control', 0, 'h2', 'h2', { network_ms: 20 + i }), sample('treatment', 0, 'h3', 'h3', { network_ms: 18 + (i % 7) })] })));
+    records.push(Uint8Array.of(1 + (i % 2)), d.run.arm_counts, d.run.arm_network_ms);
+  }
+  const whole = Buffer.concat(records);
+  const one = core.buildReport(whole, ['a', 'b'], {});
+  assert.equal(one.error, '');
+  assert.equal(one.groups[0].runs, 30);
+  const cuts = [whole.subarray(0, 7), whole.subarray(7, 500), whole.subarray(500)];
+  assert.deepEqual(core.buildReport(cuts, ['a', 'b'], {}), one);
+});
+
 test('exact quantiles match the type-7 definition', () => {
   assert.deepEqual([...core.quantiles([1, 2, 3, 4], [0, 0.5, 0.9, 1])], [1, 2.5, 3.7, 4]);
 });
