@@ -3,8 +3,8 @@
 import Database from 'better-sqlite3';
 
 // 2: rows as the C++ decoder returns them (each request with its class, the report's run_records and arm_values, no
-// beacon text).
-export const STORE_VERSION = 2;
+// beacon text). 3: each run's arms mode (the experiment or an A/A test), in runs and run_records.
+export const STORE_VERSION = 3;
 const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
 const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };
@@ -29,13 +29,14 @@ CREATE TABLE IF NOT EXISTS requests (
 -- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
 -- metric is the metric's position in the core's list (metrics are only ever added at its end).
 CREATE TABLE IF NOT EXISTS run_records (
-  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB
+  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB, arms TEXT
 );
 CREATE TABLE IF NOT EXISTS arm_values (
   metric INTEGER, run INTEGER, arm_values BLOB, PRIMARY KEY (metric, run)
 ) WITHOUT ROWID;
--- The report groups runs by region (and filters by date) from this index alone.
-CREATE INDEX IF NOT EXISTS run_records_region ON run_records (region, received_at);
+-- The report reads one arms mode (never A/B and A/A runs together), groups its runs by region and filters by date from
+-- this index alone.
+CREATE INDEX IF NOT EXISTS run_records_region ON run_records (arms, region, received_at);
 `;
 }
 
@@ -50,6 +51,7 @@ export function openStore(dbPath, core) {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   const migrated = migrateVersion1(db, core, schema);
+  addArmsColumns(db);
   db.exec(storeSchemaSql(schema));
   db.pragma(`user_version = ${STORE_VERSION}`);
 
@@ -162,6 +164,18 @@ function migrateVersion1(db, core, schema) {
   })();
 }
 
+// A version 2 database has no arms column: every run it holds ran the experiment (A/A tests came later).
+function addArmsColumns(db) {
+  const has = (table) => db.prepare('SELECT 1 FROM sqlite_master WHERE type = \'table\' AND name = ?').get(table);
+  const columns = (table) => new Set(db.prepare(`PRAGMA table_info(${table})`).all().map((c) => c.name));
+  if (!has('runs') || !has('run_records') || columns('run_records').has('arms')) return;
+  db.transaction(() => {
+    if (!columns('runs').has('arms')) db.exec("ALTER TABLE runs ADD COLUMN arms TEXT; UPDATE runs SET arms = 'h2-h3';");
+    db.exec("ALTER TABLE run_records ADD COLUMN arms TEXT; UPDATE run_records SET arms = 'h2-h3';");
+    db.exec('DROP INDEX IF EXISTS run_records_region');
+  })();
+}
+
 // The statements that store one decoded beacon; returns insert(decoded, {received_at, region, country}) → {duplicate}.
 // Call it inside a transaction: the run's rows are written all or none.
 function prepareInsert(db, schema) {
@@ -171,7 +185,7 @@ function prepareInsert(db, schema) {
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
   const insertRequest = db.prepare(`INSERT INTO requests (${requestColumns.join(', ')})
     VALUES (${requestColumns.map((c) => `@${c}`).join(', ')})`);
-  const insertRecord = db.prepare('INSERT INTO run_records (run, received_at, region, arm_counts) VALUES (?, ?, ?, ?)');
+  const insertRecord = db.prepare('INSERT INTO run_records (run, received_at, region, arm_counts, arms) VALUES (?, ?, ?, ?, ?)');
   const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
   return ({ run, requests }, meta) => {
     const stored = insertRun.run({ ...run, ...meta });
@@ -179,7 +193,7 @@ function prepareInsert(db, schema) {
     if (stored.changes === 0) return { duplicate: true };
     for (const request of requests) insertRequest.run(request);
     const id = stored.lastInsertRowid;
-    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts);
+    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms);
     schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));
     return { duplicate: false };
   };
