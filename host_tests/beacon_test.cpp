@@ -169,3 +169,39 @@ TEST_CASE("the decoder rejects malformed beacons with a reason naming the field"
         CHECK(reject(j).find("more than 200") != std::string::npos);
     }
 }
+
+TEST_CASE("the arms mode survives encode then decode, and a beacon without it ran the experiment") {
+    Beacon b = sample_beacon();
+    CHECK(json::parse(encode_beacon(b))["arms"] == "h2-h3");
+    b.arms = "h3-h3";
+    b.samples = {make(Phase::prewarm, 0, Proto::h3, "h3", 40.0), make(Phase::control, 0, Proto::h3, "h3", 30.0),
+                 make(Phase::treatment, 0, Proto::h3, "h3", 31.0), make(Phase::treatment, 1, Proto::h3, "h2", 90.0)};
+    b.summary = summarize_run(b.samples);
+    const std::string text = encode_beacon(b);
+    const DecodeResult r = decode_beacon(text);
+    REQUIRE_MESSAGE(r.beacon, r.error);
+    CHECK(r.beacon->arms == "h3-h3");
+    CHECK(encode_beacon(*r.beacon) == text);
+    CHECK(r.beacon->summary.control.latency.n == 1);
+    CHECK(r.beacon->summary.treatment.latency.n == 1);
+    CHECK(r.beacon->summary.treatment.fallbacks == 1);
+
+    json old = json::parse(encode_beacon(sample_beacon()));
+    old.erase("arms");
+    const DecodeResult legacy = decode_beacon(old.dump());
+    REQUIRE_MESSAGE(legacy.beacon, legacy.error);
+    CHECK(legacy.beacon->arms == "h2-h3");
+}
+
+TEST_CASE("the decoder rejects an unknown arms mode and samples that asked another protocol than their arm") {
+    json j = json::parse(encode_beacon(sample_beacon()));
+    j["arms"] = "h3-h2";
+    CHECK(decode_beacon(j.dump()).error == "arms has an unknown value \"h3-h2\"");
+    j["arms"] = 3;
+    CHECK(decode_beacon(j.dump()).error == "arms must be a string");
+    j["arms"] = "h2-h2";
+    CHECK(decode_beacon(j.dump()).error == "samples[5].origin h3 does not match arms h2-h2 for phase treatment");
+    j["arms"] = "h2-h3";
+    j["samples"][2]["origin"] = "h3";
+    CHECK(decode_beacon(j.dump()).error == "samples[2].origin h3 does not match arms h2-h3 for phase control");
+}

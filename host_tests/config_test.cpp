@@ -103,3 +103,65 @@ TEST_CASE("config rejects bad input with an error naming the key") {
                         "beaconUrl"));
     }
 }
+
+TEST_CASE("arms defaults to the experiment, h2-h3, and an aaOrigin there is accepted and unused") {
+    const auto r = parse_config(R"({"h2Origin":"https://h2.test","h3Origin":"https://h3.test","aaOrigin":"https://x.test"})");
+    REQUIRE_MESSAGE(r.config, (r.errors.empty() ? std::string() : r.errors[0]));
+    CHECK(r.config->arms == Arms::h2_h3);
+    CHECK(arm_target(*r.config, Phase::control).origin == "https://h2.test");
+    CHECK(arm_target(*r.config, Phase::control).protocol == Proto::h2);
+    CHECK(arm_target(*r.config, Phase::treatment).origin == "https://h3.test");
+    CHECK(arm_target(*r.config, Phase::treatment).protocol == Proto::h3);
+}
+
+TEST_CASE("an A/A config points both arms at one protocol on two origins, the other protocol's origin optional") {
+    SUBCASE("h3-h3: control asks h3Origin, treatment aaOrigin, both over h3") {
+        const auto r = parse_config(R"({"arms":"h3-h3","h3Origin":"https://h3.test","aaOrigin":"https://h3b.test"})");
+        REQUIRE_MESSAGE(r.config, (r.errors.empty() ? std::string() : r.errors[0]));
+        CHECK(r.config->arms == Arms::h3_h3);
+        CHECK(arm_target(*r.config, Phase::control).origin == "https://h3.test");
+        CHECK(arm_target(*r.config, Phase::control).protocol == Proto::h3);
+        CHECK(arm_target(*r.config, Phase::treatment).origin == "https://h3b.test");
+        CHECK(arm_target(*r.config, Phase::treatment).protocol == Proto::h3);
+    }
+    SUBCASE("h2-h2: control asks h2Origin, treatment aaOrigin, both over h2") {
+        const auto r = parse_config(
+            R"({"arms":"h2-h2","h2Origin":"https://h2.test","h3Origin":"https://h3.test","aaOrigin":"https://h2b.test"})");
+        REQUIRE(r.config);
+        CHECK(arm_target(*r.config, Phase::control).origin == "https://h2.test");
+        CHECK(arm_target(*r.config, Phase::treatment).origin == "https://h2b.test");
+        CHECK(arm_target(*r.config, Phase::treatment).protocol == Proto::h2);
+    }
+}
+
+TEST_CASE("an A/A config without a distinct second origin is an error naming aaOrigin") {
+    SUBCASE("aaOrigin missing") {
+        const auto r = parse_config(R"({"arms":"h3-h3","h3Origin":"https://h3.test"})");
+        CHECK_FALSE(r.config);
+        CHECK(has_error(r, "aaOrigin: required when arms is \"h3-h3\""));
+    }
+    SUBCASE("aaOrigin equal to the repeated protocol's origin") {
+        const auto r = parse_config(R"({"arms":"h2-h2","h2Origin":"https://h2.test","aaOrigin":"https://h2.test"})");
+        CHECK_FALSE(r.config);
+        CHECK(has_error(r, "aaOrigin: must differ from h2Origin"));
+    }
+    SUBCASE("aaOrigin equal to the other protocol's origin, which would answer over the wrong protocol") {
+        const auto r = parse_config(
+            R"({"arms":"h3-h3","h2Origin":"https://h2.test","h3Origin":"https://h3.test","aaOrigin":"https://h2.test"})");
+        CHECK_FALSE(r.config);
+        CHECK(has_error(r, "aaOrigin: must differ from h2Origin"));
+    }
+    SUBCASE("aaOrigin that is not an https origin") {
+        const auto r = parse_config(R"({"arms":"h3-h3","h3Origin":"https://h3.test","aaOrigin":"http://h3b.test/x"})");
+        CHECK(has_error(r, "aaOrigin: must be an https origin"));
+    }
+    SUBCASE("the origin of the repeated protocol missing") {
+        const auto r = parse_config(R"({"arms":"h3-h3","h2Origin":"https://h2.test","aaOrigin":"https://h3b.test"})");
+        CHECK(has_error(r, "h3Origin: required"));
+        CHECK_FALSE(has_error(r, "h2Origin: required"));
+    }
+    SUBCASE("an unknown arms mode") {
+        const auto r = parse_config(R"({"arms":"h3-h2","h2Origin":"https://a.test","h3Origin":"https://b.test"})");
+        CHECK(has_error(r, "arms: must be \"h2-h3\", \"h2-h2\" or \"h3-h3\", got \"h3-h2\""));
+    }
+}

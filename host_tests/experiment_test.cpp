@@ -471,3 +471,83 @@ TEST_CASE("the beacon is a run's last call to the platform, however the run ends
     CHECK(log.calls.back() == "send_beacon");
     CHECK(std::count(log.calls.begin(), log.calls.end(), "send_beacon") == 1);
 }
+
+namespace {
+// Both arms on one protocol: control on `first`, treatment on a second origin of the same kind.
+Config aa_config(const char* arms, const std::string& first, const std::string& second) {
+    const auto r = parse_config(std::string(R"({"arms":")") + arms + R"(","h2Origin":")" + kH2 + R"(","h3Origin":")" +
+                                kH3 + R"(","aaOrigin":")" + second + R"("})");
+    REQUIRE_MESSAGE(r.config, (r.errors.empty() ? std::string() : r.errors[0]));
+    CHECK(arm_target(*r.config, Phase::control).origin == first);
+    return *r.config;
+}
+
+void add_origin(SimPlatform& sim, const std::string& origin, const char* protocol, double ms) {
+    OriginModel m;
+    m.protocol = protocol;
+    m.base_ms = ms;
+    sim.set_origin(origin, m);
+}
+
+bool asks(const sim::StartedRequest& r, const std::string& origin) { return r.spec.url.rfind(origin + "/", 0) == 0; }
+}  // namespace
+
+TEST_CASE("an h3-h3 A/A run warms both HTTP/3 origins twice, then runs each arm on its own origin over h3") {
+    const std::string kH3b = "https://h3b.lab.test";
+    SimPlatform sim;
+    add_lab_origins(sim);
+    add_origin(sim, kH3b, "h3", 30);
+    Experiment exp(aa_config("h3-h3", kH3, kH3b), sim, "test");
+    exp.search_completed();
+    sim.run();
+    const auto& started = sim.started();
+    REQUIRE(started.size() == 14);  // 2 + 2 pre-warm, 5 + 5 measured
+    CHECK(asks(started[0], kH3));
+    CHECK(asks(started[1], kH3));
+    CHECK(asks(started[2], kH3b));
+    CHECK(asks(started[3], kH3b));
+    for (int i = 1; i < 4; ++i) CHECK(started[i].at_ms > started[i - 1].at_ms);
+    for (int i = 4; i < 9; ++i) CHECK(asks(started[i], kH3));
+    for (int i = 9; i < 14; ++i) CHECK(asks(started[i], kH3b));
+    for (const auto& r : started) CHECK_FALSE(asks(r, kH2));
+
+    const Beacon& b = exp.beacon();
+    CHECK(b.arms == "h3-h3");
+    for (const Sample& s : b.samples) CHECK(s.origin == Proto::h3);
+    for (const Sample* s : phase_samples(b, Phase::control)) CHECK(s->reused == true);
+    for (const Sample* s : phase_samples(b, Phase::treatment)) CHECK(s->reused == true);
+    CHECK(b.summary.control.latency.n == 5);
+    CHECK(b.summary.treatment.latency.n == 5);
+    CHECK(*b.summary.diff_median_ms == doctest::Approx(0));
+    const auto decoded = decode_beacon(sim.beacons().at(0).body);
+    REQUIRE_MESSAGE(decoded.beacon, decoded.error);
+    CHECK(decoded.beacon->arms == "h3-h3");
+}
+
+TEST_CASE("an h2-h2 A/A run warms both HTTP/2 origins once and never asks the HTTP/3 origin") {
+    const std::string kH2b = "https://h2b.lab.test";
+    SimPlatform sim;
+    add_lab_origins(sim);
+    add_origin(sim, kH2b, "h2", 40);
+    Config c = aa_config("h2-h2", kH2, kH2b);
+    c.order = RunOrder::h3_first;
+    Experiment exp(c, sim, "test");
+    exp.search_completed();
+    sim.run();
+    const auto& started = sim.started();
+    REQUIRE(started.size() == 12);  // 1 + 1 pre-warm, 5 + 5 measured
+    CHECK(asks(started[0], kH2));
+    CHECK(asks(started[1], kH2b));
+    // Treatment first: its origin is the second HTTP/2 origin.
+    for (int i = 2; i < 7; ++i) CHECK(asks(started[i], kH2b));
+    for (int i = 7; i < 12; ++i) CHECK(asks(started[i], kH2));
+    for (const auto& r : started) CHECK_FALSE(asks(r, kH3));
+    const Beacon& b = exp.beacon();
+    CHECK(b.arms == "h2-h2");
+    CHECK(b.order == "h3-first");
+    for (const Sample& s : b.samples) CHECK(s.origin == Proto::h2);
+    for (const Sample& s : b.samples)
+        if (s.phase != Phase::prewarm) CHECK(s.reused == true);
+    CHECK(b.summary.control.latency.n == 5);
+    CHECK(b.summary.treatment.latency.n == 5);
+}

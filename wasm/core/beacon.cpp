@@ -222,6 +222,7 @@ std::string encode_beacon(const Beacon& b) {
               {"config_id", b.config_id},
               {"module_version", b.module_version},
               {"order", b.order},
+              {"arms", b.arms},
               {"outcome", b.outcome},
               {"error", b.error},
               {"run_ms", b.run_ms},
@@ -258,6 +259,10 @@ DecodeResult decode_beacon(std::string_view json_text) {
         !f.string("error", b.error, kMaxRunErrorChars, /*required=*/false) || !f.number("run_ms", run_ms, kMaxDurationMs))
         return r;
     b.run_ms = run_ms.value_or(0);
+    // Absent in beacons from before A/A tests existed: those ran the experiment.
+    Arms arms = Arms::h2_h3;
+    if (doc.contains("arms") && !f.one_of("arms", b.arms, {"h2-h3", "h2-h2", "h3-h3"})) return r;
+    parse_arms(b.arms, arms);
     std::optional<double> sample_rate;
     if (!f.number("sample_rate", sample_rate, 1)) return r;
     b.sample_rate = sample_rate.value_or(1);
@@ -281,6 +286,11 @@ DecodeResult decode_beacon(std::string_view json_text) {
     for (std::size_t i = 0; i < samples->size(); ++i) {
         Sample s;
         if (!decode_sample((*samples)[i], i, s, r.error)) return r;
+        // The classifier trusts a sample's origin: a measured sample must have asked what its arm asks under `arms`.
+        if (s.phase != Phase::prewarm && s.origin != arm_protocol(arms, s.phase))
+            return r.error = "samples[" + std::to_string(i) + "].origin " + to_string(s.origin) + " does not match arms " +
+                             b.arms + " for phase " + to_string(s.phase),
+                   r;
         if (!seen.insert({static_cast<int>(s.phase), s.idx}).second)
             return r.error = "samples[" + std::to_string(i) + "] repeats phase " + to_string(s.phase) + " idx " +
                              std::to_string(s.idx),

@@ -57,7 +57,8 @@ struct Beacon {
     std::string page_load_id;
     std::string config_id;
     std::string module_version;
-    std::string order;    // the order this run used: "h2-first" or "h3-first"
+    std::string order;    // the order this run used: "h2-first" (control first) or "h3-first"
+    std::string arms = "h2-h3";  // the arms' protocols: "h2-h3" (the experiment), or "h2-h2" / "h3-h3" (an A/A test)
     std::string outcome;  // "complete", "deadline", "stopped" (page hidden, host asked), or "error"
     std::string error;    // why, when outcome is not "complete"
     double run_ms = 0;    // duration from start to beacon

@@ -103,10 +103,10 @@ private:
     std::vector<std::string>& errors_;
 };
 
-const char* const kKnownKeys[] = {"h2Origin",         "h3Origin",     "noopPath",      "beaconUrl",
-                                  "configId",         "prewarmH3",    "prewarmH2",     "requestsPerArm",
-                                  "requestTimeoutMs", "entryWaitMs",  "runDeadlineMs", "order",
-                                  "enabled",          "sampleRate"};
+const char* const kKnownKeys[] = {"h2Origin",      "h3Origin",       "arms",             "aaOrigin",
+                                  "noopPath",      "beaconUrl",      "configId",         "prewarmH3",
+                                  "prewarmH2",     "requestsPerArm", "requestTimeoutMs", "entryWaitMs",
+                                  "runDeadlineMs", "order",          "enabled",          "sampleRate"};
 
 }  // namespace
 
@@ -117,6 +117,12 @@ std::string to_string(RunOrder order) {
         case RunOrder::random: return "random";
     }
     return "h2-first";
+}
+
+ArmTarget arm_target(const Config& config, Phase arm) {
+    const Proto protocol = arm_protocol(config.arms, arm);
+    if (arm == Phase::treatment && config.arms != Arms::h2_h3) return {protocol, config.aa_origin};
+    return {protocol, protocol == Proto::h3 ? config.h3_origin : config.h2_origin};
 }
 
 ConfigResult parse_config(std::string_view json_text) {
@@ -147,6 +153,11 @@ ConfigResult validate_config(const nlohmann::json& doc) {
     const auto origin_ok = [](const std::string& s) { return is_https_origin(s); };
     r.string("h2Origin", c.h2_origin, origin_ok, "an https origin like \"https://h2.example.com\"");
     r.string("h3Origin", c.h3_origin, origin_ok, "an https origin like \"https://h3.example.com\"");
+    std::string arms = to_string(c.arms);
+    r.string("arms", arms, [](const std::string& s) { Arms a; return parse_arms(s, a); },
+             "\"h2-h3\", \"h2-h2\" or \"h3-h3\"");
+    parse_arms(arms, c.arms);
+    r.string("aaOrigin", c.aa_origin, origin_ok, "an https origin like \"https://h3b.example.com\"");
     r.string("noopPath", c.noop_path,
              [](const std::string& s) {
                  return !s.empty() && s[0] == '/' && s.find_first_of("?# \t\r\n") == std::string::npos &&
@@ -170,10 +181,23 @@ ConfigResult validate_config(const nlohmann::json& doc) {
     r.boolean("enabled", c.enabled);
     r.probability("sampleRate", c.sample_rate);
 
-    if (!doc.contains("h2Origin")) errors.push_back("h2Origin: required");
-    if (!doc.contains("h3Origin")) errors.push_back("h3Origin: required");
+    // An origin is required when an arm asks it; in an A/A test the other protocol's origin may be absent.
+    const bool uses_h2 = c.arms != Arms::h3_h3;
+    const bool uses_h3 = c.arms != Arms::h2_h2;
+    if (uses_h2 && !doc.contains("h2Origin")) errors.push_back("h2Origin: required");
+    if (uses_h3 && !doc.contains("h3Origin")) errors.push_back("h3Origin: required");
     // One origin for both arms would let the browser carry the control arm over HTTP/3 once Alt-Svc is learned.
     if (!c.h2_origin.empty() && c.h2_origin == c.h3_origin) errors.push_back("h3Origin: must differ from h2Origin");
+    if (c.arms != Arms::h2_h3) {
+        // Two arms on one origin share its connection: the test would compare the origin with itself, not two arms.
+        const char* first = uses_h3 ? "h3Origin" : "h2Origin";
+        if (!doc.contains("aaOrigin"))
+            errors.push_back(std::string("aaOrigin: required when arms is \"") + arms + "\" (the treatment arm's origin)");
+        else if (!c.aa_origin.empty() && (c.aa_origin == c.h2_origin || c.aa_origin == c.h3_origin))
+            errors.push_back(std::string("aaOrigin: must differ from ") +
+                             (c.aa_origin == (uses_h3 ? c.h3_origin : c.h2_origin) ? first
+                                                                                    : (uses_h3 ? "h2Origin" : "h3Origin")));
+    }
 
     if (errors.empty()) result.config = c;
     return result;

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "sample.hpp"
+
 namespace h3probe {
 
 enum class RunOrder { h2_first, h3_first, random };
@@ -15,6 +17,8 @@ enum class RunOrder { h2_first, h3_first, random };
 struct Config {
     std::string h2_origin;             // HTTP/2-only test origin, e.g. "https://h2.example.com"
     std::string h3_origin;             // HTTP/3-enabled test origin (sends Alt-Svc)
+    Arms arms = Arms::h2_h3;
+    std::string aa_origin;             // A/A only: the treatment arm's origin, speaking the repeated protocol
     std::string noop_path = "/noop";   // the no-op endpoint on both origins
     std::string beacon_url = "/beacon";
     std::string config_id = "default";
@@ -41,5 +45,12 @@ ConfigResult parse_config(std::string_view json_text);
 ConfigResult validate_config(const nlohmann::json& doc);
 
 std::string to_string(RunOrder order);
+
+// What one arm asks: the origin, and the protocol its requests must arrive over (Sample::origin).
+struct ArmTarget {
+    Proto protocol;
+    std::string origin;
+};
+ArmTarget arm_target(const Config& config, Phase arm);
 
 }  // namespace h3probe

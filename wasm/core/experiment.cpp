@@ -16,11 +16,17 @@ Experiment::Experiment(Config config, Platform& platform, std::string module_ver
       module_version_(std::move(module_version)),
       self_(std::make_shared<Experiment*>(this)) {
     page_load_id_ = random_id();
-    // HTTP/3 origin first: its first answer carries Alt-Svc, so the next connection to it can be QUIC.
-    // Then the HTTP/2 origin, so the control arm does not pay a TCP+TLS handshake the treatment arm does not.
-    for (int i = 0; i < config_.prewarm_h3; ++i) prewarm_.push_back({Phase::prewarm, i, Proto::h3});
-    for (int i = 0; i < config_.prewarm_h2; ++i)
-        prewarm_.push_back({Phase::prewarm, config_.prewarm_h3 + i, Proto::h2});
+    // Every origin an arm asks is warmed, HTTP/3 origins first: the first answer carries Alt-Svc, so the next
+    // connection to it can be QUIC. Then HTTP/2 origins, so no arm pays a TCP+TLS handshake the other does not.
+    const ArmTarget arms[] = {arm_target(config_, Phase::control), arm_target(config_, Phase::treatment)};
+    int idx = 0;
+    for (const Proto proto : {Proto::h3, Proto::h2}) {
+        const int count = proto == Proto::h3 ? config_.prewarm_h3 : config_.prewarm_h2;
+        for (const ArmTarget& arm : arms) {
+            if (arm.protocol != proto) continue;
+            for (int i = 0; i < count; ++i) prewarm_.push_back({Phase::prewarm, idx++, proto, arm.origin});
+        }
+    }
 }
 
 Experiment::~Experiment() {
@@ -97,15 +103,14 @@ void Experiment::start_arm(std::size_t position) {
     arm_position_ = position;
     if (position >= 2) return finish("complete", "");
     const Phase phase = arm_order_[position];
-    const Proto origin = phase == Phase::control ? Proto::h2 : Proto::h3;
+    const ArmTarget target = arm_target(config_, phase);
     // All requests of an arm go out together: head-of-line blocking only shows between parallel streams.
-    for (int i = 0; i < config_.requests_per_arm; ++i) start({phase, i, origin});
+    for (int i = 0; i < config_.requests_per_arm; ++i) start({phase, i, target.protocol, target.origin});
 }
 
 std::string Experiment::request_url(const Slot& slot) const {
     // A unique URL per request defeats caches and lets the platform find this request's Resource Timing entry.
-    const std::string& origin = slot.origin == Proto::h3 ? config_.h3_origin : config_.h2_origin;
-    return origin + config_.noop_path + "?h3probe=" + run_id_ + "-" + to_string(slot.phase) + "-" +
+    return slot.base + config_.noop_path + "?h3probe=" + run_id_ + "-" + to_string(slot.phase) + "-" +
            std::to_string(slot.idx);
 }
 
@@ -159,6 +164,7 @@ void Experiment::finish(const std::string& outcome, const std::string& error) {
     beacon_.config_id = config_.config_id;
     beacon_.module_version = module_version_;
     beacon_.order = arm_order_[0] == Phase::control ? "h2-first" : "h3-first";
+    beacon_.arms = to_string(config_.arms);
     beacon_.outcome = outcome;
     beacon_.error = utf8_text(error, kMaxRunErrorChars);
     beacon_.run_ms = platform_.now_ms() - started_ms_;

@@ -50,6 +50,7 @@ private:
         Phase phase;
         int idx;
         Proto origin;
+        std::string base;  // the origin's URL
     };
 
     void start_next_prewarm();

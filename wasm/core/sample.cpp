@@ -18,6 +18,27 @@ const char* to_string(Proto p) { return p == Proto::h3 ? "h3" : "h2"; }
 
 const char* expected_protocol(Proto p) { return p == Proto::h3 ? "h3" : "h2"; }
 
+const char* to_string(Arms a) {
+    switch (a) {
+        case Arms::h2_h3: return "h2-h3";
+        case Arms::h2_h2: return "h2-h2";
+        case Arms::h3_h3: return "h3-h3";
+    }
+    return "h2-h3";
+}
+
+Proto arm_protocol(Arms arms, Phase arm) {
+    if (arms == Arms::h2_h2) return Proto::h2;
+    if (arms == Arms::h3_h3) return Proto::h3;
+    return arm == Phase::treatment ? Proto::h3 : Proto::h2;
+}
+
+bool parse_arms(const std::string& s, Arms& out) {
+    for (Arms a : {Arms::h2_h3, Arms::h2_h2, Arms::h3_h3})
+        if (s == to_string(a)) return out = a, true;
+    return false;
+}
+
 namespace {
 #define H3PROBE_RESULT_NAME(name, what) #name,
 constexpr const char* kResultNames[] = {H3PROBE_SAMPLE_RESULTS(H3PROBE_RESULT_NAME)};

@@ -10,6 +10,8 @@ namespace h3probe {
 
 enum class Phase { prewarm, control, treatment };
 enum class Proto { h2, h3 };  // which test origin was asked, i.e. the protocol the request was meant to use
+// The protocols of the control and treatment arms: the A/B experiment, or an A/A test of one protocol on two origins.
+enum class Arms { h2_h3, h2_h2, h3_h3 };
 
 // Why a sample does (ok) or does not carry a latency that can be analysed, as the browser saw it.
 #define H3PROBE_SAMPLE_RESULTS(X)                                                                                 \
@@ -61,6 +63,11 @@ const char* to_string(Proto p);
 const char* to_string(SampleResult r);
 // The nextHopProtocol value an arm requires: "h2" for the HTTP/2 origin, "h3" for the HTTP/3 origin.
 const char* expected_protocol(Proto p);
+// "h2-h3", "h2-h2" or "h3-h3": control's protocol, then treatment's.
+const char* to_string(Arms a);
+// The protocol an arm (control or treatment) asks for under `arms`.
+Proto arm_protocol(Arms arms, Phase arm);
+bool parse_arms(const std::string& s, Arms& out);
 bool parse_phase(const std::string& s, Phase& out);
 bool parse_proto(const std::string& s, Proto& out);
 bool parse_result(const std::string& s, SampleResult& out);

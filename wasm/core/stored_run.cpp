@@ -49,6 +49,7 @@ StoredBeacon to_stored(const Beacon& b) {
     r.config_id = b.config_id;
     r.module_version = b.module_version;
     r.run_order = b.order;
+    r.arms = b.arms;
     r.outcome = b.outcome;
     r.error = b.error;
     r.run_ms = b.run_ms;

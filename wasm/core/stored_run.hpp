@@ -28,6 +28,7 @@ using flag = double;  // 1, 0, or NaN for NULL
     X(text, config_id, 0, "the experiment config's id")                                                   \
     X(text, module_version, 0, "the page module's version")                                               \
     X(text, run_order, 0, "h2-first or h3-first: which arm ran first")                                    \
+    X(text, arms, 0, "h2-h3 (the experiment), h2-h2 or h3-h3 (an A/A test): the arms' protocols")          \
     X(text, outcome, 0, "complete, deadline, stopped or error")                                           \
     X(text, error, 0, "why the run did not complete")                                                     \
     X(real, run_ms, 0, "from start to beacon")                                                            \

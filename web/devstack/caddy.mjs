@@ -1,4 +1,4 @@
-// Runs Caddy with the page site and the two test origins, waits until every listener answers, and stops it without orphans.
+// Runs Caddy with the page site and the test origins, waits until every listener answers, and stops it without orphans.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import https from 'node:https';
@@ -13,7 +13,7 @@ const live = new Set();
 process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
 
 /**
- * certPath, keyPath, hosts {page,h2,h3}, ports {page,h2,h3,collector}, runDir (Caddyfile, log, Caddy's XDG dirs);
+ * certPath, keyPath, hosts {page,h2,h3[,h2b,h3b]}, ports {page,h2,h3[,h2b,h3b],collector}, runDir (Caddyfile, log, Caddy's XDG dirs);
  * roots {page,src,build} (defaults: web/page, web/src, build/wasm); pageRoot overrides roots.page;
  * h3 (false: no UDP, no Alt-Svc), tao (false: no Timing-Allow-Origin), noopStatus, noopDelayMs, h2Down, readyTimeoutMs;
  * bindAddress (default 127.0.0.1); commandPrefix: argv put before `caddy` (the lab: ['ip', 'netns', 'exec', NS]);
@@ -67,9 +67,14 @@ async function waitReady({ hosts, ports, certPath, h3 = true, h2Down = false }, 
   const deadline = Date.now() + timeoutMs;
   const sites = [[hosts.page, ports.page, '/'], [hosts.h3, ports.h3, '/noop']];
   if (!h2Down) sites.push([hosts.h2, ports.h2, '/noop']);
+  if (!h2Down && hosts.h2b && ports.h2b) sites.push([hosts.h2b, ports.h2b, '/noop']);
+  const h3bOn = Boolean(hosts.h3b && ports.h3b);
+  if (h3bOn) sites.push([hosts.h3b, ports.h3b, '/noop']);
   const checks = sites.map(([host, port, p]) => until(deadline, () => answers({ host, port, path: p, ca }), `${host}:${port}`));
   // QUIC cannot be spoken from Node 20; a UDP port that can no longer be bound shows Caddy's listener is up.
-  if (h3) checks.push(until(deadline, async () => !(await canBindUdp(ports.h3)), `udp ${ports.h3}`));
+  for (const port of h3 ? [ports.h3, ...(h3bOn ? [ports.h3b] : [])] : []) {
+    checks.push(until(deadline, async () => !(await canBindUdp(port)), `udp ${port}`));
+  }
   await Promise.all(checks);
 }
 

@@ -1,7 +1,8 @@
-// Renders the Caddyfile for the page site and the two test origins (a pure function, so its choices can be unit-tested).
+// Renders the Caddyfile for the page site and the test origins (a pure function, so its choices can be unit-tested).
 
 /**
- * hosts: {page, h2, h3}; ports: {page, h2, h3, collector}; roots: {page, src, build};
+ * hosts: {page, h2, h3, and optionally h2b, h3b: a second origin of each kind, for A/A tests}; ports: the same keys and
+ * collector; roots: {page, src, build};
  * noopUpstream: port of a local server that answers /noop late (Caddy 2.6 has no sleep directive), or 0;
  * pageCsp: a Content-Security-Policy for the page site; beaconStatus: answer POST /beacon with this status instead of
  * passing it to the collector; roots.fixtures: a folder served at /fixtures/ (e.g. remote configs for tests);
@@ -13,16 +14,19 @@ export function caddyfile({
 }) {
   const tls = `tls ${q(certPath)} ${q(keyPath)}`;
   const origin = (host, port) => site(host, port, bindAddress, tls, noopRoutes({ tao, noopStatus, noopUpstream }));
+  // Without h3 Caddy opens no UDP socket and sends no Alt-Svc: the "UDP blocked" case. The second origins follow the
+  // first ones' settings.
+  const h3Protocols = h3 ? 'h1 h2 h3' : 'h1 h2';
+  const origins = [
+    ...(h2Down ? [] : [['h2', 'h1 h2']]),
+    ['h3', h3Protocols],
+    ...(h2Down || !hosts.h2b || !ports.h2b ? [] : [['h2b', 'h1 h2']]),
+    ...(hosts.h3b && ports.h3b ? [['h3b', h3Protocols]] : []),
+  ];
   const blocks = [
-    globals(bindAddress, [
-      [ports.page, 'h1 h2'],
-      ...(h2Down ? [] : [[ports.h2, 'h1 h2']]),
-      // Without h3 here Caddy opens no UDP socket and sends no Alt-Svc: the "UDP blocked" case.
-      [ports.h3, h3 ? 'h1 h2 h3' : 'h1 h2'],
-    ]),
+    globals(bindAddress, [[ports.page, 'h1 h2'], ...origins.map(([key, protocols]) => [ports[key], protocols])]),
     site(hosts.page, ports.page, bindAddress, tls, pageRoutes({ collectorPort: ports.collector, roots, pageCsp, beaconStatus })),
-    ...(h2Down ? [] : [origin(hosts.h2, ports.h2)]),
-    origin(hosts.h3, ports.h3),
+    ...origins.map(([key]) => origin(hosts[key], ports[key])),
   ];
   return blocks.join('\n');
 }

@@ -12,8 +12,9 @@ export function firefoxPrefs(stack, address = '127.0.0.1') {
   const { hosts, ports } = stack;
   return {
     'network.http.http3.enable': true,
-    // Firefox would only learn h3 from Alt-Svc; this mapping makes it use h3 for the h3 origin from the first request.
-    'network.http.http3.alt-svc-mapping-for-testing': `${hosts.h3};h3=:${ports.h3}`,
+    // Firefox would only learn h3 from Alt-Svc; this mapping makes it use h3 for the h3 origins from the first request.
+    'network.http.http3.alt-svc-mapping-for-testing': ['h3', 'h3b'].filter((k) => hosts[k] && ports[k])
+      .map((k) => `${hosts[k]};h3=:${ports[k]}`).join(','),
     // Under automation (the remote agent) Firefox counts third-party roots as found and turns HTTP/3 off: without this
     // every request to the h3 origin went over h2 (Firefox 153 ESR, tried).
     'network.http.http3.disable_when_third_party_roots_found': false,

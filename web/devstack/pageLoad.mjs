@@ -1,5 +1,16 @@
 // One page load of the test page with one search, as a user would do it; shared by `npm start` and the e2e tests.
 
+/**
+ * The config keys of an A/A test on the stack's (or the lab's) second origins: aa 'h2' or 'h3' puts both arms on that
+ * protocol, control on the first origin of its kind and treatment on the second; null or undefined: the experiment.
+ */
+export function aaConfig(urls, aa) {
+  if (aa === null || aa === undefined) return {};
+  if (aa === 'h2') return { arms: 'h2-h2', aaOrigin: urls.h2bOrigin };
+  if (aa === 'h3') return { arms: 'h3-h3', aaOrigin: urls.h3bOrigin };
+  throw new Error(`--aa must be h2 or h3, got "${aa}"`);
+}
+
 // The test page reads its experiment config from the query string (web/page/search.js).
 export function experimentUrl(stack, config = {}) {
   const params = new URLSearchParams({ h2Origin: stack.urls.h2Origin, h3Origin: stack.urls.h3Origin, ...config });

@@ -14,7 +14,10 @@ const tempDirs = new Set();
 // 'exit' handlers cannot await stop(); removing our temp run directories synchronously is the part that still can be done.
 process.on('exit', () => { for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true }); });
 
-export const HOSTS = Object.freeze({ page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test' });
+// h2b and h3b: a second origin of each kind, the treatment arm's origin in an A/A test (arms h2-h2 or h3-h3).
+export const HOSTS = Object.freeze({
+  page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test', h2b: 'h2b.h3probe.test', h3b: 'h3b.h3probe.test',
+});
 
 /**
  * core (default: loadH3probeNode()), location (the collector's client-location options, see clientLocator.mjs), store or dbPath (default:
@@ -42,6 +45,8 @@ export async function startStack(opts = {}) {
     ports.page = await freePort({ env: 'H3PROBE_PORT_PAGE', exclude: taken() });
     ports.h2 = await freePort({ env: 'H3PROBE_PORT_H2', exclude: taken() });
     ports.h3 = await freePort({ udp: true, env: 'H3PROBE_PORT_H3', exclude: taken() });
+    ports.h2b = await freePort({ env: 'H3PROBE_PORT_H2B', exclude: taken() });
+    ports.h3b = await freePort({ udp: true, env: 'H3PROBE_PORT_H3B', exclude: taken() });
     ports.collector = await freePort({ env: 'H3PROBE_PORT_COLLECTOR', exclude: taken() });
 
     const core = opts.core ?? await loadH3probeNode();
@@ -63,11 +68,13 @@ export async function startStack(opts = {}) {
       page: `https://${HOSTS.page}:${ports.page}/`,
       h2Origin: `https://${HOSTS.h2}:${ports.h2}`,
       h3Origin: `https://${HOSTS.h3}:${ports.h3}`,
+      h2bOrigin: `https://${HOSTS.h2b}:${ports.h2b}`,
+      h3bOrigin: `https://${HOSTS.h3b}:${ports.h3b}`,
       beacon: `https://${HOSTS.page}:${ports.page}/beacon`,
     };
     return {
       urls, hosts: HOSTS, ports, spki, certPath, runDir, store, collector, caddy, stop, writeFixture,
-      chromiumArgs: ({ forceQuic = true, extra = [] } = {}) => chromiumArgs({ spki, h3Port: ports.h3, forceQuic, extra }),
+      chromiumArgs: ({ forceQuic = true, extra = [] } = {}) => chromiumArgs({ spki, h3Port: ports.h3, h3bPort: ports.h3b, forceQuic, extra }),
     };
   } catch (err) {
     await stop();
@@ -77,14 +84,16 @@ export async function startStack(opts = {}) {
 
 /**
  * Flags tried on this machine (docs/platform-notes.md); no --user-data-dir: playwright's launch() makes a temp profile and rejects that flag.
- * address: where the test host names resolve (the lab: its server namespace's 198.18.0.2).
+ * address: where the test host names resolve (the lab: its server namespace's 198.18.0.2). h3bPort: the second HTTP/3
+ * origin's port, forced onto QUIC like the first.
  */
-export function chromiumArgs({ spki, h3Port, forceQuic = true, extra = [], address = '127.0.0.1' }) {
+export function chromiumArgs({ spki, h3Port, h3bPort = 0, forceQuic = true, extra = [], address = '127.0.0.1' }) {
+  const quicOrigins = [`${HOSTS.h3}:${h3Port}`, ...(h3bPort ? [`${HOSTS.h3b}:${h3bPort}`] : [])];
   return [
     '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
     '--disable-component-update', '--disable-sync', '--enable-quic',
     // Without this Chromium never follows Alt-Svc to h3 for a cert outside the public roots: every "h3" request goes over h2.
-    ...(forceQuic ? [`--origin-to-force-quic-on=${HOSTS.h3}:${h3Port}`] : []),
+    ...(forceQuic ? [`--origin-to-force-quic-on=${quicOrigins.join(',')}`] : []),
     `--ignore-certificate-errors-spki-list=${spki}`,
     `--host-resolver-rules=MAP *.h3probe.test ${address}`,
     ...extra,

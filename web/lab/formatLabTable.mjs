@@ -1,4 +1,5 @@
-// Text tables for `npm run lab`: network_ms quantiles per setting and arm (with h3 - h2), and the fidelity fit per arm.
+// Text tables for `npm run lab`: network_ms quantiles per setting and arm (with h3 - h2), the report's intervals of Δ per
+// setting with whether each covers 0 (what an A/A test must show), and the fidelity fit per arm.
 
 const f = (v, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 const s = (v, d = 1) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(d)}` : '-');
@@ -19,7 +20,39 @@ export function formatLabTable(results) {
     return [r.label, `${r.comparison.n_h2}/${r.comparison.n_h3}`, ...PS.map((p) => f(at(p).h2)), ...PS.map((p) => f(at(p).h3)),
       ...PS.map((p) => s(at(p).diff_ms))];
   });
-  return `network_ms (ms); d = h3 - h2 (the report's table)\n${table(header, rows)}`;
+  const aa = results.some((r) => r.aa) ? '; in A/A rows h2 is the control arm and h3 the treatment arm, same protocol' : '';
+  return `network_ms (ms); d = h3 - h2 (the report's table)${aa}\n${table(header, rows)}`;
+}
+
+const defined = (c) => Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1]);
+const covers = (c) => c[0] <= 0 && c[1] >= 0;
+const ci = (c, d) => (defined(c) ? `[${s(c[0], d)}, ${s(c[1], d)}]` : 'n/a');
+
+/**
+ * results: measureSetting() outputs. Per setting and percentile of the report: Δ and its interval in ms and in %, and
+ * whether both intervals cover 0 (n/a: no interval, too few runs); then per setting how many of them do, and for an A/A
+ * setting the verdict.
+ */
+export function formatIntervals(results, confidence = 0.95) {
+  const conf = `${Math.round(confidence * 100)}%`;
+  const header = ['setting', 'p', 'd ms', `${conf} CI ms`, 'd %', `${conf} CI %`, 'covers 0'];
+  const rows = [];
+  const verdicts = [];
+  for (const r of results) {
+    const all = r.comparison.rows;
+    const withCi = all.filter((row) => defined(row.ci_ms) && defined(row.ci_pct));
+    const covered = withCi.filter((row) => covers(row.ci_ms) && covers(row.ci_pct));
+    for (const row of all) {
+      const has = withCi.includes(row);
+      rows.push([r.label, `p${Number((row.p * 100).toFixed(1))}`, s(row.diff_ms, 2), ci(row.ci_ms, 2), `${s(row.diff_pct, 1)}%`,
+        ci(row.ci_pct, 1), !has ? 'n/a' : covered.includes(row) ? 'yes' : 'NO']);
+    }
+    const verdict = !r.aa ? '' : withCi.length < all.length || all.length === 0 ? ' (A/A: no verdict, an interval is missing)'
+      : covered.length === all.length ? ' (A/A: PASS)' : ' (A/A: FAIL)';
+    verdicts.push(`${r.label}: ${covered.length} of ${all.length} percentiles have both intervals covering 0${verdict}`);
+  }
+  return `Δ = treatment - control of network_ms with the report's intervals (run as the unit)\n${table(header, rows)}\n` +
+    verdicts.join('\n');
 }
 
 /** fits: {h2: fidelityFit(...), h3: ...}. */

@@ -1,12 +1,14 @@
 // `npm run lab`: the real experiment (test page + WASM probe in Chromium, Caddy h2/h3 origins) through the packet relay at
-// several link settings; prints per setting the h2/h3 quantiles and their difference, and the fidelity fit (docs/design.md).
+// several link settings; prints per setting the h2/h3 quantiles and their difference with its intervals, and the fidelity
+// fit (docs/design.md). --aa adds at each lossless RTT the two A/A tests (h2/h2 and h3/h3 on two origins of one kind),
+// whose every interval must cover 0.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { labUnavailableReason } from './createLabNetwork.mjs';
 import { fidelityFit } from './fidelityFit.mjs';
-import { formatFidelity, formatLabTable } from './formatLabTable.mjs';
+import { formatFidelity, formatIntervals, formatLabTable } from './formatLabTable.mjs';
 import { measureSetting } from './measureSetting.mjs';
 import { startLab } from './startLab.mjs';
 
@@ -16,6 +18,7 @@ const { values: args } = parseArgs({
     rtts: { type: 'string', default: '0,25,50,100' },          // lossless settings (the fidelity fit uses these)
     lossy: { type: 'string', default: '50:0.01,50:0.03' },     // RTT:loss settings
     order: { type: 'string', default: 'h2-first' },
+    aa: { type: 'boolean', default: false },
     'requests-per-arm': { type: 'string', default: '5' },     // parallel requests per arm (the field experiment: 5)
     seed: { type: 'string', default: '1' },
     'relay-check': { type: 'string', default: '30' },
@@ -30,11 +33,14 @@ if (!Number.isInteger(loads) || loads < 1 || loads > 1000) {
   process.exit(2);
 }
 const seed = Number(args.seed);
+const lossless = args.rtts.split(',').filter(Boolean).map((r) => ({ rttMs: Number(r), loss: 0, seed }));
+const lossy = args.lossy.split(',').filter(Boolean).map((s) => s.split(':').map(Number)).map(([rttMs, loss]) => ({ rttMs, loss, seed }));
+// Each entry: the link, and aa (null: the experiment; 'h2' or 'h3': an A/A test of that protocol).
 const settings = [
-  ...args.rtts.split(',').filter(Boolean).map((r) => ({ rttMs: Number(r), loss: 0, seed })),
-  ...args.lossy.split(',').filter(Boolean).map((s) => s.split(':').map(Number)).map(([rttMs, loss]) => ({ rttMs, loss, seed })),
+  ...lossless.flatMap((link) => [{ link, aa: null }, ...(args.aa ? [{ link, aa: 'h2' }, { link, aa: 'h3' }] : [])]),
+  ...lossy.map((link) => ({ link, aa: null })),
 ];
-if (settings.some((s) => !Number.isFinite(s.rttMs) || s.rttMs < 0 || !(s.loss >= 0 && s.loss < 1))) {
+if ([...lossless, ...lossy].some((s) => !Number.isFinite(s.rttMs) || s.rttMs < 0 || !(s.loss >= 0 && s.loss < 1))) {
   console.error('bad --rtts or --lossy (e.g. --rtts 0,25,50 --lossy 50:0.03)');
   process.exit(2);
 }
@@ -67,9 +73,9 @@ try {
 
   const browser = await lab.launchBrowser();
   const results = [];
-  for (const link of settings) {
+  for (const { link, aa } of settings) {
     const r = await measureSetting({
-      lab, browser, core, link, loads, order: args.order, pageConfig: { requestsPerArm: Number(args['requests-per-arm']) },
+      lab, browser, core, link, aa, loads, order: args.order, pageConfig: { requestsPerArm: Number(args['requests-per-arm']) },
       onLoad: (i, beacon, err) => {
         if (err) console.log(`  [${i}/${loads}] failed: ${err.message.split('\n')[0]}`);
       },
@@ -85,7 +91,6 @@ try {
     h2: fidelityFit(rs.map((r) => ({ rttMs: r.link.rttMs, median: r.warm.h2.median }))),
     h3: fidelityFit(rs.map((r) => ({ rttMs: r.link.rttMs, median: r.warm.h3.median }))),
   });
-  const lossless = settings.filter((l) => l.loss === 0);
   const fidelityLoads = Number(args['fidelity-loads']);
   const single = [];
   if (fidelityLoads > 0) {
@@ -99,10 +104,11 @@ try {
   }
 
   console.log(`\n${formatLabTable(results)}\n`);
+  console.log(`${formatIntervals(results)}\n`);
   console.log('fidelity (docs/design.md): median warm-connection network_ms vs injected RTT; tolerance max(3 ms, 5%)');
   if (single.length) console.log(`-- 1 request per arm (the rule):\n${formatFidelity(fitsOf(single))}`);
   console.log(`-- ${args['requests-per-arm']} parallel requests per arm (the table above):\n` +
-    formatFidelity(fitsOf(results.filter((r) => r.link.loss === 0))));
+    formatFidelity(fitsOf(results.filter((r) => r.link.loss === 0 && !r.aa))));
   console.log(`\nlab: ${results.length} settings x ${loads} page loads in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 } finally {
   await lab.stop();

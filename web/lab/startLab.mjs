@@ -17,7 +17,7 @@ import { hookSignals, once } from '../devstack/hookSignals.mjs';
 const execFileP = promisify(execFile);
 const AWAIT_LISTENERS = path.join(path.dirname(new URL(import.meta.url).pathname), 'awaitListeners.mjs');
 // Fixed ports are safe: nothing else listens inside the lab's own server namespace.
-const PORTS = Object.freeze({ page: 8443, h2: 8444, h3: 8445, collector: 9 });
+const PORTS = Object.freeze({ page: 8443, h2: 8444, h3: 8445, h2b: 8446, h3b: 8447, collector: 9 });
 
 /**
  * prefix: namespace names PREFIX-cli / PREFIX-srv; link: the first setting {rttMs, loss, jitterMs, seed};
@@ -77,6 +77,8 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
       page: `https://${HOSTS.page}:${PORTS.page}/`,
       h2Origin: `https://${HOSTS.h2}:${PORTS.h2}`,
       h3Origin: `https://${HOSTS.h3}:${PORTS.h3}`,
+      h2bOrigin: `https://${HOSTS.h2b}:${PORTS.h2b}`,
+      h3bOrigin: `https://${HOSTS.h3b}:${PORTS.h3b}`,
     };
     return {
       names, addresses, urls, hosts: HOSTS, ports: PORTS, spki, certPath, runDir, caddy, stop,
@@ -85,7 +87,7 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
       async launchBrowser({ extra = [] } = {}) {
         const browser = await chromium.launch({
           executablePath: wrapper, headless: true,
-          args: chromiumArgs({ spki, h3Port: PORTS.h3, address: addresses.srv, extra }),
+          args: chromiumArgs({ spki, h3Port: PORTS.h3, h3bPort: PORTS.h3b, address: addresses.srv, extra }),
         });
         browsers.add(browser);
         browser.once('disconnected', () => browsers.delete(browser));
@@ -100,11 +102,10 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
 
 async function awaitListeners({ ns, address, certPath, timeoutMs }) {
   const spec = {
-    address, certPath, timeoutMs, udpPorts: [PORTS.h3],
+    address, certPath, timeoutMs, udpPorts: [PORTS.h3, PORTS.h3b],
     sites: [
       { host: HOSTS.page, port: PORTS.page, path: '/' },
-      { host: HOSTS.h2, port: PORTS.h2, path: '/noop' },
-      { host: HOSTS.h3, port: PORTS.h3, path: '/noop' },
+      ...['h2', 'h3', 'h2b', 'h3b'].map((k) => ({ host: HOSTS[k], port: PORTS[k], path: '/noop' })),
     ],
   };
   try {

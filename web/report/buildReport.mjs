@@ -18,7 +18,7 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
 /**
  * core: the module from loadH3probeNode(). data: from readReportData(). Options: method, confidence, percentiles,
  * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
- * CDF points for the plots. Returns { metric, since, method, confidence, percentiles, storedRuns, sampleSizeTarget,
+ * CDF points for the plots. Returns { metric, since, arms, method, confidence, percentiles, storedRuns, sampleSizeTarget,
  * exclusions, minRunsForInterval, groups } (see h3probeNode.d.ts for a group's shape).
  */
 export function buildReport(core, data, {
@@ -37,7 +37,7 @@ export function buildReport(core, data, {
   // Overall first, then the regions with the most runs; regions without any measured request are left out.
   const shown = regions.filter((g) => g.runs > 0).sort((a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1));
   return {
-    metric: data.metric, since: data.since, method, confidence, percentiles: [...percentiles], storedRuns: data.storedRuns,
+    metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', method, confidence, percentiles: [...percentiles], storedRuns: data.storedRuns,
     sampleSizeTarget: sampleSize,
     // Why a request is not in its arm, in the core's order: its classes other than usable and pre-warm, then the
     // report-time reason that the chosen metric is missing.

@@ -11,13 +11,27 @@ const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && Number.isFinite
   ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : 'n/a');
 export const percentileLabel = (p) => `p${Number((p * 100).toFixed(1))}`;
 
+/**
+ * How the report names the arms of a report.arms mode: by protocol in the experiment (h2-h3), by role and protocol in an
+ * A/A test, where the true difference is zero. control/treatment: the arm names; aa: the A/A line, or '' for h2-h3.
+ */
+export function armLabels(arms = 'h2-h3') {
+  if (arms === 'h2-h3') return { control: 'HTTP/2', treatment: 'HTTP/3', aa: '' };
+  const proto = arms.split('-')[0];
+  return { control: `control ${proto}`, treatment: `treatment ${proto}`,
+    aa: `A/A test: every interval should cover 0 (${proto} in both arms, on two origins)` };
+}
+
 /** report: from buildReport(). Returns the whole text, lines joined with \n. */
 export function formatReport(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
+  const L = armLabels(report.arms);
   const lines = [
-    `h3probe report: ${report.metric}, ${int(report.storedRuns)} stored runs${report.since ? ` received since ${report.since}` : ''}; ` +
+    `h3probe report: ${report.metric}, ${int(report.storedRuns)} stored runs${report.since ? ` received since ${report.since}` : ''}` +
+      `${L.aa ? ` with arms ${report.arms}` : ''}; ` +
       `${conf} intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'}, the run (page load) as the unit`,
-    'Δ = HTTP/3 − HTTP/2 (negative: HTTP/3 faster); * = the interval of Δ excludes 0',
+    ...(L.aa ? [L.aa] : []),
+    `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * = the interval of Δ excludes 0`,
   ];
   for (const g of report.groups) {
     // A single region holding every run (e.g. 'local' for the local stack) would repeat the overall block.
@@ -33,18 +47,19 @@ export function formatReport(report) {
 
 function formatGroup(g, report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
+  const L = armLabels(report.arms);
   const lines = [`== ${g.name}: ${int(g.runs)} runs, ${int(g.requests)} measured requests; ` +
-    `used HTTP/2 ${int(g.arms.h2.n)} (${int(g.arms.h2.runs)} runs), HTTP/3 ${int(g.arms.h3.n)} (${int(g.arms.h3.runs)} runs)`];
+    `used ${L.control} ${int(g.arms.h2.n)} (${int(g.arms.h2.runs)} runs), ${L.treatment} ${int(g.arms.h3.n)} (${int(g.arms.h3.runs)} runs)`];
   const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r} ${int(g.excluded[r])}`);
   lines.push(`excluded: ${excluded.length ? excluded.join(', ') : 'none'}`);
-  lines.push(`HTTP/3 fallback rate: ${pct(g.fallback.rate)} (${int(g.fallback.fallbacks)} of ${int(g.fallback.completed)} ` +
+  lines.push(`${L.treatment} fallback rate: ${pct(g.fallback.rate)} (${int(g.fallback.fallbacks)} of ${int(g.fallback.completed)} ` +
     'completed treatment requests went over another protocol)');
 
   const rows = g.analysis?.rows ?? [];
   if (rows.length === 0) {
     lines.push('(no table: an arm has no usable samples)');
   } else {
-    const header = ['', 'HTTP/2 ms', 'HTTP/3 ms', 'Δ ms', `${conf} CI Δ ms`, 'Δ %', `${conf} CI Δ %`, ''];
+    const header = ['', `${L.control} ms`, `${L.treatment} ms`, 'Δ ms', `${conf} CI Δ ms`, 'Δ %', `${conf} CI Δ %`, ''];
     const cells = rows.map((r) => [percentileLabel(r.p), num(r.h2), num(r.h3), signed(r.diff_ms), interval(r.ci_ms, 2),
       `${signed(r.diff_pct, 1)}%`, interval(r.ci_pct, 1, '%'), r.significant ? '*' : '']);
     lines.push(...alignTable(header, cells));
@@ -55,7 +70,7 @@ function formatGroup(g, report) {
 
   if (g.paired) {
     const p = g.paired;
-    lines.push(`paired within-run Δ (median HTTP/3 − median HTTP/2 of each run, ${int(p.n)} runs): ` +
+    lines.push(`paired within-run Δ (median ${L.treatment} − median ${L.control} of each run, ${int(p.n)} runs): ` +
       `mean ${signed(p.mean)} ms ${interval(p.ci_mean, 2)}, median ${signed(p.median)} ms ${interval(p.ci_median, 2)}, ` +
       `p10 ${signed(p.p10)}, p90 ${signed(p.p90)} ms`);
   } else {
@@ -63,8 +78,8 @@ function formatGroup(g, report) {
   }
   if (g.order) {
     const o = g.order;
-    lines.push(`order effect: mean paired Δ ${signed(o.mean_h2_first)} ms when HTTP/2 ran first (${int(o.n_h2_first)} runs), ` +
-      `${signed(o.mean_h3_first)} ms when HTTP/3 ran first (${int(o.n_h3_first)}); difference ${signed(o.diff)} ms ` +
+    lines.push(`order effect: mean paired Δ ${signed(o.mean_h2_first)} ms when ${L.control} ran first (${int(o.n_h2_first)} runs), ` +
+      `${signed(o.mean_h3_first)} ms when ${L.treatment} ran first (${int(o.n_h3_first)}); difference ${signed(o.diff)} ms ` +
       `${interval(o.ci, 2)}, p = ${num(o.p_value, 3)}${Array.isArray(o.ci) && (o.ci[0] > 0 || o.ci[1] < 0) ? ' *' : ''}`);
   } else {
     lines.push('order effect: not testable (needs runs in both orders: --order random)');
@@ -91,7 +106,8 @@ function formatRegionSummary(report) {
       return r ? `${signed(r.diff_pct, 1)}${r.significant ? '*' : ' '}` : '-';
     }), g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '-'];
   });
-  return ['by region (Δ% of HTTP/3 vs HTTP/2; runs needed per arm for the sample-size target above):', ...alignTable(header, cells)];
+  const L = armLabels(report.arms);
+  return [`by region (Δ% of ${L.treatment} vs ${L.control}; runs needed per arm for the sample-size target above):`, ...alignTable(header, cells)];
 }
 
 function alignTable(header, rows) {

@@ -8,12 +8,18 @@ import { buildReport } from './buildReport.mjs';
 import { formatReport } from './formatReport.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
 
+/** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
+export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
+
 /**
  * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only.
- * Options: metric, since, method, confidence, htmlPath (falsy: no HTML).
+ * Options: metric, since, arms (one of ARMS: the runs of that mode only), method, confidence, htmlPath (falsy: no HTML).
  * Resolves to { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
  */
-export async function makeReport(core, { db, dbPath, metric = 'network_ms', since = '', method = 'delta', confidence = 0.95, htmlPath = null } = {}) {
+export async function makeReport(core, {
+  db, dbPath, metric = 'network_ms', since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95, htmlPath = null,
+} = {}) {
+  if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
   let own = null;
   if (!db) {
     if (!dbPath || !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
@@ -21,7 +27,7 @@ export async function makeReport(core, { db, dbPath, metric = 'network_ms', sinc
   }
   try {
     const t0 = performance.now();
-    const data = readReportData(db ?? own, core.schema(), { metric, since });
+    const data = readReportData(db ?? own, core.schema(), { metric, since, arms });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
     const t2 = performance.now();

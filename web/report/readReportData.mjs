@@ -11,17 +11,18 @@ const MAX_REGIONS = 250;
 
 /**
  * db: a better-sqlite3 Database holding the store's tables. schema: core.schema(). Options: metric (one of
- * schema.metrics), since (ISO date or date-time: runs received at or after it).
- * Returns { metric, since, storedRuns, regions: [names], records: [Buffer] } (the records in chunks, in run order).
+ * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
+ * A/A runs are never pooled).
+ * Returns { metric, since, arms, storedRuns, regions: [names], records: [Buffer] } (the records in chunks, in run order).
  */
-export function readReportData(db, schema, { metric = 'network_ms', since = '' } = {}) {
+export function readReportData(db, schema, { metric = 'network_ms', since = '', arms = 'h2-h3' } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) {
     throw new Error('this database was written by an older collector: open it once with the store (npm run export does) to rebuild it');
   }
   const sinceIso = normalizeSince(since);
   const byRegion = db.prepare(`SELECT coalesce(region, 'unknown') AS name, count(*) AS n FROM run_records
-    WHERE received_at >= ? GROUP BY 1 ORDER BY 1`).all(sinceIso);
+    WHERE arms = ? AND received_at >= ? GROUP BY 1 ORDER BY 1`).all(arms, sinceIso);
   if (byRegion.length > MAX_REGIONS) throw new Error(`too many distinct regions (${byRegion.length})`);
   const regions = byRegion.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
@@ -34,14 +35,14 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '' }
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
   const chunk = db.prepare(`SELECT CAST(group_concat(${regionByte} || c.arm_counts || v.arm_values, '') AS BLOB)
     FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run
-    WHERE c.run BETWEEN ? AND ? AND c.received_at >= ?`).pluck();
+    WHERE c.run BETWEEN ? AND ? AND c.received_at >= ? AND c.arms = ?`).pluck();
   const metricCode = schema.metrics.indexOf(metric);
   const parts = [];
   for (let from = lo; from <= hi; from += CHUNK_RUNS) {
-    const bytes = chunk.get(...regions, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso);
+    const bytes = chunk.get(...regions, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
     if (bytes) parts.push(bytes);
   }
-  return { metric, since: sinceIso, storedRuns, regions, records: parts };
+  return { metric, since: sinceIso, arms, storedRuns, regions, records: parts };
 }
 
 /** '2024-05-01' or a full ISO date-time; '' means everything. Throws on anything else. */

@@ -1,10 +1,9 @@
 // The report as one self-contained HTML page: inline CSS and hand-made SVG (no script, no external request; the page's own
 // Content-Security-Policy forbids any). Per group: the CDF of the metric for both protocols on a log axis, Δ% per percentile
 // with its confidence interval, and the table; plus the fallback rate per region.
-import { percentileLabel } from './formatReport.mjs';
+import { armLabels, percentileLabel } from './formatReport.mjs';
 
 const COLORS = { h2: '#2563eb', h3: '#ea580c' };
-const LABEL = { h2: 'HTTP/2', h3: 'HTTP/3' };
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
@@ -19,12 +18,14 @@ const f1 = (v) => Number(v.toFixed(1));
 export function renderReportHtml(report, { generatedAt = new Date().toISOString(), title = 'h3probe report' } = {}) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const regions = report.groups.slice(1);
+  const L = armLabels(report.arms);
   const body = [
     `<h1>${esc(title)}</h1>`,
-    `<p class="lede">Network time of the no-op requests, HTTP/3 (treatment) against HTTP/2 (control). Metric <code>${esc(report.metric)}</code>;
+    ...(L.aa ? [`<p class="aa"><b>${esc(L.aa)}.</b> Arms <code>${esc(report.arms)}</code>.</p>`] : []),
+    `<p class="lede">Network time of the no-op requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
       ${int(report.storedRuns)} stored runs${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
-      ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = HTTP/3 − HTTP/2:
-      negative means HTTP/3 was faster; <b>*</b> marks an interval that excludes 0.</p>`,
+      ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
+      negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0.</p>`,
     regions.length > 1 ? summarySection(report) : '',
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
       ? `<section class="group-same" data-group="${esc(g.name)}"><h2>${esc(g.name)}</h2><p class="meta">Every run is in this region: see Overall.</p></section>`
@@ -51,7 +52,7 @@ ${body.filter(Boolean).join('\n')}
 const CSS = `
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2937; margin: 24px auto; max-width: 1120px; padding: 0 16px; }
 h1 { font-size: 24px; margin: 0 0 8px; } h2 { font-size: 19px; margin: 32px 0 6px; border-bottom: 1px solid #e5e7eb; padding-bottom: 4px; }
-.lede { color: #374151; max-width: 900px; } code { background: #f3f4f6; padding: 0 3px; border-radius: 3px; }
+.lede { color: #374151; max-width: 900px; } .aa { background: #eff6ff; padding: 6px 10px; border-left: 3px solid #2563eb; } code { background: #f3f4f6; padding: 0 3px; border-radius: 3px; }
 .plots { display: flex; flex-wrap: wrap; gap: 16px; margin: 8px 0; }
 figure { margin: 0; } figcaption { font-size: 12.5px; color: #4b5563; margin: 2px 0 0 4px; }
 table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
@@ -68,6 +69,7 @@ footer { margin-top: 36px; color: #6b7280; font-size: 12px; }
 
 function summarySection(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
+  const L = armLabels(report.arms);
   const t = report.sampleSizeTarget;
   const head = ['region', 'runs', 'requests', 'fallback rate', ...report.percentiles.map((p) => `${percentileLabel(p)} Δ% [${conf} CI]`),
     `runs needed (${Math.round(t.mde * 100)}% at ${percentileLabel(t.p)})`];
@@ -82,16 +84,17 @@ function summarySection(report) {
   });
   return `<section id="summary"><h2>By region</h2>
 <table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>
-<div class="plots"><figure>${fallbackChart(report.groups)}<figcaption>Share of completed HTTP/3 requests that went over another protocol
-(UDP blocked, Alt-Svc not learned): excluded from the HTTP/3 arm.</figcaption></figure></div></section>`;
+<div class="plots"><figure>${fallbackChart(report.groups, L)}<figcaption>Share of completed ${L.treatment} requests that went over another protocol
+(UDP blocked, Alt-Svc not learned): excluded from the ${L.treatment} arm.</figcaption></figure></div></section>`;
 }
 
 function groupSection(g, report, index) {
   const conf = `${Math.round(report.confidence * 100)}%`;
+  const L = armLabels(report.arms);
   const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r.replaceAll('_', ' ')} ${int(g.excluded[r])}`);
   const rows = g.analysis?.rows ?? [];
   const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<table class="arms">
-<thead><tr><th></th><th>HTTP/2 ms</th><th>HTTP/3 ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th></tr></thead>
+<thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th></tr></thead>
 <tbody>${rows.map((r) => `<tr class="${r.significant ? 'sig' : ''}"><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
 <td>${signed(r.diff_ms)}</td><td>${ci(r.ci_ms, 2)}</td><td>${signed(r.diff_pct, 1)}%${r.significant ? ' *' : ''}</td><td>${ci(r.ci_pct, 1, '%')}</td></tr>`).join('')}</tbody></table>`;
   const p = g.paired;
@@ -100,20 +103,20 @@ function groupSection(g, report, index) {
   const t = report.sampleSizeTarget;
   return `<section class="group" id="group-${index}" data-group="${esc(g.name)}">
 <h2>${esc(g.name === 'overall' ? 'Overall' : g.name)}</h2>
-<p class="meta">${int(g.runs)} runs, ${int(g.requests)} measured requests; used: HTTP/2 ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
-HTTP/3 ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Excluded: ${excluded.length ? esc(excluded.join(', ')) : 'none'}.
-HTTP/3 fallback rate ${pct(g.fallback.rate)}.</p>
+<p class="meta">${int(g.runs)} runs, ${int(g.requests)} measured requests; used: ${L.control} ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
+${L.treatment} ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Excluded: ${excluded.length ? esc(excluded.join(', ')) : 'none'}.
+${L.treatment} fallback rate ${pct(g.fallback.rate)}.</p>
 <div class="plots">
-<figure>${cdfChart(g.cdf ?? { h2: [], h3: [] }, report.metric)}<figcaption>CDF of ${esc(report.metric)}, log scale:
-<span class="key" style="background:${COLORS.h2}"></span>HTTP/2 <span class="key" style="background:${COLORS.h3}"></span>HTTP/3</figcaption></figure>
-<figure>${deltaChart(rows, report.confidence)}<figcaption>Δ% (HTTP/3 − HTTP/2) per percentile with its ${conf} interval;
+<figure>${cdfChart(g.cdf ?? { h2: [], h3: [] }, report.metric, L)}<figcaption>CDF of ${esc(report.metric)}, log scale:
+<span class="key" style="background:${COLORS.h2}"></span>${L.control} <span class="key" style="background:${COLORS.h3}"></span>${L.treatment}</figcaption></figure>
+<figure>${deltaChart(rows, report.confidence, L)}<figcaption>Δ% (${L.treatment} − ${L.control}) per percentile with its ${conf} interval;
 filled: the interval excludes 0.</figcaption></figure>
 </div>
 ${table}
-<p class="meta">Paired within-run Δ (median HTTP/3 − median HTTP/2 of each run): ${p ? `${int(p.n)} runs, mean ${signed(p.mean)} ms ${ci(p.ci_mean, 2)},
+<p class="meta">Paired within-run Δ (median ${L.treatment} − median ${L.control} of each run): ${p ? `${int(p.n)} runs, mean ${signed(p.mean)} ms ${ci(p.ci_mean, 2)},
 median ${signed(p.median)} ms ${ci(p.ci_median, 2)}, p10 ${signed(p.p10)} ms, p90 ${signed(p.p90)} ms.` : 'fewer than 2 runs with both arms.'}</p>
-<p class="meta">Order effect: ${o ? `mean paired Δ ${signed(o.mean_h2_first)} ms with HTTP/2 first (${int(o.n_h2_first)} runs),
-${signed(o.mean_h3_first)} ms with HTTP/3 first (${int(o.n_h3_first)} runs); difference ${signed(o.diff)} ms ${ci(o.ci, 2)}, p = ${num(o.p_value, 3)}.`
+<p class="meta">Order effect: ${o ? `mean paired Δ ${signed(o.mean_h2_first)} ms with ${L.control} first (${int(o.n_h2_first)} runs),
+${signed(o.mean_h3_first)} ms with ${L.treatment} first (${int(o.n_h3_first)} runs); difference ${signed(o.diff)} ms ${ci(o.ci, 2)}, p = ${num(o.p_value, 3)}.`
     : 'not testable: it needs runs in both orders (<code>order: random</code>).'}</p>
 <p class="meta">Sample size to detect a ${Math.round(t.mde * 100)}% change at ${percentileLabel(t.p)} (α ${t.alpha}, power ${t.power}):
 ${s && Number.isFinite(s.runs_per_arm) ? `${int(Math.ceil(s.runs_per_arm))} runs per arm (design effect ${num(s.design_effect)},
@@ -126,7 +129,7 @@ const W = 520;
 const H = 300;
 const M = { left: 54, right: 16, top: 14, bottom: 40 };
 
-function cdfChart(cdf, metric) {
+function cdfChart(cdf, metric, L) {
   const all = [...cdf.h2, ...cdf.h3].map(([x]) => x).filter((x) => Number.isFinite(x));
   if (all.length === 0) return emptyChart('no data');
   // A log axis needs positive values; sub-0.1 ms network times are clamped to the axis' left edge.
@@ -153,12 +156,12 @@ function cdfChart(cdf, metric) {
     if (pts.length === 0) continue;
     const d = pts.map(([x, p], i) => `${i ? 'L' : 'M'}${f1(sx(x))},${f1(sy(p))}`).join('');
     parts.push(`<path class="cdf cdf-${arm}" data-arm="${arm}" data-points="${pts.length}" d="${d}" fill="none" stroke="${COLORS[arm]}" stroke-width="2">`
-      + `<title>${LABEL[arm]}</title></path>`);
+      + `<title>${arm === 'h2' ? L.control : L.treatment}</title></path>`);
   }
   return svg(parts, 'cdf-chart');
 }
 
-function deltaChart(rows, confidence) {
+function deltaChart(rows, confidence, L) {
   if (rows.length === 0) return emptyChart('no data');
   const vals = rows.flatMap((r) => [r.diff_pct, ...(Array.isArray(r.ci_pct) ? r.ci_pct : [])]).filter(Number.isFinite);
   let lo = Math.min(0, ...vals);
@@ -178,7 +181,7 @@ function deltaChart(rows, confidence) {
       `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}%</text>`);
   }
   parts.push(axes(), `<line class="zero" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
-    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">Δ % (HTTP/3 − HTTP/2)</text>`);
+    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">Δ % (${L.treatment} − ${L.control})</text>`);
   rows.forEach((r, i) => {
     const x = f1(sx(i));
     parts.push(`<text x="${x}" y="${H - M.bottom + 14}" text-anchor="middle">${percentileLabel(r.p)}</text>`);
@@ -198,9 +201,9 @@ function deltaChart(rows, confidence) {
   return svg(parts, 'delta-chart');
 }
 
-function fallbackChart(groups) {
+function fallbackChart(groups, L) {
   const rows = groups.filter((g) => g.fallback.completed > 0);
-  if (rows.length === 0) return emptyChart('no completed HTTP/3 requests');
+  if (rows.length === 0) return emptyChart(`no completed ${L.treatment} requests`);
   const rowH = 24;
   const left = 130;
   const width = W;

@@ -1,5 +1,6 @@
-// `npm run report -- [--db FILE] [--since DATE] [--metric NAME] [--html FILE] [--method delta|bootstrap] [--confidence C]`:
-// prints the table overall and per region and writes the self-contained HTML report.
+// `npm run report -- [--db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--html FILE]
+// [--method delta|bootstrap] [--confidence C]`: prints the table overall and per region for the runs of one arms mode
+// (default h2-h3, the experiment; the others are A/A tests) and writes the self-contained HTML report.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stateDir } from '../devstack/paths.mjs';
@@ -13,6 +14,7 @@ try {
       db: { type: 'string', default: path.join(stateDir, 'last-run.sqlite') },
       since: { type: 'string', default: '' },
       metric: { type: 'string', default: 'network_ms' },
+      arms: { type: 'string', default: 'h2-h3' },
       html: { type: 'string', default: path.join(stateDir, 'report.html') },
       'no-html': { type: 'boolean', default: false },
       method: { type: 'string', default: 'delta' },
@@ -21,7 +23,7 @@ try {
   }));
   const core = await loadH3probeNode();
   const { text, htmlPath } = await makeReport(core, {
-    dbPath: args.db, since: args.since, metric: args.metric, method: args.method, confidence: Number(args.confidence),
+    dbPath: args.db, since: args.since, metric: args.metric, arms: args.arms, method: args.method, confidence: Number(args.confidence),
     htmlPath: args['no-html'] ? null : args.html,
   });
   console.log(text);

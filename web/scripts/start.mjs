@@ -1,6 +1,7 @@
-// `npm start`: the local end-to-end experiment. Starts the stack, drives headless Chromium through N page loads with
-// one search each, waits for every beacon, prints the report (the table overall and per region, with confidence
-// intervals), writes the HTML report, and stops what it started.
+// `npm start [-- --loads N --order O --aa h2|h3]`: the local end-to-end experiment. Starts the stack, drives headless
+// Chromium through N page loads with one search each, waits for every beacon, prints the report (the table overall and
+// per region, with confidence intervals), writes the HTML report, and stops what it started. --aa runs an A/A test
+// instead: both arms on HTTP/2 (or HTTP/3), on the stack's two origins of that kind, and prints the A/A report.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -8,14 +9,16 @@ import { startStack } from '../devstack/stack.mjs';
 import { stateDir } from '../devstack/paths.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
+import { armLabels } from '../report/formatReport.mjs';
 import { launchBrowser } from '../devstack/chromium.mjs';
-import { experimentUrl, searchOnce } from '../devstack/pageLoad.mjs';
+import { aaConfig, experimentUrl, searchOnce } from '../devstack/pageLoad.mjs';
 
 const { values: args } = parseArgs({
   options: {
     loads: { type: 'string', default: '20' },
     db: { type: 'string', default: path.join(stateDir, 'last-run.sqlite') },
     order: { type: 'string', default: 'h2-first' },
+    aa: { type: 'string' },
     html: { type: 'string', default: path.join(stateDir, 'report.html') },
   },
 });
@@ -24,6 +27,15 @@ if (!Number.isInteger(loads) || loads < 1 || loads > 10000) {
   console.error(`--loads must be an integer from 1 to 10000, got "${args.loads}"`);
   process.exit(2);
 }
+let armsKeys;
+try {
+  armsKeys = aaConfig({ h2bOrigin: '', h3bOrigin: '' }, args.aa);
+} catch (err) {
+  console.error(err.message);
+  process.exit(2);
+}
+const arms = armsKeys.arms ?? 'h2-h3';
+const L = armLabels(arms);
 
 // A fresh database per run, so the table describes this run only.
 fs.mkdirSync(path.dirname(args.db), { recursive: true });
@@ -33,15 +45,18 @@ const core = await loadH3probeNode();
 const stack = await startStack({ core, dbPath: args.db, keepRunDir: false });
 let browser;
 try {
-  console.log(`stack up: page ${stack.urls.page}, HTTP/2 origin ${stack.urls.h2Origin}, HTTP/3 origin ${stack.urls.h3Origin}`);
+  console.log(`stack up: page ${stack.urls.page}, HTTP/2 origins ${stack.urls.h2Origin} ${stack.urls.h2bOrigin}, ` +
+    `HTTP/3 origins ${stack.urls.h3Origin} ${stack.urls.h3bOrigin}`);
+  const aa = aaConfig(stack.urls, args.aa);
+  if (aa.arms) console.log(`A/A test, arms ${aa.arms}: control on the first origin, treatment on ${aa.aaOrigin}`);
   browser = await launchBrowser(stack);
-  const url = experimentUrl(stack, { order: args.order });
+  const url = experimentUrl(stack, { order: args.order, ...aa });
   for (let i = 1; i <= loads; i++) {
     const run = await searchOnce(browser, stack, url, { expectRuns: i });
     const s = run.summary;
     console.log(`[${String(i).padStart(String(loads).length)}/${loads}] run ${run.run_id} ${run.run_order}: ` +
-      `HTTP/2 median ${s.control.median?.toFixed(2) ?? '-'} ms (n=${s.control.n}), ` +
-      `HTTP/3 median ${s.treatment.median?.toFixed(2) ?? '-'} ms (n=${s.treatment.n}), ` +
+      `${L.control} median ${s.control.median?.toFixed(2) ?? '-'} ms (n=${s.control.n}), ` +
+      `${L.treatment} median ${s.treatment.median?.toFixed(2) ?? '-'} ms (n=${s.treatment.n}), ` +
       `fallbacks ${s.treatment.fallbacks}`);
   }
 
@@ -49,9 +64,10 @@ try {
     WHERE phase != 'prewarm' GROUP BY phase, protocol ORDER BY phase, protocol`).all();
   console.log(`\nprotocols seen (nextHopProtocol): ${protocols.map((p) => `${p.phase} ${p.protocol || '(none)'} ${p.n}`).join(', ')}`);
   console.log(`\nh3probe: ${stack.store.countRuns()} runs from ${loads} page loads\n`);
-  const { text, htmlPath } = await makeReport(core, { db: stack.store.db, htmlPath: args.html });
+  const { text, htmlPath } = await makeReport(core, { db: stack.store.db, arms, htmlPath: args.html });
   console.log(text);
-  console.log(`\nbeacons stored in ${args.db} (npm run report -- --db FILE for another look, npm run export for NDJSON)`);
+  console.log(`\nbeacons stored in ${args.db} (npm run report -- --db FILE${aa.arms ? ` --arms ${aa.arms}` : ''} for another look, ` +
+    'npm run export for NDJSON)');
   console.log(`HTML report: ${htmlPath}`);
 } finally {
   await browser?.close().catch(() => {});

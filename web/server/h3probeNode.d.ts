@@ -18,6 +18,8 @@ export interface StoredRun {
   config_id: string;
   module_version: string;
   run_order: string;
+  /** 'h2-h3' (the experiment), 'h2-h2' or 'h3-h3' (an A/A test): the protocols of the control and treatment arms. */
+  arms: 'h2-h3' | 'h2-h2' | 'h3-h3';
   outcome: string;
   error: string;
   run_ms: number | null;

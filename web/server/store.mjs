@@ -2,8 +2,8 @@
 // (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per event-loop turn.
 import Database from 'better-sqlite3';
 
-// 2: rows as the C++ decoder returns them (each request with its class, the report's run_records and arm_values, no
-// beacon text).
+// 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
+// run_records and arm_values, no beacon text).
 export const STORE_VERSION = 2;
 const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
@@ -29,13 +29,14 @@ CREATE TABLE IF NOT EXISTS requests (
 -- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
 -- metric is the metric's position in the core's list (metrics are only ever added at its end).
 CREATE TABLE IF NOT EXISTS run_records (
-  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB
+  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB, arms TEXT
 );
 CREATE TABLE IF NOT EXISTS arm_values (
   metric INTEGER, run INTEGER, arm_values BLOB, PRIMARY KEY (metric, run)
 ) WITHOUT ROWID;
--- The report groups runs by region (and filters by date) from this index alone.
-CREATE INDEX IF NOT EXISTS run_records_region ON run_records (region, received_at);
+-- The report reads one arms mode (never A/B and A/A runs together), groups its runs by region and filters by date from
+-- this index alone.
+CREATE INDEX IF NOT EXISTS run_records_region ON run_records (arms, region, received_at);
 `;
 }
 
@@ -171,7 +172,7 @@ function prepareInsert(db, schema) {
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
   const insertRequest = db.prepare(`INSERT INTO requests (${requestColumns.join(', ')})
     VALUES (${requestColumns.map((c) => `@${c}`).join(', ')})`);
-  const insertRecord = db.prepare('INSERT INTO run_records (run, received_at, region, arm_counts) VALUES (?, ?, ?, ?)');
+  const insertRecord = db.prepare('INSERT INTO run_records (run, received_at, region, arm_counts, arms) VALUES (?, ?, ?, ?, ?)');
   const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
   return ({ run, requests }, meta) => {
     const stored = insertRun.run({ ...run, ...meta });
@@ -179,7 +180,7 @@ function prepareInsert(db, schema) {
     if (stored.changes === 0) return { duplicate: true };
     for (const request of requests) insertRequest.run(request);
     const id = stored.lastInsertRowid;
-    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts);
+    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms);
     schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));
     return { duplicate: false };
   };

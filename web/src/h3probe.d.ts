@@ -3,19 +3,28 @@
 
 /** The experiment's configuration. Keys the core validates (wasm/core/config.cpp) and three the loader uses itself. */
 export interface H3probeConfig {
-  /** HTTP/2-only test origin, `https://host[:port]` without a path. */
-  h2Origin: string;
-  /** HTTP/3-enabled test origin (sends Alt-Svc); must differ from h2Origin. */
-  h3Origin: string;
+  /** HTTP/2-only test origin, `https://host[:port]` without a path. Required unless arms is "h3-h3". */
+  h2Origin?: string;
+  /** HTTP/3-enabled test origin (sends Alt-Svc); must differ from h2Origin. Required unless arms is "h2-h2". */
+  h3Origin?: string;
+  /**
+   * The protocols of the control and treatment arms. "h2-h3" is the experiment. "h2-h2" and "h3-h3" are A/A tests:
+   * the control arm asks h2Origin (or h3Origin), the treatment arm aaOrigin, both over the same protocol; every
+   * difference the report then shows is the instrument's own. In an A/A test the other protocol's origin may be left
+   * out. Default "h2-h3".
+   */
+  arms?: 'h2-h3' | 'h2-h2' | 'h3-h3';
+  /** A/A tests only: the treatment arm's origin, a second origin of the repeated protocol; must differ from h2Origin and h3Origin. */
+  aaOrigin?: string;
   /** The no-op endpoint on both origins, a path starting with "/". Default "/noop". */
   noopPath?: string;
   /** A path on the page's origin or an https URL. Default "/beacon". */
   beaconUrl?: string;
   /** Recorded in every beacon, 1 to 64 characters. Default "default". */
   configId?: string;
-  /** Sequential requests to the HTTP/3 origin before measuring, 0-10. Default 2. */
+  /** Sequential requests to each HTTP/3 origin an arm asks, before measuring, 0-10. Default 2. */
   prewarmH3?: number;
-  /** Sequential requests to the HTTP/2 origin before measuring, 0-10. Default 1. */
+  /** Sequential requests to each HTTP/2 origin an arm asks, before measuring, 0-10. Default 1. */
   prewarmH2?: number;
   /** Parallel requests per arm, 1-50. Default 5. */
   requestsPerArm?: number;

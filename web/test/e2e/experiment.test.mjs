@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
-import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { aaConfig, experimentUrl } from '../../devstack/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 
 let stack;
@@ -122,6 +122,46 @@ test('an invalid config starts no run and says why, without an error in the page
   const status = await tab.page.evaluate(() => window.h3probeStatus());
   assert.match(status.errors.join('\n'), /requestsPerArm: 0 is out of range/);
   assert.deepEqual(requests.filter((u) => u.includes('/noop')), []);
+  assert.deepEqual(await tab.errors(), []);
+  await tab.context.close();
+});
+
+test('an A/A h3-h3 run warms both HTTP/3 origins and stores 5 + 5 usable h3 requests under arms h3-h3', async () => {
+  const { tab, samples, run, requests } = await loadAndSearch({ config: { ...aaConfig(stack.urls, 'h3'), order: 'random' } });
+  assert.equal(run.arms, 'h3-h3');
+  assert.equal(run.outcome, 'complete');
+  const probes = requests.filter((u) => u.includes('/noop?h3probe='));
+  const host = (u) => new URL(u).hostname;
+  assert.deepEqual(probes.filter((u) => u.includes('-prewarm-')).map(host),
+    [stack.hosts.h3, stack.hosts.h3, stack.hosts.h3b, stack.hosts.h3b]);
+  assert.ok(probes.filter((u) => u.includes('-control-')).every((u) => host(u) === stack.hosts.h3));
+  assert.ok(probes.filter((u) => u.includes('-treatment-')).every((u) => host(u) === stack.hosts.h3b));
+  assert.equal(probes.filter((u) => host(u) === stack.hosts.h2).length, 0);
+  for (const phase of ['control', 'treatment']) {
+    const arm = samples.filter((s) => s.phase === phase);
+    assert.equal(arm.length, 5);
+    for (const s of arm) {
+      assert.equal(s.origin, 'h3');
+      assert.equal(s.protocol, 'h3', `${phase}[${s.idx}] nextHopProtocol`);
+      assert.equal(s.request_class, `usable_${phase}`);
+      assert.equal(s.reused, 1, `${phase}[${s.idx}] reused a warm connection`);
+    }
+  }
+  const record = stack.store.db.prepare('SELECT arms FROM run_records WHERE run = (SELECT rowid FROM runs WHERE run_id = ?)');
+  assert.equal(record.pluck().get(run.run_id), 'h3-h3');
+  assert.deepEqual(await tab.errors(), []);
+  await tab.context.close();
+});
+
+test('an A/A h2-h2 run never asks an HTTP/3 origin and stores 5 + 5 usable h2 requests under arms h2-h2', async () => {
+  const { tab, samples, run, requests } = await loadAndSearch({ config: aaConfig(stack.urls, 'h2') });
+  assert.equal(run.arms, 'h2-h2');
+  const probes = requests.filter((u) => u.includes('/noop?h3probe='));
+  assert.deepEqual(probes.filter((u) => u.includes('-prewarm-')).map((u) => new URL(u).hostname), [stack.hosts.h2, stack.hosts.h2b]);
+  assert.ok(probes.every((u) => ![stack.hosts.h3, stack.hosts.h3b].includes(new URL(u).hostname)));
+  const measured = samples.filter((s) => s.phase !== 'prewarm');
+  assert.equal(measured.length, 10);
+  assert.ok(measured.every((s) => s.protocol === 'h2' && s.request_class === `usable_${s.phase}`));
   assert.deepEqual(await tab.errors(), []);
   await tab.context.close();
 });

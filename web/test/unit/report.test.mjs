@@ -209,3 +209,58 @@ describe('report command', () => {
     assert.match(missing.stderr, /no database at/);
   });
 });
+
+describe('arms modes', () => {
+  const modesDb = path.join(tmp, 'modes.sqlite');
+  // An A/A run: both arms ask the same protocol, the treatment arm on a second origin.
+  function aaRun(id, arms, hs, ts) {
+    const proto = arms.split('-')[0];
+    const s = (phase, idx, v) => ({ ...sample(phase, idx, proto, v), origin: proto });
+    return { ...run(id), arms, samples: [s('prewarm', 0, 300), ...hs.map((v, i) => s('control', i, v)),
+      ...ts.map((v, i) => s('treatment', i, v))] };
+  }
+  before(() => {
+    const st = store(modesDb);
+    insert(st, run('ab1', { hs: [100, 110], ts: [90, 95] }));
+    insert(st, { ...run('ab2', { hs: [120], ts: [80] }), arms: 'h2-h3' });
+    for (let i = 0; i < 12; i++) insert(st, aaRun(`aa${i}`, 'h3-h3', [500 + i, 510 + i], [505 + i, 515 - i]));
+    insert(st, aaRun('hh1', 'h2-h2', [700], [710]));
+    st.close();
+  });
+  const modeReport = async (arms) => (await makeReport(core, { dbPath: modesDb, ...(arms ? { arms } : {}) })).report;
+
+  test('the default report holds only the experiment\'s runs, never an A/A run\'s values', async () => {
+    const r = await modeReport();
+    assert.equal(r.arms, 'h2-h3');
+    assert.equal(r.storedRuns, 2);
+    assert.deepEqual(r.groups[0].arms, { h2: { n: 3, runs: 2 }, h3: { n: 3, runs: 2 } });
+    assert.ok(r.groups[0].analysis.rows.every((row) => row.h2 <= 120 && row.h3 <= 95));
+  });
+
+  test('each A/A mode is reported alone, its arms both of its protocol', async () => {
+    const h3 = await modeReport('h3-h3');
+    assert.equal(h3.storedRuns, 12);
+    assert.deepEqual(h3.groups[0].arms, { h2: { n: 24, runs: 12 }, h3: { n: 24, runs: 12 } });
+    assert.ok(h3.groups[0].analysis.rows.every((row) => row.h2 >= 500 && row.h3 >= 500));
+    const h2 = await modeReport('h2-h2');
+    assert.equal(h2.storedRuns, 1);
+    assert.equal(h2.groups[0].analysis.rows[0].h2, 700);
+    await assert.rejects(modeReport('h3-h2'), /--arms must be one of h2-h3, h2-h2, h3-h3/);
+  });
+
+  test('an A/A report names its arms by role and protocol and says every interval should cover 0', () => {
+    const html = path.join(tmp, 'out', 'aa.html');
+    const { status, stdout, stderr } = spawnSync(process.execPath, [path.join(repoRoot, 'web/scripts/report.mjs'),
+      '--db', modesDb, '--arms', 'h3-h3', '--html', html], { encoding: 'utf8' });
+    assert.equal(status, 0, stderr);
+    assert.match(stdout, /^h3probe report: network_ms, 12 stored runs with arms h3-h3;/m);
+    assert.match(stdout, /^A\/A test: every interval should cover 0 /m);
+    assert.match(stdout, /^Δ = treatment h3 − control h3 /m);
+    assert.match(stdout, /^\s+control h3 ms\s+treatment h3 ms\s+Δ ms/m);
+    assert.doesNotMatch(stdout, /HTTP\/[23]/);
+    const page = fs.readFileSync(html, 'utf8');
+    assert.match(page, /A\/A test: every interval should cover 0/);
+    assert.match(page, /<th>control h3 ms<\/th><th>treatment h3 ms<\/th>/);
+    assert.doesNotMatch(page, /HTTP\/[23]/);
+  });
+});

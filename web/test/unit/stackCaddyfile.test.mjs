@@ -62,3 +62,17 @@ test('bindAddress moves every site and its listener key to that address', () => 
   assert.match(text, /servers 198\.18\.0\.2:1003 \{\n\t\tprotocols h1 h2 h3/);
   assert.throws(() => caddyfile({ ...base, bindAddress: '1.2.3.4 { }' }), /IPv4/);
 });
+
+test('the second origins of an A/A test listen and answer like the first origin of their kind', () => {
+  const aa = { ...base, hosts: { ...base.hosts, h2b: 'h2b.h3probe.test', h3b: 'h3b.h3probe.test' },
+    ports: { ...base.ports, h2b: 1005, h3b: 1006 } };
+  const text = caddyfile(aa);
+  assert.equal(serverBlock(text, 1005), 'h1 h2');
+  assert.equal(serverBlock(text, 1006), 'h1 h2 h3');
+  for (const host of ['h2b.h3probe.test', 'h3b.h3probe.test']) {
+    assert.match(siteBlock(text, host), /Timing-Allow-Origin \*/);
+    assert.match(siteBlock(text, host), /respond 204/);
+  }
+  assert.equal(serverBlock(caddyfile({ ...aa, h3: false }), 1006), 'h1 h2');
+  assert.equal(serverBlock(caddyfile({ ...aa, h2Down: true }), 1005), undefined);
+});

@@ -10,3 +10,10 @@ test('test host names resolve to loopback by default and to the given address in
   assert.ok(lab.includes('--origin-to-force-quic-on=h3.h3probe.test:9'));
   assert.ok(lab.includes('--ignore-certificate-errors-spki-list=abc'));
 });
+
+test('the second HTTP/3 origin is forced onto QUIC with the first', () => {
+  assert.ok(chromiumArgs({ spki: 'abc', h3Port: 9, h3bPort: 10 })
+    .includes('--origin-to-force-quic-on=h3.h3probe.test:9,h3b.h3probe.test:10'));
+  assert.equal(chromiumArgs({ spki: 'abc', h3Port: 9, h3bPort: 10, forceQuic: false })
+    .filter((a) => a.startsWith('--origin-to-force-quic-on')).length, 0);
+});
