@@ -50,9 +50,17 @@ export function formatIntervals(results, confidence = 0.95) {
     const verdict = !r.aa ? '' : withCi.length < all.length || all.length === 0 ? ' (A/A: no verdict, an interval is missing)'
       : covered.length === all.length ? ' (A/A: PASS)' : ' (A/A: FAIL)';
     verdicts.push(`${r.label}: ${covered.length} of ${all.length} percentiles have both intervals covering 0${verdict}`);
+    verdicts.push(`  ${orderLine(r.comparison.order)}`);
   }
   return `Δ = treatment - control of network_ms with the report's intervals (run as the unit)\n${table(header, rows)}\n` +
     verdicts.join('\n');
+}
+
+// The report's order-effect test for a setting: whether running HTTP/3 first changes the paired within-run difference.
+function orderLine(o) {
+  if (!o) return 'order effect: not testable (needs runs in both orders: --order random)';
+  return `order effect: paired Δ ${s(o.mean_h2_first, 2)} ms h2-first (${o.n_h2_first} runs), ${s(o.mean_h3_first, 2)} ms ` +
+    `h3-first (${o.n_h3_first}); difference ${s(o.diff, 2)} ms ${ci(o.ci, 2)}, p = ${f(o.p_value, 3)}`;
 }
 
 /** fits: {h2: fidelityFit(...), h3: ...}. */

@@ -12,12 +12,12 @@ export function settingLabel({ rttMs, loss = 0 }, aa = null) {
 
 /**
  * lab: from startLab(); browser: from lab.launchBrowser(); core: loadH3probeNode();
- * link {rttMs, loss, jitterMs, seed}; loads; order ('h2-first' as Dropbox); aa: null (the experiment), or 'h2' / 'h3' for an
+ * link {rttMs, loss, jitterMs, seed}; loads; order ('random', or 'h2-first' as Dropbox); aa: null (the experiment), or 'h2' / 'h3' for an
  * A/A test on the lab's two origins of that kind; pageConfig: more experiment config for the page (e.g. {requestsPerArm: 1});
  * onLoad(i, beacon|null, error|null) for progress. In the result, h2 and h3 name the control and treatment arms.
  */
 export async function measureSetting({
-  lab, browser, core, link, loads, order = 'h2-first', aa = null, pageConfig = {}, onLoad = () => {},
+  lab, browser, core, link, loads, order = 'random', aa = null, pageConfig = {}, onLoad = () => {},
 }) {
   const armsKeys = aaConfig(lab.urls, aa);
   const armsMode = armsKeys.arms ?? 'h2-h3';
@@ -42,7 +42,7 @@ export async function measureSetting({
 
     const { report } = await makeReport(core, { db: store.db, arms: armsMode });
     const { analysis, arms } = report.groups[0];
-    const comparison = { n_h2: arms.h2.n, n_h3: arms.h3.n, rows: analysis.rows };
+    const comparison = { n_h2: arms.h2.n, n_h3: arms.h3.n, rows: analysis.rows, order: report.groups[0].order };
     // Warm: a usable request that rode a connection the pre-warm had opened (connectStart == connectEnd); the fidelity
     // rule in docs/design.md is about these.
     const warmStmt = store.db.prepare(`SELECT network_ms FROM requests WHERE request_class = ? AND reused = 1`).pluck();
