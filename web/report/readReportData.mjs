@@ -21,8 +21,15 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
     throw new Error('this database was written by an older collector: open it once with the store (npm run export does) to rebuild it');
   }
   const sinceIso = normalizeSince(since);
-  const byRegion = db.prepare(`SELECT coalesce(region, 'unknown') AS name, count(*) AS n FROM run_records
-    WHERE arms = ? AND received_at >= ? GROUP BY 1 ORDER BY 1`).all(arms, sinceIso);
+  // Grouped by the bare column, so that SQLite walks the (arms, region, received_at) index in order instead of sorting
+  // 420k rows in a temporary B-tree (a third of the read); a run without a region counts as "unknown".
+  const counts = new Map();
+  for (const { region, n } of db.prepare(`SELECT region, count(*) AS n FROM run_records
+    WHERE arms = ? AND received_at >= ? GROUP BY region`).all(arms, sinceIso)) {
+    const name = region ?? 'unknown';
+    counts.set(name, (counts.get(name) ?? 0) + n);
+  }
+  const byRegion = [...counts].map(([name, n]) => ({ name, n })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (byRegion.length > MAX_REGIONS) throw new Error(`too many distinct regions (${byRegion.length})`);
   const regions = byRegion.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
