@@ -261,8 +261,10 @@ DecodeResult decode_beacon(std::string_view json_text) {
     b.run_ms = run_ms.value_or(0);
     // Absent in beacons from before A/A tests existed: those ran the experiment.
     Arms arms = Arms::h2_h3;
-    if (doc.contains("arms") && !f.one_of("arms", b.arms, {"h2-h3", "h2-h2", "h3-h3"})) return r;
-    parse_arms(b.arms, arms);
+    if (doc.contains("arms")) {
+        if (!f.string("arms", b.arms, 64)) return r;
+        if (!parse_arms(b.arms, arms)) return f.fail("arms", "has an unknown value \"" + b.arms + "\""), r;
+    }
     std::optional<double> sample_rate;
     if (!f.number("sample_rate", sample_rate, 1)) return r;
     b.sample_rate = sample_rate.value_or(1);

@@ -49,19 +49,20 @@ struct RecordHead {
 };
 std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at, std::int32_t run, std::size_t groups,
                       RecordHead& h) {
-    const std::string where = "run record " + std::to_string(run) + " (byte " + std::to_string(at) + ")";
+    // The message is built only for a record that fails: this runs twice per run on every report.
+    const auto where = [&] { return "run record " + std::to_string(run) + " (byte " + std::to_string(at) + ")"; };
     h.group = data[at];
-    if (h.group == 0 || h.group >= groups) return where + " names no group";
-    if (size - at - 1 < kArmCountsBytes) return where + " is cut short";
+    if (h.group == 0 || h.group >= groups) return where() + " names no group";
+    if (size - at - 1 < kArmCountsBytes) return where() + " is cut short";
     const std::uint8_t* counts = data + at + 1;
     if (counts[0] != kRunRecordVersion)
-        return where + " has format " + std::to_string(counts[0]) + ", not " + std::to_string(kRunRecordVersion);
+        return where() + " has format " + std::to_string(counts[0]) + ", not " + std::to_string(kRunRecordVersion);
     h.order = counts[1];
     h.by_class[0] = counts + 2;
     h.by_class[1] = counts + 2 + kRequestClassCount;
     h.n[0] = h.by_class[0][kUsable[0]];
     h.n[1] = h.by_class[1][kUsable[1]];
-    if ((size - at - 1 - kArmCountsBytes) / 8 < h.n[0] + h.n[1]) return where + " holds fewer values than its counts say";
+    if ((size - at - 1 - kArmCountsBytes) / 8 < h.n[0] + h.n[1]) return where() + " holds fewer values than its counts say";
     return "";
 }
 

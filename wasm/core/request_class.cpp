@@ -18,7 +18,7 @@ RequestClass classify(const Sample& s) {
     }
     if (s.protocol.empty()) return RequestClass::protocol_unknown;
     // The protocol expected is the one of the origin asked; the arm is the phase.
-    if (s.protocol != expected_protocol(s.origin)) return RequestClass::fallback;
+    if (s.protocol != to_string(s.origin)) return RequestClass::fallback;
     return s.phase == Phase::treatment ? RequestClass::usable_treatment : RequestClass::usable_control;
 }
 

@@ -16,8 +16,6 @@ const char* to_string(Phase p) {
 
 const char* to_string(Proto p) { return p == Proto::h3 ? "h3" : "h2"; }
 
-const char* expected_protocol(Proto p) { return p == Proto::h3 ? "h3" : "h2"; }
-
 const char* to_string(Arms a) {
     switch (a) {
         case Arms::h2_h3: return "h2-h3";

@@ -59,10 +59,8 @@ struct Sample {
 };
 
 const char* to_string(Phase p);
-const char* to_string(Proto p);
+const char* to_string(Proto p);  // also the nextHopProtocol an origin of that protocol answers over
 const char* to_string(SampleResult r);
-// The nextHopProtocol value an arm requires: "h2" for the HTTP/2 origin, "h3" for the HTTP/3 origin.
-const char* expected_protocol(Proto p);
 // "h2-h3", "h2-h2" or "h3-h3": control's protocol, then treatment's.
 const char* to_string(Arms a);
 // The protocol an arm (control or treatment) asks for under `arms`.

@@ -57,10 +57,9 @@ export function openStore(dbPath, core) {
   const insertRows = prepareInsert(db, schema);
   const countStmt = db.prepare('SELECT count(*) FROM runs').pluck();
   const requestsStmt = db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY phase, idx');
-  const sinceStmt = db.prepare(`SELECT ${[...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'].join(', ')}
-    FROM runs WHERE received_at >= ? ORDER BY received_at, run_id`);
-  const runsPage = db.prepare(`SELECT ${[...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'].join(', ')}
-    FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
+  const runColumns = runRowColumns(schema).join(', ');
+  const sinceStmt = db.prepare(`SELECT ${runColumns} FROM runs WHERE received_at >= ? ORDER BY received_at, run_id`);
+  const runsPage = db.prepare(`SELECT ${runColumns} FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
   const requestsRange = db.prepare('SELECT * FROM requests WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx');
 
   const insert = db.transaction((decoded, { receivedAt, region = null, country = null } = {}) =>
@@ -163,10 +162,15 @@ function migrateVersion1(db, core, schema) {
   })();
 }
 
+// A run row's columns: the core's, then what the collector adds.
+function runRowColumns(schema) {
+  return [...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'];
+}
+
 // The statements that store one decoded beacon; returns insert(decoded, {received_at, region, country}) → {duplicate}.
 // Call it inside a transaction: the run's rows are written all or none.
 function prepareInsert(db, schema) {
-  const runColumns = [...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'];
+  const runColumns = runRowColumns(schema);
   const requestColumns = [...schema.requestColumns.map((c) => c.name), ...schema.durations.map((d) => d.name)];
   const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
