@@ -28,7 +28,7 @@ const template = { schema: 'h3probe/1', run_id: 'RUNID', page_load_id: 'RUNID', 
 const body = JSON.stringify(template);
 console.log(`beacon: ${samples.length} samples, ${body.length} bytes`);
 
-const child = spawn(process.execPath, ['web/scripts/collector.mjs', '--port', '0', '--db', db], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, ['web/bin/h3probe.mjs', 'collector', '--port', '0', '--db', db], { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((resolve, reject) => {
   child.stdout.once('data', (chunk) => resolve(JSON.parse(chunk).listening));
   child.once('exit', (code) => reject(new Error(`collector exited with ${code}`)));
