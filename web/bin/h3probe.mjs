@@ -3,6 +3,8 @@
 // exports main(argv); `h3probe <command> --help` prints its options.
 const COMMANDS = {
   collector: 'the beacon collector service (POST /beacon, /healthz, /metrics)',
+  report: 'the report of a collector database: text table, HTML page',
+  export: 'a collector database as NDJSON, one run per line',
 };
 
 const [command, ...argv] = process.argv.slice(2);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { caddyfile } from './caddyfile.mjs';
 import { startDelayedNoop } from './delayedNoop.mjs';
 import { canBindUdp } from './ports.mjs';
-import { pageRoot, srcRoot, buildRoot } from './paths.mjs';
+import { pageRoot, distRoot } from './paths.mjs';
 
 const live = new Set();
 // A synchronous last resort: 'exit' handlers cannot await, but kill() is synchronous.
@@ -14,7 +14,7 @@ process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
 
 /**
  * certPath, keyPath, hosts {page,h2,h3[,h2b,h3b]}, ports {page,h2,h3[,h2b,h3b],collector}, runDir (Caddyfile, log, Caddy's XDG dirs);
- * roots {page,src,build} (defaults: web/page, web/src, build/wasm); pageRoot overrides roots.page;
+ * roots {page,module} (defaults: web/page, web/dist); pageRoot overrides roots.page;
  * h3 (false: no UDP, no Alt-Svc), tao (false: no Timing-Allow-Origin), noopStatus, noopDelayMs, h2Down, readyTimeoutMs;
  * bindAddress (default 127.0.0.1); commandPrefix: argv put before `caddy` (the lab: ['ip', 'netns', 'exec', NS]);
  * waitReady: async ({hosts, ports, certPath, h3, h2Down}, timeoutMs) replacing the loopback readiness check, for a Caddy
@@ -22,7 +22,7 @@ process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
  */
 export async function startCaddy(opts) {
   const { runDir, ports, readyTimeoutMs = 15_000, noopDelayMs = 0, noopStatus = 204 } = opts;
-  const roots = { page: pageRoot, src: srcRoot, build: buildRoot, ...opts.roots };
+  const roots = { page: pageRoot, module: distRoot, ...opts.roots };
   if (opts.pageRoot) roots.page = opts.pageRoot;
   fs.mkdirSync(runDir, { recursive: true });
   const delayed = noopDelayMs > 0 ? await startDelayedNoop({ delayMs: noopDelayMs, status: noopStatus }) : null;

@@ -2,7 +2,7 @@
 
 /**
  * hosts: {page, h2, h3, and optionally h2b, h3b: a second origin of each kind, for A/A tests}; ports: the same keys and
- * collector; roots: {page, src, build};
+ * collector; roots: {page, module: the built page module (web/dist)};
  * noopUpstream: port of a local server that answers /noop late (Caddy 2.6 has no sleep directive), or 0;
  * pageCsp: a Content-Security-Policy for the page site; beaconStatus: answer POST /beacon with this status instead of
  * passing it to the collector; roots.fixtures: a folder served at /fixtures/ (e.g. remote configs for tests);
@@ -49,8 +49,7 @@ function pageRoutes({ collectorPort, roots, pageCsp, beaconStatus }) {
     '@beacon {', '\tpath /beacon', '\tmethod POST OPTIONS', '}',
     'handle @beacon {', beaconStatus ? `\trespond ${beaconStatus}` : `\treverse_proxy 127.0.0.1:${collectorPort}`, '}',
     ...(roots.fixtures ? staticDir('handle_path /fixtures/*', roots.fixtures) : []),
-    ...staticDir('handle_path /h3probe/build/*', roots.build),
-    ...staticDir('handle_path /h3probe/*', roots.src),
+    ...staticDir('handle_path /h3probe/*', roots.module),
     ...staticDir('handle', roots.page),
   ];
 }

@@ -5,5 +5,5 @@ import { fileURLToPath } from 'node:url';
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const stateDir = path.join(repoRoot, '.h3probe');
 export const pageRoot = path.join(repoRoot, 'web', 'page');
-export const srcRoot = path.join(repoRoot, 'web', 'src');
-export const buildRoot = path.join(repoRoot, 'build', 'wasm');
+// The page module as the package ships it (npm run build:dist): the gate, the run, the glue and the .wasm.
+export const distRoot = path.join(repoRoot, 'web', 'dist');

@@ -2,7 +2,7 @@
 // the WASM core, format the text table, optionally write the HTML page; with the time each step took.
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { peer } from '../server/peer.mjs';
 import { readReportData } from './readReportData.mjs';
 import { buildReport } from './buildReport.mjs';
 import { formatReport } from './formatReport.mjs';
@@ -23,6 +23,7 @@ export async function makeReport(core, {
   let own = null;
   if (!db) {
     if (!dbPath || !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
+    const Database = peer('better-sqlite3', 'the report');
     own = new Database(dbPath, { readonly: true, fileMustExist: true });
   }
   try {

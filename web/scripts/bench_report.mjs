@@ -69,7 +69,7 @@ db.close();
 const fresh = [];
 for (let i = 0; i < 3; i++) {
   const tp = performance.now();
-  execFileSync(process.execPath, [path.join(repoRoot, 'web/scripts/report.mjs'), '--db', dbPath, '--no-html', '--method', args.method],
+  execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'report', '--db', dbPath, '--no-html', '--method', args.method],
     { stdio: 'ignore' });
   fresh.push(performance.now() - tp);
 }

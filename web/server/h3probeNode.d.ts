@@ -1,4 +1,4 @@
-// Types of the C++ core compiled for Node (build/wasm/h3probe_node.cjs, loaded by h3probeNode.mjs). The names below
+// Types of the C++ core compiled for Node (web/dist/node/h3probe_node.cjs, loaded by h3probeNode.mjs). The names below
 // come from the core's lists (stored_run.hpp, request_class.hpp, sample.hpp); web/test/unit/nodeModule.test.mjs fails
 // when a list and this file disagree.
 

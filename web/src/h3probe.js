@@ -1,19 +1,18 @@
-// h3probe: the module a page embeds. Nothing is fetched before the first completed search; nothing throws into the page.
-import { createBrowserHost } from './browserHost.js';
-import { clientContext } from './clientContext.js';
+// h3probe: the module a page embeds. This file is all a page loads before its first completed search: the gate (kill
+// switch, sampling draw, remote config). The run itself (run.js), the WASM glue and the .wasm load only for a page
+// load that is sampled, after its search. Nothing throws into the page and nothing is written to its console.
 import { fetchRemoteConfig } from './fetchRemoteConfig.js';
 
-// Keys the loader uses itself; every other key goes to the WASM core, which validates it.
-const LOADER_KEYS = ['moduleUrl', 'remoteConfigUrl', 'remoteConfigTimeoutMs'];
 const MAX_ERRORS = 20;
 
 let options = null;
-let run = null; // the one run of this page load, once started
-let session = null;
-let host = null; // the browser host of this page load's run, until the run ends
-let unwatchVisibility = () => {};
+let run = null; // the promise of this page load's run, once searchCompleted() was called
 let state = 'unconfigured';
 let remoteConfig = null; // fetched at most once per page load
+let active = null; // the loaded run (run.js), once the module is loading
+let ended = false; // the run has ended (beacon sent, or no run will start)
+let settle;
+const done = new Promise((resolve) => (settle = resolve));
 const errors = [];
 
 function record(where, error) {
@@ -21,7 +20,7 @@ function record(where, error) {
   const text = `${where}: ${String((error && error.message) || error)}`;
   if (errors.length < MAX_ERRORS) errors.push(text);
   try {
-    if (session) session.noteError(text);
+    if (active) active.noteError(text);
   } catch {
     // the core itself failed; status() still has the error
   }
@@ -42,75 +41,29 @@ function supported() {
     typeof WebAssembly === 'object' && WebAssembly !== null && typeof AbortController === 'function';
 }
 
-function coreConfig(config) {
-  const core = { ...config };
-  for (const key of LOADER_KEYS) delete core[key];
-  return core;
-}
-
 // The sampling draw is made once per page load, here, before anything is downloaded: a page load that is not sampled
-// costs no byte and no request. https://github.com/fastly/insights.js does the same check before any work.
+// costs no byte and no request.
 function sampledOut(config, draw) {
   return typeof config.sampleRate === 'number' && !(draw < config.sampleRate);
 }
 
-async function loadCore(moduleUrl) {
-  const { default: createModule } = await import(moduleUrl);
-  // print/printErr: the Emscripten glue would otherwise write its failures (e.g. a CSP without 'wasm-unsafe-eval')
-  // to the console of the host page.
-  return createModule({ locateFile: (file) => new URL(file, moduleUrl).href, print() {}, printErr() {} });
-}
-
-// Returns a function that removes the listeners again.
-function watchVisibility() {
-  const hidden = () => {
-    try {
-      if (session) session.pageHidden();
-    } catch (error) {
-      record('pageHidden', error);
-    }
-  };
-  // A page being hidden may never be shown again: beacon what was measured while the page can still send it.
-  const visibility = () => {
-    if (document.visibilityState === 'hidden') hidden();
-  };
-  document.addEventListener('visibilitychange', visibility);
-  addEventListener('pagehide', hidden);
-  return () => {
-    document.removeEventListener('visibilitychange', visibility);
-    removeEventListener('pagehide', hidden);
-  };
-}
-
-// The run is over (beacon sent, or no run will start): nothing of the module keeps listening or waiting. The session
-// stays, so status() can still read the run's state and beacon.
+// The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it).
 function end() {
-  try {
-    if (host) host.close();
-    host = null;
-    unwatchVisibility();
-    unwatchVisibility = () => {};
-  } catch (error) {
-    record('end', error);
-  }
-}
-
-// The core's config problems, one message each; an empty list means accepted.
-function configureCore(config) {
-  return Array.from(session.configure(coreConfig(config)), String);
+  ended = true;
+  if (state !== 'loading') settle(status());
 }
 
 async function start() {
-  if (!options) return (state = 'not_configured');
-  if (!supported()) return (state = 'unsupported');
+  if (!options) return 'not_configured';
+  if (!supported()) return 'unsupported';
   if (document.visibilityState === 'hidden') {
     run = null; // not started, so a search in a visible tab later on this page load may still run
-    return (state = 'hidden');
+    return 'hidden';
   }
   const local = options;
   const draw = crypto.getRandomValues(new Uint32Array(1))[0] / 4294967296;
-  if (local.enabled === false) return (state = 'disabled');
-  if (sampledOut(local, draw)) return (state = 'not_sampled');
+  if (local.enabled === false) return 'disabled';
+  if (sampledOut(local, draw)) return 'not_sampled';
 
   const started = performance.now();
   let merged = local;
@@ -122,8 +75,8 @@ async function start() {
       remoteProblem = `remote config: ${remote.error}`;
     } else {
       merged = { ...local, ...remote.config };
-      if (remote.config.enabled === false) return (state = 'disabled');
-      if (sampledOut(remote.config, draw)) return (state = 'not_sampled');
+      if (remote.config.enabled === false) return 'disabled';
+      if (sampledOut(remote.config, draw)) return 'not_sampled';
       // The page load passed both draws: its probability is the smaller rate.
       if (typeof local.sampleRate === 'number' && typeof merged.sampleRate === 'number') {
         merged.sampleRate = Math.min(local.sampleRate, merged.sampleRate);
@@ -132,38 +85,9 @@ async function start() {
   }
 
   state = 'loading';
-  // Resolved to an absolute URL: the glue's own files (the .wasm) are located relative to it.
-  const moduleUrl = local.moduleUrl ? new URL(local.moduleUrl, location.href).href
-    : new URL('./build/h3probe_browser.mjs', import.meta.url).href;
-  const wasm = await loadCore(moduleUrl);
-  host = createBrowserHost({ onError: record, onRunEnded: end });
-  session = new wasm.Session(host);
-  host.bind(session);
-  for (const error of errors) session.noteError(error);
-
-  const localProblems = configureCore(local);
-  if (localProblems.length) {
-    // The page's own config is wrong: a deploy problem, reported in status(); its beacon URL cannot be trusted.
-    record('config', localProblems.join('; '));
-    end();
-    return (state = 'invalid_config');
-  }
-  if (!remoteProblem && merged !== local) {
-    const problems = configureCore(merged);
-    if (problems.length) remoteProblem = `remote config: ${problems.join('; ')}`;
-  }
-  if (remoteProblem) {
-    // One error beacon per page load, to the page's own beacon URL, and only from sampled page loads.
-    record('remote config', remoteProblem);
-    session.fail(remoteProblem);
-    end(); // the beacon has ended it already; this covers a core that sent none
-    return (state = 'invalid_remote_config');
-  }
-  session.setContext(clientContext({ moduleLoadMs: performance.now() - started }));
-  unwatchVisibility = watchVisibility();
-  const outcome = session.searchCompleted();
-  if (outcome !== 'started') end();
-  return (state = outcome);
+  const { startRun } = await import('./run.js');
+  active = startRun({ record, errors, onEnd: end });
+  return active.start({ local, merged, remoteProblem, started });
 }
 
 // Call when the user's search has completed (results shown). The first call of a page load starts the run; later
@@ -172,8 +96,14 @@ export function searchCompleted() {
   if (!run) {
     run = start().catch((error) => {
       record('start', error);
-      end();
-      return (state = 'error');
+      if (active) active.close();
+      return 'error';
+    }).then((outcome) => {
+      state = outcome;
+      // A started run ends later, when the core has sent its beacon. A search in a hidden tab is not final: a later
+      // search in a visible tab may still run. Every other outcome is final now.
+      if ((outcome !== 'started' && outcome !== 'hidden') || ended) end();
+      return outcome;
     });
   }
   return run;
@@ -183,12 +113,26 @@ export function searchCompleted() {
 export function status() {
   let detail = {};
   try {
-    if (session) {
-      detail = { run: session.state(), pageLoadId: session.pageLoadId(), beacon: session.beaconJson() || null,
-        beaconQueued: session.beaconQueued() };
-    }
+    if (active) detail = active.detail();
   } catch (error) {
     record('status', error);
   }
   return { state, errors: errors.slice(), ...detail };
+}
+
+// Resolves with status() once this page load's run is over: its beacon sent, or no run (not sampled, disabled,
+// hidden, an error...). Waits for searchCompleted(). Never rejects.
+export function whenDone() {
+  return done;
+}
+
+// Calls callback(status()) once, when whenDone() resolves. An error the callback throws is kept in status().errors.
+export function onResult(callback) {
+  done.then((result) => {
+    try {
+      callback(result);
+    } catch (error) {
+      record('onResult', error);
+    }
+  });
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startStack } from '../../devstack/stack.mjs';
-import { buildRoot } from '../../devstack/paths.mjs';
+import { distRoot } from '../../devstack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
@@ -214,7 +214,7 @@ describe('module loading fails', () => {
   const ctx = withStack({});
   before(() => {
     // The JS glue loads but its .wasm answers 404.
-    ctx.stack.writeFixture('h3probe_browser.mjs', fs.readFileSync(path.join(buildRoot, 'h3probe_browser.mjs')));
+    ctx.stack.writeFixture('h3probe_browser.mjs', fs.readFileSync(path.join(distRoot, 'h3probe_browser.mjs')));
   });
   test('WASM URL 404: the page is unaffected and no run starts', async () => {
     const { status, probeRequests, requests } = await probe(ctx, { expectBeacon: false,

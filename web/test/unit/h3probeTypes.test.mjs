@@ -1,11 +1,14 @@
-// The hand-written web/src/h3probe.d.ts against the code it describes: exports, config keys and status words.
+// The hand-written web/src/h3probe.d.ts against the code it describes (the gate h3probe.js and the lazily loaded
+// run.js): exports, config keys, status words and status fields.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, test } from 'node:test';
 
 const read = (relative) => fs.readFileSync(new URL(relative, import.meta.url), 'utf8');
 const dts = read('../../src/h3probe.d.ts');
-const loaderSource = read('../../src/h3probe.js');
+const gateSource = read('../../src/h3probe.js');
+const runSource = read('../../src/run.js');
+const loaderSource = `${gateSource}\n${runSource}`;
 const configSource = read('../../../wasm/core/config.cpp');
 const bindingsSource = read('../../../wasm/bindings/browser_bindings.cpp');
 
@@ -45,7 +48,7 @@ describe('h3probe.d.ts', () => {
   });
 
   test('lists every state the loader can report and every run state the core can report', () => {
-    const loaderStates = new Set([...loaderSource.matchAll(/state = '(\w+)'/g)].map((m) => m[1]));
+    const loaderStates = new Set([...loaderSource.matchAll(/(?:state = |return )'(\w+)'/g)].map((m) => m[1]));
     const coreStart = bindingsSource.match(/searchCompleted\(\) \{([\s\S]*?)\n {4}\}/);
     assert.ok(coreStart, 'found Session::searchCompleted');
     for (const m of coreStart[1].matchAll(/return "(\w+)"/g)) if (m[1] !== 'unknown') loaderStates.add(m[1]);
@@ -61,12 +64,12 @@ describe('h3probe.d.ts', () => {
   });
 
   test('describes the fields status() returns', () => {
-    const body = loaderSource.match(/export function status\(\) \{([\s\S]*?)\n\}/);
+    const body = gateSource.match(/export function status\(\) \{([\s\S]*?)\n\}/);
     assert.ok(body, 'found status()');
-    const returned = new Set(['state', 'errors']);
-    for (const detail of body[1].matchAll(/detail = \{([\s\S]*?)\};/g)) {
-      for (const m of detail[1].matchAll(/(\w+):/g)) returned.add(m[1]);
-    }
+    const returned = new Set([...body[1].matchAll(/return \{ (\w+), (\w+): /g)].flatMap((m) => [m[1], m[2]]));
+    const detail = runSource.match(/detail\(\) \{([\s\S]*?)\n {4}\}/);
+    assert.ok(detail, 'found the run\'s detail()');
+    for (const m of detail[1].matchAll(/(\w+): session/g)) returned.add(m[1]);
     assert.ok(returned.has('run'), 'found the run detail in status()');
     assert.deepEqual(propertyNames(declaration('interface', 'H3probeStatus')).sort(), [...returned].sort());
   });

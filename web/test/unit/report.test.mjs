@@ -154,7 +154,7 @@ describe('report', () => {
 describe('export command', () => {
   test('writes one NDJSON line per stored run with its requests nested', async () => {
     const out = path.join(tmp, 'runs.ndjson');
-    execFileSync(process.execPath, [path.join(repoRoot, 'web/scripts/export.mjs'), '--db', dbPath, '--out', out], { stdio: 'pipe' });
+    execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'export', '--db', dbPath, '--out', out], { stdio: 'pipe' });
     const lines = fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(lines.map((l) => l.run_id).sort(), ['a1', 'a2', 'e1', 'e2', 'u1']);
     const e1 = lines.find((l) => l.run_id === 'e1');
@@ -166,14 +166,14 @@ describe('export command', () => {
   });
 
   test('to stdout without --out', async () => {
-    const text = execFileSync(process.execPath, [path.join(repoRoot, 'web/scripts/export.mjs'), '--db', dbPath], { encoding: 'utf8' });
+    const text = execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'export', '--db', dbPath], { encoding: 'utf8' });
     assert.equal(text.trim().split('\n').length, 5);
   });
 });
 
 describe('report command', () => {
-  const script = path.join(repoRoot, 'web/scripts/report.mjs');
-  const runReport = (...args) => spawnSync(process.execPath, [script, '--db', dbPath, ...args], { encoding: 'utf8' });
+  const script = path.join(repoRoot, 'web/bin/h3probe.mjs');
+  const runReport = (...args) => spawnSync(process.execPath, [script, 'report', '--db', dbPath, ...args], { encoding: 'utf8' });
 
   test('prints the table overall and per region, with exclusions and CIs, and writes the HTML report', () => {
     const html = path.join(tmp, 'out', 'report.html');
@@ -204,7 +204,7 @@ describe('report command', () => {
   test('fails with a message on a bad metric, method or missing database', () => {
     assert.match(runReport('--no-html', '--metric', 'run_id').stderr, /unknown metric "run_id"/);
     assert.match(runReport('--no-html', '--method', 'magic').stderr, /--method must be one of delta, bootstrap/);
-    const missing = spawnSync(process.execPath, [script, '--db', path.join(tmp, 'nope.sqlite')], { encoding: 'utf8' });
+    const missing = spawnSync(process.execPath, [script, 'report', '--db', path.join(tmp, 'nope.sqlite')], { encoding: 'utf8' });
     assert.equal(missing.status, 2);
     assert.match(missing.stderr, /no database at/);
   });
@@ -250,8 +250,8 @@ describe('arms modes', () => {
 
   test('an A/A report names its arms by role and protocol and says every interval should cover 0', () => {
     const html = path.join(tmp, 'out', 'aa.html');
-    const { status, stdout, stderr } = spawnSync(process.execPath, [path.join(repoRoot, 'web/scripts/report.mjs'),
-      '--db', modesDb, '--arms', 'h3-h3', '--html', html], { encoding: 'utf8' });
+    const { status, stdout, stderr } = spawnSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'),
+      'report', '--db', modesDb, '--arms', 'h3-h3', '--html', html], { encoding: 'utf8' });
     assert.equal(status, 0, stderr);
     assert.match(stdout, /^h3probe report: network_ms, 12 stored runs with arms h3-h3;/m);
     assert.match(stdout, /^A\/A test: every interval should cover 0 /m);

@@ -7,7 +7,7 @@ const base = {
   certPath: '/c/cert.pem', keyPath: '/c/key.pem',
   hosts: { page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test' },
   ports: { page: 1001, h2: 1002, h3: 1003, collector: 1004 },
-  roots: { page: '/r/page', src: '/r/src', build: '/r/build' },
+  roots: { page: '/r/page', module: '/r/dist' },
 };
 const serverBlock = (text, port) => text.match(new RegExp(`servers 127\\.0\\.0\\.1:${port} \\{\\n\\t\\tprotocols ([^\\n]+)`))?.[1];
 const siteBlock = (text, host) => text.slice(text.indexOf(`https://${host}`)).split('\n}\n')[0];
@@ -47,10 +47,9 @@ test('h2Down drops the h2 origin site and its listener', () => {
   assert.equal(serverBlock(text, 1002), undefined);
 });
 
-test('the page site serves the page, loader and build folders and proxies beacons to the collector', () => {
+test('the page site serves the page and the built module folder and proxies beacons to the collector', () => {
   const site = siteBlock(caddyfile(base), 'page.h3probe.test');
-  assert.match(site, /handle_path \/h3probe\/build\/\* \{\n\t\troot \* "\/r\/build"/);
-  assert.match(site, /handle_path \/h3probe\/\* \{\n\t\troot \* "\/r\/src"/);
+  assert.match(site, /handle_path \/h3probe\/\* \{\n\t\troot \* "\/r\/dist"/);
   assert.match(site, /reverse_proxy 127\.0\.0\.1:1004/);
   assert.match(site, /root \* "\/r\/page"/);
 });

@@ -1,0 +1,41 @@
+// `h3probe report [--db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--html FILE | --no-html]
+// [--method delta|bootstrap] [--confidence C]`: prints the table overall and per region for the runs of one arms mode
+// (default h2-h3, the experiment; the others are A/A tests) and writes the self-contained HTML report.
+import { parseArgs } from 'node:util';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
+import { makeReport } from '../report/makeReport.mjs';
+
+const HELP = `usage: h3probe report [options]
+  --db FILE            the collector's SQLite database (default h3probe-beacons.sqlite)
+  --since DATE         only runs received at or after DATE (ISO 8601)
+  --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
+  --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
+  --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
+  --method M           delta (default) or bootstrap intervals
+  --confidence C       interval confidence (default 0.95)`;
+
+/** defaults: {db, html}, the paths used when the flags are absent (npm run report passes the dev stack's). */
+export async function main(argv, defaults = {}) {
+  const { values: args } = parseArgs({
+    args: argv,
+    options: {
+      db: { type: 'string', default: defaults.db ?? 'h3probe-beacons.sqlite' },
+      since: { type: 'string', default: '' },
+      metric: { type: 'string', default: 'network_ms' },
+      arms: { type: 'string', default: 'h2-h3' },
+      html: { type: 'string', default: defaults.html ?? 'h3probe-report.html' },
+      'no-html': { type: 'boolean', default: false },
+      method: { type: 'string', default: 'delta' },
+      confidence: { type: 'string', default: '0.95' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (args.help) return console.log(HELP);
+  const core = await loadH3probeNode();
+  const { text, htmlPath } = await makeReport(core, {
+    dbPath: args.db, since: args.since, metric: args.metric, arms: args.arms, method: args.method, confidence: Number(args.confidence),
+    htmlPath: args['no-html'] ? null : args.html,
+  });
+  console.log(text);
+  if (htmlPath) console.log(`\nHTML report: ${htmlPath}`);
+}

@@ -1,0 +1,58 @@
+// Types of `h3probe/server` (index.mjs). web/test/unit/serverTypes.test.mjs fails when an export is missing here.
+import type { H3probeNode } from './h3probeNode.js';
+
+export type { H3probeNode, Decoded, StoredRun, StoredRequest, Schema, GroupReport, QuantileRow } from './h3probeNode.js';
+export { loadH3probeNode } from './h3probeNode.js';
+
+/** Where a beacon's client is: how the collector resolves the client address and its country. */
+export interface LocationOptions {
+  /** Proxies whose forwarding headers are believed: addresses or CIDR ranges (a list or a comma-separated string). */
+  trustedProxies?: string | string[];
+  /** Headers a trusted proxy sets to the client's ISO country code, e.g. cf-ipcountry. */
+  countryHeaders?: string[];
+  /** An .mmdb country database; default the IPtoASN database of the optional peer package. */
+  countryDb?: string;
+  /** Replaces the database lookup: address to ISO country code or null. */
+  lookupCountry?: (ip: string) => string | null;
+}
+
+/** A collector's store: openStore() of SQLite. */
+export interface Store {
+  countRuns(): number;
+  close(): void;
+  exportNdjson(stream: NodeJS.WritableStream): Promise<number>;
+}
+
+export const STORE_VERSION: number;
+/** The store's tables as SQL, from the core's schema(). */
+export function storeSchemaSql(schema: ReturnType<H3probeNode['schema']>): string;
+/** Opens (creates, migrates) the SQLite store at dbPath. Needs better-sqlite3. */
+export function openStore(dbPath: string, core: H3probeNode): Store;
+
+export interface Collector {
+  port: number;
+  counts: Record<string, number>;
+  /** Resolves with the run count once at least n runs are stored; rejects after timeoutMs. */
+  waitForRuns(n: number, timeoutMs?: number): Promise<number>;
+  close(): Promise<void>;
+}
+/** Starts the beacon collector's HTTP server. */
+export function startCollector(options: {
+  port?: number; host?: string; store: Store; core: H3probeNode; location?: LocationOptions;
+}): Promise<Collector>;
+
+export const DEFAULT_COUNTRY_HEADERS: readonly string[];
+export function parseTrustedProxies(list: string | string[] | undefined): import('node:net').BlockList;
+export function createClientLocator(options?: LocationOptions, env?: Record<string, string | undefined>):
+  (req: import('node:http').IncomingMessage) => { country: string | null; region: string };
+
+export const REGIONS: readonly string[];
+/** The region of an ISO country code ('unknown' when not known). */
+export function regionForCountry(country: string | null | undefined): string;
+
+export const ARMS: readonly ['h2-h3', 'h2-h2', 'h3-h3'];
+/** The report of a store: text, optionally the HTML page. */
+export function makeReport(core: H3probeNode, options?: {
+  db?: unknown; dbPath?: string; metric?: string; since?: string; arms?: 'h2-h3' | 'h2-h2' | 'h3-h3';
+  method?: 'delta' | 'bootstrap'; confidence?: number; htmlPath?: string | null;
+}): Promise<{ report: unknown; text: string; htmlPath: string | null; timings: Record<string, number> }>;
