@@ -47,10 +47,11 @@ function sampledOut(config, draw) {
   return typeof config.sampleRate === 'number' && !(draw < config.sampleRate);
 }
 
-// The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it).
+// The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it). The
+// core calls the host's sendBeacon last and notes whether it was queued after it returns: read the status after that.
 function end() {
   ended = true;
-  if (state !== 'loading') settle(status());
+  if (state !== 'loading') queueMicrotask(() => settle(status()));
 }
 
 async function start() {
