@@ -1,12 +1,14 @@
 // `npm run build:dist`: the files the package ships, in web/dist/ (git-ignored), from web/src and the Emscripten
-// build (build/wasm). Minified with esbuild.
+// build (build/wasm). Bundled with esbuild, minified with terser (1.2 KB gzip smaller than esbuild's minifier on the
+// glue).
 //   h3probe.js            the gate: all a page loads before its first search (kill switch, sampling, remote config)
 //   run.js                the run, imported by h3probe.js for a sampled page load after its search
 //   h3probe_browser.mjs   the Emscripten glue (minified) and h3probe_browser.wasm, located next to run.js
 //   node/                 the same core built for Node: the collector's decoder and the report
 import fs from 'node:fs';
 import path from 'node:path';
-import { build, transform } from 'esbuild';
+import { build } from 'esbuild';
+import { minify } from 'terser';
 import { repoRoot } from '../devstack/paths.mjs';
 
 const src = path.join(repoRoot, 'web', 'src');
@@ -19,13 +21,17 @@ for (const file of ['h3probe_browser.mjs', 'h3probe_browser.wasm', 'h3probe_node
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(path.join(dist, 'node'), { recursive: true });
 
-const common = { bundle: true, format: 'esm', minify: true, target: 'es2020', legalComments: 'none', logLevel: 'warning' };
-await build({ ...common, entryPoints: [path.join(src, 'h3probe.js')], outfile: path.join(dist, 'h3probe.js'), external: ['./run.js'] });
-await build({ ...common, entryPoints: [path.join(src, 'run.js')], outfile: path.join(dist, 'run.js') });
-
-const glue = fs.readFileSync(path.join(wasmBuild, 'h3probe_browser.mjs'), 'utf8');
-const { code } = await transform(glue, { format: 'esm', minify: true, target: 'es2020', legalComments: 'none' });
-fs.writeFileSync(path.join(dist, 'h3probe_browser.mjs'), code);
+const TERSER = { module: true, ecma: 2020, compress: { passes: 3, pure_getters: true }, mangle: true, format: { comments: false } };
+async function writeMinified(file, code) {
+  const { code: minified } = await minify(code, TERSER);
+  fs.writeFileSync(path.join(dist, file), minified);
+}
+const bundle = async (entry, external = []) => (await build({
+  entryPoints: [path.join(src, entry)], bundle: true, format: 'esm', target: 'es2020', write: false, external, logLevel: 'warning',
+})).outputFiles[0].text;
+await writeMinified('h3probe.js', await bundle('h3probe.js', ['./run.js']));
+await writeMinified('run.js', await bundle('run.js'));
+await writeMinified('h3probe_browser.mjs', fs.readFileSync(path.join(wasmBuild, 'h3probe_browser.mjs'), 'utf8'));
 fs.copyFileSync(path.join(wasmBuild, 'h3probe_browser.wasm'), path.join(dist, 'h3probe_browser.wasm'));
 for (const file of ['h3probe_node.cjs', 'h3probe_node.wasm']) fs.copyFileSync(path.join(wasmBuild, file), path.join(dist, 'node', file));
 console.log(`build:dist: ${fs.readdirSync(dist).join(', ')} in web/dist/`);

@@ -103,7 +103,10 @@ test('nothing is fetched or run before a search completes', async () => {
   tab.page.on('request', (r) => requests.push(r.url()));
   await tab.page.goto(experimentUrl(stack));
   await tab.page.waitForTimeout(1500);
-  assert.deepEqual(requests.filter((u) => u.includes('/noop') || u.includes('/build/') || u.includes('/beacon')), []);
+  assert.deepEqual(requests.filter((u) => u.includes('/noop') || u.includes('/beacon')), []);
+  // Before a search the module is one request: the gate. The run, the glue and the .wasm load after it.
+  assert.deepEqual(requests.filter((u) => new URL(u).pathname.startsWith('/h3probe/')).map((u) => new URL(u).pathname),
+    ['/h3probe/h3probe.js']);
   const status = await tab.page.evaluate(() => window.h3probeStatus());
   assert.equal(status.state, 'configured');
   assert.equal(stack.store.countRuns(), runsBefore);

@@ -229,7 +229,7 @@ describe('module loading fails', () => {
     const { status, requests } = await probe(ctx, { expectBeacon: false,
       beforeSearch: { init: () => { delete window.WebAssembly; } } });
     assert.equal(status.state, 'unsupported');
-    assert.equal(requests.filter((r) => r.url.includes('/noop') || r.url.includes('/build/')).length, 0);
+    assert.equal(requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|h3probe_browser\.)/.test(r.url)).length, 0);
   });
 });
 
@@ -295,7 +295,7 @@ describe('sampling and remote control', () => {
     'h3first.json': JSON.stringify({ order: 'h3-first', configId: 'remote-7' }),
   } });
   const noProbeTraffic = (requests) =>
-    requests.filter((r) => r.url.includes('/noop') || r.url.includes('/build/') || r.url.includes('/beacon'));
+    requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|h3probe_browser\.)/.test(r.url) || r.url.includes('/beacon'));
 
   test('sample rate 0: no request at all, not even for the module', async () => {
     const { status, requests } = await probe(ctx, { expectBeacon: false, config: { sampleRate: 0 } });
