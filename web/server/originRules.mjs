@@ -1,5 +1,6 @@
-// What the two test origins must do for the probe, in one place: the Caddyfile generator (`h3probe origins`), the local
-// stack's Caddyfile and the docs' nginx rules are all checked against this list (web/test/unit/originRules.test.mjs).
+// What the two test origins must do for the probe, in one place. The Caddyfile generator (`h3probe origins`) and the
+// local stack's Caddyfile write these rules; docs/deploying.md (its table and nginx snippets) is checked against them
+// (web/test/unit/originsCaddyfile.test.mjs, stackCaddyfile.test.mjs, deployingDoc.test.mjs).
 
 /** The no-op endpoint: GET with any query string, answered with this status and no body. */
 export const NOOP = Object.freeze({ path: '/noop', status: 204 });
