@@ -78,6 +78,8 @@ export function originsCaddyfile(opts) {
 
   const globals = ['{'];
   if (email) globals.push(`\temail ${email}`);
+  // Otherwise Caddy installs its local root into the machine's trust store (it runs update-ca-certificates as root).
+  if (tls === 'internal') globals.push('\tskip_install_trust');
   for (const o of origins) {
     globals.push(`\t# the ${o.kind === 'h2' ? 'HTTP/2-only' : 'HTTP/3'} origin's listener`);
     globals.push(`\tservers ${listenerKey(o.bind, o.port)} {`, `\t\tprotocols ${ORIGIN_PROTOCOLS[o.kind].join(' ')}`, '\t}');

@@ -74,6 +74,8 @@ test('page origins: Access-Control-Allow-Origin echoes a listed Origin, Timing-A
 
 test('tls: internal and certificate files; email goes to the global options', () => {
   assert.match(originsCaddyfile({ ...base, tls: 'internal' }), /\ttls internal\n/);
+  assert.match(originsCaddyfile({ ...base, tls: 'internal' }), /^\tskip_install_trust$/m, 'never touches the machine\'s trust store');
+  assert.doesNotMatch(originsCaddyfile(base), /skip_install_trust/);
   const files = originsCaddyfile({ ...base, tls: '/etc/c.pem,/etc/k.pem' });
   assert.equal(files.match(/\ttls "\/etc\/c\.pem" "\/etc\/k\.pem"\n/g).length, 2);
   assert.match(originsCaddyfile({ ...base, email: 'ops@example.com' }), /^\temail ops@example\.com$/m);
