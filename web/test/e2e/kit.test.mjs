@@ -39,9 +39,21 @@ r.on('response', (h) => { console.log(JSON.stringify(h)); r.close(); s.close(); 
 r.on('error', (e) => { console.error(e.message); process.exit(1); });
 r.end();`;
 
-/** Where the page gets the probe: the loader folder (served at /h3probe/) and the built module (at /h3probe/build/). */
-function pageModuleRoots() {
-  return { loader: path.join(ROOT, 'web/src'), build: path.join(ROOT, 'build/wasm') };
+/**
+ * The page's module, in one place: the page (web/page/search.js) imports /h3probe/h3probe.js. `routes`: the page site's
+ * Caddyfile lines serving it (here the loader from web/src at /h3probe/ and the built WASM module from build/wasm at
+ * /h3probe/build/, where the loader looks by default); `required`: a file that must exist before the test can run.
+ */
+function pageModule() {
+  const loader = path.join(ROOT, 'web/src');
+  const build = path.join(ROOT, 'build/wasm');
+  return {
+    required: path.join(build, 'h3probe_browser.wasm'),
+    routes: [
+      `handle_path /h3probe/build/* {\n\troot * "${build}"\n\tfile_server\n}`,
+      `handle_path /h3probe/* {\n\troot * "${loader}"\n\tfile_server\n}`,
+    ],
+  };
 }
 
 function unavailableReason() {
@@ -50,8 +62,8 @@ function unavailableReason() {
     try { execFileSync(cmd[0], cmd.slice(1), { stdio: 'ignore' }); } catch { return `${what} not installed`; }
   }
   if (!fs.existsSync(CHROMIUM_PATH)) return `no Chromium at ${CHROMIUM_PATH}`;
-  const { build } = pageModuleRoots();
-  if (!fs.existsSync(path.join(build, 'h3probe_browser.wasm'))) return `no built module in ${build} (npm run build:wasm)`;
+  const { required } = pageModule();
+  if (!fs.existsSync(required)) return `no built page module: ${required} is missing (npm run build)`;
   return null;
 }
 
@@ -158,12 +170,11 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
         '--h2-bind', h2.address, '--h3-bind', h3.address, '--page-origin', `https://${page.host}`,
         '--collector', beacon.host, '--collector-upstream', `127.0.0.1:${COLLECTOR_PORT}`, '--collector-bind', beacon.address,
         '--tls', `${certs.certPath},${certs.keyPath}`, '--out', caddyfile]);
-      const { loader, build } = pageModuleRoots();
+      const indent = (block) => block.split('\n').map((l) => `\t${l}`).join('\n');
       fs.appendFileSync(caddyfile, [
         '', `https://${page.host} {`, `\tbind ${page.address}`, `\ttls "${certs.certPath}" "${certs.keyPath}"`,
-        `\thandle_path /h3probe/build/* {\n\t\troot * "${build}"\n\t\tfile_server\n\t}`,
-        `\thandle_path /h3probe/* {\n\t\troot * "${loader}"\n\t\tfile_server\n\t}`,
-        `\thandle {\n\t\troot * "${path.join(ROOT, 'web/page')}"\n\t\tfile_server\n\t}`, '}', '',
+        ...pageModule().routes.map(indent),
+        indent(`handle {\n\troot * "${path.join(ROOT, 'web/page')}"\n\tfile_server\n}`), '}', '',
       ].join('\n'));
 
       collector = startInNamespace([process.execPath, BIN, 'collector', '--port', String(COLLECTOR_PORT), '--host', '127.0.0.1',
