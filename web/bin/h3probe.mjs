@@ -3,6 +3,7 @@
 // exports main(argv); `h3probe <command> --help` prints its options.
 const COMMANDS = {
   collector: 'the beacon collector service (POST /beacon, /healthz, /metrics)',
+  origins: 'a production Caddyfile for the HTTP/2-only and the HTTP/3 test origins',
   report: 'the report of a collector database: text table, HTML page',
   export: 'a collector database as NDJSON, one run per line',
 };

@@ -1,4 +1,5 @@
 // Renders the Caddyfile for the page site and the test origins (a pure function, so its choices can be unit-tested).
+import { NOOP, NOOP_HEADERS } from '../server/originRules.mjs';
 
 /**
  * hosts: {page, h2, h3, and optionally h2b, h3b: a second origin of each kind, for A/A tests}; ports: the same keys and
@@ -60,12 +61,12 @@ function staticDir(opener, root) {
 
 function noopRoutes({ tao, noopStatus, noopUpstream }) {
   const answer = noopUpstream ? `reverse_proxy 127.0.0.1:${noopUpstream}` : `respond ${noopStatus}`;
+  // The headers are the production rules' (web/server/originRules.mjs); tao false drops Timing-Allow-Origin (a fault case).
+  const headers = NOOP_HEADERS.filter((h) => tao || h.name !== 'Timing-Allow-Origin');
   return [
-    '@noop path /noop',
+    `@noop path ${NOOP.path}`,
     'handle @noop {',
-    '\theader Access-Control-Allow-Origin *',
-    ...(tao ? ['\theader Timing-Allow-Origin *'] : []),
-    '\theader Cache-Control no-store',
+    ...headers.map((h) => `\theader ${h.name} ${/[\s"]/.test(h.caddy) ? `\`${h.caddy}\`` : h.caddy}`),
     `\t${answer}`,
     '}',
     'handle {', '\trespond 404', '}',

@@ -75,3 +75,11 @@ test('the second origins of an A/A test listen and answer like the first origin 
   assert.equal(serverBlock(caddyfile({ ...aa, h3: false }), 1006), 'h1 h2');
   assert.equal(serverBlock(caddyfile({ ...aa, h2Down: true }), 1005), undefined);
 });
+
+test('the local origins send every /noop header of the production rules (web/server/originRules.mjs)', async () => {
+  const { NOOP_HEADERS } = await import('../../server/originRules.mjs');
+  for (const host of ['h2.h3probe.test', 'h3.h3probe.test']) {
+    const site = siteBlock(caddyfile(base), host);
+    for (const h of NOOP_HEADERS) assert.ok(site.includes(`header ${h.name} `) && site.includes(h.caddy), `${host}: ${h.name}`);
+  }
+});

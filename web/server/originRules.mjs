@@ -1,0 +1,43 @@
+// What the two test origins must do for the probe, in one place. The Caddyfile generator (`h3probe origins`) and the
+// local stack's Caddyfile write these rules; docs/deploying.md (its table and nginx snippets) is checked against them
+// (web/test/unit/originsCaddyfile.test.mjs, stackCaddyfile.test.mjs, deployingDoc.test.mjs).
+
+/** The no-op endpoint: GET with any query string, answered with this status and no body. */
+export const NOOP = Object.freeze({ path: '/noop', status: 204 });
+
+/**
+ * The response headers of /noop on both origins. `caddy` and `nginx`: the value as written in each server's config
+ * (a placeholder or variable where the server fills it in). `required: false`: diagnostic only, the probe works without it.
+ */
+export const NOOP_HEADERS = Object.freeze([
+  Object.freeze({
+    name: 'Access-Control-Allow-Origin', value: '*', caddy: '*', nginx: '*', required: true,
+    why: 'the probe fetches the origins cross-origin (CORS, no credentials): without it the fetch fails',
+  }),
+  Object.freeze({
+    name: 'Timing-Allow-Origin', value: '*', caddy: '*', nginx: '*', required: true,
+    why: 'without it the browser zeroes the timing phases and hides serverTiming (result timing_unavailable)',
+  }),
+  Object.freeze({
+    name: 'Cache-Control', value: 'no-store', caddy: 'no-store', nginx: 'no-store', required: true,
+    why: 'a cached answer has no network time (result cache_hit)',
+  }),
+  Object.freeze({
+    name: 'Server-Timing', value: 'proto;desc="<the protocol the server saw>"',
+    caddy: 'proto;desc="{http.request.proto}"', nginx: 'proto;desc="$server_protocol"', required: false,
+    why: 'the protocol as the server saw it (HTTP/2.0, HTTP/3.0), readable next to nextHopProtocol in Resource Timing',
+  }),
+]);
+
+/** The server's protocol names as Server-Timing reports them, and the browser's nextHopProtocol for each. */
+export const SERVER_PROTOCOLS = Object.freeze({ 'HTTP/1.1': 'http/1.1', 'HTTP/2.0': 'h2', 'HTTP/3.0': 'h3' });
+
+/**
+ * The protocols each origin's listener speaks. The HTTP/2 origin must never offer HTTP/3 (no UDP socket, no Alt-Svc),
+ * or browsers that learned h3 would carry the control arm over it; the HTTP/3 origin offers h3 and announces it with
+ * Alt-Svc (which Caddy sends for a listener with h3).
+ */
+export const ORIGIN_PROTOCOLS = Object.freeze({ h2: Object.freeze(['h1', 'h2']), h3: Object.freeze(['h1', 'h2', 'h3']) });
+
+/** Any path but /noop on a test origin. */
+export const OTHER_PATHS_STATUS = 404;
