@@ -41,8 +41,8 @@ r.end();`;
 
 /**
  * The page's module, in one place: the page (web/page/search.js) imports /h3probe/h3probe.js. `routes`: the page site's
- * Caddyfile lines serving it (here the loader from web/src at /h3probe/ and the built WASM module from build/wasm at
- * /h3probe/build/, where the loader looks by default); `required`: a file that must exist before the test can run.
+ * Caddyfile lines serving it (the package's built files, web/dist, at /h3probe/: the run finds the glue and .wasm next
+ * to itself); `required`: a file that must exist before the test can run.
  */
 function pageModule() {
   const dist = path.join(ROOT, 'web/dist');
