@@ -56,3 +56,15 @@ export function makeReport(core: H3probeNode, options?: {
   db?: unknown; dbPath?: string; metric?: string; since?: string; arms?: 'h2-h3' | 'h2-h2' | 'h3-h3';
   method?: 'delta' | 'bootstrap'; confidence?: number; htmlPath?: string | null;
 }): Promise<{ report: unknown; text: string; htmlPath: string | null; timings: Record<string, number> }>;
+
+/** The options of `h3probe origins` (see docs/deploying.md). */
+export interface OriginsOptions {
+  h2?: string; h3?: string; h2Bind?: string; h3Bind?: string; h2Port?: number; only?: 'h2' | 'h3';
+  pageOrigins?: string[]; collector?: string; collectorUpstream?: string; collectorBind?: string; email?: string;
+  /** 'acme' (default), 'internal', or 'CERT,KEY' file paths. */
+  tls?: string;
+}
+/** Every problem with the options, as messages (empty: usable). */
+export function originsProblems(options: OriginsOptions): string[];
+/** A production Caddyfile for the two test origins and, optionally, the collector behind Caddy. */
+export function originsCaddyfile(options: OriginsOptions): string;

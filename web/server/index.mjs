@@ -7,3 +7,4 @@ export { openStore, storeSchemaSql, STORE_VERSION } from './store.mjs';
 export { createClientLocator, parseTrustedProxies, DEFAULT_COUNTRY_HEADERS } from './clientLocator.mjs';
 export { regionForCountry, REGIONS } from './regionForCountry.mjs';
 export { makeReport, ARMS } from '../report/makeReport.mjs';
+export { originsCaddyfile, originsProblems } from './originsCaddyfile.mjs';
