@@ -12,6 +12,14 @@ function randomUnit() {
   }
 }
 
+// A promise resolved in a later task: the page's own work (input, rendering) gets a turn in between.
+export function nextTask() {
+  const s = globalThis.scheduler;
+  if (s && typeof s.yield === 'function') return s.yield();
+  if (s && typeof s.postTask === 'function') return s.postTask(() => {});
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 // onError(where, error) records a problem; onRunEnded() is called once the core has sent its beacon, which is a run's
 // last call to the host whichever way the run ended (see send_beacon in wasm/core/platform.hpp).
 export function createBrowserHost({ onError, onRunEnded = () => {} }) {
@@ -65,13 +73,17 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
     });
   }
 
-  async function request(id, url, timeoutMs, entryWaitMs) {
-    const state = { controller: new AbortController(), reason: '', timer: 0 };
-    requests.set(id, state);
-    state.timer = setTimeout(() => {
-      state.reason = 'timeout';
-      state.controller.abort();
-    }, timeoutMs);
+  async function request(id, state, url, timeoutMs, entryWaitMs) {
+    // Starting a fetch costs the main thread a few milliseconds (far more on a slow phone): an arm's parallel requests
+    // start one per task, back to back, instead of all inside the core's call. A request aborted meanwhile (abortRequest,
+    // close) is not sent: fetch() rejects at once on an aborted signal.
+    await nextTask();
+    if (!state.controller.signal.aborted) {
+      state.timer = setTimeout(() => {
+        state.reason = 'timeout';
+        state.controller.abort();
+      }, timeoutMs);
+    }
     const fetchStarted = performance.now();
     let outcome;
     try {
@@ -112,7 +124,9 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
     startRequest(id, url, timeoutMs, entryWaitMs) {
       if (closed) return;
       observe();
-      request(id, url, timeoutMs, entryWaitMs).catch((error) => onError('startRequest', error));
+      const state = { controller: new AbortController(), reason: '', timer: 0 };
+      requests.set(id, state);
+      request(id, state, url, timeoutMs, entryWaitMs).catch((error) => onError('startRequest', error));
     },
     abortRequest(id) {
       const state = requests.get(id);

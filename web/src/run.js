@@ -1,6 +1,6 @@
 // The part of h3probe that loads only for a sampled page load, after its search: the WASM core, the browser host it
 // drives, the client context. h3probe.js imports it lazily; it never throws into the page.
-import { createBrowserHost } from './browserHost.js';
+import { createBrowserHost, nextTask } from './browserHost.js';
 import { clientContext } from './clientContext.js';
 
 // Keys the loader uses itself; every other key goes to the WASM core, which validates it.
@@ -34,6 +34,7 @@ function moduleFiles(moduleUrl) {
 async function loadCore(moduleUrl) {
   const { glue, wasm } = moduleFiles(moduleUrl);
   const { default: createModule } = await import(/* @vite-ignore */ /* webpackIgnore: true */ glue);
+  await nextTask();
   // print/printErr: the Emscripten glue would otherwise write its failures (e.g. a CSP without 'wasm-unsafe-eval')
   // to the console of the host page.
   return createModule({ locateFile: (file) => (file.endsWith('.wasm') ? wasm : new URL(file, glue).href), print() {}, printErr() {} });
@@ -92,12 +93,16 @@ export function startRun({ record, errors, onEnd }) {
   }
 
   async function start({ local, merged, remoteProblem, started }) {
+    // Each heavier step (the core's start, its config, the client context, the run's start) in its own task, so that
+    // none holds the main thread long: the first call into each part of the core also compiles it.
     const wasm = await loadCore(local.moduleUrl);
+    await nextTask();
     host = createBrowserHost({ onError: record, onRunEnded: close });
     session = new wasm.Session(host);
     host.bind(session);
     for (const error of errors) session.noteError(error);
 
+    await nextTask();
     const localProblems = configureCore(local);
     if (localProblems.length) {
       // The page's own config is wrong: a deploy problem, reported in status(); its beacon URL cannot be trusted.
@@ -116,7 +121,9 @@ export function startRun({ record, errors, onEnd }) {
       close(); // the beacon has ended it already; this covers a core that sent none
       return 'invalid_remote_config';
     }
+    await nextTask();
     session.setContext(clientContext({ moduleLoadMs: performance.now() - started }));
+    await nextTask();
     unwatchVisibility = watchVisibility(pageHidden);
     const outcome = session.searchCompleted();
     if (outcome !== 'started') close();
