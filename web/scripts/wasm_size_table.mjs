@@ -82,16 +82,19 @@ for (const s of sections) {
 
 // --- grouping ------------------------------------------------------------------------------------------------------
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// Which project source file defines a function: the file whose text holds "Class::name(" or, failing that, "name(".
+// Which project source file defines a function (the browser module's files: not node_bindings.cpp).
 const sources = ['wasm/core', 'wasm/bindings'].flatMap((dir) =>
-  fs.readdirSync(path.join(repoRoot, dir)).filter((f) => f.endsWith('.cpp'))
+  fs.readdirSync(path.join(repoRoot, dir)).filter((f) => f.endsWith('.cpp') && f !== 'node_bindings.cpp')
     .map((f) => ({ file: `${dir}/${f}`, text: fs.readFileSync(path.join(repoRoot, dir, f), 'utf8') })));
 function projectFile(fn) {
   const m = fn.match(/^(?:[\w:]*?)((?:\w+::)?)(~?\w+)\(/);
   if (!m) return null;
   const [, cls, member] = m;
-  const qualified = `${cls}${member}(`;
-  const hit = sources.find((s) => s.text.includes(qualified)) ??
+  const className = cls.slice(0, -2);
+  // A member defined out of line ("Class::name("), a class defined in the file, then a definition at column 0.
+  const hit = (cls && sources.find((s) => s.text.includes(`${cls}${member}(`))) ??
+    (className && sources.find((s) => new RegExp(`^\\s*(class|struct) ${className}\\b`, 'm').test(s.text))) ??
+    sources.find((s) => new RegExp(`^[\\w:<>,&* ]*\\b${member}\\([^;]*$`, 'm').test(s.text)) ??
     sources.find((s) => new RegExp(`\\b${member}\\(`).test(s.text));
   return hit?.file ?? null;
 }
