@@ -174,8 +174,8 @@ void Experiment::finish(const std::string& outcome, const std::string& error) {
     // Not seen hidden during the run: visible throughout.
     if (!beacon_.context.visible_throughout) beacon_.context.visible_throughout = true;
     beacon_.errors = errors_;
-    beacon_.samples = samples_;
-    beacon_.summary = summarize_run(samples_);
+    beacon_.samples = std::move(samples_);  // the run is over: nothing adds to samples_ any more
+    beacon_.summary = summarize_run(beacon_.samples);
     beacon_json_ = encode_beacon(beacon_);
     beacon_queued_ = platform_.send_beacon(config_.beacon_url, beacon_json_);
 }

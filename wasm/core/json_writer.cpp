@@ -18,6 +18,13 @@ double scale(double v, int e) {
     return e >= 0 ? v * kPow10[e] : v / kPow10[-e];
 }
 
+// Rounds half away from zero, like std::llround, which is 200 bytes of libc in the module; |x| stays below 2^53 here.
+long long round_to_integer(double x) {
+    auto n = static_cast<long long>(x);
+    const double rest = x - static_cast<double>(n);  // exact below 2^52
+    return rest >= 0.5 ? n + 1 : rest <= -0.5 ? n - 1 : n;
+}
+
 void append_digits(std::string& out, unsigned long long n) {
     char buf[20];
     int i = 20;
@@ -58,15 +65,15 @@ void append_number(std::string& out, double v) {
     if (v < 0) out += '-', v = -v;
     // 15 significant digits: n in [1e14, 1e15), value n * 10^(k - 14).
     int k = static_cast<int>(std::floor(std::log10(v)));
-    auto n = static_cast<unsigned long long>(std::llround(scale(v, 14 - k)));
-    if (n >= 1000000000000000ULL) n = static_cast<unsigned long long>(std::llround(scale(v, 14 - ++k)));
-    else if (n < 100000000000000ULL) n = static_cast<unsigned long long>(std::llround(scale(v, 14 - --k)));
+    auto n = static_cast<unsigned long long>(round_to_integer(scale(v, 14 - k)));
+    if (n >= 1000000000000000ULL) n = static_cast<unsigned long long>(round_to_integer(scale(v, 14 - ++k)));
+    else if (n < 100000000000000ULL) n = static_cast<unsigned long long>(round_to_integer(scale(v, 14 - --k)));
     append_decimal(out, n, k - 14);
 }
 
 void append_ms(std::string& out, double v) {
     if (!std::isfinite(v) || std::fabs(v) >= 9e12) return append_number(out, v);
-    const long long us = std::llround(v * 1000);
+    const long long us = round_to_integer(v * 1000);
     if (us == 0) return void(out += '0');
     if (us < 0) out += '-';
     append_decimal(out, static_cast<unsigned long long>(us < 0 ? -us : us), -3);
