@@ -205,3 +205,58 @@ TEST_CASE("the decoder rejects an unknown arms mode and samples that asked anoth
     j["samples"][2]["origin"] = "h3";
     CHECK(decode_beacon(j.dump()).error == "samples[2].origin h3 does not match arms h2-h3 for phase control");
 }
+
+TEST_CASE("beacon times are rounded to the microsecond; the sample rate is not") {
+    Beacon b = sample_beacon();
+    b.run_ms = 321.123456789;
+    b.sample_rate = 0.0001234567;
+    b.samples[2].network_ms = 30.0004999;
+    b.samples[2].start_ms = 1234567.8915;
+    b.context.rtt_ms = 50;
+    b.context.timer_resolution_ms = 0.005;
+    b.summary = summarize_run(b.samples);
+    const std::string text = encode_beacon(b);
+    CHECK(text.find(R"("run_ms":321.123,)") != std::string::npos);
+    CHECK(text.find(R"("sample_rate":0.0001234567,)") != std::string::npos);
+    CHECK(text.find(R"("network_ms":30,)") != std::string::npos);
+    CHECK(text.find(R"("start_ms":1234567.892,)") != std::string::npos);
+    CHECK(text.find(R"("timer_resolution_ms":0.005)") != std::string::npos);
+    const DecodeResult r = decode_beacon(text);
+    REQUIRE_MESSAGE(r.beacon, r.error);
+    CHECK(r.beacon->run_ms == 321.123);
+    CHECK(r.beacon->sample_rate == 0.0001234567);
+    CHECK(r.beacon->samples[2].network_ms == 30.0);
+    CHECK(r.beacon->context.rtt_ms == 50.0);
+    CHECK(encode_beacon(*r.beacon) == text);
+}
+
+TEST_CASE("beacons written before the rounding, with every digit, still decode") {
+    json j = json::parse(encode_beacon(sample_beacon()));
+    j["run_ms"] = 321.12345678901234;
+    j["samples"][2]["network_ms"] = 30.000000000000004;
+    j["samples"][2]["start_ms"] = 1002.4999999999999;
+    j["context"]["timer_resolution_ms"] = 0.09999999999999964;
+    const auto r = decode_beacon(j.dump());
+    REQUIRE_MESSAGE(r.beacon, r.error);
+    CHECK(r.beacon->run_ms == 321.12345678901234);
+    CHECK(r.beacon->samples[2].network_ms == 30.000000000000004);
+    CHECK(*r.beacon->context.timer_resolution_ms == 0.09999999999999964);
+}
+
+TEST_CASE("text from the page is escaped and made valid UTF-8 in the beacon") {
+    Beacon b = sample_beacon();
+    b.error = "quote \" slash \\ line\nend \x01";
+    b.errors = {"bad \xFF byte", "ok \xE2\x82\xAC"};
+    b.context.page_origin = "https://xn--caf-dma.test";
+    b.samples[0].protocol = "h3\"";
+    const std::string text = encode_beacon(b);
+    const json j = json::parse(text);  // strict UTF-8
+    CHECK(j["error"] == "quote \" slash \\ line\nend \x01");
+    CHECK(j["errors"][0] == "bad \xEF\xBF\xBD byte");
+    CHECK(j["errors"][1] == "ok \xE2\x82\xAC");
+    const auto r = decode_beacon(text);
+    REQUIRE_MESSAGE(r.beacon, r.error);
+    CHECK(r.beacon->error == b.error);
+    CHECK(r.beacon->samples[0].protocol == "h3\"");
+    CHECK(r.beacon->context.page_origin == "https://xn--caf-dma.test");
+}

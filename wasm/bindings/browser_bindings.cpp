@@ -1,11 +1,9 @@
 // Embind surface of the browser module: one Session class per page load, plain values in and out.
-#include <cmath>
-#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <emscripten/bind.h>
-#include <nlohmann/json.hpp>
 
 #include "browser_platform.hpp"
 #include "experiment.hpp"
@@ -15,30 +13,56 @@ using emscripten::val;
 namespace h3probe {
 namespace {
 
-// The page's config object as a JSON value, built directly: the browser module then links no JSON parser. A config is
-// flat, so nesting is cut at a small depth (a cyclic object cannot recurse forever); the core rejects what is not flat.
-nlohmann::json json_from_js(const val& v, int depth = 0) {
-    if (v.isTrue() || v.isFalse()) return v.isTrue();
-    if (v.isString()) return v.as<std::string>();
-    if (v.isNumber()) {
-        const double d = v.as<double>();
-        if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
-        return d;
+// The page's config object (or the remote config, parsed by the browser's JSON.parse) as the core's config source,
+// read once: keys and values are copied out, so the rules never call back into JS. A config is flat; an array, object
+// or null value is of kind `other`, which every key rejects.
+class ValSource : public ConfigSource {
+public:
+    explicit ValSource(const val& v) {
+        object_ = v.typeOf().as<std::string>() == "object" && !v.isNull() &&
+                  !val::global("Array").call<bool>("isArray", v);
+        if (!object_) return;
+        const val keys = val::global("Object").call<val>("keys", v);
+        const auto n = keys["length"].as<unsigned>();
+        for (unsigned i = 0; i < n; ++i) {
+            Entry e;
+            e.key = keys[i].as<std::string>();
+            const val x = v[e.key];
+            if (x.isString()) e.kind = Kind::string, e.text = x.as<std::string>();
+            else if (x.isNumber()) e.kind = Kind::number, e.number = x.as<double>();
+            else if (x.isTrue() || x.isFalse()) e.kind = Kind::boolean, e.flag = x.isTrue();
+            entries_.push_back(std::move(e));
+        }
     }
-    if (v.isNull() || v.isUndefined() || depth > 3) return nullptr;
-    const bool array = val::global("Array").call<bool>("isArray", v);
-    nlohmann::json out = array ? nlohmann::json::array() : nlohmann::json::object();
-    const val keys = val::global("Object").call<val>("keys", v);
-    const auto n = keys["length"].as<unsigned>();
-    for (unsigned i = 0; i < n; ++i) {
-        const std::string key = keys[i].as<std::string>();
-        if (array)
-            out.push_back(json_from_js(v[key], depth + 1));
-        else
-            out[key] = json_from_js(v[key], depth + 1);
+    bool is_object() const override { return object_; }
+    std::vector<std::string> keys() const override {
+        std::vector<std::string> out;
+        for (const Entry& e : entries_) out.push_back(e.key);
+        return out;
     }
-    return out;
-}
+    Kind kind(const char* key) const override { return find(key).kind; }
+    std::string string(const char* key) const override { return find(key).text; }
+    double number(const char* key) const override { return find(key).number; }
+    bool boolean(const char* key) const override { return find(key).flag; }
+
+private:
+    struct Entry {
+        std::string key;
+        Kind kind = Kind::other;
+        std::string text;
+        double number = 0;
+        bool flag = false;
+    };
+    const Entry& find(const char* key) const {
+        static const Entry absent{"", Kind::absent};
+        for (const Entry& e : entries_)
+            if (e.key == key) return e;
+        return absent;
+    }
+
+    bool object_ = false;
+    std::vector<Entry> entries_;
+};
 
 }  // namespace
 
@@ -55,7 +79,7 @@ public:
             problems.call<void>("push", std::string("configure: a run has started"));
             return problems;
         }
-        ConfigResult r = validate_config(json_from_js(config));
+        ConfigResult r = validate_config(ValSource(config));
         for (const auto& e : r.errors) problems.call<void>("push", e);
         if (r.config) experiment_ = std::make_unique<Experiment>(*r.config, platform_, H3PROBE_VERSION);
         return problems;

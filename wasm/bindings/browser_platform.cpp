@@ -52,6 +52,18 @@ ClientContext context_from_js(const val& o) {
     return c;
 }
 
+// Removes the entry with `id` and returns its callback (empty when there is none).
+template <typename Callback>
+static Callback take(std::vector<std::pair<int, Callback>>& pending, int id) {
+    for (auto it = pending.begin(); it != pending.end(); ++it) {
+        if (it->first != id) continue;
+        Callback c = std::move(it->second);
+        pending.erase(it);
+        return c;
+    }
+    return Callback();
+}
+
 RequestOutcome outcome_from_js(const val& o) {
     RequestOutcome out;
     const std::string status = text(o, "status");
@@ -77,19 +89,13 @@ RequestOutcome outcome_from_js(const val& o) {
 }
 
 void BrowserPlatform::deliver(int request_id, const val& outcome) {
-    const auto it = requests_.find(request_id);
-    if (it == requests_.end()) return;
-    RequestDone done = std::move(it->second);
-    requests_.erase(it);
-    done(outcome_from_js(outcome));
+    RequestDone done = take(requests_, request_id);
+    if (done) done(outcome_from_js(outcome));
 }
 
 void BrowserPlatform::fire_timer(int handle) {
-    const auto it = timers_.find(handle);
-    if (it == timers_.end()) return;
-    TimerFired fired = std::move(it->second);
-    timers_.erase(it);
-    fired();
+    TimerFired fired = take(timers_, handle);
+    if (fired) fired();
 }
 
 double BrowserPlatform::now_ms() { return host_.call<double>("now"); }
@@ -97,7 +103,8 @@ double BrowserPlatform::now_ms() { return host_.call<double>("now"); }
 double BrowserPlatform::random() { return host_.call<double>("random"); }
 
 void BrowserPlatform::start_request(const RequestSpec& spec, RequestDone done) {
-    requests_[spec.id] = std::move(done);
+    take(requests_, spec.id);  // an id is never reused, but a second start must not leave two entries
+    requests_.emplace_back(spec.id, std::move(done));
     host_.call<void>("startRequest", spec.id, spec.url, spec.timeout_ms, spec.entry_wait_ms);
 }
 
@@ -105,13 +112,13 @@ void BrowserPlatform::abort_request(int id) { host_.call<void>("abortRequest", i
 
 int BrowserPlatform::set_timer(double delay_ms, TimerFired fired) {
     const int handle = next_timer_++;
-    timers_[handle] = std::move(fired);
+    timers_.emplace_back(handle, std::move(fired));
     host_.call<void>("setTimer", handle, delay_ms);
     return handle;
 }
 
 void BrowserPlatform::cancel_timer(int handle) {
-    timers_.erase(handle);
+    take(timers_, handle);
     host_.call<void>("cancelTimer", handle);
 }
 

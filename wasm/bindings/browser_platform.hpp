@@ -1,7 +1,8 @@
 // The browser adapter of the platform port: forwards each call to a small JS host object (web/src/browserHost.js).
 #pragma once
 
-#include <map>
+#include <utility>
+#include <vector>
 
 #include <emscripten/val.h>
 
@@ -30,8 +31,9 @@ public:
 
 private:
     emscripten::val host_;
-    std::map<int, RequestDone> requests_;
-    std::map<int, TimerFired> timers_;
+    // Pending callbacks by id: a handful at a time, so a vector (a std::map's tree code is larger in the module).
+    std::vector<std::pair<int, RequestDone>> requests_;
+    std::vector<std::pair<int, TimerFired>> timers_;
     int next_timer_ = 1;
 };
 

@@ -1,4 +1,4 @@
-// Beacon encoding with nlohmann/json, and the validating decoder the collector runs on every beacon it receives.
+// Beacon encoding (JsonWriter), and the validating decoder (nlohmann/json) the collector runs on every beacon it receives.
 #include "beacon.hpp"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_writer.hpp"
 #include "request_class.hpp"
 
 namespace h3probe {
@@ -17,48 +18,39 @@ namespace {
 
 using nlohmann::json;
 
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-json arm_json(const ArmSummary& a) {
-    json j = {{"n", a.latency.n}, {"fallbacks", a.fallbacks}, {"excluded", a.excluded}};
+// The encoder writes with JsonWriter (no JSON library in the browser module); times in ms are rounded to the
+// microsecond, which no browser clock resolves anyway. Field names come from the same lists as the decoder's.
+void write_arm(JsonWriter& w, const char* key, const ArmSummary& a) {
+    w.key(key).begin_object();
+    w.key("n").integer(static_cast<long long>(a.latency.n));
+    w.key("fallbacks").integer(a.fallbacks);
+    w.key("excluded").integer(a.excluded);
     const bool empty = a.latency.n == 0;
-    j["min"] = empty ? json(nullptr) : json(a.latency.min);
-    j["median"] = empty ? json(nullptr) : json(a.latency.median);
-    j["max"] = empty ? json(nullptr) : json(a.latency.max);
-    return j;
+    w.key("min").ms(empty ? std::nullopt : std::optional<double>(a.latency.min));
+    w.key("median").ms(empty ? std::nullopt : std::optional<double>(a.latency.median));
+    w.key("max").ms(empty ? std::nullopt : std::optional<double>(a.latency.max));
+    w.end_object();
 }
 
-json sample_json(const Sample& s) {
-    return {{"phase", to_string(s.phase)},
-            {"idx", s.idx},
-            {"origin", to_string(s.origin)},
-            {"result", to_string(s.result)},
-            {"http_status", s.http_status},
-            {"protocol", s.protocol},
-            {"reused", s.reused ? json(*s.reused) : json(nullptr)},
-#define H3PROBE_DURATION_JSON(name, max, metric, what) {#name, optional_number(s.name)},
-            H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION_JSON)
+void write_sample(JsonWriter& w, const Sample& s) {
+    w.begin_object();
+    w.key("phase").string(to_string(s.phase));
+    w.key("idx").integer(s.idx);
+    w.key("origin").string(to_string(s.origin));
+    w.key("result").string(to_string(s.result));
+    w.key("http_status").integer(s.http_status);
+    w.key("protocol").string(s.protocol);
+    w.key("reused").boolean(s.reused);
+#define H3PROBE_DURATION_JSON(name, max, metric, what) w.key(#name).ms(s.name);
+    H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION_JSON)
 #undef H3PROBE_DURATION_JSON
-    };
+    w.end_object();
 }
 
-json summary_json(const RunSummary& s) {
-    return {{"control", arm_json(s.control)},
-            {"treatment", arm_json(s.treatment)},
-            {"diff_median_ms", optional_number(s.diff_median_ms)}};
-}
-
-json field_json(const std::string& v) { return v; }
-json field_json(const std::optional<double>& v) { return optional_number(v); }
-json field_json(const std::optional<bool>& v) { return v ? json(*v) : json(nullptr); }
-
-json context_json(const ClientContext& c) {
-    json j = json::object();
-#define H3PROBE_CONTEXT_JSON(type, name, limit, what) j[#name] = field_json(c.name);
-    H3PROBE_CONTEXT_FIELDS(H3PROBE_CONTEXT_JSON)
-#undef H3PROBE_CONTEXT_JSON
-    return j;
-}
+// The context list's three kinds, by the field's type: text, a time or rate (real, rounded like the times), a flag.
+void write_field(JsonWriter& w, const std::string& v) { w.string(v); }
+void write_field(JsonWriter& w, const std::optional<double>& v) { w.ms(v); }
+void write_field(JsonWriter& w, const std::optional<bool>& v) { w.boolean(v); }
 
 // Field readers for the decoder: each returns false and sets `error` on the first problem.
 class Fields {
@@ -214,26 +206,38 @@ RunSummary summarize_run(const std::vector<Sample>& samples) {
 }
 
 std::string encode_beacon(const Beacon& b) {
-    json samples = json::array();
-    for (const Sample& s : b.samples) samples.push_back(sample_json(s));
-    json j = {{"schema", kBeaconSchema},
-              {"run_id", b.run_id},
-              {"page_load_id", b.page_load_id},
-              {"config_id", b.config_id},
-              {"module_version", b.module_version},
-              {"order", b.order},
-              {"arms", b.arms},
-              {"outcome", b.outcome},
-              {"error", b.error},
-              {"run_ms", b.run_ms},
-              {"sample_rate", b.sample_rate},
-              {"context", context_json(b.context)},
-              {"errors", b.errors},
-              {"samples", std::move(samples)},
-              {"summary", summary_json(b.summary)}};
-    // Text from the page (origin, error messages, cut to length) may not be valid UTF-8; the strict default would
-    // throw, which in the WASM build aborts the module. Invalid bytes become U+FFFD instead.
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+    JsonWriter w;
+    w.begin_object();
+    w.key("schema").string(kBeaconSchema);
+    w.key("run_id").string(b.run_id);
+    w.key("page_load_id").string(b.page_load_id);
+    w.key("config_id").string(b.config_id);
+    w.key("module_version").string(b.module_version);
+    w.key("order").string(b.order);
+    w.key("arms").string(b.arms);
+    w.key("outcome").string(b.outcome);
+    w.key("error").string(b.error);
+    w.key("run_ms").ms(b.run_ms);
+    w.key("sample_rate").number(b.sample_rate);  // a probability, not a time: not rounded
+    w.key("context").begin_object();
+#define H3PROBE_CONTEXT_JSON(type, name, limit, what) write_field(w.key(#name), b.context.name);
+    H3PROBE_CONTEXT_FIELDS(H3PROBE_CONTEXT_JSON)
+#undef H3PROBE_CONTEXT_JSON
+    w.end_object();
+    w.key("errors").begin_array();
+    for (const std::string& e : b.errors) w.string(e);
+    w.end_array();
+    w.key("samples").begin_array();
+    for (const Sample& s : b.samples) write_sample(w, s);
+    w.end_array();
+    w.key("summary").begin_object();
+    write_arm(w, "control", b.summary.control);
+    write_arm(w, "treatment", b.summary.treatment);
+    w.key("diff_median_ms").ms(b.summary.diff_median_ms);
+    w.end_object();
+    w.end_object();
+    // Text from the page (origin, error messages) may not be valid UTF-8: the writer puts U+FFFD for invalid bytes.
+    return w.take();
 }
 
 DecodeResult decode_beacon(std::string_view json_text) {

@@ -2,10 +2,10 @@
 #include "config.hpp"
 
 #include <cmath>
-#include <functional>
-#include <map>
 
 #include <nlohmann/json.hpp>
+
+#include "json_writer.hpp"
 
 namespace h3probe {
 namespace {
@@ -22,7 +22,9 @@ bool is_https_origin(const std::string& s) {
     if (colon != std::string::npos && rest.find(']') == std::string::npos) {
         const std::string port = rest.substr(colon + 1);
         if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
-        if (std::stol(port) < 1 || std::stol(port) > 65535 || colon == 0) return false;
+        long value = 0;
+        for (const char d : port) value = value * 10 + (d - '0');
+        if (value < 1 || value > 65535 || colon == 0) return false;
     }
     return true;
 }
@@ -36,49 +38,48 @@ bool is_beacon_url(const std::string& s) {
 
 class Reader {
 public:
-    Reader(const json& object, std::vector<std::string>& errors) : object_(object), errors_(errors) {}
+    using Kind = ConfigSource::Kind;
+    Reader(const ConfigSource& object, std::vector<std::string>& errors) : object_(object), errors_(errors) {}
 
-    void string(const char* key, std::string& out, const std::function<bool(const std::string&)>& valid,
-                const char* expectation) {
-        const json* v = find(key);
-        if (!v) return;
-        if (!v->is_string()) return wrong(key, "a string");
-        const auto& s = v->get_ref<const std::string&>();
+    void string(const char* key, std::string& out, bool (*valid)(const std::string&), const char* expectation) {
+        const Kind k = object_.kind(key);
+        if (k == Kind::absent) return;
+        if (k != Kind::string) return wrong(key, "a string");
+        std::string s = object_.string(key);
         if (!valid(s)) return errors_.push_back(std::string(key) + ": must be " + expectation + ", got \"" + s + "\"");
-        out = s;
+        out = std::move(s);
     }
 
     void integer(const char* key, int& out, int lo, int hi) {
-        const json* v = find(key);
-        if (!v) return;
-        if (!v->is_number_integer() && !(v->is_number_float() && is_whole(v->get<double>())))
-            return wrong(key, "an integer");
-        const double d = v->get<double>();
+        const Kind k = object_.kind(key);
+        if (k == Kind::absent) return;
+        if (k != Kind::number || !is_whole(object_.number(key))) return wrong(key, "an integer");
+        const double d = object_.number(key);
         if (d < lo || d > hi) return out_of_range(key, d, lo, hi);
         out = static_cast<int>(d);
     }
 
     void boolean(const char* key, bool& out) {
-        const json* v = find(key);
-        if (!v) return;
-        if (!v->is_boolean()) return wrong(key, "true or false");
-        out = v->get<bool>();
+        const Kind k = object_.kind(key);
+        if (k == Kind::absent) return;
+        if (k != Kind::boolean) return wrong(key, "true or false");
+        out = object_.boolean(key);
     }
 
     void probability(const char* key, double& out) {
-        const json* v = find(key);
-        if (!v) return;
-        if (!v->is_number()) return wrong(key, "a number from 0 to 1");
-        const double d = v->get<double>();
+        const Kind k = object_.kind(key);
+        if (k == Kind::absent) return;
+        if (k != Kind::number) return wrong(key, "a number from 0 to 1");
+        const double d = object_.number(key);
         if (!(d >= 0 && d <= 1)) return out_of_range(key, d, 0, 1);
         out = d;
     }
 
     void milliseconds(const char* key, double& out, double lo, double hi) {
-        const json* v = find(key);
-        if (!v) return;
-        if (!v->is_number()) return wrong(key, "a number of milliseconds");
-        const double d = v->get<double>();
+        const Kind k = object_.kind(key);
+        if (k == Kind::absent) return;
+        if (k != Kind::number) return wrong(key, "a number of milliseconds");
+        const double d = object_.number(key);
         if (!std::isfinite(d) || d < lo || d > hi) return out_of_range(key, d, lo, hi);
         out = d;
     }
@@ -86,22 +87,40 @@ public:
 private:
     static bool is_whole(double d) { return std::isfinite(d) && std::floor(d) == d; }
 
-    const json* find(const char* key) {
-        const auto it = object_.find(key);
-        return it == object_.end() ? nullptr : &*it;
-    }
     void wrong(const char* key, const char* type) { errors_.push_back(std::string(key) + ": must be " + type); }
-    static std::string number_text(double d) {
-        return is_whole(d) && std::fabs(d) < 1e15 ? std::to_string(static_cast<long long>(d)) : json(d).dump();
-    }
     void out_of_range(const char* key, double d, double lo, double hi) {
         errors_.push_back(std::string(key) + ": " + number_text(d) + " is out of range [" + number_text(lo) + ", " +
                           number_text(hi) + "]");
     }
 
-    const json& object_;
+    const ConfigSource& object_;
     std::vector<std::string>& errors_;
 };
+
+// A parsed JSON document as a config source.
+class JsonSource : public ConfigSource {
+public:
+    explicit JsonSource(const json& doc) : doc_(doc) {}
+    bool is_object() const override { return doc_.is_object(); }
+    std::vector<std::string> keys() const override {
+        std::vector<std::string> out;
+        for (const auto& item : doc_.items()) out.push_back(item.key());
+        return out;
+    }
+    Kind kind(const char* key) const override {
+        const auto it = doc_.find(key);
+        if (it == doc_.end()) return Kind::absent;
+        return it->is_string() ? Kind::string : it->is_number() ? Kind::number : it->is_boolean() ? Kind::boolean : Kind::other;
+    }
+    std::string string(const char* key) const override { return doc_.at(key).get<std::string>(); }
+    double number(const char* key) const override { return doc_.at(key).get<double>(); }
+    bool boolean(const char* key) const override { return doc_.at(key).get<bool>(); }
+
+private:
+    const json& doc_;
+};
+
+bool is_origin(const std::string& s) { return is_https_origin(s); }
 
 const char* const kKnownKeys[] = {"h2Origin",      "h3Origin",       "arms",             "aaOrigin",
                                   "noopPath",      "beaconUrl",      "configId",         "prewarmH3",
@@ -132,25 +151,25 @@ ConfigResult parse_config(std::string_view json_text) {
         result.errors.push_back("config: not valid JSON");
         return result;
     }
-    return validate_config(doc);
+    return validate_config(JsonSource(doc));
 }
 
-ConfigResult validate_config(const nlohmann::json& doc) {
+ConfigResult validate_config(const ConfigSource& doc) {
     ConfigResult result;
     auto& errors = result.errors;
     if (!doc.is_object()) {
         errors.push_back("config: must be a JSON object");
         return result;
     }
-    for (const auto& item : doc.items()) {
+    for (const std::string& key : doc.keys()) {
         bool known = false;
-        for (const char* k : kKnownKeys) known = known || item.key() == k;
-        if (!known) errors.push_back(item.key() + ": unknown key");
+        for (const char* k : kKnownKeys) known = known || key == k;
+        if (!known) errors.push_back(key + ": unknown key");
     }
 
     Config c;
     Reader r(doc, errors);
-    const auto origin_ok = [](const std::string& s) { return is_https_origin(s); };
+    const auto origin_ok = is_origin;
     r.string("h2Origin", c.h2_origin, origin_ok, "an https origin like \"https://h2.example.com\"");
     r.string("h3Origin", c.h3_origin, origin_ok, "an https origin like \"https://h3.example.com\"");
     std::string arms = to_string(c.arms);
@@ -184,14 +203,14 @@ ConfigResult validate_config(const nlohmann::json& doc) {
     // An origin is required when an arm asks it; in an A/A test the other protocol's origin may be absent.
     const bool uses_h2 = c.arms != Arms::h3_h3;
     const bool uses_h3 = c.arms != Arms::h2_h2;
-    if (uses_h2 && !doc.contains("h2Origin")) errors.push_back("h2Origin: required");
-    if (uses_h3 && !doc.contains("h3Origin")) errors.push_back("h3Origin: required");
+    if (uses_h2 && doc.kind("h2Origin") == ConfigSource::Kind::absent) errors.push_back("h2Origin: required");
+    if (uses_h3 && doc.kind("h3Origin") == ConfigSource::Kind::absent) errors.push_back("h3Origin: required");
     // One origin for both arms would let the browser carry the control arm over HTTP/3 once Alt-Svc is learned.
     if (!c.h2_origin.empty() && c.h2_origin == c.h3_origin) errors.push_back("h3Origin: must differ from h2Origin");
     if (c.arms != Arms::h2_h3) {
         // Two arms on one origin share its connection: the test would compare the origin with itself, not two arms.
         const char* first = uses_h3 ? "h3Origin" : "h2Origin";
-        if (!doc.contains("aaOrigin"))
+        if (doc.kind("aaOrigin") == ConfigSource::Kind::absent)
             errors.push_back(std::string("aaOrigin: required when arms is \"") + arms + "\" (the treatment arm's origin)");
         else if (!c.aa_origin.empty() && (c.aa_origin == c.h2_origin || c.aa_origin == c.h3_origin))
             errors.push_back(std::string("aaOrigin: must differ from ") +

@@ -6,8 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "sample.hpp"
 
 namespace h3probe {
@@ -38,11 +36,26 @@ struct ConfigResult {
     std::vector<std::string> errors;  // every problem found, each naming its key
 };
 
+// What validate_config reads of a config object: its keys and each value's kind and value. Two sources implement it,
+// a parsed JSON document (parse_config, for the host tests and Node) and the page's own JS object (the browser
+// module, which so links no JSON library); the rules below are written once, against this view.
+class ConfigSource {
+public:
+    enum class Kind { absent, string, number, boolean, other };  // other: null, array or object
+    virtual ~ConfigSource() = default;
+    virtual bool is_object() const = 0;
+    virtual std::vector<std::string> keys() const = 0;
+    virtual Kind kind(const char* key) const = 0;
+    // Each is called only for a key of that kind.
+    virtual std::string string(const char* key) const = 0;
+    virtual double number(const char* key) const = 0;
+    virtual bool boolean(const char* key) const = 0;
+};
+
 // Parses a JSON object of config keys (camelCase, see README); absent keys keep their defaults.
 ConfigResult parse_config(std::string_view json_text);
-// The same rules over an already-built JSON value: the browser module builds it from the page's config object, so it
-// needs no JSON parser (which is a large share of the WASM).
-ConfigResult validate_config(const nlohmann::json& doc);
+// The same rules over any source of config keys.
+ConfigResult validate_config(const ConfigSource& doc);
 
 std::string to_string(RunOrder order);
 

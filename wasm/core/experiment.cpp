@@ -2,7 +2,6 @@
 #include "experiment.hpp"
 
 #include <cstdint>
-#include <cstdio>
 #include <utility>
 
 #include "resource_timing.hpp"
@@ -13,8 +12,7 @@ namespace h3probe {
 Experiment::Experiment(Config config, Platform& platform, std::string module_version)
     : config_(std::move(config)),
       platform_(platform),
-      module_version_(std::move(module_version)),
-      self_(std::make_shared<Experiment*>(this)) {
+      module_version_(std::move(module_version)) {
     page_load_id_ = random_id();
     // Every origin an arm asks is warmed, HTTP/3 origins first: the first answer carries Alt-Svc, so the next
     // connection to it can be QUIC. Then HTTP/2 origins, so no arm pays a TCP+TLS handshake the other does not.
@@ -30,15 +28,18 @@ Experiment::Experiment(Config config, Platform& platform, std::string module_ver
 }
 
 Experiment::~Experiment() {
+    self_.clear();
     if (deadline_timer_ >= 0) platform_.cancel_timer(deadline_timer_);
 }
 
 std::string Experiment::random_id() {
-    char buf[17];
-    const auto hi = static_cast<std::uint32_t>(platform_.random() * 4294967296.0);
-    const auto lo = static_cast<std::uint32_t>(platform_.random() * 4294967296.0);
-    std::snprintf(buf, sizeof buf, "%08x%08x", hi, lo);
-    return buf;
+    // 16 hex digits from two 32-bit draws (written by hand: snprintf would link printf into the browser module).
+    std::string id(16, '0');
+    for (int half = 0; half < 2; ++half) {
+        auto bits = static_cast<std::uint32_t>(platform_.random() * 4294967296.0);
+        for (int i = 7; i >= 0; --i, bits >>= 4) id[half * 8 + i] = "0123456789abcdef"[bits & 15];
+    }
+    return id;
 }
 
 Experiment::StartResult Experiment::search_completed() {
@@ -53,13 +54,12 @@ Experiment::StartResult Experiment::search_completed() {
                           (config_.order == RunOrder::random && platform_.random() < 0.5);
     if (h3_first) std::swap(arm_order_[0], arm_order_[1]);
 
-    std::weak_ptr<Experiment*> weak = self_;
-    deadline_timer_ = platform_.set_timer(config_.run_deadline_ms, [weak] {
-        if (auto self = weak.lock()) {
-            (*self)->deadline_timer_ = -1;
-            (*self)->finish("deadline", "run deadline passed");
-        }
-    });
+    const auto deadline = [](void* self, int) {
+        auto* e = static_cast<Experiment*>(self);
+        e->deadline_timer_ = -1;
+        e->finish("deadline", "run deadline passed");
+    };
+    deadline_timer_ = platform_.set_timer(config_.run_deadline_ms, Platform::TimerFired(self_, deadline, 0));
     state_ = State::prewarm;
     start_next_prewarm();
     return StartResult::started;
@@ -116,16 +116,17 @@ std::string Experiment::request_url(const Slot& slot) const {
 
 void Experiment::start(const Slot& slot) {
     const int id = next_request_id_++;
-    in_flight_.emplace(id, slot);
+    in_flight_.emplace_back(id, slot);
     RequestSpec spec{id, request_url(slot), config_.request_timeout_ms, config_.entry_wait_ms};
-    std::weak_ptr<Experiment*> weak = self_;
-    platform_.start_request(spec, [weak, id](const RequestOutcome& outcome) {
-        if (auto self = weak.lock()) (*self)->on_done(id, outcome);
-    });
+    const auto done = [](void* self, int request_id, const RequestOutcome& outcome) {
+        static_cast<Experiment*>(self)->on_done(request_id, outcome);
+    };
+    platform_.start_request(spec, Platform::RequestDone(self_, done, id));
 }
 
 void Experiment::on_done(int request_id, const RequestOutcome& outcome) {
-    const auto it = in_flight_.find(request_id);
+    auto it = in_flight_.begin();
+    while (it != in_flight_.end() && it->first != request_id) ++it;
     if (it == in_flight_.end()) return;  // ended by the deadline or stop(): already recorded as aborted
     const Slot slot = it->second;
     in_flight_.erase(it);
@@ -173,8 +174,8 @@ void Experiment::finish(const std::string& outcome, const std::string& error) {
     // Not seen hidden during the run: visible throughout.
     if (!beacon_.context.visible_throughout) beacon_.context.visible_throughout = true;
     beacon_.errors = errors_;
-    beacon_.samples = samples_;
-    beacon_.summary = summarize_run(samples_);
+    beacon_.samples = std::move(samples_);  // the run is over: nothing adds to samples_ any more
+    beacon_.summary = summarize_run(beacon_.samples);
     beacon_json_ = encode_beacon(beacon_);
     beacon_queued_ = platform_.send_beacon(config_.beacon_url, beacon_json_);
 }

@@ -1,9 +1,8 @@
 // The experiment state machine: gate -> pre-warm (sequential) -> two arms (parallel each) -> beacon.
 #pragma once
 
-#include <map>
-#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "beacon.hpp"
@@ -71,7 +70,7 @@ private:
     std::size_t prewarm_next_ = 0;
     Phase arm_order_[2] = {Phase::control, Phase::treatment};
     std::size_t arm_position_ = 0;
-    std::map<int, Slot> in_flight_;
+    std::vector<std::pair<int, Slot>> in_flight_;  // by request id, ascending (a run has at most ~100)
     int next_request_id_ = 1;
     int deadline_timer_ = -1;
     double started_ms_ = 0;
@@ -82,7 +81,7 @@ private:
     std::string beacon_json_;
     bool beacon_queued_ = false;
     // Platform callbacks hold a weak reference: one that fires after this object is gone does nothing.
-    std::shared_ptr<Experiment*> self_;
+    WeakRef self_{this};
 };
 
 }  // namespace h3probe

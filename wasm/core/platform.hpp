@@ -1,9 +1,9 @@
 // The platform port: the only way the core reaches the world (network, clock, randomness, timers, beacon).
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace h3probe {
 
@@ -56,10 +56,59 @@ struct RequestSpec {
     double entry_wait_ms = 0;    // how long to wait for the Resource Timing entry after the body is read
 };
 
+// The object a platform callback belongs to, as a counted reference that reads null once the object is gone (its
+// owner calls clear()): a callback that arrives late then does nothing. Used instead of std::weak_ptr and
+// std::function, which cost KBs in the browser module (a class per lambda; the shared_ptr library base brings RTTI).
+class WeakRef {
+public:
+    WeakRef() = default;
+    explicit WeakRef(void* target) : cell_(new Cell{target, 1}) {}
+    WeakRef(const WeakRef& other) : cell_(other.cell_) {
+        if (cell_) ++cell_->refs;
+    }
+    WeakRef& operator=(WeakRef other) {
+        std::swap(cell_, other.cell_);
+        return *this;
+    }
+    ~WeakRef() {
+        if (cell_ && --cell_->refs == 0) delete cell_;
+    }
+    void* get() const { return cell_ ? cell_->target : nullptr; }
+    void clear() {
+        if (cell_) cell_->target = nullptr;
+    }
+
+private:
+    struct Cell {
+        void* target;
+        int refs;
+    };
+    Cell* cell_ = nullptr;
+};
+
+// A platform callback: a plain function, the object it belongs to and an id. Copyable and callable like a
+// std::function; calling it does nothing once the object is gone, and an empty one tests false.
+template <typename... Args>
+class Callback {
+public:
+    using Function = void (*)(void* target, int id, Args... args);
+    Callback() = default;
+    Callback(WeakRef owner, Function function, int id) : owner_(std::move(owner)), function_(function), id_(id) {}
+    void operator()(Args... args) const {
+        if (void* target = owner_.get()) function_(target, id_, args...);
+    }
+    explicit operator bool() const { return function_ != nullptr; }
+
+private:
+    WeakRef owner_;
+    Function function_ = nullptr;
+    int id_ = 0;
+};
+
 class Platform {
 public:
-    using RequestDone = std::function<void(const RequestOutcome&)>;
-    using TimerFired = std::function<void()>;
+    using RequestDone = Callback<const RequestOutcome&>;
+    using TimerFired = Callback<>;
 
     virtual ~Platform() = default;
     virtual double now_ms() = 0;

@@ -2,11 +2,8 @@
 #include "utf8_text.hpp"
 
 namespace h3probe {
-namespace {
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if none starts there (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF).
-std::size_t sequence_length(std::string_view s, std::size_t i) {
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
     const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
     const unsigned char b0 = byte(i);
     if (b0 < 0x80) return 1;
@@ -23,13 +20,11 @@ std::size_t sequence_length(std::string_view s, std::size_t i) {
     return n;
 }
 
-}  // namespace
-
 std::string utf8_text(std::string_view s, std::size_t max_bytes) {
     std::string out;
     out.reserve(s.size() < max_bytes ? s.size() : max_bytes);
     for (std::size_t i = 0; i < s.size();) {
-        const std::size_t n = sequence_length(s, i);
+        const std::size_t n = utf8_sequence_length(s, i);
         const std::size_t take = n == 0 ? 1 : n;
         if (out.size() + take > max_bytes) break;
         if (n == 0)

@@ -11,4 +11,8 @@ namespace h3probe {
 // splitting a character. (The beacon's decoder limits fields in bytes and rejects invalid UTF-8.)
 std::string utf8_text(std::string_view s, std::size_t max_bytes);
 
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if none starts there (RFC 3629: no overlongs, no
+// surrogates, nothing above U+10FFFF).
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i);
+
 }  // namespace h3probe
