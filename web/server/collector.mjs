@@ -61,6 +61,9 @@ export async function startCollector({
     connectionsCheckingInterval: Math.min(1000, headersTimeout * 500),
   }, handle);
   server.keepAliveTimeout = keepAliveTimeout * 1000;
+  // Node applies the header timeout only once a request has begun: a connection that sends nothing at all would be kept
+  // for ever. Any socket silent for headersTimeout is closed (keep-alive idleness is keepAliveTimeout, shorter).
+  server.timeout = headersTimeout * 1000;
   server.maxConnections = maxConnections;
   server.on('connection', (socket) => {
     metrics.connections++;
