@@ -49,8 +49,8 @@ function start(argv) {
     let buf = '';
     child.stdout.on('data', (chunk) => {
       buf += chunk;
-      const line = buf.split('\n').find((l) => l.includes('"port"'));
-      if (line) resolve(JSON.parse(line).port);
+      const line = buf.split('\n').find((l) => l.includes('"port"') || l.includes('"listening"'));
+      if (line) resolve(JSON.parse(line).port ?? Number(new URL(JSON.parse(line).listening).port));
     });
     child.once('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}`)));
   });

@@ -59,7 +59,7 @@ async function runPrimary(options) {
       const id = nextId++;
       const timer = setTimeout(() => { pending.delete(id); resolve(null); }, SNAPSHOT_TIMEOUT_MS);
       pending.set(id, (result) => { clearTimeout(timer); resolve(result); });
-      worker.send({ h3probe: 'rpc', id, op });
+      send(worker, { h3probe: 'rpc', id, op });
     });
   }
 
@@ -85,7 +85,7 @@ async function runPrimary(options) {
       } catch (err) {
         reply = { h3probe: 'reply', id: msg.id, error: err.message };
       }
-      if (worker.isConnected()) worker.send(reply);
+      send(worker, reply);
     });
   }
 
@@ -110,7 +110,7 @@ async function runPrimary(options) {
     draining = true;
     const workers = Object.values(cluster.workers);
     const exited = workers.map((w) => new Promise((resolve) => (w.isDead() ? resolve() : w.once('exit', resolve))));
-    for (const w of workers) if (w.isConnected()) w.send({ h3probe: 'drain' });
+    for (const w of workers) send(w, { h3probe: 'drain' });
     const clean = await Promise.race([
       Promise.all(exited).then(() => workers.every((w) => w.process.exitCode === 0)),
       new Promise((resolve) => setTimeout(() => resolve(false), options.drainTimeout * 1000 + 1000).unref()),
@@ -131,7 +131,7 @@ export async function runWorker(options) {
   const ask = (op, ...args) => new Promise((resolve, reject) => {
     const id = nextId++;
     pending.set(id, { resolve, reject });
-    process.send({ h3probe: 'rpc', id, op, args });
+    send(process, { h3probe: 'rpc', id, op, args });
   });
   const backend = {
     take: (key) => ask('take', key),
@@ -156,7 +156,7 @@ export async function runWorker(options) {
       pending.delete(msg.id);
       if (p) (msg.error !== undefined ? p.reject(new Error(msg.error)) : p.resolve(msg.result));
     } else if (msg?.h3probe === 'rpc' && msg.op === 'snapshot') {
-      process.send({ h3probe: 'reply', id: msg.id, result: collector.metrics });
+      send(process, { h3probe: 'reply', id: msg.id, result: collector.metrics });
     } else if (msg?.h3probe === 'drain') {
       stop();
     }
@@ -183,6 +183,13 @@ function onSignals(drain, force = () => {}) {
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+}
+
+// An IPC message to a worker (or, from a worker, to the primary); a closed channel (the other side exiting) is not an
+// error worth crashing for: the request waiting on it ends with its connection.
+function send(target, msg) {
+  const connected = typeof target.isConnected === 'function' ? target.isConnected() : target.connected;
+  if (connected) target.send(msg, (err) => { if (err && err.code !== 'EPIPE' && err.code !== 'ERR_IPC_CHANNEL_CLOSED') log({ ipcError: err.message }); });
 }
 
 const hostForUrl = (host) => (host.includes(':') ? `[${host}]` : host);
