@@ -1,29 +1,24 @@
-// `h3probe collector [--port 8787] [--host 127.0.0.1] [--db FILE]`: the beacon collector on its own, as deployed.
-import { parseArgs } from 'node:util';
-import { openStore } from '../server/store.mjs';
-import { startCollector } from '../server/collector.mjs';
-import { loadH3probeNode } from '../server/h3probeNode.mjs';
+// `h3probe collector [--config FILE] [options]`: the beacon collector service, as deployed. Options: collectorOptions.mjs
+// (--help lists them with their defaults); a bad option prints why and exits with code 2.
+import { OptionsError, collectorHelp, parseCollectorArgs } from '../server/collectorOptions.mjs';
+import { runCollectorService } from '../server/collectorService.mjs';
 
 export async function main(argv) {
-  const { values: args } = parseArgs({
-    args: argv,
-    options: {
-      port: { type: 'string', default: '8787' },
-      host: { type: 'string', default: '127.0.0.1' },
-      db: { type: 'string', default: 'h3probe-beacons.sqlite' },
-    },
-  });
-  const core = await loadH3probeNode();
-  const store = openStore(args.db, core);
-  const collector = await startCollector({ port: Number(args.port), host: args.host, store, core });
-  console.log(JSON.stringify({ listening: `http://${args.host}:${collector.port}/beacon`, db: args.db }));
-
-  const shutdown = async () => {
-    await collector.close();
-    store.close();
-    console.log(JSON.stringify({ counts: collector.counts }));
-    process.exit(0);
-  };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  let parsed;
+  try {
+    parsed = parseCollectorArgs(argv);
+  } catch (err) {
+    if (!(err instanceof OptionsError)) throw err;
+    console.error(`h3probe collector: ${err.message}`);
+    process.exit(2);
+  }
+  if (parsed.help) {
+    console.log(collectorHelp());
+    return;
+  }
+  if (parsed.options.headersTimeout > parsed.options.requestTimeout) {
+    console.error('h3probe collector: headersTimeout must not be longer than requestTimeout');
+    process.exit(2);
+  }
+  await runCollectorService(parsed.options);
 }

@@ -30,7 +30,7 @@ export function parseTrustedProxies(list) {
  *   env H3PROBE_COUNTRY_HEADERS; default CF-IPCountry, X-Country-Code.
  * - countryDb: path of an .mmdb country database; env H3PROBE_COUNTRY_DB; default the bundled one.
  * - lookupCountry: ip → code, instead of reading countryDb (tests).
- * Returns locate(req) → {country, region}.
+ * Returns locate(req) → {country, region}, and locate.clientAddress(req) → the client's IP for the rate limit.
  */
 export function createClientLocator(opts = {}, env = process.env) {
   const trusted = parseTrustedProxies(opts.trustedProxies ?? env.H3PROBE_TRUSTED_PROXIES ?? '');
@@ -44,7 +44,7 @@ export function createClientLocator(opts = {}, env = process.env) {
     return isLoopback(s) || trusted.check(s, net.isIPv4(s) ? 'ipv4' : 'ipv6');
   };
 
-  return function locate(req) {
+  function locate(req) {
     const peer = req.socket?.remoteAddress;
     if (!isTrusted(peer)) return locateIp(peer, lookupCountry);
     for (const name of countryHeaders) {
@@ -56,7 +56,18 @@ export function createClientLocator(opts = {}, env = process.env) {
       }
     }
     return locateIp(forwardedClient(req.headers['x-forwarded-for'], isTrusted) ?? peer, lookupCountry);
+  }
+  /**
+   * The client's address as the rate limit sees it (never stored): the TCP peer, or behind a trusted proxy the first
+   * untrusted hop of X-Forwarded-For; a malformed chain counts as the proxy itself.
+   */
+  locate.clientAddress = (req) => {
+    const peer = req.socket?.remoteAddress;
+    if (!isTrusted(peer)) return peer;
+    const client = forwardedClient(req.headers['x-forwarded-for'], isTrusted);
+    return client && client !== 'invalid' ? client : peer;
   };
+  return locate;
 }
 
 /**

@@ -1,37 +1,130 @@
-// The beacon collector: an HTTP server that validates POST /beacon bodies and stores accepted runs (the client IP is never stored).
+// The beacon collector: an HTTP server that validates POST <path> bodies and stores accepted runs (the client IP is never
+// stored), with GET /healthz and GET /metrics, CORS by page origin, a per-network rate limit, a connection cap, short
+// header/body/idle timeouts and a graceful drain. Run as a service by server/collectorService.mjs (`h3probe collector`).
 import http from 'node:http';
 import { createClientLocator } from './clientLocator.mjs';
+import { defaultOptions } from './collectorOptions.mjs';
+import { countTreatment, createMetrics, observeLatency, renderMetrics } from './metrics.mjs';
+import { createRateLimiter, networkKey } from './rateLimit.mjs';
+import { isLoopback } from './regionFor.mjs';
 
 // Past this we stop draining an oversized body and drop the connection instead of answering politely.
 const MAX_DRAIN = 4 * 1024 * 1024;
-const CORS = {
-  'Access-Control-Allow-Origin': '*',
-  'Access-Control-Allow-Methods': 'POST, OPTIONS',
-  'Access-Control-Allow-Headers': 'Content-Type',
-  'Access-Control-Max-Age': '86400',
-};
+const DEFAULTS = defaultOptions();
+
+/**
+ * The store and rate limit of one process (a single-process service, the tests, the dev stack). A cluster worker gets a
+ * backend with the same methods that asks the primary process instead (collectorService.mjs).
+ */
+export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst }) {
+  const limiter = createRateLimiter({ perMinute: rateLimit, burst: rateBurst });
+  return {
+    take: (key) => limiter.take(key),
+    store: (decoded, meta) => store.queueBeacon(decoded, meta),
+    health: () => store.checkWritable(),
+    countRuns: () => store.countRuns(),
+    metrics: null,
+  };
+}
 
 /**
  * store: from openStore(); core: the Node module (loadH3probeNode()): its decodeBeacon(text) validates a beacon and
  * returns the rows to store ({ok: true, run, requests} | {ok: false, error}), and its limits bound the body size.
  * location: the createClientLocator() options (trustedProxies, countryHeaders, countryDb, lookupCountry); env vars otherwise.
+ * The other options are collectorOptions.mjs's (path, allowedOrigins, rateLimit, rateBurst, maxConnections, and the
+ * timeouts in seconds); backend replaces store (cluster workers).
  */
-export async function startCollector({ port = 0, host = '127.0.0.1', store, core, location = {} }) {
-  if (!store || typeof core?.decodeBeacon !== 'function') throw new Error('startCollector needs a store and the Node module');
+export async function startCollector({
+  port = 0, host = '127.0.0.1', store, core, location = {}, backend,
+  path = DEFAULTS.path, allowedOrigins = DEFAULTS.allowedOrigins, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst,
+  maxConnections = DEFAULTS.maxConnections, headersTimeout = DEFAULTS.headersTimeout, requestTimeout = DEFAULTS.requestTimeout,
+  keepAliveTimeout = DEFAULTS.keepAliveTimeout,
+}) {
+  if ((!store && !backend) || typeof core?.decodeBeacon !== 'function') throw new Error('startCollector needs a store and the Node module');
+  if (headersTimeout > requestTimeout) throw new Error('headersTimeout must not be longer than requestTimeout');
+  backend ??= localBackend({ store, rateLimit, rateBurst });
   const maxBody = core.schema().limits.maxBeaconBytes;
   const locate = createClientLocator(location);
+  const metrics = createMetrics();
+  const allowAny = allowedOrigins.includes('*');
+  const origins = new Set(allowedOrigins);
+  // The older counts object, kept for callers of startCollector (rejected = invalid beacons).
   const counts = { accepted: 0, rejected: 0, duplicate: 0, tooLarge: 0, failed: 0 };
   const waiters = new Set();
+  let draining = false;
 
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer({
+    headersTimeout: headersTimeout * 1000,
+    requestTimeout: requestTimeout * 1000,
+    keepAliveTimeout: keepAliveTimeout * 1000,
+    // How often Node checks the two timeouts above (its default, 30 s, would let a slow client stay up to 30 s longer).
+    connectionsCheckingInterval: Math.min(1000, headersTimeout * 500),
+  }, handle);
+  server.keepAliveTimeout = keepAliveTimeout * 1000;
+  // Node applies the header timeout only once a request has begun: a connection that sends nothing at all would be kept
+  // for ever. Any socket silent for headersTimeout is closed (keep-alive idleness is keepAliveTimeout, shorter).
+  server.timeout = headersTimeout * 1000;
+  server.maxConnections = maxConnections;
+  server.on('connection', (socket) => {
+    metrics.connections++;
+    socket.once('close', () => { metrics.connections--; });
+  });
+
+  // CORS headers for a request's Origin: any origin, an allowed one echoed (caches must key on it), or none.
+  function cors(origin) {
+    if (allowAny) return { 'Access-Control-Allow-Origin': '*' };
+    if (origin && origins.has(origin)) return { 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
+    return { Vary: 'Origin' };
+  }
+  const originRefused = (origin) => !allowAny && origin !== undefined && !origins.has(origin);
+
+  function reply(res, status, text, headers = {}) {
+    res.writeHead(status, {
+      'Cache-Control': 'no-store',
+      ...(text ? { 'Content-Type': 'text/plain; charset=utf-8' } : {}),
+      ...(draining ? { Connection: 'close' } : {}),
+      ...headers,
+    });
+    res.end(text);
+  }
+
+  function reject(res, reason, status, text, headers) {
+    metrics.rejected[reason]++;
+    reply(res, status, text, headers);
+  }
+
+  async function handle(req, res) {
     const url = req.url.split('?')[0];
-    if (url !== '/beacon') return reply(res, 404, 'not found');
-    if (req.method === 'OPTIONS') return reply(res, 204, '', CORS);
-    if (req.method !== 'POST') return reply(res, 405, 'method not allowed', { Allow: 'POST, OPTIONS' });
+    if (url !== path) {
+      if (req.method === 'GET' && url === '/healthz') return healthz(res);
+      if (req.method === 'GET' && url === '/metrics') return sendMetrics(res);
+      return reply(res, 404, 'not found');
+    }
+    const t0 = performance.now();
+    res.once('finish', () => observeLatency(metrics, (performance.now() - t0) / 1000));
+    const origin = req.headers.origin;
+    const corsHeaders = cors(origin);
+    if (req.method === 'OPTIONS') {
+      if (originRefused(origin)) return reject(res, 'origin', 403, 'origin not allowed', corsHeaders);
+      return reply(res, 204, '', { ...corsHeaders, 'Access-Control-Allow-Methods': 'POST, OPTIONS',
+        'Access-Control-Allow-Headers': 'Content-Type', 'Access-Control-Max-Age': '86400' });
+    }
+    if (req.method !== 'POST') return reject(res, 'method', 405, 'method not allowed', { ...corsHeaders, Allow: 'POST, OPTIONS' });
+    if (originRefused(origin)) return reject(res, 'origin', 403, 'origin not allowed', corsHeaders);
+
+    // The limit is taken before the body is read or decoded, so a flood costs little. Local clients are the operator's.
+    const client = locate.clientAddress(req);
+    if (!isLoopback(client)) {
+      const taken = await backend.take(networkKey(client));
+      if (!taken.ok) {
+        return reject(res, 'rate_limited', 429, 'too many beacons from your network',
+          { ...corsHeaders, 'Retry-After': String(taken.retryAfter) });
+      }
+    }
     const body = await readBody(req, maxBody);
     if (body === null) {
       counts.tooLarge++;
-      return reply(res, 413, `beacon larger than ${maxBody} bytes`, { Connection: 'close' });
+      return reject(res, 'too_large', 413, `beacon larger than ${maxBody} bytes`, { ...corsHeaders, Connection: 'close' });
     }
     let decoded;
     try {
@@ -41,25 +134,53 @@ export async function startCollector({ port = 0, host = '127.0.0.1', store, core
     }
     if (!decoded?.ok) {
       counts.rejected++;
-      return reply(res, 400, String(decoded?.error ?? 'invalid beacon'));
+      return reject(res, 'invalid', 400, String(decoded?.error ?? 'invalid beacon'), corsHeaders);
     }
+    let duplicate;
     try {
       // Only the country and region leave this function: the address itself is never stored.
       const { country, region } = locate(req);
-      const meta = { receivedAt: new Date().toISOString(), region, country };
-      const { duplicate } = await store.queueBeacon(decoded, meta);
-      counts[duplicate ? 'duplicate' : 'accepted']++;
+      ({ duplicate } = await backend.store(decoded, { receivedAt: new Date().toISOString(), region, country }));
     } catch (err) {
       counts.failed++;
-      return reply(res, 500, `could not store beacon: ${err.message}`);
+      return reject(res, 'store_error', 500, `could not store beacon: ${err.message}`, corsHeaders);
     }
-    reply(res, 204, '');
+    if (duplicate) {
+      counts.duplicate++;
+      metrics.duplicate++;
+    } else {
+      counts.accepted++;
+      metrics.accepted++;
+      countTreatment(metrics, decoded.requests);
+    }
+    reply(res, 204, '', corsHeaders);
     notify();
-  });
+  }
+
+  async function healthz(res) {
+    let health;
+    try {
+      health = await backend.health();
+    } catch (err) {
+      health = { ok: false, error: err.message };
+    }
+    if (draining) health = { ...health, ok: false, draining: true };
+    reply(res, health.ok ? 200 : 503, JSON.stringify({ status: health.ok ? 'ok' : 'unavailable', ...health }),
+      { 'Content-Type': 'application/json' });
+  }
+
+  async function sendMetrics(res) {
+    try {
+      const all = backend.metrics ? await backend.metrics() : metrics;
+      reply(res, 200, renderMetrics(all), { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
+    } catch (err) {
+      reply(res, 500, `metrics unavailable: ${err.message}`);
+    }
+  }
 
   function notify() {
     if (waiters.size === 0) return;
-    const runs = store.countRuns();
+    const runs = backend.countRuns();
     for (const w of waiters) if (runs >= w.n) w.done();
   }
 
@@ -71,17 +192,42 @@ export async function startCollector({ port = 0, host = '127.0.0.1', store, core
   return {
     port: server.address().port,
     counts,
+    /** This process's metrics (createMetrics()): a snapshot is the object itself. */
+    metrics,
     /** Resolves with the run count once at least n runs are stored; rejects after timeoutMs. */
     waitForRuns(n, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         const w = { n };
         const timer = setTimeout(() => {
           waiters.delete(w);
-          reject(new Error(`waited ${timeoutMs} ms for ${n} runs, have ${store.countRuns()} (${JSON.stringify(counts)})`));
+          reject(new Error(`waited ${timeoutMs} ms for ${n} runs, have ${backend.countRuns()} (${JSON.stringify(counts)})`));
         }, timeoutMs);
-        w.done = () => { clearTimeout(timer); waiters.delete(w); resolve(store.countRuns()); };
+        w.done = () => { clearTimeout(timer); waiters.delete(w); resolve(backend.countRuns()); };
         waiters.add(w);
         notify();
+      });
+    },
+    /**
+     * Graceful stop: no new connections, idle ones closed, in-flight requests answered (then their connections closed).
+     * Resolves true when all connections ended within deadlineMs, false when the rest had to be cut.
+     */
+    drain(deadlineMs = DEFAULTS.drainTimeout * 1000) {
+      draining = true;
+      return new Promise((resolve) => {
+        let done = false;
+        const timer = setTimeout(() => {
+          if (done) return;
+          done = true;
+          server.closeAllConnections();
+          resolve(false);
+        }, deadlineMs);
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
+        server.close(() => {
+          clearTimeout(timer);
+          clearInterval(idle);
+          if (!done) { done = true; resolve(true); }
+        });
+        server.closeIdleConnections();
       });
     },
     close() {
@@ -89,16 +235,6 @@ export async function startCollector({ port = 0, host = '127.0.0.1', store, core
       return new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
     },
   };
-}
-
-function reply(res, status, text, headers = {}) {
-  res.writeHead(status, {
-    'Access-Control-Allow-Origin': '*',
-    'Cache-Control': 'no-store',
-    ...(text ? { 'Content-Type': 'text/plain; charset=utf-8' } : {}),
-    ...headers,
-  });
-  res.end(text);
 }
 
 /** Resolves with the body text, or null when it is larger than maxBody bytes. */

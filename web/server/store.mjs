@@ -104,6 +104,17 @@ export function openStore(dbPath, core) {
       });
     },
     countRuns: () => countStmt.get(),
+    /** {ok: true} when the database is open and its write lock can be taken now; {ok: false, error} otherwise. */
+    checkWritable() {
+      try {
+        if (!db.open) return { ok: false, error: 'database closed' };
+        if (db.readonly) return { ok: false, error: 'database read-only' };
+        db.exec('BEGIN IMMEDIATE; ROLLBACK');
+        return { ok: true };
+      } catch (error) {
+        return { ok: false, error: error.message };
+      }
+    },
     /** The run rows (without the report records) received at or after sinceIso, oldest first. */
     runsSince: (sinceIso = '') => sinceStmt.all(sinceIso),
     requestsFor: (runId) => requestsStmt.all(runId),

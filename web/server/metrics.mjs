@@ -1,0 +1,97 @@
+// The collector's metrics: names, help and types in one list; counters kept as plain numbers per process; snapshots that
+// add up across cluster workers; rendering in the Prometheus text exposition format (version 0.0.4).
+
+export const REJECT_REASONS = Object.freeze(['invalid', 'too_large', 'rate_limited', 'origin', 'method', 'store_error']);
+// Seconds, from a beacon request's arrival to its answer.
+export const LATENCY_BUCKETS = Object.freeze([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+
+export const METRICS = Object.freeze({
+  accepted: { name: 'h3probe_beacons_accepted_total', type: 'counter', help: 'Beacons stored (answered 204).' },
+  rejected: { name: 'h3probe_beacons_rejected_total', type: 'counter', label: 'reason',
+    help: 'Beacon requests refused, by reason: invalid (400), too_large (413), rate_limited (429), origin (403), method (405), store_error (500).' },
+  duplicate: { name: 'h3probe_beacons_duplicate_total', type: 'counter',
+    help: 'Beacons answered 204 but not stored again: their run_id was already stored (a retry).' },
+  latency: { name: 'h3probe_beacon_request_duration_seconds', type: 'histogram',
+    help: 'Time from a beacon request (POST or OPTIONS on the beacon path) arriving to its answer.' },
+  treatmentCompleted: { name: 'h3probe_treatment_requests_completed_total', type: 'counter',
+    help: 'Treatment-arm requests in stored beacons that completed (usable_treatment, fallback or protocol_unknown), the denominator of the fallback rate.' },
+  treatmentFallback: { name: 'h3probe_treatment_requests_fallback_total', type: 'counter',
+    help: 'Treatment-arm requests in stored beacons that ran over another protocol than the arm asked for (request_class fallback).' },
+  connections: { name: 'h3probe_open_connections', type: 'gauge', help: 'Open client connections, all workers.' },
+  workers: { name: 'h3probe_workers', type: 'gauge', help: 'HTTP worker processes that answered this scrape.' },
+});
+
+/** A fresh set of counters (a plain object, so a snapshot is itself and travels over IPC as JSON). */
+export function createMetrics() {
+  return {
+    accepted: 0,
+    duplicate: 0,
+    rejected: Object.fromEntries(REJECT_REASONS.map((r) => [r, 0])),
+    latencyBuckets: LATENCY_BUCKETS.map(() => 0),
+    latencyCount: 0,
+    latencySum: 0,
+    treatmentCompleted: 0,
+    treatmentFallback: 0,
+    connections: 0,
+    workers: 1,
+  };
+}
+
+export function observeLatency(m, seconds) {
+  m.latencyCount++;
+  m.latencySum += seconds;
+  // Stored per bucket (not cumulative); rendering accumulates.
+  const i = LATENCY_BUCKETS.findIndex((b) => seconds <= b);
+  if (i >= 0) m.latencyBuckets[i]++;
+}
+
+/** Counts the treatment-arm outcomes of a decoded beacon's requests (as the report defines the fallback rate). */
+export function countTreatment(m, requests) {
+  for (const r of requests) {
+    if (r.phase !== 'treatment') continue;
+    const c = r.request_class;
+    if (c === 'fallback') { m.treatmentFallback++; m.treatmentCompleted++; }
+    else if (c === 'usable_treatment' || c === 'protocol_unknown') m.treatmentCompleted++;
+  }
+}
+
+/** Sum of snapshots (cluster workers) as one. */
+export function mergeMetrics(list) {
+  const total = createMetrics();
+  total.workers = 0;
+  for (const m of list) {
+    for (const k of ['accepted', 'duplicate', 'latencyCount', 'latencySum', 'treatmentCompleted', 'treatmentFallback', 'connections', 'workers']) {
+      total[k] += m[k];
+    }
+    for (const r of REJECT_REASONS) total.rejected[r] += m.rejected[r] ?? 0;
+    m.latencyBuckets.forEach((n, i) => { total.latencyBuckets[i] += n; });
+  }
+  return total;
+}
+
+const num = (v) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(12))));
+
+/** Prometheus text exposition (Content-Type: text/plain; version=0.0.4). */
+export function renderMetrics(m) {
+  const out = [];
+  const head = (d) => out.push(`# HELP ${d.name} ${d.help}`, `# TYPE ${d.name} ${d.type}`);
+  head(METRICS.accepted);
+  out.push(`${METRICS.accepted.name} ${m.accepted}`);
+  head(METRICS.rejected);
+  for (const r of REJECT_REASONS) out.push(`${METRICS.rejected.name}{reason="${r}"} ${m.rejected[r]}`);
+  head(METRICS.duplicate);
+  out.push(`${METRICS.duplicate.name} ${m.duplicate}`);
+  head(METRICS.latency);
+  let cumulative = 0;
+  LATENCY_BUCKETS.forEach((b, i) => {
+    cumulative += m.latencyBuckets[i];
+    out.push(`${METRICS.latency.name}_bucket{le="${b}"} ${cumulative}`);
+  });
+  out.push(`${METRICS.latency.name}_bucket{le="+Inf"} ${m.latencyCount}`);
+  out.push(`${METRICS.latency.name}_sum ${num(m.latencySum)}`, `${METRICS.latency.name}_count ${m.latencyCount}`);
+  for (const k of ['treatmentCompleted', 'treatmentFallback', 'connections', 'workers']) {
+    head(METRICS[k]);
+    out.push(`${METRICS[k].name} ${m[k]}`);
+  }
+  return `${out.join('\n')}\n`;
+}

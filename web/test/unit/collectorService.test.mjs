@@ -1,0 +1,394 @@
+// Unit tests of the collector as a service: options (flags, --config, errors, --help, the docs table), the per-network
+// rate limit, /healthz, /metrics, CORS, the connection cap, header timeouts, and SIGTERM draining with nothing
+// acknowledged lost (one process and a 2-worker cluster). Real HTTP on loopback, real SQLite, the real WASM decoder.
+// No assertion depends on how fast the machine is: waits are for events, with generous test timeouts.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { openStore } from '../../server/store.mjs';
+import { startCollector } from '../../server/collector.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { createClientLocator } from '../../server/clientLocator.mjs';
+import { createRateLimiter, networkKey } from '../../server/rateLimit.mjs';
+import { COLLECTOR_OPTIONS, OptionsError, collectorHelp, optionsMarkdownTable, parseCollectorArgs } from '../../server/collectorOptions.mjs';
+import { METRICS } from '../../server/metrics.mjs';
+
+const core = await loadH3probeNode();
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-service-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+let dbCount = 0;
+const dbPath = () => path.join(tmp, `db${dbCount++}.sqlite`);
+
+function sample(phase, idx, origin, protocol) {
+  return { phase, idx, origin, result: 'ok', http_status: 204, protocol, reused: true, network_ms: 10 + idx, queue_ms: 0.1,
+    dns_ms: 0, connect_ms: 0, tls_ms: 0, request_ms: 1, response_ms: 0.2, start_ms: 100, fetch_ms: 11 };
+}
+// Two treatment requests, one of them a fallback to h2.
+const beacon = (runId) => JSON.stringify({ schema: 'h3probe/1', run_id: runId, page_load_id: `pl-${runId}`, config_id: 'default',
+  module_version: '0.1.0', order: 'h2-first', outcome: 'complete', error: '',
+  samples: [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', 'h3'), sample('treatment', 1, 'h3', 'h2')] });
+
+/** One request on its own connection: {status, headers, body}. */
+function request(port, { method = 'POST', path: p = '/beacon', headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Prometheus text → Map of 'name{labels}' → number. */
+function parseMetrics(text) {
+  const out = new Map();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}
+
+async function withCollector(opts, fn) {
+  const store = openStore(dbPath(), core);
+  const collector = await startCollector({ port: 0, store, core, ...opts });
+  try {
+    return await fn(collector.port, store, collector);
+  } finally {
+    await collector.close();
+    if (store.db.open) store.close();
+  }
+}
+
+describe('collector options', () => {
+  test('defaults, a --config file, and flags over it', () => {
+    const file = path.join(tmp, 'c.json');
+    fs.writeFileSync(file, JSON.stringify({ port: 9000, rateLimit: 30, allowedOrigins: ['https://a.example'], workers: 2 }));
+    const { options } = parseCollectorArgs(['--config', file, '--port=9001', '--allowed-origins', 'https://b.example,https://c.example']);
+    assert.equal(options.port, 9001);
+    assert.equal(options.rateLimit, 30);
+    assert.deepEqual(options.allowedOrigins, ['https://b.example', 'https://c.example']);
+    assert.equal(options.workers, 2);
+    assert.equal(options.path, '/beacon');
+    assert.equal(options.headersTimeout, 10);
+    assert.deepEqual(parseCollectorArgs(['-h']), { help: true });
+  });
+
+  test('unknown keys and bad values are errors that name them', () => {
+    const bad = (argv, re, files = {}) => assert.throws(() => parseCollectorArgs(argv, { readFile: (f) => {
+      if (!(f in files)) throw new Error('ENOENT');
+      return files[f];
+    } }), (err) => err instanceof OptionsError && re.test(err.message));
+    bad(['--nope', '1'], /unknown option --nope/);
+    bad(['--port', '70000'], /port.*integer from 0 to 65535/);
+    bad(['--port'], /--port needs a value/);
+    bad(['--rate-limit', 'fast'], /rateLimit/);
+    bad(['--trusted-proxies', '10.0.0.0/99'], /trustedProxies/);
+    bad(['--path', 'beacon'], /path.*starting with \//);
+    bad(['stray'], /unexpected argument/);
+    bad(['--config', 'missing.json'], /missing\.json.*ENOENT/);
+    bad(['--config', 'c.json'], /not JSON/, { 'c.json': '{port: 1}' });
+    bad(['--config', 'c.json'], /unknown option "prot"/, { 'c.json': '{"prot": 1}' });
+    bad(['--config', 'c.json'], /"8787" is not valid for port/, { 'c.json': '{"port": "8787"}' });
+    bad(['--config', 'c.json'], /expected a JSON object/, { 'c.json': '[]' });
+  });
+
+  test('the CLI exits with code 2 and a message on a bad option, and --help lists every option with its default', async () => {
+    const run = (argv) => new Promise((resolve) => {
+      const child = spawn(process.execPath, ['web/bin/h3probe.mjs', 'collector', ...argv], { cwd: root });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c) => { out += c; });
+      child.stderr.on('data', (c) => { err += c; });
+      child.on('exit', (code) => resolve({ code, out, err }));
+    });
+    const bad = await run(['--max-connections', '0']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /maxConnections/);
+    const timeouts = await run(['--headers-timeout', '20', '--request-timeout', '10']);
+    assert.equal(timeouts.code, 2);
+    const help = await run(['--help']);
+    assert.equal(help.code, 0);
+    assert.equal(help.out.trim(), collectorHelp().trim());
+    for (const o of COLLECTOR_OPTIONS) {
+      const flag = `--${o.name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      assert.match(help.out, new RegExp(`${flag} .*\\[default: `), flag);
+    }
+  });
+
+  test('docs/collector.md has the options table of the options schema', () => {
+    const doc = fs.readFileSync(path.join(root, 'docs/collector.md'), 'utf8');
+    assert.ok(doc.includes(optionsMarkdownTable()), 'regenerate the table with optionsMarkdownTable() (see docs/collector.md)');
+  });
+
+  test('the example config of web/deploy is valid and the unit runs the collector with it', () => {
+    const example = path.join(root, 'web/deploy/collector.example.json');
+    const { options } = parseCollectorArgs(['--config', example]);
+    assert.equal(options.db, '/var/lib/h3probe/beacons.sqlite');
+    const unit = fs.readFileSync(path.join(root, 'web/deploy/h3probe-collector.service'), 'utf8');
+    assert.match(unit, /^ExecStart=.*h3probe collector --config \/etc\/h3probe\/collector\.json$/m);
+    assert.match(unit, /^StateDirectory=h3probe$/m);
+  });
+
+  test('every metric name is documented', () => {
+    const doc = fs.readFileSync(path.join(root, 'docs/collector.md'), 'utf8');
+    for (const m of Object.values(METRICS)) assert.ok(doc.includes(m.name), m.name);
+  });
+});
+
+describe('rate limit', () => {
+  test('networks are IPv4 /24 and IPv6 /48', () => {
+    assert.equal(networkKey('203.0.113.77'), '203.0.113.0/24');
+    assert.equal(networkKey('::ffff:203.0.113.9'), '203.0.113.0/24');
+    assert.equal(networkKey('2001:db8:abcd:12::1'), '2001:db8:abcd::/48');
+    assert.equal(networkKey('2001:db8::1'), '2001:db8:0::/48');
+    assert.equal(networkKey('2001:0db8:0001:ffff::'), '2001:db8:1::/48');
+    assert.equal(networkKey('nonsense'), 'invalid');
+  });
+
+  test('token bucket: burst, then refusal with Retry-After, then refill at the rate', () => {
+    let t = 0;
+    const limiter = createRateLimiter({ perMinute: 6, burst: 3, now: () => t });
+    for (let i = 0; i < 3; i++) assert.deepEqual(limiter.take('a'), { ok: true });
+    assert.deepEqual(limiter.take('a'), { ok: false, retryAfter: 10 });
+    assert.deepEqual(limiter.take('b'), { ok: true });
+    t = 10_000;
+    assert.deepEqual(limiter.take('a'), { ok: true });
+    assert.equal(limiter.take('a').ok, false);
+    t = 10 * 60_000;
+    assert.equal(limiter.take('c').ok, true);
+    assert.equal(limiter.size, 1, 'full buckets are forgotten');
+    assert.equal(createRateLimiter({ perMinute: 0, burst: 1 }).take('a').ok, true);
+  });
+
+  test('the client network comes from X-Forwarded-For only behind a trusted proxy', () => {
+    const req = (peer, xff) => ({ socket: { remoteAddress: peer }, headers: xff ? { 'x-forwarded-for': xff } : {} });
+    const trusting = createClientLocator({ trustedProxies: ['198.51.100.0/24'], lookupCountry: () => null });
+    const plain = createClientLocator({ trustedProxies: [], lookupCountry: () => null });
+    assert.equal(trusting.clientAddress(req('198.51.100.4', '8.8.8.8')), '8.8.8.8');
+    assert.equal(trusting.clientAddress(req('198.51.100.4', '1.1.1.1, 8.8.8.8, 198.51.100.9')), '8.8.8.8');
+    assert.equal(trusting.clientAddress(req('198.51.100.4', 'garbage')), '198.51.100.4');
+    assert.equal(plain.clientAddress(req('198.51.100.4', '8.8.8.8')), '198.51.100.4');
+    assert.equal(plain.clientAddress(req('::1', '8.8.4.4')), '8.8.4.4', 'loopback is always trusted');
+  });
+
+  test('429 with Retry-After after the burst from one network, not from another; loopback clients are not limited', async () => {
+    await withCollector({ rateLimit: 1, rateBurst: 3 }, async (port, store) => {
+      const from = (ip, id) => request(port, { body: beacon(id), headers: { 'X-Forwarded-For': ip } });
+      for (let i = 0; i < 3; i++) assert.equal((await from(`203.0.113.${10 + i}`, `rl-a${i}`)).status, 204);
+      const limited = await from('203.0.113.200', 'rl-a3');
+      assert.equal(limited.status, 429);
+      assert.ok(Number(limited.headers['retry-after']) >= 1);
+      assert.equal(limited.headers['access-control-allow-origin'], '*');
+      assert.equal((await from('198.51.100.7', 'rl-b0')).status, 204, 'another /24');
+      assert.equal((await from('2001:db8:1:2::1', 'rl-c0')).status, 204);
+      for (let i = 0; i < 5; i++) assert.equal((await request(port, { body: beacon(`rl-local${i}`) })).status, 204);
+      assert.equal(store.runsSince().some((r) => r.run_id === 'rl-a3'), false);
+      const m = parseMetrics((await request(port, { method: 'GET', path: '/metrics' })).body);
+      assert.equal(m.get('h3probe_beacons_rejected_total{reason="rate_limited"}'), 1);
+    });
+  });
+});
+
+describe('collector endpoints', () => {
+  test('/healthz answers 200 with a writable store and 503 without one', async () => {
+    await withCollector({}, async (port, store) => {
+      const ok = await request(port, { method: 'GET', path: '/healthz' });
+      assert.equal(ok.status, 200);
+      assert.equal(JSON.parse(ok.body).status, 'ok');
+      store.close();
+      const down = await request(port, { method: 'GET', path: '/healthz' });
+      assert.equal(down.status, 503);
+      assert.match(JSON.parse(down.body).error, /closed/);
+    });
+  });
+
+  test('/metrics counts accepted, rejected by reason, duplicates, latency and the fallback counters', async () => {
+    await withCollector({ path: '/b' }, async (port) => {
+      const post = (body, extra = {}) => request(port, { path: '/b', body, ...extra });
+      assert.equal((await post(beacon('m-1'))).status, 204);
+      assert.equal((await post(beacon('m-2'))).status, 204);
+      assert.equal((await post(beacon('m-1'))).status, 204);
+      assert.equal((await post('{"schema":"nope"}')).status, 400);
+      assert.equal((await post('x'.repeat(300 * 1024))).status, 413);
+      assert.equal((await request(port, { method: 'GET', path: '/b' })).status, 405);
+      assert.equal((await request(port, { path: '/beacon', body: beacon('m-3') })).status, 404, 'the configured path only');
+      const res = await request(port, { method: 'GET', path: '/metrics' });
+      assert.equal(res.status, 200);
+      assert.match(res.headers['content-type'], /^text\/plain; version=0\.0\.4/);
+      assert.match(res.body, /# HELP h3probe_beacons_accepted_total .+\n# TYPE h3probe_beacons_accepted_total counter\n/);
+      assert.match(res.body, /# TYPE h3probe_beacon_request_duration_seconds histogram/);
+      const m = parseMetrics(res.body);
+      assert.equal(m.get('h3probe_beacons_accepted_total'), 2);
+      assert.equal(m.get('h3probe_beacons_duplicate_total'), 1);
+      assert.equal(m.get('h3probe_beacons_rejected_total{reason="invalid"}'), 1);
+      assert.equal(m.get('h3probe_beacons_rejected_total{reason="too_large"}'), 1);
+      assert.equal(m.get('h3probe_beacons_rejected_total{reason="method"}'), 1);
+      assert.equal(m.get('h3probe_beacons_rejected_total{reason="rate_limited"}'), 0);
+      assert.equal(m.get('h3probe_beacon_request_duration_seconds_count'), 6);
+      assert.equal(m.get('h3probe_beacon_request_duration_seconds_bucket{le="+Inf"}'), 6);
+      assert.ok(m.get('h3probe_beacon_request_duration_seconds_sum') > 0);
+      // Two stored beacons, each with two completed treatment requests of which one fell back to h2.
+      assert.equal(m.get('h3probe_treatment_requests_completed_total'), 4);
+      assert.equal(m.get('h3probe_treatment_requests_fallback_total'), 2);
+    });
+  });
+
+  test('CORS: an allowed origin is echoed with Vary: Origin; others are refused, preflight and POST', async () => {
+    await withCollector({ allowedOrigins: ['https://app.example.com'] }, async (port) => {
+      const allowed = await request(port, { method: 'OPTIONS', headers: { Origin: 'https://app.example.com' } });
+      assert.equal(allowed.status, 204);
+      assert.equal(allowed.headers['access-control-allow-origin'], 'https://app.example.com');
+      assert.equal(allowed.headers.vary, 'Origin');
+      assert.match(allowed.headers['access-control-allow-methods'], /POST/);
+      const other = await request(port, { method: 'OPTIONS', headers: { Origin: 'https://evil.example' } });
+      assert.equal(other.status, 403);
+      assert.equal(other.headers['access-control-allow-origin'], undefined);
+      const post = await request(port, { body: beacon('cors-1'), headers: { Origin: 'https://app.example.com' } });
+      assert.equal(post.status, 204);
+      assert.equal(post.headers['access-control-allow-origin'], 'https://app.example.com');
+      assert.equal((await request(port, { body: beacon('cors-2'), headers: { Origin: 'https://evil.example' } })).status, 403);
+      assert.equal((await request(port, { body: beacon('cors-3') })).status, 204, 'no Origin: not a browser, not refused');
+      const m = parseMetrics((await request(port, { method: 'GET', path: '/metrics' })).body);
+      assert.equal(m.get('h3probe_beacons_rejected_total{reason="origin"}'), 2);
+    });
+  });
+
+  test('connections over the cap are closed at once; the others are served', async () => {
+    await withCollector({ maxConnections: 2 }, async (port) => {
+      const open = () => new Promise((resolve, reject) => {
+        const s = net.connect(port, '127.0.0.1', () => resolve(s));
+        s.on('error', reject);
+      });
+      const a = await open();
+      const b = await open();
+      const c = await open();
+      const closed = await new Promise((resolve) => {
+        c.on('close', () => resolve(true));
+        c.on('data', () => resolve(false));
+        c.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      assert.equal(closed, true);
+      const answer = await new Promise((resolve) => {
+        a.once('data', (d) => resolve(String(d)));
+        a.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      });
+      assert.match(answer, /^HTTP\/1\.1 200/);
+      a.destroy();
+      b.destroy();
+    });
+  });
+
+  test('a client dribbling its headers, and one that sends nothing, are cut after the header timeout', async () => {
+    await withCollector({ headersTimeout: 1, requestTimeout: 1 }, async (port) => {
+      // Cut long before the 60 header lines (30 s) are through; the test's own timeout is the only clock.
+      const dribbler = net.connect(port, '127.0.0.1');
+      let lines = 0;
+      let received = '';
+      dribbler.on('data', (d) => { received += d; });
+      const timer = setInterval(() => {
+        if (lines++ === 0) dribbler.write('POST /beacon HTTP/1.1\r\nHost: x\r\n');
+        else if (lines < 60) dribbler.write(`X-Slow-${lines}: y\r\n`);
+      }, 500);
+      const idle = net.connect(port, '127.0.0.1');
+      const [dribbleEnd, idleEnd] = await Promise.all([
+        new Promise((resolve) => dribbler.on('close', () => resolve(lines))),
+        new Promise((resolve) => idle.on('close', () => resolve(true))),
+      ]);
+      clearInterval(timer);
+      assert.ok(dribbleEnd < 60, `cut after ${dribbleEnd} lines`);
+      assert.match(received, /^HTTP\/1\.1 408/);
+      assert.equal(idleEnd, true);
+    });
+  });
+});
+
+/** Starts `h3probe collector` on a free port; resolves {child, port, exit: Promise<code>, output()}. */
+async function startService(args) {
+  const child = spawn(process.execPath, ['web/bin/h3probe.mjs', 'collector', '--port', '0', ...args], { cwd: root });
+  let out = '';
+  child.stderr.on('data', (c) => { out += c; });
+  const exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (c) => {
+      out += c;
+      const line = out.split('\n').find((l) => l.includes('"listening"'));
+      if (line) resolve(JSON.parse(line).port);
+    });
+    exit.then((code) => reject(new Error(`collector exited with ${code}: ${out}`)));
+  });
+  return { child, port, exit, output: () => out };
+}
+
+for (const workers of [1, 2]) {
+  describe(`service with ${workers} worker${workers > 1 ? 's' : ''}`, () => {
+    test('SIGTERM mid-load: in-flight beacons answered, every 204 stored, exit 0', async () => {
+      const db = dbPath();
+      const svc = await startService(['--db', db, '--workers', String(workers)]);
+      const acked = [];
+      let sent = 0;
+      let signalled = false;
+      // 8 senders, each beacon on a new connection, until the service stops answering.
+      const sender = async (k) => {
+        for (let i = 0; ; i++) {
+          const id = `drain-${k}-${i}`;
+          sent++;
+          let res;
+          try {
+            res = await request(svc.port, { body: beacon(id) });
+          } catch {
+            return;
+          }
+          if (res.status === 204) acked.push(id);
+          if (!signalled && acked.length >= 40) {
+            signalled = true;
+            svc.child.kill('SIGTERM');
+          }
+          if (signalled && res.status !== 204) return;
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, (_, k) => sender(k)));
+      assert.equal(await svc.exit, 0, svc.output());
+      assert.match(svc.output(), /"stopped":"drained"/);
+      const dbh = new Database(db, { readonly: true });
+      const stored = new Set(dbh.prepare('SELECT run_id FROM runs').pluck().all());
+      dbh.close();
+      assert.ok(acked.length >= 40);
+      const missing = acked.filter((id) => !stored.has(id));
+      assert.deepEqual(missing, [], `acknowledged but not stored (sent ${sent}, acked ${acked.length})`);
+    });
+
+    test('/metrics and /healthz speak for the whole service', async () => {
+      const svc = await startService(['--db', dbPath(), '--workers', String(workers)]);
+      try {
+        // Each on its own connection: the cluster hands connections to workers in turn.
+        for (let i = 0; i < 6; i++) assert.equal((await request(svc.port, { body: beacon(`agg-${i}`) })).status, 204);
+        assert.equal((await request(svc.port, { body: '{}' })).status, 400);
+        for (let i = 0; i < 3; i++) {
+          const m = parseMetrics((await request(svc.port, { method: 'GET', path: '/metrics' })).body);
+          assert.equal(m.get('h3probe_workers'), workers);
+          assert.equal(m.get('h3probe_beacons_accepted_total'), 6);
+          assert.equal(m.get('h3probe_beacons_rejected_total{reason="invalid"}'), 1);
+          assert.equal(m.get('h3probe_beacon_request_duration_seconds_count'), 7);
+        }
+        const health = await request(svc.port, { method: 'GET', path: '/healthz' });
+        assert.equal(health.status, 200);
+      } finally {
+        svc.child.kill('SIGTERM');
+        assert.equal(await svc.exit, 0);
+      }
+    });
+  });
+}
