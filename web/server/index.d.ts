@@ -34,11 +34,24 @@ export interface Collector {
   counts: Record<string, number>;
   /** Resolves with the run count once at least n runs are stored; rejects after timeoutMs. */
   waitForRuns(n: number, timeoutMs?: number): Promise<number>;
+  /** This process's metrics, as /metrics exposes them. */
+  metrics: Record<string, unknown>;
+  /** Graceful stop: in-flight beacons answered; true when every connection ended within deadlineMs. */
+  drain(deadlineMs?: number): Promise<boolean>;
   close(): Promise<void>;
 }
-/** Starts the beacon collector's HTTP server. */
+/** Starts the beacon collector's HTTP server (docs/collector.md has every option, its default and meaning). */
 export function startCollector(options: {
   port?: number; host?: string; store: Store; core: H3probeNode; location?: LocationOptions;
+  /** The beacon path, default /beacon. */
+  path?: string;
+  /** Page origins allowed to send beacons (CORS); default ['*']. */
+  allowedOrigins?: string[];
+  /** Beacons per minute per client network (IPv4 /24, IPv6 /48), and the burst above it; past them 429. */
+  rateLimit?: number; rateBurst?: number;
+  maxConnections?: number;
+  /** Seconds. */
+  headersTimeout?: number; requestTimeout?: number; keepAliveTimeout?: number;
 }): Promise<Collector>;
 
 export const DEFAULT_COUNTRY_HEADERS: readonly string[];
