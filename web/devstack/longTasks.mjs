@@ -52,14 +52,8 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     await tab.page.goto(experimentUrl(stack, config));
     await tab.page.fill('#query', 'throttled');
     await tab.page.press('#query', 'Enter');
-    const state = await tab.page.evaluate(() => new Promise((resolve) => {
-      const poll = () => {
-        const s = window.h3probeStatus();
-        if (s.run === 'done' || !['configured', 'loading', 'started'].includes(s.state)) resolve(s.state);
-        else setTimeout(poll, 100);
-      };
-      poll();
-    }));
+    // Awaited once, not polled: polling status() would itself call into the module and allocate.
+    const { state } = await tab.page.evaluate(() => window.h3probeDone());
     await tab.page.waitForTimeout(settleMs); // a frame is reported once it has ended
     const seen = await tab.page.evaluate(() => window.__h3probeLongTasks);
     const long = (e) => e.duration >= LONG_TASK_MS;

@@ -1,5 +1,5 @@
 // The test page's mock search: shows results, then tells h3probe the search completed (as a real app would).
-import { configure, searchCompleted, status } from '/h3probe/h3probe.js';
+import { configure, searchCompleted, status, whenDone } from '/h3probe/h3probe.js';
 
 // The experiment config comes from the page URL, so tests and `npm start` can point it at their own origins.
 const NUMERIC = new Set(['prewarmH3', 'prewarmH2', 'requestsPerArm', 'requestTimeoutMs', 'entryWaitMs', 'runDeadlineMs',
@@ -11,6 +11,7 @@ for (const [key, value] of new URLSearchParams(location.search)) {
 }
 configure(config);
 window.h3probeStatus = status; // read by the end-to-end tests
+window.h3probeDone = whenDone; // awaited by the benchmarks, which must not poll the module
 
 const form = document.getElementById('search');
 const results = document.getElementById('results');
