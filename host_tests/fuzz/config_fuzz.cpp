@@ -6,6 +6,7 @@
 //     (or "config") before a colon, and is no longer than the input plus a fixed text;
 //   - an accepted config respects every rule of config.cpp (origins, paths, ranges, an origin for each arm);
 //   - writing an accepted config back as JSON and parsing that gives the same config.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -42,9 +43,27 @@ std::string_view g_input;
 
 bool valid_utf8(const std::string& s) { return utf8_text(s, s.size()) == s; }
 
-// "https://" and a host (with an optional port), nothing after it.
+// The origin grammar, restated: "https://", a host (a bracketed IPv6 literal, or a name without ':', '[' or ']'), then
+// optionally ':' and a port from 1 to 65535; nothing else.
 bool looks_like_origin(const std::string& s) {
-    return s.rfind("https://", 0) == 0 && s.size() > 8 && s.find_first_of("/?#@ \t\r\n", 8) == std::string::npos;
+    if (s.rfind("https://", 0) != 0) return false;
+    const std::string rest = s.substr(8);
+    if (rest.empty() || rest.find_first_of("/?#@ \t\r\n") != std::string::npos) return false;
+    std::size_t end;
+    if (rest[0] == '[') {
+        end = rest.find(']');
+        if (end == std::string::npos || end == 1) return false;
+        ++end;
+    } else {
+        end = std::min(rest.find_first_of(":[]"), rest.size());
+        if (end == 0) return false;
+    }
+    if (end == rest.size()) return true;
+    if (rest[end] != ':') return false;
+    const std::string port = rest.substr(end + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+    const long p = std::stol(port);
+    return p >= 1 && p <= 65535;
 }
 
 void check_config(const Config& c) {
