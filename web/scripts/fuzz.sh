@@ -54,7 +54,9 @@ for t in "${targets[@]}"; do
     passed=$((passed + 1))
   else
     echo "fuzz $t: FAILED (exit $status); the report:"
-    grep -E 'invariant broken|ERROR: |SUMMARY: |^    #[0-9]+ |Test unit written to|^  ' "$log" | head -40 | sed 's/^/  /'
+    # The broken check or sanitizer report, the stack frames in the project's code, and where the input was saved.
+    grep -E 'invariant broken|^  [^ ]|ERROR: |SUMMARY: |^ *#[0-9]+ .*/(host_tests|wasm)/|Test unit written to' "$log" |
+      head -40 | sed 's/^/  /'
     failed=$((failed + 1))
   fi
 done
