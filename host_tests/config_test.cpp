@@ -104,6 +104,27 @@ TEST_CASE("config rejects bad input with an error naming the key") {
     }
 }
 
+TEST_CASE("an origin is a host and an optional port from 1 to 65535, an IPv6 literal in brackets") {
+    const auto origin_ok = [](const std::string& origin) {
+        return parse_config(R"({"h2Origin":"https://h2.test","h3Origin":")" + origin + R"("})").config.has_value();
+    };
+    CHECK(origin_ok("https://h3.test"));
+    CHECK(origin_ok("https://h3.test:1"));
+    CHECK(origin_ok("https://h3.test:65535"));
+    CHECK(origin_ok("https://[::1]"));
+    CHECK(origin_ok("https://[2001:db8::1]:8443"));
+    // Found by the config fuzz target (host_tests/fuzz/): a ']' anywhere used to skip the port check.
+    CHECK_FALSE(origin_ok("https://h3.example.co]m:8443"));
+    CHECK_FALSE(origin_ok("https://[::1]:99999"));
+    CHECK_FALSE(origin_ok("https://[::1]:0"));
+    CHECK_FALSE(origin_ok("https://[::1]x"));
+    CHECK_FALSE(origin_ok("https://[::1"));
+    CHECK_FALSE(origin_ok("https://[]:443"));
+    CHECK_FALSE(origin_ok("https://a:b:443"));
+    CHECK_FALSE(origin_ok("https://:443"));
+    CHECK_FALSE(origin_ok("https://h3.test:"));
+}
+
 TEST_CASE("arms defaults to the experiment, h2-h3, and an aaOrigin there is accepted and unused") {
     const auto r = parse_config(R"({"h2Origin":"https://h2.test","h3Origin":"https://h3.test","aaOrigin":"https://x.test"})");
     REQUIRE_MESSAGE(r.config, (r.errors.empty() ? std::string() : r.errors[0]));

@@ -12,21 +12,30 @@ namespace {
 
 using nlohmann::json;
 
-// "https://host" or "https://host:port", nothing after: the probe appends the path itself.
+// "https://host" or "https://host:port", nothing after: the probe appends the path itself. The host is a name without
+// ':', '[' or ']', or a bracketed IPv6 literal; the port, if any, 1 to 65535.
 bool is_https_origin(const std::string& s) {
     const std::string scheme = "https://";
     if (s.compare(0, scheme.size(), scheme) != 0 || s.size() == scheme.size()) return false;
     const std::string rest = s.substr(scheme.size());
     if (rest.find_first_of("/?#@ \t\r\n") != std::string::npos) return false;
-    const auto colon = rest.rfind(':');
-    if (colon != std::string::npos && rest.find(']') == std::string::npos) {
-        const std::string port = rest.substr(colon + 1);
-        if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
-        long value = 0;
-        for (const char d : port) value = value * 10 + (d - '0');
-        if (value < 1 || value > 65535 || colon == 0) return false;
+    std::size_t host_end;
+    if (rest[0] == '[') {
+        host_end = rest.find(']');
+        if (host_end == std::string::npos || host_end == 1) return false;
+        ++host_end;
+    } else {
+        host_end = rest.find_first_of(":[]");
+        if (host_end == std::string::npos) host_end = rest.size();
+        if (host_end == 0) return false;
     }
-    return true;
+    if (host_end == rest.size()) return true;
+    if (rest[host_end] != ':') return false;
+    const std::string port = rest.substr(host_end + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+    long value = 0;
+    for (const char d : port) value = value * 10 + (d - '0');
+    return value >= 1 && value <= 65535;
 }
 
 // A beacon URL is either an https URL or a path on the page's own origin.

@@ -1,9 +1,11 @@
-// `npm test`: every test suite in turn (doctest host tests via ctest, Node unit tests, Chromium end-to-end tests),
-// then one closing line with the totals.
+// `npm test`: every test suite in turn (doctest host tests via ctest, a short libFuzzer run of each fuzz target, Node
+// unit tests, Chromium end-to-end tests), then one closing line with the totals.
 import { spawn } from 'node:child_process';
 
 const suites = [
   { name: 'host (doctest via ctest)', cmd: 'ctest', args: ['--test-dir', 'build/native', '--output-on-failure'], parse: parseCtest },
+  // Each target one test: it passes if a bounded run (seconds per target) finds no crash and no broken invariant.
+  { name: 'fuzz (libFuzzer, 15 s per target)', cmd: 'bash', args: ['web/scripts/fuzz.sh', '15'], parse: parseFuzz },
   { name: 'unit (node --test)', cmd: process.execPath, args: ['--test', '--test-reporter=tap', 'web/test/unit/'], parse: parseTap },
   {
     name: 'end-to-end (Chromium, Firefox + Caddy + SQLite)', cmd: process.execPath,
@@ -14,6 +16,11 @@ const suites = [
 function parseCtest(out) {
   const m = out.match(/tests passed, (\d+) tests failed out of (\d+)/);
   return m ? { passed: Number(m[2]) - Number(m[1]), failed: Number(m[1]) } : null;
+}
+
+function parseFuzz(out) {
+  const m = out.match(/^fuzz: (\d+) passed, (\d+) failed$/m);
+  return m ? { passed: Number(m[1]), failed: Number(m[2]) } : null;
 }
 
 function parseTap(out) {
