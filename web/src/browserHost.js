@@ -112,6 +112,8 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
       };
     }
     requests.delete(id);
+    // The core's handling (and, for a run's last request, its summary and beacon) in a task of its own.
+    await nextTask();
     call('onRequestDone', id, outcome);
   }
 
