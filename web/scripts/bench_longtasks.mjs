@@ -24,7 +24,7 @@ try {
   console.log(`\nChromium, CPU throttled ${args.rate}x, ${args.loads} loads per arm, long = at least ${LONG_TASK_MS} ms; load average ${load0.toFixed(1)} -> ${os.loadavg()[0].toFixed(1)}`);
   for (const [name, o] of Object.entries(out)) {
     const states = [...new Set(o.loads.map((l) => l.state))].join(',');
-    console.log(`${name.padEnd(8)} long tasks ${String(o.longtasks).padStart(3)}, module long frames ${String(o.moduleFrames).padStart(3)} in ${o.loadsWithModuleFrame} loads, worst ${Math.round(o.worstModuleMs)} ms (states ${states})`);
+    console.log(`${name.padEnd(8)} long tasks ${String(o.longtasks).padStart(3)}; long frames with a module script ${String(o.moduleFrames).padStart(3)} in ${o.loadsWithModuleFrame} loads; module scripts of ${LONG_TASK_MS} ms or more ${String(o.moduleScripts).padStart(3)} in ${o.loadsWithModuleScript} loads, worst ${Math.round(o.worstModuleMs)} ms (states ${states})`);
   }
 } finally {
   await browser.close();
