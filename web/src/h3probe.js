@@ -57,10 +57,7 @@ function end() {
 async function start() {
   if (!options) return 'not_configured';
   if (!supported()) return 'unsupported';
-  if (document.visibilityState === 'hidden') {
-    run = null; // not started, so a search in a visible tab later on this page load may still run
-    return 'hidden';
-  }
+  if (document.visibilityState === 'hidden') return 'hidden';
   const local = options;
   const draw = crypto.getRandomValues(new Uint32Array(1))[0] / 4294967296;
   if (local.enabled === false) return 'disabled';
@@ -101,9 +98,10 @@ export function searchCompleted() {
       return 'error';
     }).then((outcome) => {
       state = outcome;
-      // A started run ends later, when the core has sent its beacon. A search in a hidden tab is not final: a later
-      // search in a visible tab may still run. Every other outcome is final now.
-      if ((outcome !== 'started' && outcome !== 'hidden') || ended) end();
+      // A started run ends later, when the core has sent its beacon. A search in a hidden tab is not final: no run
+      // started, so a later search in the visible tab may still run. Every other outcome is final now.
+      if (outcome === 'hidden') run = null;
+      else if (outcome !== 'started' || ended) end();
       return outcome;
     });
   }

@@ -285,6 +285,32 @@ describe('page lifecycle', () => {
     assert.equal(status.state, 'hidden');
     assert.equal(probeRequests.length, 0);
   });
+  test('a search in a hidden tab, then one once the tab is visible: the second one runs', async () => {
+    const { stack, browser } = ctx;
+    const runsBefore = stack.store.countRuns();
+    const tab = await openPage(browser, null);
+    await tab.page.addInitScript(() => {
+      window.__visibility = 'hidden';
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => window.__visibility });
+    });
+    await tab.page.goto(experimentUrl(stack));
+    const search = async (n) => {
+      await tab.page.fill('#query', `search ${n}`);
+      await tab.page.press('#query', 'Enter');
+      await tab.page.waitForFunction((k) => Number(document.body.dataset.searches) === k, n);
+    };
+    await search(1);
+    await tab.page.waitForFunction(() => window.h3probeStatus().state === 'hidden');
+    await tab.page.evaluate(() => { window.__visibility = 'visible'; });
+    await search(2);
+    await tab.page.waitForFunction(() => window.h3probeStatus().run === 'done', null, { timeout: 20000 });
+    const result = await tab.page.evaluate(() => window.h3probeDone());
+    assert.equal(result.state, 'started');
+    assert.equal(result.run, 'done');
+    await stack.collector.waitForRuns(runsBefore + 1, 20000);
+    assert.deepEqual(await tab.uncaught(), []);
+    await tab.context.close();
+  });
 });
 
 describe('sampling and remote control', () => {
