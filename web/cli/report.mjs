@@ -11,6 +11,8 @@ const HELP = `usage: h3probe report [options]
   --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
   --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
+  --json FILE          also write the whole report as JSON (format h3probe-report/1: verdict, groups, percentiles,
+                       estimates, intervals, counts, exclusions)
   --method M           delta (default) or bootstrap intervals
   --confidence C       interval confidence (default 0.95)`;
 
@@ -25,6 +27,7 @@ export async function main(argv, defaults = {}) {
       arms: { type: 'string', default: 'h2-h3' },
       html: { type: 'string', default: defaults.html ?? 'h3probe-report.html' },
       'no-html': { type: 'boolean', default: false },
+      json: { type: 'string', default: '' },
       method: { type: 'string', default: 'delta' },
       confidence: { type: 'string', default: '0.95' },
       help: { type: 'boolean', default: false },
@@ -32,10 +35,11 @@ export async function main(argv, defaults = {}) {
   });
   if (args.help) return console.log(HELP);
   const core = await loadH3probeNode();
-  const { text, htmlPath } = await makeReport(core, {
+  const { text, htmlPath, jsonPath } = await makeReport(core, {
     dbPath: args.db, since: args.since, metric: args.metric, arms: args.arms, method: args.method, confidence: Number(args.confidence),
-    htmlPath: args['no-html'] ? null : args.html,
+    htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
   });
   console.log(text);
   if (htmlPath) console.log(`\nHTML report: ${htmlPath}`);
+  if (jsonPath) console.log(`JSON report: ${jsonPath}`);
 }

@@ -2,6 +2,7 @@
 // requests by class and computes per group (overall, then each region) the quantile table with confidence intervals,
 // the paired within-run difference, the order-effect test, the sample size and the CDF points. This file only passes
 // the options and orders the groups. Plain JSON-able data; formatting is elsewhere.
+import { verdict } from './verdict.mjs';
 
 export const PERCENTILES = Object.freeze([0.5, 0.75, 0.9, 0.95, 0.99]);
 export const METHODS = Object.freeze(['delta', 'bootstrap']);
@@ -19,7 +20,8 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
  * core: the module from loadH3probeNode(). data: from readReportData(). Options: method, confidence, percentiles,
  * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
  * CDF points for the plots. Returns { metric, since, arms, method, confidence, percentiles, storedRuns, sampleSizeTarget,
- * exclusions, minRunsForInterval, groups } (see h3probeNode.d.ts for a group's shape).
+ * exclusions, minRunsForInterval, received, groups, verdict } (see h3probeNode.d.ts for a group's shape, verdict.mjs for
+ * the verdict's).
  */
 export function buildReport(core, data, {
   method = 'delta', confidence = 0.95, percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 },
@@ -36,8 +38,9 @@ export function buildReport(core, data, {
   const [overall, ...regions] = out.groups;
   // Overall first, then the regions with the most runs; regions without any measured request are left out.
   const shown = regions.filter((g) => g.runs > 0).sort((a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1));
-  return {
+  const report = {
     metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', method, confidence, percentiles: [...percentiles], storedRuns: data.storedRuns,
+    received: data.received ?? { first: null, last: null },
     sampleSizeTarget: sampleSize,
     // Why a request is not in its arm, in the core's order: its classes other than usable and pre-warm, then the
     // report-time reason that the chosen metric is missing.
@@ -45,4 +48,6 @@ export function buildReport(core, data, {
     minRunsForInterval: schema.limits.minRunsForInterval,
     groups: [overall, ...shown],
   };
+  report.verdict = verdict(report);
+  return report;
 }

@@ -32,6 +32,7 @@ export function formatReport(report) {
       `${conf} intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'}, the run (page load) as the unit`,
     ...(L.aa ? [L.aa] : []),
     `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * = the interval of Δ excludes 0`,
+    ...(report.verdict ? ['', report.verdict.text] : []),
   ];
   for (const g of report.groups) {
     // A single region holding every run (e.g. 'local' for the local stack) would repeat the overall block.
@@ -41,7 +42,8 @@ export function formatReport(report) {
       lines.push('', ...formatGroup(g, report));
     }
   }
-  if (report.groups.length > 2) lines.push('', ...formatRegionSummary(report));
+  // The region table even for one region: it says which region the runs are from.
+  if (report.groups.length >= 2) lines.push('', ...formatRegionSummary(report));
   return lines.join('\n');
 }
 
@@ -93,12 +95,12 @@ function sampleSizeLine(g, report) {
   const what = `to detect a ${Math.round(t.mde * 100)}% change at ${percentileLabel(t.p)} (α ${t.alpha}, power ${t.power})`;
   const s = g.sampleSize;
   if (!s || !Number.isFinite(s.runs_per_arm)) return `sample size ${what}: not enough data`;
-  return `sample size ${what}: ${int(Math.ceil(s.runs_per_arm))} runs per arm ` +
-    `(design effect ${num(s.design_effect)}, ${num(s.requests_per_run, 1)} requests per run, baseline ${num(s.quantile)} ms)`;
+  return `sample size ${what}: ${int(Math.ceil(s.runs_per_arm))} runs per arm, ${int(Math.min(g.arms.h2.runs, g.arms.h3.runs))} ` +
+    `in the smaller arm so far (design effect ${num(s.design_effect)}, ${num(s.requests_per_run, 1)} requests per run, baseline ${num(s.quantile)} ms)`;
 }
 
 function formatRegionSummary(report) {
-  const header = ['region', 'runs', 'fallback', ...report.percentiles.flatMap((p) => [`${percentileLabel(p)} Δ%`]), 'runs needed'];
+  const header = ['region', 'runs', 'fallback', ...report.percentiles.flatMap((p) => [`${percentileLabel(p)} Δ%`]), 'runs needed per arm'];
   const cells = report.groups.map((g) => {
     const byP = new Map((g.analysis?.rows ?? []).map((r) => [r.p, r]));
     return [g.name, int(g.runs), pct(g.fallback.rate), ...report.percentiles.map((p) => {

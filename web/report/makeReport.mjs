@@ -10,14 +10,18 @@ import { renderReportHtml } from './renderReportHtml.mjs';
 
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
 export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
+/** The JSON report's format name; a change that removes or renames a field gets a new number. */
+export const REPORT_FORMAT = 'h3probe-report/1';
 
 /**
  * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only.
- * Options: metric, since, arms (one of ARMS: the runs of that mode only), method, confidence, htmlPath (falsy: no HTML).
+ * Options: metric, since, arms (one of ARMS: the runs of that mode only), method, confidence, htmlPath (falsy: no HTML),
+ * jsonPath (falsy: no JSON; the whole report as data, format REPORT_FORMAT).
  * Resolves to { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
  */
 export async function makeReport(core, {
   db, dbPath, metric = 'network_ms', since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95, htmlPath = null,
+  jsonPath = null,
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
   let own = null;
@@ -38,8 +42,12 @@ export async function makeReport(core, {
       fs.mkdirSync(path.dirname(path.resolve(htmlPath)), { recursive: true });
       fs.writeFileSync(htmlPath, renderReportHtml(report));
     }
+    if (jsonPath) {
+      fs.mkdirSync(path.dirname(path.resolve(jsonPath)), { recursive: true });
+      fs.writeFileSync(jsonPath, `${JSON.stringify({ format: REPORT_FORMAT, generatedAt: new Date().toISOString(), ...report }, null, 1)}\n`);
+    }
     const t4 = performance.now();
-    return { report, text, htmlPath: htmlPath ? path.resolve(htmlPath) : null,
+    return { report, text, htmlPath: htmlPath ? path.resolve(htmlPath) : null, jsonPath: jsonPath ? path.resolve(jsonPath) : null,
       timings: { read: t1 - t0, stats: t2 - t1, format: t3 - t2, html: t4 - t3 } };
   } finally {
     own?.close();

@@ -13,7 +13,8 @@ const MAX_REGIONS = 250;
  * db: a better-sqlite3 Database holding the store's tables. schema: core.schema(). Options: metric (one of
  * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
  * A/A runs are never pooled).
- * Returns { metric, since, arms, storedRuns, regions: [names], records: [Buffer] } (the records in chunks, in run order).
+ * Returns { metric, since, arms, storedRuns, received: {first, last} (ISO times), regions: [names], records: [Buffer]
+ * } (the records in chunks, in run order).
  */
 export function readReportData(db, schema, { metric = 'network_ms', since = '', arms = 'h2-h3' } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
@@ -33,6 +34,9 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
   if (byRegion.length > MAX_REGIONS) throw new Error(`too many distinct regions (${byRegion.length})`);
   const regions = byRegion.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
+  // The dates the selected runs were received on (the same index).
+  const range = db.prepare(`SELECT min(received_at) AS first, max(received_at) AS last FROM run_records
+    WHERE arms = ? AND received_at >= ?`).get(arms, sinceIso);
 
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
   // The region's number as a one-byte BLOB literal per region: x'01' for the first, and so on.
@@ -49,7 +53,8 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
     const bytes = chunk.get(...regions, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
     if (bytes) parts.push(bytes);
   }
-  return { metric, since: sinceIso, arms, storedRuns, regions, records: parts };
+  return { metric, since: sinceIso, arms, storedRuns, received: { first: range.first ?? null, last: range.last ?? null },
+    regions, records: parts };
 }
 
 /** '2024-05-01' or a full ISO date-time; '' means everything. Throws on anything else. */

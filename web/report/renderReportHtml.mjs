@@ -21,12 +21,13 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
   const L = armLabels(report.arms);
   const body = [
     `<h1>${esc(title)}</h1>`,
+    ...(report.verdict ? [verdictSection(report.verdict)] : []),
     ...(L.aa ? [`<p class="aa"><b>${esc(L.aa)}.</b> Arms <code>${esc(report.arms)}</code>.</p>`] : []),
     `<p class="lede">Network time of the no-op requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
       ${int(report.storedRuns)} stored runs${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
       ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
       negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0.</p>`,
-    regions.length > 1 ? summarySection(report) : '',
+    regions.length >= 1 ? summarySection(report) : '',
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
       ? `<section class="group-same" data-group="${esc(g.name)}"><h2>${esc(g.name)}</h2><p class="meta">Every run is in this region: see Overall.</p></section>`
       : groupSection(g, report, i))),
@@ -49,7 +50,16 @@ ${body.filter(Boolean).join('\n')}
 `;
 }
 
+// The verdict first, as the text report prints it; each caution on its own, loud.
+function verdictSection(v) {
+  const [line] = v.text.split('\nCAUTION: ');
+  return [`<p class="verdict"><b>${esc(line)}</b></p>`,
+    ...v.cautions.map((c) => `<p class="caution">Caution: ${esc(c)}</p>`)].join('\n');
+}
+
 const CSS = `
+.verdict { font-size: 15.5px; background: #f8fafc; border-left: 4px solid #334155; padding: 8px 12px; }
+.caution { background: #fef2f2; border-left: 4px solid #dc2626; padding: 6px 12px; color: #7f1d1d; font-weight: 600; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2937; margin: 24px auto; max-width: 1120px; padding: 0 16px; }
 h1 { font-size: 24px; margin: 0 0 8px; } h2 { font-size: 19px; margin: 32px 0 6px; border-bottom: 1px solid #e5e7eb; padding-bottom: 4px; }
 .lede { color: #374151; max-width: 900px; } .aa { background: #eff6ff; padding: 6px 10px; border-left: 3px solid #2563eb; } code { background: #f3f4f6; padding: 0 3px; border-radius: 3px; }

@@ -67,8 +67,8 @@ export const ARMS: readonly ['h2-h3', 'h2-h2', 'h3-h3'];
 /** The report of a store: text, optionally the HTML page. */
 export function makeReport(core: H3probeNode, options?: {
   db?: unknown; dbPath?: string; metric?: string; since?: string; arms?: 'h2-h3' | 'h2-h2' | 'h3-h3';
-  method?: 'delta' | 'bootstrap'; confidence?: number; htmlPath?: string | null;
-}): Promise<{ report: unknown; text: string; htmlPath: string | null; timings: Record<string, number> }>;
+  method?: 'delta' | 'bootstrap'; confidence?: number; htmlPath?: string | null; jsonPath?: string | null;
+}): Promise<{ report: unknown; text: string; htmlPath: string | null; jsonPath: string | null; timings: Record<string, number> }>;
 
 /** The options of `h3probe origins` (see docs/deploying.md). */
 export interface OriginsOptions {

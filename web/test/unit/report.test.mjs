@@ -264,3 +264,56 @@ describe('arms modes', () => {
     assert.doesNotMatch(page, /HTTP\/[23]/);
   });
 });
+
+describe('verdict, JSON report, one-region table', () => {
+  const script = path.join(repoRoot, 'web/bin/h3probe.mjs');
+
+  test('the verdict comes first, with the runs and dates, and a caution when the runs are too few', () => {
+    const { status, stdout, stderr } = spawnSync(process.execPath, [script, 'report', '--db', dbPath, '--no-html'], { encoding: 'utf8' });
+    assert.equal(status, 0, stderr);
+    const lines = stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('verdict ('));
+    assert.ok(at > 0 && at < lines.findIndex((l) => l.startsWith('== overall')), 'the verdict precedes the tables');
+    assert.match(lines[at], /^verdict \(5 runs, received 2024-05-01 to 2024-05-05\): no interval at p50, p75, p90, p95, p99$/);
+    assert.match(stdout, /^CAUTION: 5 runs: too few for any interval \(at least 10 runs per arm\)$/m);
+    assert.match(stdout, /runs per arm, 4 in the smaller arm so far|sample size .*: not enough data/);
+  });
+
+  test('--json writes the whole report: format, verdict, groups with estimates, intervals, counts and exclusions', () => {
+    const out = path.join(tmp, 'out', 'report.json');
+    const { status, stdout, stderr } = spawnSync(process.execPath, [script, 'report', '--db', dbPath, '--no-html', '--json', out],
+      { encoding: 'utf8' });
+    assert.equal(status, 0, stderr);
+    assert.match(stdout, /^JSON report: /m);
+    const j = JSON.parse(fs.readFileSync(out, 'utf8'));
+    assert.equal(j.format, 'h3probe-report/1');
+    assert.equal(j.storedRuns, 5);
+    assert.deepEqual(j.received, { first: '2024-05-01T12:00:00.000Z', last: '2024-05-05T12:00:00.000Z' });
+    assert.deepEqual(j.groups.map((g) => g.name), ['overall', 'Asia', 'Europe', 'unknown']);
+    assert.equal(j.groups[0].excluded.fallback, 3); // one in Asia, two in Europe
+    assert.deepEqual(j.groups[0].analysis.rows.map((r) => r.p), [0.5, 0.75, 0.9, 0.95, 0.99]);
+    assert.ok(j.exclusions.includes('fallback') && j.exclusions.includes('missing_metric'));
+    assert.deepEqual(j.verdict.percentiles.map((x) => x.verdict), Array(5).fill('no interval'));
+    assert.equal(j.verdict.runs, 5);
+  });
+
+  test('a database of loopback runs only: the region table still shows, with a loud caution; enough runs give a verdict', async () => {
+    const file = path.join(tmp, 'local.sqlite');
+    const st = store(file);
+    // 24 runs, HTTP/3 10 ms faster in every one: intervals at the lower percentiles, all "faster".
+    for (let i = 0; i < 24; i++) {
+      const hs = [30 + i, 31 + i, 32 + i, 33 + i, 34 + i];
+      insert(st, run(`l${i}`, { hs, ts: hs.map((v) => v - 10) }), { receivedAt: `2024-06-0${1 + (i % 3)}T08:00:00.000Z`, region: 'local' });
+    }
+    st.close();
+    const { text, report: r } = await makeReport(core, { dbPath: file });
+    assert.match(text, /^verdict \(24 runs, received 2024-06-01 to 2024-06-03\): HTTP\/3 faster at p50 \(-10\.00 ms/m);
+    assert.match(text, /^CAUTION: every run came from loopback \(region "local"\)/m);
+    assert.match(text, /^by region/m);
+    assert.match(text, /^local +24 /m);
+    assert.equal(r.verdict.percentiles[0].verdict, 'faster');
+    const html = (await import('../../report/renderReportHtml.mjs')).renderReportHtml(r);
+    assert.match(html, /class="verdict"/);
+    assert.match(html, /class="caution">Caution: every run came from loopback/);
+  });
+});

@@ -1,0 +1,57 @@
+// The report's answer in one line: at which percentiles the treatment arm is faster or slower with confidence, by how
+// much, over how many runs and which dates; and the cautions that must be read with it (too few runs, loopback only).
+// Text and HTML print it first; the JSON report carries it as data.
+import { armLabels, percentileLabel } from './formatReport.mjs';
+
+// The region the collector gives loopback clients (web/server/regionFor.mjs): no real network between browser and origins.
+const LOOPBACK_REGION = 'local';
+
+const signed = (v, d) => `${v > 0 ? '+' : ''}${v.toFixed(d)}`;
+const day = (iso) => (iso ? iso.slice(0, 10) : '?');
+
+/**
+ * report: from buildReport(). Returns { text, cautions: [text], runs, received: {first, last}, percentiles: [{p, verdict:
+ * 'faster'|'slower'|'no difference shown'|'no interval', diff_ms, diff_pct, ci_ms}] } for the overall group.
+ */
+export function verdict(report) {
+  const overall = report.groups[0];
+  const L = armLabels(report.arms);
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const rows = overall?.analysis?.rows ?? [];
+  const percentiles = rows.map((r) => {
+    const hasCi = Array.isArray(r.ci_ms) && Number.isFinite(r.ci_ms[0]) && Number.isFinite(r.ci_ms[1]);
+    const word = !hasCi ? 'no interval' : !r.significant ? 'no difference shown' : r.diff_ms < 0 ? 'faster' : 'slower';
+    return { p: r.p, verdict: word, diff_ms: r.diff_ms, diff_pct: r.diff_pct, ci_ms: hasCi ? r.ci_ms : null };
+  });
+  const runs = overall?.runs ?? 0;
+  const dates = report.received?.first ? `${day(report.received.first)} to ${day(report.received.last)}` : 'no dates';
+  const named = (word) => percentiles.filter((x) => x.verdict === word);
+  const parts = [];
+  for (const word of ['faster', 'slower']) {
+    const xs = named(word);
+    if (xs.length) {
+      parts.push(`${L.treatment} ${word} at ${xs.map((x) => `${percentileLabel(x.p)} (${signed(x.diff_ms, 2)} ms, ` +
+        `${signed(x.diff_pct, 1)}%, ${conf} CI [${signed(x.ci_ms[0], 2)}, ${signed(x.ci_ms[1], 2)}] ms)`).join(', ')}`);
+    }
+  }
+  const none = named('no difference shown');
+  if (none.length) parts.push(`no difference shown at ${none.map((x) => percentileLabel(x.p)).join(', ')}`);
+  const noCi = named('no interval');
+  if (noCi.length) parts.push(`no interval at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
+  if (!rows.length) parts.push('no table: an arm has no usable samples');
+
+  const cautions = [];
+  const regions = report.groups.slice(1);
+  if (runs > 0 && regions.length === 1 && regions[0].name === LOOPBACK_REGION) {
+    cautions.push('every run came from loopback (region "local"): browser and origins on one machine, no real network; ' +
+      'this says nothing about users');
+  }
+  if (runs < report.minRunsForInterval) {
+    cautions.push(`${runs} runs: too few for any interval (at least ${report.minRunsForInterval} runs per arm)`);
+  } else if (noCi.length) {
+    cautions.push(`${runs} runs are too few for intervals at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
+  }
+  const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}): ${parts.join('; ')}` +
+    cautions.map((c) => `\nCAUTION: ${c}`).join('');
+  return { text, cautions, runs, received: report.received, percentiles };
+}
