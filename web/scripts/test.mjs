@@ -6,7 +6,7 @@ const suites = [
   { name: 'host (doctest via ctest)', cmd: 'ctest', args: ['--test-dir', 'build/native', '--output-on-failure'], parse: parseCtest },
   // Each target one test: it passes if a bounded run (seconds per target) finds no crash and no broken invariant.
   { name: 'fuzz (libFuzzer, 15 s per target)', cmd: 'bash', args: ['web/scripts/fuzz.sh', '15'], parse: parseFuzz },
-  { name: 'unit (node --test)', cmd: process.execPath, args: ['--test', '--test-reporter=tap', 'web/test/unit/'], parse: parseTap },
+  { name: 'unit (node --test)', cmd: process.execPath, args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/unit/'], parse: parseTap },
   {
     name: 'end-to-end (Chromium, Firefox + Caddy + SQLite)', cmd: process.execPath,
     args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/e2e/'], parse: parseTap,
