@@ -41,6 +41,7 @@ Beacon sample_beacon() {
                  make(Phase::control, 2, Proto::h2, "h2", 40.0),  make(Phase::treatment, 0, Proto::h3, "h3", 20.0),
                  make(Phase::treatment, 1, Proto::h3, "h2", 99.0),  // fallback
                  make(Phase::treatment, 2, Proto::h3, "", std::nullopt, SampleResult::timing_unavailable)};
+    b.samples[5].server_protocol = "HTTP/3.0";  // the origin's own word, kept as sent
     b.summary = summarize_run(b.samples);
     return b;
 }
@@ -77,6 +78,7 @@ TEST_CASE("a beacon survives encode then decode unchanged") {
         CHECK(x.origin == y.origin);
         CHECK(x.result == y.result);
         CHECK(x.protocol == y.protocol);
+        CHECK(x.server_protocol == y.server_protocol);
         CHECK(x.network_ms == y.network_ms);
         CHECK(x.reused == y.reused);
         CHECK(x.fetch_ms == y.fetch_ms);

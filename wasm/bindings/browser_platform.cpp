@@ -84,6 +84,9 @@ RequestOutcome outcome_from_js(const val& o) {
 #define H3PROBE_READ_ENTRY_FIELD(type, member, attribute) read(e, attribute, entry.member);
     H3PROBE_RESOURCE_TIMING_FIELDS(H3PROBE_READ_ENTRY_FIELD)
 #undef H3PROBE_READ_ENTRY_FIELD
+    // Found by the host in the entry's serverTiming list; cut to the decoder's limit, so that an origin's long text
+    // cannot make the whole beacon refused.
+    entry.server_protocol = text(o, "serverProtocol").substr(0, kMaxProtocolChars);
     out.entry = entry;
     return out;
 }

@@ -13,6 +13,7 @@
 
 #include "beacon.hpp"
 #include "limits.hpp"
+#include "platform.hpp"
 #include "quantiles.hpp"
 #include "report.hpp"
 #include "stored_run.hpp"
@@ -316,6 +317,13 @@ val schema_js() {
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
     out.set("limits", limits);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
+    // The Server-Timing metric the origins name the protocol with, and the server names classify() knows.
+    out.set("serverTimingProtocol", std::string(kServerTimingProtocol));
+    val server_protocols = val::object();
+#define H3PROBE_SERVER_PROTOCOL_SET(server, next_hop) server_protocols.set(server, std::string(next_hop));
+    H3PROBE_SERVER_PROTOCOLS(H3PROBE_SERVER_PROTOCOL_SET)
+#undef H3PROBE_SERVER_PROTOCOL_SET
+    out.set("serverProtocols", server_protocols);
     return out;
 }
 

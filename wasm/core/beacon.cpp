@@ -40,6 +40,7 @@ void write_sample(JsonWriter& w, const Sample& s) {
     w.key("result").string(to_string(s.result));
     w.key("http_status").integer(s.http_status);
     w.key("protocol").string(s.protocol);
+    if (!s.server_protocol.empty()) w.key("server_protocol").string(s.server_protocol);
     w.key("reused").boolean(s.reused);
 #define H3PROBE_DURATION_JSON(name, max, metric, what) w.key(#name).ms(s.name);
     H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION_JSON)
@@ -141,7 +142,8 @@ bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) 
     parse_phase(phase, s.phase);
     parse_proto(origin, s.origin);
     if (!f.integer("idx", s.idx, 0, kMaxSampleIdx) || !f.integer("http_status", s.http_status, 0, 999) ||
-        !f.string("protocol", s.protocol, 32) || !f.boolean("reused", s.reused))
+        !f.string("protocol", s.protocol, kMaxProtocolChars) ||
+        !f.string("server_protocol", s.server_protocol, kMaxProtocolChars, false) || !f.boolean("reused", s.reused))
         return false;
 #define H3PROBE_DECODE_DURATION(name, max, metric, what) \
     if (!f.number(#name, s.name, max)) return false;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "json_writer.hpp"
 #include "resource_timing.hpp"
 #include "utf8_text.hpp"
 
@@ -110,8 +111,11 @@ void Experiment::start_arm(std::size_t position) {
 
 std::string Experiment::request_url(const Slot& slot) const {
     // A unique URL per request defeats caches and lets the platform find this request's Resource Timing entry.
-    return slot.base + config_.noop_path + "?h3probe=" + run_id_ + "-" + to_string(slot.phase) + "-" +
-           std::to_string(slot.idx);
+    // The index through the JSON number writer: std::to_string would link libc++'s integer formatting (its digit
+    // table and code) into the browser module for this one call.
+    std::string url = slot.base + config_.noop_path + "?h3probe=" + run_id_ + "-" + to_string(slot.phase) + "-";
+    append_number(url, slot.idx);
+    return url;
 }
 
 void Experiment::start(const Slot& slot) {

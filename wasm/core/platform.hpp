@@ -30,11 +30,20 @@ namespace h3probe {
     X(double, decoded_body_size, "decodedBodySize")                \
     X(int, response_status, "responseStatus")
 
+// The name of the Server-Timing metric whose description is the protocol the origin saw: the origins send
+// `Server-Timing: proto;desc="HTTP/3.0"` (web/server/originRules.mjs) and the browser host reads it
+// (web/src/browserHost.js); a unit test checks both against this name.
+inline constexpr const char* kServerTimingProtocol = "proto";
+
 // Every field defaults to zero (or ""), which is also what a browser reports for a field it hides.
 struct ResourceTimingEntry {
 #define H3PROBE_ENTRY_MEMBER(type, member, attribute) type member{};
     H3PROBE_RESOURCE_TIMING_FIELDS(H3PROBE_ENTRY_MEMBER)
 #undef H3PROBE_ENTRY_MEMBER
+    // The description of the entry's serverTiming metric named kServerTimingProtocol (a list in the IDL, so not in the
+    // field list above; the host finds it and passes it beside the entry as serverProtocol): the protocol the origin
+    // saw, e.g. "HTTP/3.0"; "" when the origin sent none.
+    std::string server_protocol;
 };
 
 // What the platform reports once a request it was asked to start has ended, whichever way it ended.

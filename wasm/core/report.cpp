@@ -44,6 +44,8 @@ void add_run(RunClusteredSample& s, const std::vector<double>& values, std::int3
 // One record's fixed part, checked. Returns an error message, or "" with the record's parts set.
 struct RecordHead {
     std::uint8_t group = 0, order = 0;
+    int classes = 0;            // classes per arm in this record's format
+    std::size_t head_bytes = 0;  // the group byte and the counts
     const std::uint8_t* by_class[2] = {nullptr, nullptr};
     std::size_t n[2] = {0, 0};  // usable requests per arm: the float64s that follow
 };
@@ -53,16 +55,19 @@ std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at
     const auto where = [&] { return "run record " + std::to_string(run) + " (byte " + std::to_string(at) + ")"; };
     h.group = data[at];
     if (h.group == 0 || h.group >= groups) return where() + " names no group";
-    if (size - at - 1 < kArmCountsBytes) return where() + " is cut short";
+    if (size - at - 1 < 2) return where() + " is cut short";
     const std::uint8_t* counts = data + at + 1;
-    if (counts[0] != kRunRecordVersion)
-        return where() + " has format " + std::to_string(counts[0]) + ", not " + std::to_string(kRunRecordVersion);
+    if (counts[0] < 1 || counts[0] > kRunRecordVersion)
+        return where() + " has format " + std::to_string(counts[0]) + ", not 1 to " + std::to_string(kRunRecordVersion);
+    if (size - at - 1 < arm_counts_bytes(counts[0])) return where() + " is cut short";
+    h.classes = kRecordClasses[counts[0]];
+    h.head_bytes = 1 + arm_counts_bytes(counts[0]);
     h.order = counts[1];
     h.by_class[0] = counts + 2;
-    h.by_class[1] = counts + 2 + kRequestClassCount;
+    h.by_class[1] = counts + 2 + h.classes;
     h.n[0] = h.by_class[0][kUsable[0]];
     h.n[1] = h.by_class[1][kUsable[1]];
-    if ((size - at - 1 - kArmCountsBytes) / 8 < h.n[0] + h.n[1]) return where() + " holds fewer values than its counts say";
+    if ((size - at - h.head_bytes) / 8 < h.n[0] + h.n[1]) return where() + " holds fewer values than its counts say";
     return "";
 }
 
@@ -79,7 +84,7 @@ std::string read_records(const std::uint8_t* data, std::size_t size, std::vector
                 sizes[g][2 * arm] += h.n[arm];
                 sizes[g][2 * arm + 1] += h.n[arm] > 0;
             }
-        at += 1 + kArmCountsBytes + 8 * (h.n[0] + h.n[1]);
+        at += h.head_bytes + 8 * (h.n[0] + h.n[1]);
     }
     for (std::size_t g = 0; g < groups.size(); ++g)
         for (int arm = 0; arm < 2; ++arm) {
@@ -94,12 +99,12 @@ std::string read_records(const std::uint8_t* data, std::size_t size, std::vector
     run = 0;
     for (std::size_t at = 0; at < size; ++run) {
         read_head(data, size, at, run, groups.size(), h);
-        at += 1 + kArmCountsBytes;
+        at += h.head_bytes;
         GroupData* targets[2] = {&groups[h.group], &groups[0]};
         GroupReport& r = targets[0]->report;
         std::size_t measured = 0;
         for (int arm = 0; arm < 2; ++arm)
-            for (int c = 0; c < kRequestClassCount; ++c) {
+            for (int c = 0; c < h.classes; ++c) {
                 r.classes[arm][c] += h.by_class[arm][c];
                 r.arm_requests[arm] += h.by_class[arm][c];
                 measured += h.by_class[arm][c];
@@ -182,7 +187,7 @@ Report build_report(const std::uint8_t* records, std::size_t size, const std::ve
 std::size_t treatment_ok(const GroupReport& g) {
     const auto& t = g.classes[1];
     return t[static_cast<int>(RequestClass::fallback)] + t[static_cast<int>(RequestClass::usable_treatment)] +
-           t[static_cast<int>(RequestClass::protocol_unknown)];
+           t[static_cast<int>(RequestClass::protocol_unknown)] + t[static_cast<int>(RequestClass::protocol_mismatch)];
 }
 
 double fallback_rate(const GroupReport& g) {

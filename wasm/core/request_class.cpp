@@ -19,7 +19,17 @@ RequestClass classify(const Sample& s) {
     if (s.protocol.empty()) return RequestClass::protocol_unknown;
     // The protocol expected is the one of the origin asked; the arm is the phase.
     if (s.protocol != to_string(s.origin)) return RequestClass::fallback;
+    if (const char* seen = next_hop_name(s.server_protocol); *seen && s.protocol != seen)
+        return RequestClass::protocol_mismatch;
     return s.phase == Phase::treatment ? RequestClass::usable_treatment : RequestClass::usable_control;
+}
+
+const char* next_hop_name(const std::string& server_protocol) {
+#define H3PROBE_SERVER_PROTOCOL_MATCH(server, next_hop) \
+    if (server_protocol == server) return next_hop;
+    H3PROBE_SERVER_PROTOCOLS(H3PROBE_SERVER_PROTOCOL_MATCH)
+#undef H3PROBE_SERVER_PROTOCOL_MATCH
+    return "";
 }
 
 bool is_usable(RequestClass c) { return c == RequestClass::usable_control || c == RequestClass::usable_treatment; }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "sample.hpp"
 
@@ -23,7 +24,8 @@ namespace h3probe {
     X(no_timing_entry, "no Resource Timing entry arrived in time")                                                \
     X(aborted, "the run ended before the request did")                                                            \
     X(redirected, "the no-op endpoint redirected")                                                                \
-    X(cache_hit, "served from a cache despite no-store and a unique URL")
+    X(cache_hit, "served from a cache despite no-store and a unique URL")                                         \
+    X(protocol_mismatch, "result ok, but the origin's Server-Timing names another protocol than nextHopProtocol")
 
 enum class RequestClass : std::uint8_t {
 #define H3PROBE_ENUM_CLASS(name, what) name,
@@ -41,8 +43,24 @@ inline constexpr int kRequestClassCount = 0 H3PROBE_REQUEST_CLASSES(H3PROBE_COUN
 //      failed tells nothing about the protocol's speed);
 //   3. result ok and nextHopProtocol empty: `protocol_unknown` (not a fallback: nothing says another protocol was used);
 //   4. result ok over another protocol than the arm's (h2 for control, h3 for treatment): `fallback`;
-//   5. otherwise the request is usable in its arm (result ok implies a network time: the decoder enforces it).
+//   5. the origin said (Server-Timing) which protocol it saw, and that is not nextHopProtocol: `protocol_mismatch`
+//      (a proxy or middlebox ended the browser's connection; the time is not that of the protocol named). An origin
+//      that sends no Server-Timing, or a name next_hop_name() does not know, is not checked;
+//   6. otherwise the request is usable in its arm (result ok implies a network time: the decoder enforces it).
 RequestClass classify(const Sample& s);
+
+// The Server-Timing protocol names the origins send (the server's own names: Caddy's {http.request.proto}, nginx's
+// $server_protocol) and the nextHopProtocol each stands for. X(server name, nextHopProtocol).
+#define H3PROBE_SERVER_PROTOCOLS(X) \
+    X("HTTP/1.0", "http/1.0")       \
+    X("HTTP/1.1", "http/1.1")       \
+    X("HTTP/2.0", "h2")             \
+    X("HTTP/2", "h2")               \
+    X("HTTP/3.0", "h3")             \
+    X("HTTP/3", "h3")
+
+// The nextHopProtocol a server's protocol name stands for, or "" for a name not in the list above.
+const char* next_hop_name(const std::string& server_protocol);
 
 bool is_usable(RequestClass c);
 // 0 for the control arm, 1 for treatment; only meaningful for samples that are not pre-warm.

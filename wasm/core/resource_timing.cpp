@@ -29,7 +29,10 @@ Sample sample_from_outcome(const RequestOutcome& outcome) {
         case RequestOutcome::Status::aborted: s.result = SampleResult::aborted; break;
         case RequestOutcome::Status::ok: s.result = SampleResult::ok; break;
     }
-    if (outcome.entry) s.protocol = outcome.entry->next_hop_protocol;
+    if (outcome.entry) {
+        s.protocol = outcome.entry->next_hop_protocol;
+        s.server_protocol = outcome.entry->server_protocol;
+    }
     if (s.result != SampleResult::ok) return s;
 
     if (!outcome.entry) {

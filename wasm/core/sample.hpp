@@ -52,6 +52,7 @@ struct Sample {
     SampleResult result = SampleResult::network_error;
     int http_status = 0;
     std::string protocol;          // nextHopProtocol as reported ("" when unknown)
+    std::string server_protocol;   // the protocol the origin saw, from its Server-Timing "proto" ("" when not sent)
     std::optional<bool> reused;    // connection reused (no DNS/connect phase) or new
 #define H3PROBE_DECLARE_DURATION(name, max, metric, what) std::optional<double> name;
     H3PROBE_SAMPLE_DURATIONS(H3PROBE_DECLARE_DURATION)

@@ -73,6 +73,7 @@ StoredBeacon to_stored(const Beacon& b) {
         q.request_class = to_string(cls);
         q.http_status = s.http_status;
         q.protocol = s.protocol;
+        q.server_protocol = s.server_protocol;
         q.reused = or_null(s.reused);
 #define H3PROBE_STORE_DURATION(name, max, metric, what) q.name = or_null(s.name);
         H3PROBE_SAMPLE_DURATIONS(H3PROBE_STORE_DURATION)

@@ -45,6 +45,7 @@ using flag = double;  // 1, 0, or NaN for NULL
     X(text, request_class, 0, "usable in its arm, or why not (request_class.hpp)")                        \
     X(real, http_status, 0, "the HTTP status, 0 if none")                                                 \
     X(text, protocol, 0, "nextHopProtocol as reported")                                                   \
+    X(text, server_protocol, 0, "the protocol the origin saw (its Server-Timing), '' when it sent none")  \
     X(flag, reused, 0, "1 if the connection was reused, 0 if opened, NULL if unknown")
 
 #define H3PROBE_DECLARE_COLUMN(type, name, limit, what) column::type name{};
@@ -67,8 +68,12 @@ std::vector<std::string> metric_names();
 //               usable control request in idx order, then each usable treatment request in idx order.
 // The usable counts in arm_counts say where the control values end. Counts fit a byte: a beacon holds at most
 // kMaxSamples requests.
-inline constexpr std::uint8_t kRunRecordVersion = 1;
-inline constexpr std::size_t kArmCountsBytes = 2 + 2 * kRequestClassCount;
+// Format 2 added the class protocol_mismatch; records of format 1 (written before it) hold one class fewer per arm and
+// are still read (report.cpp), their missing classes counting 0.
+inline constexpr std::uint8_t kRunRecordVersion = 2;
+inline constexpr int kRecordClasses[kRunRecordVersion + 1] = {0, kRequestClassCount - 1, kRequestClassCount};
+inline constexpr std::size_t arm_counts_bytes(std::uint8_t version) { return 2 + 2 * kRecordClasses[version]; }
+inline constexpr std::size_t kArmCountsBytes = arm_counts_bytes(kRunRecordVersion);
 static_assert(kMaxSamples <= 255, "a class count must fit one byte");
 
 struct StoredRun {

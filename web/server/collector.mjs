@@ -2,6 +2,7 @@
 // stored), with GET /healthz and GET /metrics, CORS by page origin, a per-network rate limit, a connection cap, short
 // header/body/idle timeouts and a graceful drain. Run as a service by server/collectorService.mjs (`h3probe collector`).
 import http from 'node:http';
+import { browserFor } from './browserFor.mjs';
 import { createClientLocator } from './clientLocator.mjs';
 import { defaultOptions } from './collectorOptions.mjs';
 import { countTreatment, createMetrics, observeLatency, renderMetrics } from './metrics.mjs';
@@ -140,7 +141,8 @@ export async function startCollector({
     try {
       // Only the country and region leave this function: the address itself is never stored.
       const { country, region } = locate(req);
-      ({ duplicate } = await backend.store(decoded, { receivedAt: new Date().toISOString(), region, country }));
+      const { browser, browserMajor } = browserFor(req.headers);
+      ({ duplicate } = await backend.store(decoded, { receivedAt: new Date().toISOString(), region, country, browser, browserMajor }));
     } catch (err) {
       counts.failed++;
       return reject(res, 'store_error', 500, `could not store beacon: ${err.message}`, corsHeaders);

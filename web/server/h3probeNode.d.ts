@@ -5,7 +5,8 @@
 /** Why a measured request is or is not in its arm; decided once, in the core, and stored with the request. */
 export type RequestClass =
   | 'usable_control' | 'usable_treatment' | 'prewarm' | 'fallback' | 'protocol_unknown' | 'timing_unavailable'
-  | 'timeout' | 'network_error' | 'http_error' | 'no_timing_entry' | 'aborted' | 'redirected' | 'cache_hit';
+  | 'timeout' | 'network_error' | 'http_error' | 'no_timing_entry' | 'aborted' | 'redirected' | 'cache_hit'
+  | 'protocol_mismatch';
 
 /** The durations a report can be made of. */
 export type Metric =
@@ -56,6 +57,7 @@ export interface StoredRequest {
   request_class: RequestClass;
   http_status: number;
   protocol: string;
+  server_protocol: string;
   reused: number | null;
   network_ms: number | null;
   queue_ms: number | null;
@@ -126,6 +128,10 @@ export interface Schema {
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
     minRunsForInterval: number };
   runRecordVersion: number;
+  /** The Server-Timing metric name whose description is the protocol the origin saw ("proto"). */
+  serverTimingProtocol: string;
+  /** Server protocol names (as in Server-Timing) → the nextHopProtocol each stands for. */
+  serverProtocols: Record<string, string>;
 }
 
 export interface H3probeNode {

@@ -23,14 +23,13 @@ export const NOOP_HEADERS = Object.freeze([
     why: 'a cached answer has no network time (result cache_hit)',
   }),
   Object.freeze({
+    // "proto" is the core's kServerTimingProtocol, which the module looks for (checked by originsCaddyfile.test.mjs); the
+    // server names it knows (HTTP/2.0, HTTP/3.0, ...) are the core's too: schema().serverProtocols.
     name: 'Server-Timing', value: 'proto;desc="<the protocol the server saw>"',
     caddy: 'proto;desc="{http.request.proto}"', nginx: 'proto;desc="$server_protocol"', required: false,
     why: 'the protocol as the server saw it (HTTP/2.0, HTTP/3.0), readable next to nextHopProtocol in Resource Timing',
   }),
 ]);
-
-/** The server's protocol names as Server-Timing reports them, and the browser's nextHopProtocol for each. */
-export const SERVER_PROTOCOLS = Object.freeze({ 'HTTP/1.1': 'http/1.1', 'HTTP/2.0': 'h2', 'HTTP/3.0': 'h3' });
 
 /**
  * The protocols each origin's listener speaks. The HTTP/2 origin must never offer HTTP/3 (no UDP socket, no Alt-Svc),

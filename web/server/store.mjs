@@ -9,14 +9,32 @@ const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
 const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };
 
+/**
+ * What the collector adds to a run's row, from the request that carried the beacon rather than from the beacon: when,
+ * where from (clientLocator.mjs) and which browser (browserFor.mjs).
+ */
+export const COLLECTOR_COLUMNS = Object.freeze([
+  Object.freeze({ name: 'received_at', type: 'text', what: 'when the collector received the beacon (ISO 8601, UTC)' }),
+  Object.freeze({ name: 'region', type: 'text', what: "the client's region (from its country)" }),
+  Object.freeze({ name: 'country', type: 'text', what: "the client's country (ISO 3166 alpha-2)" }),
+  Object.freeze({ name: 'browser', type: 'text', what: 'the browser engine: chromium, firefox, webkit or other' }),
+  Object.freeze({ name: 'browser_major', type: 'real', what: "the engine's major version" }),
+]);
+
+/** Each table's columns as [name, SQL type], from the core's schema() and COLLECTOR_COLUMNS. */
+export function storeColumns(schema) {
+  const col = (c) => [c.name, SQL_TYPE[c.type]];
+  return {
+    runs: [...schema.runColumns.map(col), ...COLLECTOR_COLUMNS.map(col)],
+    requests: [...schema.requestColumns.map(col), ...schema.durations.map((d) => [d.name, 'REAL'])],
+  };
+}
+
 /** The store's tables as SQL, from the core's schema(): what the collector keeps, and the only place it is written. */
 export function storeSchemaSql(schema) {
-  const col = (c) => `${c.name} ${SQL_TYPE[c.type]}`;
-  const runColumns = [
-    ...schema.runColumns.map((c) => (c.name === 'run_id' ? 'run_id TEXT PRIMARY KEY' : col(c))),
-    'received_at TEXT', 'region TEXT', 'country TEXT',
-  ];
-  const requestColumns = [...schema.requestColumns.map(col), ...schema.durations.map((d) => `${d.name} REAL`)];
+  const columns = storeColumns(schema);
+  const runColumns = columns.runs.map(([name, type]) => (name === 'run_id' ? 'run_id TEXT PRIMARY KEY' : `${name} ${type}`));
+  const requestColumns = columns.requests.map(([name, type]) => `${name} ${type}`);
   return `
 CREATE TABLE IF NOT EXISTS runs (
   ${runColumns.join(',\n  ')}
@@ -53,6 +71,7 @@ export function openStore(dbPath, core) {
   db.pragma('synchronous = NORMAL');
   const migrated = migrateVersion1(db, core, schema);
   db.exec(storeSchemaSql(schema));
+  addNewColumns(db, schema);
   db.pragma(`user_version = ${STORE_VERSION}`);
 
   const insertRows = prepareInsert(db, schema);
@@ -63,8 +82,8 @@ export function openStore(dbPath, core) {
   const runsPage = db.prepare(`SELECT ${runColumns} FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
   const requestsRange = db.prepare('SELECT * FROM requests WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx');
 
-  const insert = db.transaction((decoded, { receivedAt, region = null, country = null } = {}) =>
-    insertRows(decoded, { received_at: receivedAt ?? new Date().toISOString(), region, country }));
+  const insert = db.transaction((decoded, { receivedAt, region = null, country = null, browser = null, browserMajor = null } = {}) =>
+    insertRows(decoded, { received_at: receivedAt ?? new Date().toISOString(), region, country, browser, browser_major: browserMajor }));
 
   // Group commit: beacons that arrive in the same event-loop turn share one transaction (one WAL commit) instead of
   // paying one commit each. Each beacon keeps its own savepoint (a nested better-sqlite3 transaction), so one bad
@@ -94,7 +113,10 @@ export function openStore(dbPath, core) {
     db,
     /** Runs rebuilt from an older database when it was opened ({runs, skipped}), or null. */
     migrated,
-    /** decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt (ISO, default now), region, country}. */
+    /**
+     * decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt (ISO, default now), region, country, browser,
+     * browserMajor} (browserFor.mjs).
+     */
     insertBeacon: (decoded, meta = {}) => insert(decoded, meta),
     /** The same, committed together with the other beacons queued in this event-loop turn. Resolves {duplicate}. */
     queueBeacon(decoded, meta = {}) {
@@ -165,7 +187,7 @@ function migrateVersion1(db, core, schema) {
       for (const old of rows) {
         const decoded = old.beacon_json ? core.decodeBeacon(old.beacon_json) : { ok: false };
         if (!decoded.ok) { skipped++; continue; }
-        insertRows(decoded, { received_at: old.received_at, region: old.region, country: old.country });
+        insertRows(decoded, { received_at: old.received_at, region: old.region, country: old.country, browser: null, browser_major: null });
         runs++;
       }
     }
@@ -174,12 +196,22 @@ function migrateVersion1(db, core, schema) {
   })();
 }
 
-// A run row's columns: the core's, then what the collector adds.
-function runRowColumns(schema) {
-  return [...schema.runColumns.map((c) => c.name), 'received_at', 'region', 'country'];
+// Columns are only ever added (at the end of the core's lists or of COLLECTOR_COLUMNS): a database written before a
+// column existed gets it, empty (NULL) in the rows it already holds.
+function addNewColumns(db, schema) {
+  for (const [table, columns] of Object.entries(storeColumns(schema))) {
+    const have = new Set(db.prepare(`PRAGMA table_info(${table})`).all().map((c) => c.name));
+    for (const [name, type] of columns) if (!have.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
+  }
 }
 
-// The statements that store one decoded beacon; returns insert(decoded, {received_at, region, country}) → {duplicate}.
+// A run row's columns: the core's, then what the collector adds.
+function runRowColumns(schema) {
+  return storeColumns(schema).runs.map(([name]) => name);
+}
+
+// The statements that store one decoded beacon; returns insert(decoded, meta) → {duplicate}, meta holding a value for
+// each of COLLECTOR_COLUMNS.
 // Call it inside a transaction: the run's rows are written all or none.
 function prepareInsert(db, schema) {
   const runColumns = runRowColumns(schema);

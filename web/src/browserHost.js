@@ -3,6 +3,8 @@
 // Only entries of our own requests are kept while they wait to be claimed; the page's Resource Timing buffer is
 // never cleared or resized (other RUM tools on the page read it).
 const OWN_ENTRY = 'h3probe=';
+// The Server-Timing metric whose description is the protocol the origin saw (the core's kServerTimingProtocol).
+export const SERVER_TIMING_PROTOCOL = 'proto';
 
 function randomUnit() {
   try {
@@ -99,10 +101,11 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
       const fetchEnded = performance.now();
       clearTimeout(state.timer);
       const entry = await entryFor(url, entryWaitMs);
+      const proto = entry && entry.serverTiming && entry.serverTiming.find((t) => t.name == SERVER_TIMING_PROTOCOL);
       // The entry object itself: the core reads its attributes by the names in its own field list.
       outcome = {
         status: 'ok', httpStatus: response.status, redirected: response.redirected, fetchStarted, fetchEnded,
-        entry, error: '',
+        entry, serverProtocol: proto ? proto.description : '', error: '',
       };
     } catch (error) {
       clearTimeout(state.timer);

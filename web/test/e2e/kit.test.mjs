@@ -15,7 +15,9 @@ import { chromium } from 'playwright-core';
 import { spkiHash } from '../../devstack/certs.mjs';
 import { chromiumArgs } from '../../devstack/stack.mjs';
 import { CHROMIUM_PATH } from '../../devstack/chromium.mjs';
-import { SERVER_PROTOCOLS } from '../../server/originRules.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+
+const { serverProtocols: SERVER_PROTOCOLS, serverTimingProtocol } = (await loadH3probeNode()).schema();
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const BIN = path.join(ROOT, 'web/bin/h3probe.mjs');
@@ -272,7 +274,7 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       for (const e of entries) (byHost[e.host] ??= []).push(e);
       assert.ok(byHost[SITES.h2.host]?.length >= 6 && byHost[SITES.h3.host]?.length >= 7, JSON.stringify(entries.map((e) => e.host)));
       for (const e of entries) {
-        const proto = e.serverTiming.find((s) => s.name === 'proto');
+        const proto = e.serverTiming.find((s) => s.name === serverTimingProtocol);
         assert.ok(proto, `${e.host}: serverTiming visible (Timing-Allow-Origin)`);
         assert.equal(SERVER_PROTOCOLS[proto.description], e.protocol, `${e.host}: server saw ${proto.description}, browser used ${e.protocol}`);
       }

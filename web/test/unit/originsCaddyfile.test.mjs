@@ -8,6 +8,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { originsCaddyfile, originsProblems } from '../../server/originsCaddyfile.mjs';
 import { NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS } from '../../server/originRules.mjs';
+import { SERVER_TIMING_PROTOCOL } from '../../src/browserHost.js';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 
 const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '../../bin/h3probe.mjs');
 const base = { h2: 'h2.example.com', h3: 'h3.example.com', h2Bind: '203.0.113.2', h3Bind: '203.0.113.3' };
@@ -165,4 +167,14 @@ test('Caddy accepts every form the generator writes, formatted as caddy fmt woul
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the Server-Timing the origins send is the one the module reads and the core classifies by', async () => {
+  const schema = (await loadH3probeNode()).schema();
+  const header = NOOP_HEADERS.find((h) => h.name === 'Server-Timing');
+  assert.equal(SERVER_TIMING_PROTOCOL, schema.serverTimingProtocol);
+  for (const value of [header.value, header.caddy, header.nginx]) assert.ok(value.startsWith(`${schema.serverTimingProtocol};desc=`), value);
+  // What Caddy's placeholder and nginx's variable expand to, for each protocol an origin speaks: names the core knows.
+  for (const server of ['HTTP/1.1', 'HTTP/2.0', 'HTTP/3.0']) assert.ok(schema.serverProtocols[server], server);
+  assert.deepEqual([schema.serverProtocols['HTTP/2.0'], schema.serverProtocols['HTTP/3.0']], ['h2', 'h3']);
 });

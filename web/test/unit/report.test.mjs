@@ -53,8 +53,9 @@ before(() => {
   insert(st, run('e1', {
     hs: [50, [51, { result: 'timeout', network_ms: null, protocol: '' }], [52, { result: 'http_error', http_status: 503 }],
       [53, { result: 'aborted', network_ms: null, protocol: '' }]],
-    ts: [40, [41, { result: 'timing_unavailable', network_ms: 0, protocol: '' }], [42, { result: 'network_error', network_ms: null, protocol: '' }],
-      [43, { result: 'no_timing_entry', network_ms: null }], [44, { connect_ms: null }]],
+    ts: [[40, { server_protocol: 'HTTP/3.0' }], [41, { result: 'timing_unavailable', network_ms: 0, protocol: '' }],
+      [42, { result: 'network_error', network_ms: null, protocol: '' }], [43, { result: 'no_timing_entry', network_ms: null }],
+      [44, { connect_ms: null }], [47, { server_protocol: 'HTTP/2.0' }]],
   }), { ...at(3), region: 'Europe', country: 'DE' });
   insert(st, run('e2', { hs: [60, 62], ts: [[45, { protocol: 'h2' }], [46, { protocol: 'h2' }]] }),
     { ...at(3), region: 'Europe', country: 'FR' });
@@ -72,7 +73,7 @@ describe('report', () => {
     assert.equal(r.storedRuns, 5);
     // Asia and Europe tie on runs: then by name.
     assert.deepEqual(r.groups.map((g) => [g.name, g.runs, g.requests]),
-      [['overall', 5, 25], ['Asia', 2, 10], ['Europe', 2, 13], ['unknown', 1, 2]]);
+      [['overall', 5, 26], ['Asia', 2, 10], ['Europe', 2, 14], ['unknown', 1, 2]]);
   });
 
   test('each arm holds the requests the core classed usable, from the runs they came from', async () => {
@@ -88,7 +89,7 @@ describe('report', () => {
     const europe = group(r, 'Europe');
     assert.deepEqual(europe.excluded, {
       fallback: 2, protocol_unknown: 0, timing_unavailable: 1, timeout: 1, network_error: 1, http_error: 1, no_timing_entry: 1,
-      aborted: 1, redirected: 0, cache_hit: 0, missing_metric: 0,
+      aborted: 1, redirected: 0, cache_hit: 0, protocol_mismatch: 1, missing_metric: 0,
     });
     assert.deepEqual(Object.keys(europe.excluded), r.exclusions);
     assert.deepEqual(europe.arms.h3, { n: 2, runs: 1 });
@@ -97,8 +98,8 @@ describe('report', () => {
 
   test('the fallback rate is fallbacks over treatment requests with result ok', async () => {
     const r = await report();
-    // e1's 40 and 44 (usable), e2's 45 and 46 (both over h2).
-    assert.deepEqual(group(r, 'Europe').fallback, { fallbacks: 2, rate: 0.5, completed: 4 });
+    // e1's 40 and 44 (usable) and 47 (the origin saw h2: a mismatch, not a fallback), e2's 45 and 46 (both over h2).
+    assert.deepEqual(group(r, 'Europe').fallback, { fallbacks: 2, rate: 0.4, completed: 5 });
     assert.deepEqual(group(r, 'Asia').fallback, { fallbacks: 1, rate: 1 / 5, completed: 5 });
     // A group without any fallback still knows its denominator.
     assert.deepEqual(group(r, 'unknown').fallback, { fallbacks: 0, rate: 0, completed: 1 });
@@ -160,7 +161,9 @@ describe('export command', () => {
     const e1 = lines.find((l) => l.run_id === 'e1');
     assert.equal(e1.region, 'Europe');
     assert.equal(e1.country, 'DE');
-    assert.equal(e1.requests.length, 3 + 4 + 5);
+    assert.equal(e1.requests.length, 3 + 4 + 6);
+    assert.deepEqual(e1.requests.filter((q) => q.server_protocol).map((q) => [q.idx, q.server_protocol, q.request_class]),
+      [[0, 'HTTP/3.0', 'usable_treatment'], [5, 'HTTP/2.0', 'protocol_mismatch']]);
     assert.ok(!('arm_counts' in e1));
     assert.equal(e1.requests.filter((q) => q.request_class === 'usable_control').length, 1);
   });
@@ -180,9 +183,9 @@ describe('report command', () => {
     const { status, stdout, stderr } = runReport('--html', html);
     assert.equal(status, 0, stderr);
     assert.match(stdout, /^h3probe report: network_ms, 5 stored runs/m);
-    assert.match(stdout, /^== overall: 5 runs, 25 measured requests; used HTTP\/2 9 \(5 runs\), HTTP\/3 7 \(4 runs\)$/m);
-    assert.match(stdout, /^== Europe: 2 runs, 13 measured requests/m);
-    assert.match(stdout, /^excluded: fallback 2, timing_unavailable 1, timeout 1, network_error 1, http_error 1, no_timing_entry 1, aborted 1$/m);
+    assert.match(stdout, /^== overall: 5 runs, 26 measured requests; used HTTP\/2 9 \(5 runs\), HTTP\/3 7 \(4 runs\)$/m);
+    assert.match(stdout, /^== Europe: 2 runs, 14 measured requests/m);
+    assert.match(stdout, /^excluded: fallback 2, timing_unavailable 1, timeout 1, network_error 1, http_error 1, no_timing_entry 1, aborted 1, protocol_mismatch 1$/m);
     assert.match(stdout, /^p50 /m);
     assert.match(stdout, /^p99 /m);
     assert.match(stdout, /^order effect: /m);

@@ -104,6 +104,25 @@ describe('store', () => {
     again.close();
   });
 
+  test('a database written before a column existed gets it, empty in its old rows, and keeps taking beacons', () => {
+    const file = path.join(tmp, `cols${dbCount++}.sqlite`);
+    const first = openStore(file, core);
+    first.insertBeacon(decoded(beacon('before')), { receivedAt: '2024-01-01T00:00:00.000Z', region: 'Asia', country: 'JP' });
+    first.close();
+    // As the store was before the server's protocol and the browser were recorded.
+    const db = new Database(file);
+    db.exec('ALTER TABLE requests DROP COLUMN server_protocol; ALTER TABLE runs DROP COLUMN browser; ALTER TABLE runs DROP COLUMN browser_major;');
+    db.close();
+    const store = openStore(file, core);
+    store.insertBeacon(decoded(beacon('after', [sample('control', 0, 'h2', 'h2', { server_protocol: 'HTTP/2.0' })])),
+      { region: 'Asia', country: 'JP', browser: 'firefox', browserMajor: 128 });
+    const rows = store.db.prepare('SELECT run_id, browser, browser_major FROM runs ORDER BY run_id').all().map((r) => ({ ...r }));
+    assert.deepEqual(rows, [{ run_id: 'after', browser: 'firefox', browser_major: 128 }, { run_id: 'before', browser: null, browser_major: null }]);
+    assert.equal(store.requestsFor('after')[0].server_protocol, 'HTTP/2.0');
+    assert.equal(store.requestsFor('before')[0].server_protocol, null);
+    store.close();
+  });
+
   test('ignores a retried beacon with a run_id it already has and says so', () => {
     const store = freshStore();
     store.insertBeacon(decoded(beacon('dup')));
