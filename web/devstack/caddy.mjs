@@ -16,6 +16,7 @@ process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
  * certPath, keyPath, hosts {page,h2,h3[,h2b,h3b]}, ports {page,h2,h3[,h2b,h3b],collector}, runDir (Caddyfile, log, Caddy's XDG dirs);
  * roots {page,module} (defaults: web/page, web/dist); pageRoot overrides roots.page;
  * h3 (false: no UDP, no Alt-Svc), tao (false: no Timing-Allow-Origin), noopStatus, noopDelayMs, h2Down, readyTimeoutMs;
+ * claimProtocol (the origins' Server-Timing names this protocol, e.g. 'HTTP/1.1', whatever the request came over);
  * bindAddress (default 127.0.0.1); commandPrefix: argv put before `caddy` (the lab: ['ip', 'netns', 'exec', NS]);
  * waitReady: async ({hosts, ports, certPath, h3, h2Down}, timeoutMs) replacing the loopback readiness check, for a Caddy
  * whose listeners this process cannot reach.

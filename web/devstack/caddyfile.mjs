@@ -11,10 +11,10 @@ import { NOOP, NOOP_HEADERS } from '../server/originRules.mjs';
  */
 export function caddyfile({
   certPath, keyPath, hosts, ports, roots, h3 = true, tao = true, noopStatus = 204, noopUpstream = 0, h2Down = false,
-  pageCsp = '', beaconStatus = 0, bindAddress = '127.0.0.1',
+  pageCsp = '', beaconStatus = 0, bindAddress = '127.0.0.1', claimProtocol = '',
 }) {
   const tls = `tls ${q(certPath)} ${q(keyPath)}`;
-  const origin = (host, port) => site(host, port, bindAddress, tls, noopRoutes({ tao, noopStatus, noopUpstream }));
+  const origin = (host, port) => site(host, port, bindAddress, tls, noopRoutes({ tao, noopStatus, noopUpstream, claimProtocol }));
   // Without h3 Caddy opens no UDP socket and sends no Alt-Svc: the "UDP blocked" case. The second origins follow the
   // first ones' settings.
   const h3Protocols = h3 ? 'h1 h2 h3' : 'h1 h2';
@@ -59,10 +59,14 @@ function staticDir(opener, root) {
   return [`${opener} {`, `\troot * ${q(root)}`, '\tfile_server', '}'];
 }
 
-function noopRoutes({ tao, noopStatus, noopUpstream }) {
+function noopRoutes({ tao, noopStatus, noopUpstream, claimProtocol }) {
   const answer = noopUpstream ? `reverse_proxy 127.0.0.1:${noopUpstream}` : `respond ${noopStatus}`;
   // The headers are the production rules' (web/server/originRules.mjs); tao false drops Timing-Allow-Origin (a fault case).
-  const headers = NOOP_HEADERS.filter((h) => tao || h.name !== 'Timing-Allow-Origin');
+  // claimProtocol (a fault case) makes Server-Timing name that protocol whatever the request came over, as an origin
+  // behind a proxy that ends the browser's connection and forwards over HTTP/1.1 would.
+  const headers = NOOP_HEADERS.filter((h) => tao || h.name !== 'Timing-Allow-Origin').map((h) => (claimProtocol
+    && h.name === 'Server-Timing' ? { ...h, caddy: h.caddy.replace('{http.request.proto}', claimProtocol) } : h));
+  if (claimProtocol && !/^[A-Za-z0-9/.]+$/.test(claimProtocol)) throw new Error(`claimProtocol: not a protocol name: ${claimProtocol}`);
   return [
     `@noop path ${NOOP.path}`,
     'handle @noop {',

@@ -76,7 +76,13 @@ test('every control sample went over h2 and every treatment sample over h3, with
     assert.ok(s.request_ms >= 0 && s.response_ms >= 0 && s.queue_ms >= 0);
     // Pre-warm leaves both arms on warm connections: no measured request pays a handshake.
     assert.equal(s.reused, 1, `${s.phase}[${s.idx}] reused a warm connection`);
+    // Both ends agree: the origin saw the protocol the browser names (Server-Timing, read by the module).
+    assert.equal(s.server_protocol, s.phase === 'control' ? 'HTTP/2.0' : 'HTTP/3.0', `${s.phase}[${s.idx}] server_protocol`);
+    assert.equal(s.request_class, `usable_${s.phase}`);
   }
+  // The collector names the browser from the beacon request's own headers.
+  assert.equal(run.browser, 'chromium');
+  assert.ok(run.browser_major >= 100, `browser_major ${run.browser_major}`);
   const { summary } = JSON.parse(await tab.page.evaluate(() => window.h3probeStatus().beacon));
   assert.equal(summary.control.n, 5);
   assert.equal(summary.treatment.n, 5);

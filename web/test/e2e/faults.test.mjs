@@ -136,6 +136,23 @@ describe('Chromium without the force-QUIC flag (Alt-Svc not trusted for a privat
   });
 });
 
+describe('origins behind a proxy that forwards over HTTP/1.1 (Server-Timing says HTTP/1.1)', () => {
+  const ctx = withStack({ claimProtocol: 'HTTP/1.1' });
+  test('client and server disagree on every measured request: each is a protocol_mismatch, counted, never a latency', async () => {
+    const { beacon, phase } = await probe(ctx);
+    for (const s of [...phase('control'), ...phase('treatment')]) {
+      assert.equal(s.server_protocol, 'HTTP/1.1');
+      assert.equal(s.protocol, s.origin, 'the browser itself used the protocol asked');
+    }
+    assert.equal(beacon.summary.control.n, 0);
+    assert.equal(beacon.summary.treatment.n, 0);
+    assert.equal(beacon.summary.treatment.fallbacks, 0, 'a mismatch is not a fallback');
+    const { report } = await makeReport(core, { db: ctx.stack.store.db });
+    assert.equal(report.groups[0].excluded.protocol_mismatch, 10);
+    assert.ok(report.exclusions.includes('protocol_mismatch'));
+  });
+});
+
 describe('HTTP/2 origin down', () => {
   const ctx = withStack({ h2Down: true });
   test('control requests are network errors and the beacon is still sent', async () => {
