@@ -1,15 +1,19 @@
-// `h3probe report [--db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--html FILE | --no-html]
-// [--method delta|bootstrap] [--confidence C]`: prints the table overall and per region for the runs of one arms mode
-// (default h2-h3, the experiment; the others are A/A tests) and writes the self-contained HTML report.
+// `h3probe report [--db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--by GROUPING] [--html FILE |
+// --no-html] [--json FILE] [--daily] [--method delta|bootstrap] [--confidence C]`: prints the table overall and per
+// region (or browser, ...) for the runs of one arms mode (default h2-h3, the experiment; the others are A/A tests) and
+// writes the self-contained HTML report.
 import { parseArgs } from 'node:util';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
+import { GROUP_BY } from '../report/readReportData.mjs';
 
 const HELP = `usage: h3probe report [options]
   --db FILE            the collector's SQLite database (default h3probe-beacons.sqlite)
   --since DATE         only runs received at or after DATE (ISO 8601)
   --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
+  --by GROUPING        split the runs by ${Object.keys(GROUP_BY).join(', ')} (default region)
+  --daily              also print the daily series (always in the HTML and JSON reports)
   --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
   --json FILE          also write the whole report as JSON (format h3probe-report/1: verdict, groups, percentiles,
                        estimates, intervals, counts, exclusions)
@@ -25,6 +29,8 @@ export async function main(argv, defaults = {}) {
       since: { type: 'string', default: '' },
       metric: { type: 'string', default: 'network_ms' },
       arms: { type: 'string', default: 'h2-h3' },
+      by: { type: 'string', default: 'region' },
+      daily: { type: 'boolean', default: false },
       html: { type: 'string', default: defaults.html ?? 'h3probe-report.html' },
       'no-html': { type: 'boolean', default: false },
       json: { type: 'string', default: '' },
@@ -36,8 +42,9 @@ export async function main(argv, defaults = {}) {
   if (args.help) return console.log(HELP);
   const core = await loadH3probeNode();
   const { text, htmlPath, jsonPath } = await makeReport(core, {
-    dbPath: args.db, since: args.since, metric: args.metric, arms: args.arms, method: args.method, confidence: Number(args.confidence),
-    htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
+    dbPath: args.db, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
+    confidence: Number(args.confidence), htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
+    ...(args.daily ? { daily: true } : {}),
   });
   console.log(text);
   if (htmlPath) console.log(`\nHTML report: ${htmlPath}`);

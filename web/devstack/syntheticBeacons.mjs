@@ -7,8 +7,12 @@
 import fs from 'node:fs';
 import { STORE_VERSION, openStore } from '../server/store.mjs';
 
-// 3: written through the decoder and the store (whose version is part of the parameters too).
-export const GENERATOR_VERSION = 3;
+// 3: written through the decoder and the store (whose version is part of the parameters too). 4: a browser per run.
+export const GENERATOR_VERSION = 4;
+
+// The browser the collector would have named for a run (browserFor.mjs), by the run's number rather than a random draw so
+// that every other value stays as earlier versions drew it: 7 in 10 Chromium, 2 Firefox, 1 WebKit.
+const BROWSER_CYCLE = [...Array(7).fill(['chromium', 131]), ['firefox', 128], ['firefox', 128], ['webkit', 17]];
 
 // share of runs, median network time on a warm connection (ms), share of lossy runs, share of UDP-blocked runs, a country
 export const REGION_MIX = Object.freeze([
@@ -98,7 +102,8 @@ export function* syntheticBeacons({ runs = 420_000, perArm = 5, days = 14, seed 
         context: { page_origin: 'https://app.example.com', effective_type: '4g', rtt_ms: base, downlink_mbps: 10,
           save_data: false, visible_throughout: true, module_load_ms: 20, timer_resolution_ms: 0.1 },
         errors: [], samples },
-      meta: { receivedAt: new Date(startMs + Math.floor((i / runs) * spanMs)).toISOString(), region: reg.region, country: reg.country },
+      meta: { receivedAt: new Date(startMs + Math.floor((i / runs) * spanMs)).toISOString(), region: reg.region, country: reg.country,
+        browser: BROWSER_CYCLE[i % 10][0], browserMajor: BROWSER_CYCLE[i % 10][1] },
     };
   }
 }

@@ -19,9 +19,9 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
 /**
  * core: the module from loadH3probeNode(). data: from readReportData(). Options: method, confidence, percentiles,
  * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
- * CDF points for the plots. Returns { metric, since, arms, method, confidence, percentiles, storedRuns, sampleSizeTarget,
- * exclusions, minRunsForInterval, received, groups, verdict } (see h3probeNode.d.ts for a group's shape, verdict.mjs for
- * the verdict's).
+ * CDF points for the plots. Returns { metric, since, arms, by, method, confidence, percentiles, storedRuns, regions,
+ * sampleSizeTarget, exclusions, minRunsForInterval, received, groups, verdict } (groups: overall, then one per value of
+ * `by`; see h3probeNode.d.ts for a group's shape, verdict.mjs for the verdict's).
  */
 export function buildReport(core, data, {
   method = 'delta', confidence = 0.95, percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 },
@@ -30,16 +30,20 @@ export function buildReport(core, data, {
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}, got "${method}"`);
   if (!(confidence > 0 && confidence < 1)) throw new Error(`confidence must be in (0, 1), got ${confidence}`);
   const schema = core.schema();
-  const out = core.buildReport(data.records, data.regions, {
+  const out = core.buildReport(data.records, data.groups, {
     method, confidence, percentiles: Float64Array.from(percentiles), sampleSize,
     ...(cdf ? { cdfProbabilities: Float64Array.from(CDF_PROBABILITIES) } : {}),
   });
   if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
-  const [overall, ...regions] = out.groups;
-  // Overall first, then the regions with the most runs; regions without any measured request are left out.
-  const shown = regions.filter((g) => g.runs > 0).sort((a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1));
+  const [overall, ...groups] = out.groups;
+  // Overall first, then the groups with the most runs (days in date order); groups without any measured request are
+  // left out.
+  const order = data.by === 'day' ? (a, b) => (a.name < b.name ? -1 : 1)
+    : (a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1);
+  const shown = groups.filter((g) => g.runs > 0).sort(order);
   const report = {
-    metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', method, confidence, percentiles: [...percentiles], storedRuns: data.storedRuns,
+    metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', by: data.by ?? 'region', method, confidence,
+    percentiles: [...percentiles], storedRuns: data.storedRuns, regions: data.regions ?? [],
     received: data.received ?? { first: null, last: null },
     sampleSizeTarget: sampleSize,
     // Why a request is not in its arm, in the core's order: its classes other than usable and pre-warm, then the

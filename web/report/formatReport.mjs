@@ -1,6 +1,6 @@
-// The report as text for the terminal: per group (overall, then each region) the counts and exclusions, the Dropbox table
-// with confidence intervals, the paired within-run difference, the order-effect test and the sample-size line; then a
-// one-line-per-region summary.
+// The report as text for the terminal: the verdict; per group (overall, then each region, browser, ... as --by chose) the
+// counts and exclusions, the Dropbox table with confidence intervals, the paired within-run difference, the order-effect
+// test and the sample-size line; then a one-line-per-group summary and, when computed, the daily series.
 
 const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(d)}` : '-');
@@ -10,6 +10,22 @@ const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '-'
 const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && Number.isFinite(ci[0]) && Number.isFinite(ci[1])
   ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : 'n/a');
 export const percentileLabel = (p) => `p${Number((p * 100).toFixed(1))}`;
+const hasInterval = (r) => Array.isArray(r.ci_ms) && Number.isFinite(r.ci_ms[0]) && Number.isFinite(r.ci_ms[1]);
+
+/** The marks after a Δ in the summary tables, text and HTML alike, and what each means. */
+export const MARKS = Object.freeze({
+  significant: { mark: '*', what: 'the interval of Δ excludes 0' },
+  includesZero: { mark: '', what: 'the interval of Δ includes 0: no difference shown' },
+  noInterval: { mark: '?', what: 'no interval: fewer runs in an arm than the minimum, or the percentile too extreme for this many requests' },
+});
+/** A row's mark: significant, includesZero or noInterval. */
+export const markOf = (r) => (!hasInterval(r) ? 'noInterval' : r.significant ? 'significant' : 'includesZero');
+/** What "n/a" means wherever an interval is printed. */
+export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the minimum, or the percentile too extreme for this many requests)';
+
+/** How a --by grouping is named in headings. */
+export const BY_LABELS = Object.freeze({ region: 'region', browser: 'browser', browser_version: 'browser version', config: 'config',
+  effective_type: 'effective connection type', day: 'day' });
 
 /**
  * How the report names the arms of a report.arms mode: by protocol in the experiment (h2-h3), by role and protocol in an
@@ -34,23 +50,25 @@ export function formatReport(report) {
     `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * = the interval of Δ excludes 0`,
     ...(report.verdict ? ['', report.verdict.text] : []),
   ];
+  const by = BY_LABELS[report.by ?? 'region'];
   for (const g of report.groups) {
-    // A single region holding every run (e.g. 'local' for the local stack) would repeat the overall block.
+    // A single group holding every run (e.g. region 'local' for the local stack) would repeat the overall block.
     if (report.groups.length === 2 && g !== report.groups[0] && g.runs === report.groups[0].runs) {
-      lines.push('', `== ${g.name}: every run (same as overall)`);
+      lines.push('', `== ${by} ${g.name}: every run (same as overall)`);
     } else {
       lines.push('', ...formatGroup(g, report));
     }
   }
-  // The region table even for one region: it says which region the runs are from.
-  if (report.groups.length >= 2) lines.push('', ...formatRegionSummary(report));
+  // The group table even for one group: it says which region (browser, ...) the runs are from.
+  if (report.groups.length >= 2) lines.push('', ...formatGroupSummary(report));
+  if (report.daily?.days?.length) lines.push('', ...formatDaily(report));
   return lines.join('\n');
 }
 
 function formatGroup(g, report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const L = armLabels(report.arms);
-  const lines = [`== ${g.name}: ${int(g.runs)} runs, ${int(g.requests)} measured requests; ` +
+  const lines = [`== ${g.name === 'overall' ? 'overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`}: ${int(g.runs)} runs, ${int(g.requests)} measured requests; ` +
     `used ${L.control} ${int(g.arms.h2.n)} (${int(g.arms.h2.runs)} runs), ${L.treatment} ${int(g.arms.h3.n)} (${int(g.arms.h3.runs)} runs)`];
   const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r} ${int(g.excluded[r])}`);
   lines.push(`excluded: ${excluded.length ? excluded.join(', ') : 'none'}`);
@@ -65,9 +83,7 @@ function formatGroup(g, report) {
     const cells = rows.map((r) => [percentileLabel(r.p), num(r.h2), num(r.h3), signed(r.diff_ms), interval(r.ci_ms, 2),
       `${signed(r.diff_pct, 1)}%`, interval(r.ci_pct, 1, '%'), r.significant ? '*' : '']);
     lines.push(...alignTable(header, cells));
-    if (rows.some((r) => !(Array.isArray(r.ci_ms) && Number.isFinite(r.ci_ms[0]) && Number.isFinite(r.ci_ms[1])))) {
-      lines.push(`n/a: no interval (fewer than ${report.minRunsForInterval} runs in an arm, or the percentile is too extreme for this many requests)`);
-    }
+    if (rows.some((r) => !hasInterval(r))) lines.push(`${NA_TEXT}; the minimum is ${report.minRunsForInterval} runs`);
   }
 
   if (g.paired) {
@@ -99,17 +115,39 @@ function sampleSizeLine(g, report) {
     `in the smaller arm so far (design effect ${num(s.design_effect)}, ${num(s.requests_per_run, 1)} requests per run, baseline ${num(s.quantile)} ms)`;
 }
 
-function formatRegionSummary(report) {
-  const header = ['region', 'runs', 'fallback', ...report.percentiles.flatMap((p) => [`${percentileLabel(p)} Δ%`]), 'runs needed per arm'];
+// Δ% with its mark, padded so that the numbers line up whatever the mark.
+const markedPct = (r) => (r ? `${signed(r.diff_pct, 1)}${MARKS[markOf(r)].mark || ' '}` : '-');
+const legend = () => `${Object.values(MARKS).filter((m) => m.mark).map((m) => `${m.mark} ${m.what}`).join('; ')}; ` +
+  'no mark: the interval includes 0';
+
+function formatGroupSummary(report) {
+  const by = BY_LABELS[report.by ?? 'region'];
+  const header = [by, 'runs', 'fallback', 'mismatch', ...report.percentiles.flatMap((p) => [`${percentileLabel(p)} Δ%`]),
+    'runs needed per arm', 'runs in smaller arm'];
   const cells = report.groups.map((g) => {
     const byP = new Map((g.analysis?.rows ?? []).map((r) => [r.p, r]));
-    return [g.name, int(g.runs), pct(g.fallback.rate), ...report.percentiles.map((p) => {
-      const r = byP.get(p);
-      return r ? `${signed(r.diff_pct, 1)}${r.significant ? '*' : ' '}` : '-';
-    }), g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '-'];
+    return [g.name, int(g.runs), pct(g.fallback.rate), int(g.excluded.protocol_mismatch ?? 0),
+      ...report.percentiles.map((p) => markedPct(byP.get(p))),
+      g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '-',
+      int(Math.min(g.arms.h2.runs, g.arms.h3.runs))];
   });
   const L = armLabels(report.arms);
-  return [`by region (Δ% of ${L.treatment} vs ${L.control}; runs needed per arm for the sample-size target above):`, ...alignTable(header, cells)];
+  return [`by ${by} (Δ% of ${L.treatment} vs ${L.control}; runs needed per arm for the sample-size target above):`,
+    ...alignTable(header, cells), legend()];
+}
+
+// One line per day: Δ% with its interval at the daily percentiles.
+function formatDaily(report) {
+  const { percentiles, days } = report.daily;
+  const header = ['day', 'runs', ...percentiles.map((p) => `${percentileLabel(p)} Δ% [CI]`)];
+  const cells = days.map((d) => {
+    const byP = new Map(d.rows.map((r) => [r.p, r]));
+    return [d.day, int(d.runs), ...percentiles.map((p) => {
+      const r = byP.get(p);
+      return r ? `${markedPct(r)} ${interval(r.ci_pct, 1)}` : '-';
+    })];
+  });
+  return ['by day received (is the effect stable from day to day?):', ...alignTable(header, cells), legend()];
 }
 
 function alignTable(header, rows) {

@@ -12,16 +12,19 @@ import { renderReportHtml } from './renderReportHtml.mjs';
 export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
 /** The JSON report's format name; a change that removes or renames a field gets a new number. */
 export const REPORT_FORMAT = 'h3probe-report/1';
+/** The percentiles of the daily series: the body and the tail Dropbox reported. */
+export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 
 /**
  * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only.
- * Options: metric, since, arms (one of ARMS: the runs of that mode only), method, confidence, htmlPath (falsy: no HTML),
- * jsonPath (falsy: no JSON; the whole report as data, format REPORT_FORMAT).
+ * Options: metric, since, arms (one of ARMS: the runs of that mode only), by (one of GROUP_BY: the groups), method,
+ * confidence, htmlPath (falsy: no HTML), jsonPath (falsy: no JSON; the whole report as data, format REPORT_FORMAT),
+ * daily (the daily series as report.daily; default: when HTML or JSON is written).
  * Resolves to { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
  */
 export async function makeReport(core, {
-  db, dbPath, metric = 'network_ms', since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95, htmlPath = null,
-  jsonPath = null,
+  db, dbPath, metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', method = 'delta', confidence = 0.95,
+  htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath),
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
   let own = null;
@@ -32,9 +35,10 @@ export async function makeReport(core, {
   }
   try {
     const t0 = performance.now();
-    const data = readReportData(db ?? own, core.schema(), { metric, since, arms });
+    const data = readReportData(db ?? own, core.schema(), { metric, since, arms, by });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
+    if (daily) report.daily = dailySeries(core, db ?? own, { metric, since, arms, method, confidence });
     const t2 = performance.now();
     const text = formatReport(report);
     const t3 = performance.now();
@@ -52,4 +56,15 @@ export async function makeReport(core, {
   } finally {
     own?.close();
   }
+}
+
+// Δ at DAILY_PERCENTILES per day received, each day a group of its own with its own intervals.
+function dailySeries(core, db, { metric, since, arms, method, confidence }) {
+  const data = readReportData(db, core.schema(), { metric, since, arms, by: 'day' });
+  const r = buildReport(core, data, { method, confidence, percentiles: DAILY_PERCENTILES });
+  return {
+    percentiles: [...DAILY_PERCENTILES],
+    days: r.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
+      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant: x.significant })) })),
+  };
 }

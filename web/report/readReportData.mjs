@@ -6,55 +6,76 @@
 
 // Runs per query: the concatenated records of this many runs are one BLOB (~200 bytes a run).
 const CHUNK_RUNS = 16384;
-// The region number is one byte in front of each record.
-const MAX_REGIONS = 250;
+// The group number is one byte in front of each record.
+const MAX_GROUPS = 250;
+
+/**
+ * What a report can be split by (--by): each a value per run, read by SQL from the report's table run_records (c) or,
+ * for what only the run row holds, from runs (r, joined on its rowid). A run without a value is in group "unknown".
+ * region stays the default; day is the daily series (the UTC date the collector received the beacon on).
+ */
+export const GROUP_BY = Object.freeze({
+  region: { what: "the client's region (from its country)", sql: 'c.region' },
+  browser: { what: 'the browser engine (chromium, firefox, webkit, other)', sql: 'r.browser', runs: true },
+  browser_version: { what: 'the browser engine and major version', sql: "r.browser || ' ' || CAST(r.browser_major AS INTEGER)", runs: true },
+  config: { what: "the experiment config's id", sql: "nullif(r.config_id, '')", runs: true },
+  effective_type: { what: 'navigator.connection.effectiveType (4g, 3g, ...)', sql: "nullif(r.effective_type, '')", runs: true },
+  day: { what: 'the UTC date the beacon was received', sql: 'substr(c.received_at, 1, 10)' },
+});
 
 /**
  * db: a better-sqlite3 Database holding the store's tables. schema: core.schema(). Options: metric (one of
  * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
- * A/A runs are never pooled).
- * Returns { metric, since, arms, storedRuns, received: {first, last} (ISO times), regions: [names], records: [Buffer]
- * } (the records in chunks, in run order).
+ * A/A runs are never pooled), by (one of GROUP_BY: what the groups are).
+ * Returns { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the regions the runs
+ * came from], groups: [group names], records: [Buffer] } (the records in chunks, in run order).
  */
-export function readReportData(db, schema, { metric = 'network_ms', since = '', arms = 'h2-h3' } = {}) {
+export function readReportData(db, schema, { metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region' } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
+  const grouping = GROUP_BY[by];
+  if (!Object.hasOwn(GROUP_BY, by)) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
   if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) {
     throw new Error('this database was written by an older collector: open it once with the store (npm run export does) to rebuild it');
   }
   const sinceIso = normalizeSince(since);
-  // Grouped by the bare column, so that SQLite walks the (arms, region, received_at) index in order instead of sorting
-  // 420k rows in a temporary B-tree (a third of the read); a run without a region counts as "unknown".
-  const counts = new Map();
-  for (const { region, n } of db.prepare(`SELECT region, count(*) AS n FROM run_records
-    WHERE arms = ? AND received_at >= ? GROUP BY region`).all(arms, sinceIso)) {
-    const name = region ?? 'unknown';
-    counts.set(name, (counts.get(name) ?? 0) + n);
-  }
-  const byRegion = [...counts].map(([name, n]) => ({ name, n })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  if (byRegion.length > MAX_REGIONS) throw new Error(`too many distinct regions (${byRegion.length})`);
-  const regions = byRegion.map((r) => r.name);
+  const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
+  // Grouped by the bare expression, so that for regions SQLite walks the (arms, region, received_at) index in order
+  // instead of sorting 420k rows in a temporary B-tree (a third of the read).
+  const countBy = (sql, from) => {
+    const counts = new Map();
+    for (const { name, n } of db.prepare(`SELECT ${sql} AS name, count(*) AS n FROM run_records c ${from}
+      WHERE c.arms = ? AND c.received_at >= ? GROUP BY ${sql}`).all(arms, sinceIso)) {
+      const key = name ?? 'unknown';
+      counts.set(key, (counts.get(key) ?? 0) + n);
+    }
+    return [...counts].map(([name, n]) => ({ name, n })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  };
+  const byRegion = countBy(GROUP_BY.region.sql, '');
+  const byGroup = by === 'region' ? byRegion : countBy(grouping.sql, join);
+  if (byGroup.length > MAX_GROUPS) throw new Error(`too many distinct values of ${by} (${byGroup.length}; at most ${MAX_GROUPS})`);
+  const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
   // The dates the selected runs were received on (the same index).
   const range = db.prepare(`SELECT min(received_at) AS first, max(received_at) AS last FROM run_records
     WHERE arms = ? AND received_at >= ?`).get(arms, sinceIso);
 
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
-  // The region's number as a one-byte BLOB literal per region: x'01' for the first, and so on.
-  const regionByte = regions.length
-    ? `CASE coalesce(c.region, 'unknown') ${regions.map((_, i) => `WHEN ? THEN x'${(i + 1).toString(16).padStart(2, '0')}'`).join(' ')} END`
+  // The group's number as a one-byte BLOB literal per group: x'01' for the first, and so on.
+  const groupByte = groups.length
+    ? `CASE coalesce(${grouping.sql}, 'unknown') ${groups.map((_, i) => `WHEN ? THEN x'${(i + 1).toString(16).padStart(2, '0')}'`).join(' ')} END`
     : "x'00'";
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
-  const chunk = db.prepare(`SELECT CAST(group_concat(${regionByte} || c.arm_counts || v.arm_values, '') AS BLOB)
-    FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run
+  const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.arm_counts || v.arm_values, '') AS BLOB)
+    FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run ${join}
     WHERE c.run BETWEEN ? AND ? AND c.received_at >= ? AND c.arms = ?`).pluck();
   const metricCode = schema.metrics.indexOf(metric);
   const parts = [];
   for (let from = lo; from <= hi; from += CHUNK_RUNS) {
-    const bytes = chunk.get(...regions, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
+    const bytes = chunk.get(...groups, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
     if (bytes) parts.push(bytes);
   }
-  return { metric, since: sinceIso, arms, storedRuns, received: { first: range.first ?? null, last: range.last ?? null },
-    regions, records: parts };
+  return { metric, since: sinceIso, arms, by, storedRuns, received: { first: range.first ?? null, last: range.last ?? null },
+    regions: byRegion.map((r) => r.name), groups, records: parts };
 }
 
 /** '2024-05-01' or a full ISO date-time; '' means everything. Throws on anything else. */

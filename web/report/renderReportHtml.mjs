@@ -1,7 +1,8 @@
 // The report as one self-contained HTML page: inline CSS and hand-made SVG (no script, no external request; the page's own
-// Content-Security-Policy forbids any). Per group: the CDF of the metric for both protocols on a log axis, Δ% per percentile
-// with its confidence interval, and the table; plus the fallback rate per region.
-import { armLabels, percentileLabel } from './formatReport.mjs';
+// Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
+// ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
+// percentile with its confidence interval, and the table.
+import { armLabels, BY_LABELS, MARKS, markOf, NA_TEXT, percentileLabel } from './formatReport.mjs';
 
 const COLORS = { h2: '#2563eb', h3: '#ea580c' };
 
@@ -17,7 +18,8 @@ const f1 = (v) => Number(v.toFixed(1));
 /** report: from buildReport(..., {cdf: true}). options.generatedAt: a date string for the footer. Returns the HTML text. */
 export function renderReportHtml(report, { generatedAt = new Date().toISOString(), title = 'h3probe report' } = {}) {
   const conf = `${Math.round(report.confidence * 100)}%`;
-  const regions = report.groups.slice(1);
+  const groups = report.groups.slice(1);
+  const by = BY_LABELS[report.by ?? 'region'];
   const L = armLabels(report.arms);
   const body = [
     `<h1>${esc(title)}</h1>`,
@@ -27,9 +29,10 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
       ${int(report.storedRuns)} stored runs${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
       ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
       negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0.</p>`,
-    regions.length >= 1 ? summarySection(report) : '',
+    groups.length >= 1 ? summarySection(report) : '',
+    report.daily?.days?.length ? dailySection(report) : '',
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
-      ? `<section class="group-same" data-group="${esc(g.name)}"><h2>${esc(g.name)}</h2><p class="meta">Every run is in this region: see Overall.</p></section>`
+      ? `<section class="group-same" data-group="${esc(g.name)}"><h2>${esc(by)} ${esc(g.name)}</h2><p class="meta">Every run is in this ${esc(by)}: see Overall.</p></section>`
       : groupSection(g, report, i))),
     `<footer>Generated ${esc(generatedAt)} by h3probe. Quantiles are exact (linear interpolation, type 7).
       Excluded requests (fallbacks, errors, missing timings) are counted, never used as latencies.</footer>`,
@@ -70,30 +73,45 @@ th, td { padding: 3px 9px; text-align: right; border-bottom: 1px solid #eef0f3; 
 td:first-child, th:first-child { text-align: left; } td.sig { font-weight: 700; } tr.sig td { background: #fff7ed; }
 td, th { white-space: nowrap; } .summary th { white-space: normal; vertical-align: bottom; }
 .ci { display: block; font-size: 11.5px; font-weight: 400; color: #6b7280; }
-.meta { color: #4b5563; margin: 2px 0; } .muted { color: #9ca3af; }
+.meta { color: #4b5563; margin: 2px 0; } .muted { color: #9ca3af; } .legend { font-size: 12.5px; color: #4b5563; max-width: 1000px; }
+td.noci { color: #6b7280; } details summary { cursor: default; color: #374151; margin: 4px 0; }
 .key { display: inline-block; width: 12px; height: 3px; vertical-align: middle; margin: 0 4px 0 10px; }
 svg text { font: 11px system-ui, sans-serif; fill: #374151; } svg .axis { stroke: #9ca3af; stroke-width: 1; }
 svg .grid { stroke: #eef0f3; stroke-width: 1; } svg .zero { stroke: #6b7280; stroke-dasharray: 4 3; }
 footer { margin-top: 36px; color: #6b7280; font-size: 12px; }
 `;
 
+// A Δ% cell with its mark and interval, the same marks as the text report's.
+function deltaCell(r) {
+  if (!r) return '<td>–</td>';
+  const mark = markOf(r);
+  return `<td class="${mark === 'significant' ? 'sig' : mark === 'noInterval' ? 'noci' : ''}">${signed(r.diff_pct, 1)}%` +
+    `${MARKS[mark].mark ? ` ${MARKS[mark].mark}` : ''}<span class="ci">${ci(r.ci_pct, 1)}</span></td>`;
+}
+
+function legend(report) {
+  return `<p class="legend"><b>*</b> ${esc(MARKS.significant.what)}. No mark: ${esc(MARKS.includesZero.what)}.
+<b>?</b> and <b>n/a</b>: ${esc(NA_TEXT.replace(/^n\/a: /, ''))}; the minimum is ${int(report.minRunsForInterval)} runs.
+In the Δ charts: filled dot = interval excludes 0, open dot = interval includes 0, grey diamond = no interval.</p>`;
+}
+
 function summarySection(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const L = armLabels(report.arms);
   const t = report.sampleSizeTarget;
-  const head = ['region', 'runs', 'requests', 'fallback rate', ...report.percentiles.map((p) => `${percentileLabel(p)} Δ% [${conf} CI]`),
-    `runs needed (${Math.round(t.mde * 100)}% at ${percentileLabel(t.p)})`];
+  const by = BY_LABELS[report.by ?? 'region'];
+  const head = [by, 'runs', 'requests', 'fallback rate', 'client/server mismatch', ...report.percentiles.map((p) => `${percentileLabel(p)} Δ% [${conf} CI]`),
+    `runs needed per arm (${Math.round(t.mde * 100)}% at ${percentileLabel(t.p)})`, 'runs in the smaller arm'];
   const rows = report.groups.map((g) => {
     const byP = new Map((g.analysis?.rows ?? []).map((r) => [r.p, r]));
-    return `<tr><td>${esc(g.name)}</td><td>${int(g.runs)}</td><td>${int(g.requests)}</td><td>${pct(g.fallback.rate)}</td>${
-      report.percentiles.map((p) => {
-        const r = byP.get(p);
-        return r ? `<td class="${r.significant ? 'sig' : ''}">${signed(r.diff_pct, 1)}%${r.significant ? ' *' : ''}<span class="ci">${ci(r.ci_pct, 1)}</span></td>`
-          : '<td>–</td>';
-      }).join('')}<td>${g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '–'}</td></tr>`;
+    return `<tr><td>${esc(g.name)}</td><td>${int(g.runs)}</td><td>${int(g.requests)}</td><td>${pct(g.fallback.rate)}</td>` +
+      `<td>${int(g.excluded.protocol_mismatch ?? 0)}</td>${report.percentiles.map((p) => deltaCell(byP.get(p))).join('')}` +
+      `<td>${g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '–'}</td>` +
+      `<td>${int(Math.min(g.arms.h2.runs, g.arms.h3.runs))}</td></tr>`;
   });
-  return `<section id="summary"><h2>By region</h2>
+  return `<section id="summary"><h2>By ${esc(by)}</h2>
 <table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>
+${legend(report)}
 <div class="plots"><figure>${fallbackChart(report.groups, L)}<figcaption>Share of completed ${L.treatment} requests that went over another protocol
 (UDP blocked, Alt-Svc not learned): excluded from the ${L.treatment} arm.</figcaption></figure></div></section>`;
 }
@@ -112,17 +130,20 @@ function groupSection(g, report, index) {
   const s = g.sampleSize;
   const t = report.sampleSizeTarget;
   return `<section class="group" id="group-${index}" data-group="${esc(g.name)}">
-<h2>${esc(g.name === 'overall' ? 'Overall' : g.name)}</h2>
+<h2>${esc(g.name === 'overall' ? 'Overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`)}</h2>
 <p class="meta">${int(g.runs)} runs, ${int(g.requests)} measured requests; used: ${L.control} ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
 ${L.treatment} ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Excluded: ${excluded.length ? esc(excluded.join(', ')) : 'none'}.
 ${L.treatment} fallback rate ${pct(g.fallback.rate)}.</p>
 <div class="plots">
+<figure>${ccdfChart(g.cdf ?? { h2: [], h3: [] }, report.metric, L)}<figcaption>The tail: share of requests slower than x (1 − F, log scale, to 1 in 1,000):
+<span class="key" style="background:${COLORS.h2}"></span>${L.control} <span class="key" style="background:${COLORS.h3}"></span>${L.treatment}</figcaption></figure>
 <figure>${cdfChart(g.cdf ?? { h2: [], h3: [] }, report.metric, L)}<figcaption>CDF of ${esc(report.metric)}, log scale:
 <span class="key" style="background:${COLORS.h2}"></span>${L.control} <span class="key" style="background:${COLORS.h3}"></span>${L.treatment}</figcaption></figure>
 <figure>${deltaChart(rows, report.confidence, L)}<figcaption>Δ% (${L.treatment} − ${L.control}) per percentile with its ${conf} interval;
-filled: the interval excludes 0.</figcaption></figure>
+filled: the interval excludes 0; open: it includes 0; grey diamond: no interval.</figcaption></figure>
 </div>
 ${table}
+${rows.some((r) => markOf(r) === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the minimum is ${int(report.minRunsForInterval)} runs.</p>` : ''}
 <p class="meta">Paired within-run Δ (median ${L.treatment} − median ${L.control} of each run): ${p ? `${int(p.n)} runs, mean ${signed(p.mean)} ms ${ci(p.ci_mean, 2)},
 median ${signed(p.median)} ms ${ci(p.ci_median, 2)}, p10 ${signed(p.p10)} ms, p90 ${signed(p.p90)} ms.` : 'fewer than 2 runs with both arms.'}</p>
 <p class="meta">Order effect: ${o ? `mean paired Δ ${signed(o.mean_h2_first)} ms with ${L.control} first (${int(o.n_h2_first)} runs),
@@ -172,6 +193,15 @@ function cdfChart(cdf, metric, L) {
 }
 
 function deltaChart(rows, confidence, L) {
+  return intervalChart(rows.map((r) => ({ label: percentileLabel(r.p), key: r.p, row: r,
+    title: `${percentileLabel(r.p)}: ${signed(r.diff_ms)} ms, ${signed(r.diff_pct, 1)}%, ${Math.round(confidence * 100)}% CI ${ci(r.ci_pct, 1, '%')}` })),
+  `Δ % (${L.treatment} − ${L.control})`, 'delta-chart');
+}
+
+// Δ% points with their intervals along x (percentiles, or days), a dashed line at 0. Filled: the interval excludes 0;
+// open: it includes 0; grey diamond: no interval.
+function intervalChart(points, yLabel, cls, width = W) {
+  const rows = points.map((x) => x.row);
   if (rows.length === 0) return emptyChart('no data');
   const vals = rows.flatMap((r) => [r.diff_pct, ...(Array.isArray(r.ci_pct) ? r.ci_pct : [])]).filter(Number.isFinite);
   let lo = Math.min(0, ...vals);
@@ -182,33 +212,100 @@ function deltaChart(rows, confidence, L) {
   const step = niceStep((hi - lo) / 6);
   lo = Math.floor(lo / step) * step;
   hi = Math.ceil(hi / step) * step;
-  const band = (W - M.left - M.right) / rows.length;
+  const right = width - M.right;
+  const band = (right - M.left) / rows.length;
   const sx = (i) => M.left + band * (i + 0.5);
   const sy = (v) => H - M.bottom - ((v - lo) / (hi - lo)) * (H - M.top - M.bottom);
   const parts = [];
   for (let v = lo; v <= hi + step / 2; v += step) {
-    parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`,
+    parts.push(`<line class="grid" x1="${M.left}" x2="${right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`,
       `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}%</text>`);
   }
-  parts.push(axes(), `<line class="zero" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
-    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">Δ % (${L.treatment} − ${L.control})</text>`);
-  rows.forEach((r, i) => {
+  parts.push(axes(width), `<line class="zero" x1="${M.left}" x2="${right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
+    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`);
+  // Labels thin out when there are many points (days): about one per 40 px.
+  const every = Math.max(1, Math.ceil(rows.length / Math.max(1, Math.floor((right - M.left) / 40))));
+  points.forEach(({ label, key, row: r, title }, i) => {
     const x = f1(sx(i));
-    parts.push(`<text x="${x}" y="${H - M.bottom + 14}" text-anchor="middle">${percentileLabel(r.p)}</text>`);
+    if (i % every === 0) parts.push(`<text x="${x}" y="${H - M.bottom + 14}" text-anchor="middle">${esc(label)}</text>`);
     const c = r.ci_pct;
+    const half = Math.min(8, band / 3);
     if (Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1])) {
       const [a, b] = [f1(sy(c[0])), f1(sy(c[1]))];
-      parts.push(`<g class="ci-bar" data-p="${r.p}"><title>${percentileLabel(r.p)}: ${signed(r.diff_pct, 1)}%, ${Math.round(confidence * 100)}% CI ${ci(c, 1, '%')}</title>`
+      parts.push(`<g class="ci-bar" data-key="${esc(key)}"><title>${esc(title)}</title>`
         + `<line x1="${x}" x2="${x}" y1="${a}" y2="${b}" stroke="${COLORS.h3}" stroke-width="2"/>`
-        + `<line x1="${f1(x - 8)}" x2="${f1(x + 8)}" y1="${a}" y2="${a}" stroke="${COLORS.h3}" stroke-width="2"/>`
-        + `<line x1="${f1(x - 8)}" x2="${f1(x + 8)}" y1="${b}" y2="${b}" stroke="${COLORS.h3}" stroke-width="2"/></g>`);
+        + `<line x1="${f1(x - half)}" x2="${f1(x + half)}" y1="${a}" y2="${a}" stroke="${COLORS.h3}" stroke-width="2"/>`
+        + `<line x1="${f1(x - half)}" x2="${f1(x + half)}" y1="${b}" y2="${b}" stroke="${COLORS.h3}" stroke-width="2"/></g>`);
     }
-    if (Number.isFinite(r.diff_pct)) {
-      parts.push(`<circle class="delta-point" cx="${x}" cy="${f1(sy(r.diff_pct))}" r="5" stroke="${COLORS.h3}" stroke-width="2" `
-        + `fill="${r.significant ? COLORS.h3 : '#fff'}"><title>${percentileLabel(r.p)}: ${signed(r.diff_ms)} ms, ${signed(r.diff_pct, 1)}%</title></circle>`);
-    }
+    if (!Number.isFinite(r.diff_pct)) return;
+    const y = f1(sy(r.diff_pct));
+    const mark = markOf(r);
+    parts.push(mark === 'noInterval'
+      ? `<path class="delta-point no-interval" data-mark="${mark}" d="M${x},${f1(y - 6)}L${f1(x + 6)},${y}L${x},${f1(y + 6)}L${f1(x - 6)},${y}Z" `
+        + `fill="#fff" stroke="#9ca3af" stroke-width="2"><title>${esc(title)} (no interval)</title></path>`
+      : `<circle class="delta-point" data-mark="${mark}" cx="${x}" cy="${y}" r="5" stroke="${COLORS.h3}" stroke-width="2" `
+        + `fill="${mark === 'significant' ? COLORS.h3 : '#fff'}"><title>${esc(title)}</title></circle>`);
   });
-  return svg(parts, 'delta-chart');
+  return svg(parts, cls, width);
+}
+
+// The tail, where HTTP/3 is meant to act: the share of requests slower than x (1 − F) on a log axis from 10⁻³ to 1,
+// against the metric on a log axis, from the same quantile points as the CDF.
+function ccdfChart(cdf, metric, L) {
+  const tail = (pts) => pts.filter(([x, p]) => Number.isFinite(x) && 1 - p >= 1e-3 - 1e-12 && p > 0).map(([x, p]) => [x, Math.max(1e-3, 1 - p)]);
+  const arms = { h2: tail(cdf.h2), h3: tail(cdf.h3) };
+  const all = [...arms.h2, ...arms.h3].map(([x]) => x);
+  if (all.length === 0) return emptyChart('no data', 'ccdf-chart');
+  const lo = Math.max(0.1, Math.min(...all));
+  const hi = Math.max(lo * 1.5, Math.max(...all));
+  const x0 = Math.log10(lo) - 0.02;
+  const x1 = Math.log10(hi) + 0.02;
+  const sx = (v) => M.left + ((Math.log10(Math.max(v, lo)) - x0) / (x1 - x0)) * (W - M.left - M.right);
+  const sy = (q) => M.top + (-Math.log10(q) / 3) * (H - M.top - M.bottom);
+  const parts = [];
+  for (const t of logTicks(10 ** x0, 10 ** x1)) {
+    parts.push(`<line class="grid" x1="${f1(sx(t))}" x2="${f1(sx(t))}" y1="${M.top}" y2="${H - M.bottom}"/>`,
+      `<text x="${f1(sx(t))}" y="${H - M.bottom + 14}" text-anchor="middle">${t >= 1 ? t : t.toFixed(1)}</text>`);
+  }
+  for (const [q, label] of [[1, '1'], [0.1, '0.1'], [0.01, '0.01'], [0.001, '0.001']]) {
+    parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(q))}" y2="${f1(sy(q))}"/>`,
+      `<text x="${M.left - 6}" y="${f1(sy(q) + 4)}" text-anchor="end">${label}</text>`);
+  }
+  parts.push(axes(), `<text x="${(M.left + W - M.right) / 2}" y="${H - 6}" text-anchor="middle">${esc(metric)} (ms, log scale)</text>`,
+    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">share slower (1 − F, log)</text>`);
+  for (const arm of ['h2', 'h3']) {
+    const pts = arms[arm];
+    if (pts.length === 0) continue;
+    const d = pts.map(([x, q], i) => `${i ? 'L' : 'M'}${f1(sx(x))},${f1(sy(q))}`).join('');
+    parts.push(`<path class="ccdf ccdf-${arm}" data-arm="${arm}" data-points="${pts.length}" d="${d}" fill="none" stroke="${COLORS[arm]}" stroke-width="2">`
+      + `<title>${arm === 'h2' ? L.control : L.treatment}</title></path>`);
+  }
+  return svg(parts, 'ccdf-chart');
+}
+
+// The daily series: one chart per percentile of Δ% per day with its interval, and the table under them.
+function dailySection(report) {
+  const { percentiles, days } = report.daily;
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const L = armLabels(report.arms);
+  const width = 380;
+  const charts = percentiles.map((p) => {
+    const points = days.map((d) => {
+      const r = d.rows.find((x) => x.p === p) ?? { p, diff_pct: NaN, ci_pct: null, significant: false };
+      return { label: d.day.slice(5), key: d.day, row: r, title: `${d.day} ${percentileLabel(p)}: ${signed(r.diff_pct, 1)}% ${ci(r.ci_pct, 1, '%')}, ${int(d.runs)} runs` };
+    });
+    return `<figure>${intervalChart(points, `${percentileLabel(p)} Δ %`, `daily-chart daily-${percentileLabel(p)}`, width)}
+<figcaption>${percentileLabel(p)}: Δ% per day received with its ${conf} interval.</figcaption></figure>`;
+  });
+  const head = ['day', 'runs', ...percentiles.map((p) => `${percentileLabel(p)} Δ% [${conf} CI]`)];
+  const rows = days.map((d) => `<tr><td>${esc(d.day)}</td><td>${int(d.runs)}</td>${
+    percentiles.map((p) => deltaCell(d.rows.find((x) => x.p === p))).join('')}</tr>`);
+  return `<section id="daily"><h2>Day by day</h2>
+<p class="meta">Is the effect stable from day to day? Each day (UTC, by the time the collector received the beacon) is a
+group of its own, with its own intervals: ${L.treatment} − ${L.control}.</p>
+<div class="plots">${charts.join('\n')}</div>
+<details><summary>The daily table</summary><table class="daily"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>
+<tbody>${rows.join('')}</tbody></table></details></section>`;
 }
 
 function fallbackChart(groups, L) {
@@ -237,17 +334,17 @@ function fallbackChart(groups, L) {
   return `<svg class="fallback-chart" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img">${parts.join('')}</svg>`;
 }
 
-function axes() {
+function axes(width = W) {
   return `<line class="axis" x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${H - M.bottom}"/>`
-    + `<line class="axis" x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}"/>`;
+    + `<line class="axis" x1="${M.left}" x2="${width - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}"/>`;
 }
 
-function svg(parts, cls) {
-  return `<svg class="${cls}" xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">${parts.join('')}</svg>`;
+function svg(parts, cls, width = W) {
+  return `<svg class="${cls}" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${H}" viewBox="0 0 ${width} ${H}" role="img">${parts.join('')}</svg>`;
 }
 
-function emptyChart(text) {
-  return svg([axes(), `<text x="${W / 2}" y="${H / 2}" text-anchor="middle">${esc(text)}</text>`], 'empty-chart');
+function emptyChart(text, cls = '') {
+  return svg([axes(), `<text x="${W / 2}" y="${H / 2}" text-anchor="middle">${esc(text)}</text>`], `empty-chart ${cls}`.trim());
 }
 
 // 1, 2, 5 × 10^k between lo and hi.

@@ -41,8 +41,8 @@ export function verdict(report) {
   if (!rows.length) parts.push('no table: an arm has no usable samples');
 
   const cautions = [];
-  const regions = report.groups.slice(1);
-  if (runs > 0 && regions.length === 1 && regions[0].name === LOOPBACK_REGION) {
+  const regions = report.regions ?? [];
+  if (runs > 0 && regions.length === 1 && regions[0] === LOOPBACK_REGION) {
     cautions.push('every run came from loopback (region "local"): browser and origins on one machine, no real network; ' +
       'this says nothing about users');
   }

@@ -4,7 +4,8 @@ import { peer } from './peer.mjs';
 
 // 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
 // run_records and arm_values, no beacon text).
-export const STORE_VERSION = 2;
+// 3: requests.server_protocol, runs.browser and browser_major (added, empty, to a version-2 file when it is opened).
+export const STORE_VERSION = 3;
 const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
 const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };

@@ -51,7 +51,8 @@ test('the HTML report renders from file:// with no console error and no request 
     cdf: Object.fromEntries([...el.querySelectorAll('svg.cdf-chart path.cdf')].map((p) => [p.dataset.arm,
       (p.getAttribute('d').match(/[ML]-?\d/g) ?? []).length])),
     ciBars: el.querySelectorAll('svg.delta-chart g.ci-bar line').length,
-    points: el.querySelectorAll('svg.delta-chart circle.delta-point').length,
+    points: el.querySelectorAll('svg.delta-chart .delta-point').length,
+    ccdf: Object.fromEntries([...el.querySelectorAll('svg.ccdf-chart path.ccdf')].map((p) => [p.dataset.arm, Number(p.dataset.points)])),
     tableRows: el.querySelectorAll('table.arms tbody tr').length,
   })));
   assert.equal(sections[0].name, 'overall');
@@ -61,8 +62,23 @@ test('the HTML report renders from file:// with no console error and no request 
     assert.equal(s.points, 5, `${s.name}: a Δ point per percentile`);
     assert.equal(s.tableRows, 5, `${s.name}: the table has p50..p99`);
   }
+  // The tail view: both arms down to 1 − F = 10⁻³ in the groups big enough to have the points.
+  assert.ok(sections[0].ccdf.h2 >= 100 && sections[0].ccdf.h3 >= 100, JSON.stringify(sections[0].ccdf));
   // Intervals need enough runs: the overall group and the big regions have one bar (3 lines) per percentile.
   for (const s of sections.slice(0, 3)) assert.equal(s.ciBars, 15, `${s.name}: CI bars`);
+
+  // What a reader meets first: the verdict, before any table or chart.
+  const first = await tab.page.$eval('body', (b) => [...b.children].slice(0, 3).map((el) => `${el.tagName}.${el.className}`));
+  assert.deepEqual(first.slice(0, 2), ['H1.', 'P.verdict']);
+  assert.match(await tab.page.$eval('p.verdict', (el) => el.textContent), /^verdict \(3,000 runs, received 2022-12-15 to 2022-12-28\): HTTP\/3 faster at /);
+  // The daily series: a chart per percentile (p50, p90, p95) with a point per day of the 14, and the table.
+  const daily = await tab.page.$$eval('#daily svg.daily-chart', (els) => els.map((el) => el.querySelectorAll('.delta-point').length));
+  assert.deepEqual(daily, [14, 14, 14]);
+  assert.equal(await tab.page.$$eval('#daily table.daily tbody tr', (els) => els.length), 14);
+  // The legend explains every mark, and "no interval" has a mark of its own (the small regions have some).
+  assert.match(await tab.page.$eval('#summary p.legend', (el) => el.textContent), /no interval/);
+  assert.ok(await tab.page.$$eval('.delta-point[data-mark="noInterval"]', (els) => els.length) > 0);
+  assert.ok(await tab.page.$$eval('.delta-point[data-mark="includesZero"]', (els) => els.length) > 0);
 
   const fallbackBars = await tab.page.$$eval('svg.fallback-chart rect.fallback-bar', (els) => els.length);
   assert.equal(fallbackBars, sections.length);
@@ -79,7 +95,7 @@ test('the HTML report renders from file:// with no console error and no request 
 
 test('the text table printed with it has every group and marks significant differences', () => {
   assert.match(made.text, /^== overall: 3,000 runs/m);
-  assert.match(made.text, /^== North America:/m);
+  assert.match(made.text, /^== region North America:/m);
   assert.match(made.text, /^p95 .*\*$/m);
   assert.match(made.text, /^by region/m);
 });

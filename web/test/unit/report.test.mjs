@@ -46,9 +46,10 @@ before(() => {
   const st = store(dbPath);
   const at = (day) => ({ receivedAt: `2024-05-${String(day).padStart(2, '0')}T12:00:00.000Z` });
   // Asia, 1 May: 2 runs, one in each order.
-  insert(st, run('a1', { hs: [100, 110, 120], ts: [90, 95, 100] }), { ...at(1), region: 'Asia', country: 'JP' });
+  insert(st, run('a1', { hs: [100, 110, 120], ts: [90, 95, 100] }),
+    { ...at(1), region: 'Asia', country: 'JP', browser: 'chromium', browserMajor: 130 });
   insert(st, run('a2', { order: 'h3-first', hs: [200, 210], ts: [150, [160, { protocol: 'h2' }]] }),
-    { ...at(1), region: 'Asia', country: 'JP' });
+    { ...at(1), region: 'Asia', country: 'JP', browser: 'chromium', browserMajor: 131 });
   // Europe, 3 May: every exclusion reason once, and a run whose treatment arm is all fallbacks.
   insert(st, run('e1', {
     hs: [50, [51, { result: 'timeout', network_ms: null, protocol: '' }], [52, { result: 'http_error', http_status: 503 }],
@@ -56,7 +57,7 @@ before(() => {
     ts: [[40, { server_protocol: 'HTTP/3.0' }], [41, { result: 'timing_unavailable', network_ms: 0, protocol: '' }],
       [42, { result: 'network_error', network_ms: null, protocol: '' }], [43, { result: 'no_timing_entry', network_ms: null }],
       [44, { connect_ms: null }], [47, { server_protocol: 'HTTP/2.0' }]],
-  }), { ...at(3), region: 'Europe', country: 'DE' });
+  }), { ...at(3), region: 'Europe', country: 'DE', browser: 'firefox', browserMajor: 128 });
   insert(st, run('e2', { hs: [60, 62], ts: [[45, { protocol: 'h2' }], [46, { protocol: 'h2' }]] }),
     { ...at(3), region: 'Europe', country: 'FR' });
   // No region stored (an older row): counted as unknown. 5 May.
@@ -103,6 +104,33 @@ describe('report', () => {
     assert.deepEqual(group(r, 'Asia').fallback, { fallbacks: 1, rate: 1 / 5, completed: 5 });
     // A group without any fallback still knows its denominator.
     assert.deepEqual(group(r, 'unknown').fallback, { fallbacks: 0, rate: 0, completed: 1 });
+  });
+
+  test('--by splits the same runs another way; the regions stay known for the cautions', async () => {
+    const names = (r) => r.groups.map((g) => [g.name, g.runs]);
+    const byBrowser = await report({ by: 'browser' });
+    assert.equal(byBrowser.by, 'browser');
+    assert.deepEqual(names(byBrowser), [['overall', 5], ['chromium', 2], ['unknown', 2], ['firefox', 1]]);
+    assert.deepEqual(byBrowser.regions, ['Asia', 'Europe', 'unknown']);
+    // The overall group does not depend on the split.
+    assert.deepEqual(byBrowser.groups[0].analysis, (await report()).groups[0].analysis);
+    assert.deepEqual(names(await report({ by: 'browser_version' })),
+      [['overall', 5], ['unknown', 2], ['chromium 130', 1], ['chromium 131', 1], ['firefox 128', 1]]);
+    assert.deepEqual(names(await report({ by: 'day' })), [['overall', 5], ['2024-05-01', 2], ['2024-05-03', 2], ['2024-05-05', 1]]);
+    assert.deepEqual(names(await report({ by: 'config' })), [['overall', 5], ['test', 5]]);
+    assert.deepEqual(names(await report({ by: 'effective_type' })), [['overall', 5], ['unknown', 5]]);
+    await assert.rejects(report({ by: 'user_id' }), /--by must be one of region, browser, browser_version, config, effective_type, day/);
+  });
+
+  test('the daily series: a group per day received, with Δ at p50, p90 and p95', async () => {
+    const { report: r } = await makeReport(core, { dbPath, daily: true });
+    assert.deepEqual(r.daily.percentiles, [0.5, 0.9, 0.95]);
+    assert.deepEqual(r.daily.days.map((d) => [d.day, d.runs, d.rows.map((x) => x.p)]),
+      [['2024-05-01', 2, [0.5, 0.9, 0.95]], ['2024-05-03', 2, [0.5, 0.9, 0.95]], ['2024-05-05', 1, [0.5, 0.9, 0.95]]]);
+    // Asia's two runs are all of 1 May: the day's p50 Δ is Asia's.
+    const asiaP50 = group(await report(), 'Asia').analysis.rows[0];
+    assert.equal(r.daily.days[0].rows[0].diff_ms, asiaP50.diff_ms);
+    assert.equal((await makeReport(core, { dbPath })).report.daily, undefined, 'not computed for a text-only report');
   });
 
   test('another metric changes the values and counts a usable request without it as missing_metric', async () => {
@@ -184,7 +212,7 @@ describe('report command', () => {
     assert.equal(status, 0, stderr);
     assert.match(stdout, /^h3probe report: network_ms, 5 stored runs/m);
     assert.match(stdout, /^== overall: 5 runs, 26 measured requests; used HTTP\/2 9 \(5 runs\), HTTP\/3 7 \(4 runs\)$/m);
-    assert.match(stdout, /^== Europe: 2 runs, 14 measured requests/m);
+    assert.match(stdout, /^== region Europe: 2 runs, 14 measured requests/m);
     assert.match(stdout, /^excluded: fallback 2, timing_unavailable 1, timeout 1, network_error 1, http_error 1, no_timing_entry 1, aborted 1, protocol_mismatch 1$/m);
     assert.match(stdout, /^p50 /m);
     assert.match(stdout, /^p99 /m);
@@ -200,7 +228,7 @@ describe('report command', () => {
     const { status, stdout } = runReport('--no-html', '--metric', 'fetch_ms', '--since', '2024-05-02');
     assert.equal(status, 0);
     assert.match(stdout, /^h3probe report: fetch_ms, 3 stored runs received since 2024-05-02T00:00:00.000Z/m);
-    assert.doesNotMatch(stdout, /^== Asia/m);
+    assert.doesNotMatch(stdout, /^== region Asia/m);
     assert.doesNotMatch(stdout, /HTML report/);
   });
 
