@@ -1,4 +1,5 @@
-// The probe under real-world faults, in real Chromium against real Caddy: every case checks what the beacon says,
+// The probe under real-world faults, in real Chromium and real Firefox ESR against real Caddy: every case checks what
+// the beacon says,
 // that the report's counts grew by exactly what the beacon's own summary says (the page and the collector classify
 // every request by the same C++ rule), and that the page saw no uncaught error, no unhandled rejection and no
 // console output from the module.
@@ -10,7 +11,7 @@ import { startStack } from '../../devstack/stack.mjs';
 import { distRoot } from '../../devstack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
+import { ENGINES, engineMissing, launchEngine, openTab } from '../../devstack/browsers.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 
@@ -18,11 +19,15 @@ const core = await loadH3probeNode();
 // What the browser itself reports on the console when a load fails; anything else on the console came from page code.
 const BROWSER_REPORTS = /Failed to load resource|net::ERR_|Refused to|Content Security Policy/;
 
+// The engine the cases below run in (set per pass of faultMatrix).
+let engine = 'chromium';
+
 function withStack(stackOptions, browserOptions = {}) {
   const ctx = {};
+  const runIn = engine;
   before(async () => {
     ctx.stack = await startStack({ core, ...stackOptions });
-    ctx.browser = await launchBrowser(ctx.stack, browserOptions);
+    ctx.browser = await launchEngine(runIn, ctx.stack, browserOptions);
   });
   after(async () => {
     await ctx.browser?.close();
@@ -37,7 +42,7 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   const { stack, browser } = ctx;
   const runsBefore = stack.store.countRuns();
   const countsBefore = await reportCounts(stack);
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
   await tab.page.addInitScript(countModuleLeaks);
   if (beforeSearch?.init) await tab.page.addInitScript(beforeSearch.init);
   const requests = [];
@@ -96,321 +101,340 @@ async function assertPageUnharmed(tab) {
   assert.equal(await tab.page.locator('#results li').count(), 5);
 }
 
-describe('HTTP/3 origin with UDP closed (Caddy without h3: no QUIC listener, no Alt-Svc)', () => {
-  const ctx = withStack({ h3: false }, { forceQuic: false });
-  test('every treatment request is a fallback to h2, excluded from the HTTP/3 arm', async () => {
-    const { beacon, phase } = await probe(ctx);
-    assert.equal(phase('treatment').length, 5);
-    for (const s of phase('treatment')) assert.equal(s.protocol, 'h2');
-    assert.equal(beacon.summary.treatment.n, 0);
-    assert.equal(beacon.summary.treatment.fallbacks, 5);
-    assert.equal(beacon.summary.control.n, 5);
-    assert.equal(beacon.summary.diff_median_ms, null);
-  });
-});
+// Cases a browser cannot express are skipped in it with the reason (node:test prints it).
+const ONLY_CHROMIUM = (reason) => (engine === 'chromium' ? false : reason);
 
-describe('HTTP/3 origin with UDP closed, QUIC forced on (no TCP fallback allowed)', () => {
-  const ctx = withStack({ h3: false }, { forceQuic: true });
-  test('treatment requests are network errors, never latencies, and the beacon is still sent', async () => {
-    const { beacon, phase } = await probe(ctx);
-    for (const s of phase('treatment')) {
-      assert.equal(s.result, 'network_error');
-      assert.equal(s.network_ms, null);
-    }
-    assert.equal(beacon.summary.treatment.n, 0);
-    assert.equal(beacon.summary.control.n, 5);
-    assert.equal(beacon.outcome, 'complete');
-  });
-});
-
-describe('Chromium without the force-QUIC flag (Alt-Svc not trusted for a private certificate)', () => {
-  const ctx = withStack({}, { forceQuic: false });
-  test('the treatment arm silently went over h2: recorded as fallbacks, not as HTTP/3', async () => {
-    const { beacon, phase } = await probe(ctx);
-    for (const s of phase('treatment')) {
-      assert.equal(s.origin, 'h3');
-      assert.equal(s.protocol, 'h2');
-    }
-    assert.equal(beacon.summary.treatment.fallbacks, 5);
-    assert.equal(beacon.summary.treatment.n, 0);
-  });
-});
-
-describe('origins behind a proxy that forwards over HTTP/1.1 (Server-Timing says HTTP/1.1)', () => {
-  const ctx = withStack({ claimProtocol: 'HTTP/1.1' });
-  test('client and server disagree on every measured request: each is a protocol_mismatch, counted, never a latency', async () => {
-    const { beacon, phase } = await probe(ctx);
-    for (const s of [...phase('control'), ...phase('treatment')]) {
-      assert.equal(s.server_protocol, 'HTTP/1.1');
-      assert.equal(s.protocol, s.origin, 'the browser itself used the protocol asked');
-    }
-    assert.equal(beacon.summary.control.n, 0);
-    assert.equal(beacon.summary.treatment.n, 0);
-    assert.equal(beacon.summary.treatment.fallbacks, 0, 'a mismatch is not a fallback');
-    const { report } = await makeReport(core, { db: ctx.stack.store.db });
-    assert.equal(report.groups[0].excluded.protocol_mismatch, 10);
-    assert.ok(report.exclusions.includes('protocol_mismatch'));
-  });
-});
-
-describe('HTTP/2 origin down', () => {
-  const ctx = withStack({ h2Down: true });
-  test('control requests are network errors and the beacon is still sent', async () => {
-    const { beacon, phase } = await probe(ctx);
-    for (const s of phase('control')) assert.equal(s.result, 'network_error');
-    assert.equal(phase('prewarm').find((s) => s.origin === 'h2').result, 'network_error');
-    assert.equal(beacon.summary.control.n, 0);
-    assert.equal(beacon.summary.control.excluded, 5);
-    assert.equal(beacon.summary.treatment.n, 5);
-  });
-});
-
-describe('no-op endpoint answering 500', () => {
-  const ctx = withStack({ noopStatus: 500 });
-  test('every request is an http_error with status 500, excluded from both arms', async () => {
-    const { beacon, samples } = await probe(ctx);
-    assert.equal(samples.length, 13);
-    for (const s of samples) {
-      assert.equal(s.result, 'http_error');
-      assert.equal(s.http_status, 500);
-    }
-    assert.equal(beacon.summary.control.n + beacon.summary.treatment.n, 0);
-  });
-});
-
-describe('no-op endpoint answering after the per-request timeout', () => {
-  const ctx = withStack({ noopDelayMs: 600 });
-  test('every request is a timeout, the run completes and its beacon says so', async () => {
-    const { beacon, samples } = await probe(ctx, { config: { requestTimeoutMs: 200 } });
-    assert.equal(samples.length, 13);
-    for (const s of samples) {
-      assert.equal(s.result, 'timeout');
-      assert.equal(s.network_ms, null);
-    }
-    assert.equal(beacon.outcome, 'complete');
-  });
-});
-
-describe('no-op endpoint slower than the run deadline', () => {
-  const ctx = withStack({ noopDelayMs: 600 });
-  test('the run ends at its deadline with requests in flight, and nothing of it keeps running', async () => {
-    const { beacon, leaks } = await probe(ctx, { config: { runDeadlineMs: 1000 } });
-    assert.equal(beacon.outcome, 'deadline');
-    assert.ok(beacon.samples.some((s) => s.result === 'aborted'), 'a request was cut off');
-    assert.deepEqual(leaks, NO_LEAKS);
-  });
-});
-
-describe('Timing-Allow-Origin missing on the test origins', () => {
-  const ctx = withStack({ tao: false });
-  test('samples are timing_unavailable and no latency column holds a zero', async () => {
-    const { run, samples } = await probe(ctx);
-    for (const s of samples) {
-      assert.equal(s.result, 'timing_unavailable');
-      for (const k of ['network_ms', 'dns_ms', 'connect_ms', 'request_ms', 'response_ms', 'queue_ms']) assert.equal(s[k], null, k);
-      assert.ok(s.fetch_ms > 0, 'the script-side time is still recorded');
-    }
-    const zeros = ctx.stack.store.db.prepare(`SELECT count(*) FROM requests WHERE run_id = ? AND
-      (network_ms IS NOT NULL OR request_ms IS NOT NULL)`).pluck().get(run.run_id);
-    assert.equal(zeros, 0);
-  });
-});
-
-describe('beacon endpoint answering 500', () => {
-  const ctx = withStack({ beaconStatus: 500 });
-  test('the run completes and the page sees no exception', async () => {
-    const { status, probeRequests } = await probe(ctx, { expectBeacon: false, waitFor: (page) =>
-      page.waitForFunction(() => window.h3probeStatus().run === 'done') });
-    assert.equal(status.run, 'done');
-    assert.equal(status.beaconQueued, true);
-    assert.equal(probeRequests.length, 13);
-  });
-});
-
-describe('module loading fails', () => {
-  const ctx = withStack({});
-  before(() => {
-    // The JS glue loads but its .wasm answers 404.
-    ctx.stack.writeFixture('h3probe_browser.mjs', fs.readFileSync(path.join(distRoot, 'h3probe_browser.mjs')));
-  });
-  test('WASM URL 404: the page is unaffected and no run starts', async () => {
-    const { status, probeRequests, requests } = await probe(ctx, { expectBeacon: false,
-      config: { moduleUrl: '/fixtures/h3probe_browser.mjs' },
-      waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
-    assert.ok(requests.some((r) => r.url.endsWith('/fixtures/h3probe_browser.wasm')), 'the .wasm was asked for');
-    assert.equal(probeRequests.length, 0);
-    assert.equal(status.state, 'error');
-    assert.ok(status.errors.length > 0);
-  });
-  test('a browser without WebAssembly: the probe does nothing at all', async () => {
-    const { status, requests } = await probe(ctx, { expectBeacon: false,
-      beforeSearch: { init: () => { delete window.WebAssembly; } } });
-    assert.equal(status.state, 'unsupported');
-    assert.equal(requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|h3probe_browser\.)/.test(r.url)).length, 0);
-  });
-});
-
-describe('Content-Security-Policy without wasm-unsafe-eval', () => {
-  const ctx = withStack({ pageCsp: "default-src 'self'; connect-src 'self' https://*.h3probe.test:*" });
-  test('the page is unaffected and the probe makes no measurement', async () => {
-    const { status, probeRequests } = await probe(ctx, { expectBeacon: false,
-      waitFor: (page) => page.waitForFunction(() => ['error', 'started'].includes(window.h3probeStatus().state)) });
-    assert.equal(status.state, 'error');
-    assert.equal(probeRequests.length, 0);
-  });
-});
-
-describe('Content-Security-Policy with wasm-unsafe-eval', () => {
-  const ctx = withStack({ pageCsp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' https://*.h3probe.test:*" });
-  test('the documented CSP lets the probe run', async () => {
-    const { beacon } = await probe(ctx);
-    assert.equal(beacon.outcome, 'complete');
-    assert.equal(beacon.summary.treatment.n, 5);
-  });
-});
-
-describe('page lifecycle', () => {
-  const ctx = withStack({ noopDelayMs: 300 });
-  const hide = () => {
-    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
-    document.dispatchEvent(new Event('visibilitychange'));
-  };
-  test('tab hidden mid-run: the run stops and a partial beacon goes out at once', async () => {
-    let running;
-    const { beacon, phase, leaks } = await probe(ctx, { waitFor: async (page) => {
-      await page.waitForFunction(() => window.h3probeStatus().run === 'arms');
-      running = await moduleLeaks(page);
-      await page.evaluate(hide);
-    } });
-    // Mid-run the counters see the module at work (so their zero after the run means something).
-    assert.equal(running.observers, 1);
-    assert.ok(running.timers >= 1, `timers mid-run: ${running.timers}`);
-    assert.equal(running.listeners, 2, 'visibilitychange and pagehide');
-    assert.deepEqual(leaks, NO_LEAKS);
-    assert.equal(beacon.outcome, 'stopped');
-    assert.equal(beacon.error, 'page hidden');
-    assert.equal(beacon.context.visible_throughout, false);
-    assert.equal(phase('prewarm').length, 3);
-    assert.ok(phase('control').every((s) => s.result === 'aborted'), 'the control arm was cut short');
-    assert.equal(phase('treatment').length, 0);
-  });
-  test('a search in a hidden tab starts no run', async () => {
-    const { status, probeRequests } = await probe(ctx, { expectBeacon: false,
-      waitFor: () => {}, beforeSearch: { init: () => {
-        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
-      } } });
-    assert.equal(status.state, 'hidden');
-    assert.equal(probeRequests.length, 0);
-  });
-  test('a search in a hidden tab, then one once the tab is visible: the second one runs', async () => {
-    const { stack, browser } = ctx;
-    const runsBefore = stack.store.countRuns();
-    const tab = await openPage(browser, null);
-    await tab.page.addInitScript(() => {
-      window.__visibility = 'hidden';
-      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => window.__visibility });
+function faultMatrix() {
+  describe('HTTP/3 origin with UDP closed (Caddy without h3: no QUIC listener, no Alt-Svc)', () => {
+    const ctx = withStack({ h3: false }, { forceQuic: false });
+    test('every treatment request is a fallback to h2, excluded from the HTTP/3 arm', async () => {
+      const { beacon, phase } = await probe(ctx);
+      assert.equal(phase('treatment').length, 5);
+      for (const s of phase('treatment')) assert.equal(s.protocol, 'h2');
+      assert.equal(beacon.summary.treatment.n, 0);
+      assert.equal(beacon.summary.treatment.fallbacks, 5);
+      assert.equal(beacon.summary.control.n, 5);
+      assert.equal(beacon.summary.diff_median_ms, null);
     });
-    await tab.page.goto(experimentUrl(stack));
-    const search = async (n) => {
-      await tab.page.fill('#query', `search ${n}`);
-      await tab.page.press('#query', 'Enter');
-      await tab.page.waitForFunction((k) => Number(document.body.dataset.searches) === k, n);
-    };
-    await search(1);
-    await tab.page.waitForFunction(() => window.h3probeStatus().state === 'hidden');
-    await tab.page.evaluate(() => { window.__visibility = 'visible'; });
-    await search(2);
-    await tab.page.waitForFunction(() => window.h3probeStatus().run === 'done', null, { timeout: 20000 });
-    const result = await tab.page.evaluate(() => window.h3probeDone());
-    assert.equal(result.state, 'started');
-    assert.equal(result.run, 'done');
-    await stack.collector.waitForRuns(runsBefore + 1, 20000);
-    assert.deepEqual(await tab.uncaught(), []);
-    await tab.context.close();
   });
-});
 
-describe('sampling and remote control', () => {
-  const ctx = withStack({ fixtures: {
-    'off.json': JSON.stringify({ enabled: false }),
-    'zero.json': JSON.stringify({ sampleRate: 0 }),
-    'bad.json': JSON.stringify({ requestsPerArm: 'many' }),
-    'h3first.json': JSON.stringify({ order: 'h3-first', configId: 'remote-7' }),
-  } });
-  const noProbeTraffic = (requests) =>
-    requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|h3probe_browser\.)/.test(r.url) || r.url.includes('/beacon'));
-
-  test('sample rate 0: no request at all, not even for the module', async () => {
-    const { status, requests } = await probe(ctx, { expectBeacon: false, config: { sampleRate: 0 } });
-    assert.equal(status.state, 'not_sampled');
-    assert.deepEqual(noProbeTraffic(requests), []);
-  });
-  test('remote enabled:false turns the probe off: only the config is fetched', async () => {
-    const { status, requests } = await probe(ctx, { expectBeacon: false, config: { remoteConfigUrl: '/fixtures/off.json' },
-      waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'disabled') });
-    assert.equal(status.state, 'disabled');
-    assert.equal(requests.filter((r) => r.url.includes('/fixtures/off.json')).length, 1);
-    assert.deepEqual(noProbeTraffic(requests), []);
-  });
-  test('remote sampleRate 0 turns the probe off', async () => {
-    const { status, requests } = await probe(ctx, { expectBeacon: false, config: { remoteConfigUrl: '/fixtures/zero.json' },
-      waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'not_sampled') });
-    assert.deepEqual(noProbeTraffic(requests).filter((r) => !r.url.includes('/beacon')), []);
-    assert.equal(status.state, 'not_sampled');
-  });
-  test('an invalid remote config: no run, and one error beacon saying why', async () => {
-    const { beacon, status, probeRequests } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/bad.json' } });
-    assert.equal(status.state, 'invalid_remote_config');
-    assert.equal(beacon.outcome, 'error');
-    assert.match(beacon.error, /requestsPerArm: must be an integer/);
-    assert.deepEqual(beacon.samples, []);
-    assert.equal(probeRequests.length, 0);
-  });
-  test('a remote config that cannot be fetched: no run, and an error beacon saying why', async () => {
-    const { beacon, probeRequests } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/missing.json' } });
-    assert.equal(beacon.outcome, 'error');
-    assert.match(beacon.error, /remote config: HTTP 404/);
-    assert.equal(probeRequests.length, 0);
-  });
-  test('a valid remote config is applied: its order and config id show in the beacon', async () => {
-    const { beacon, samples } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/h3first.json', sampleRate: 1 } });
-    assert.equal(beacon.order, 'h3-first');
-    assert.equal(beacon.config_id, 'remote-7');
-    assert.equal(beacon.sample_rate, 1);
-    const measured = samples.filter((s) => s.phase !== 'prewarm');
-    assert.equal(measured[0].phase, 'treatment', 'the HTTP/3 arm came first');
-  });
-});
-
-describe('isolation from the host page', () => {
-  const ctx = withStack({});
-  test('no cookie sent, no storage touched, the Resource Timing buffer left alone; context without personal data', async () => {
-    const init = () => {
-      window.__touched = [];
-      for (const name of ['clearResourceTimings', 'setResourceTimingBufferSize']) {
-        const original = performance[name].bind(performance);
-        performance[name] = (...args) => { window.__touched.push(name); return original(...args); };
+  describe('HTTP/3 origin with UDP closed, QUIC forced on (no TCP fallback allowed)', {
+    skip: ONLY_CHROMIUM('Firefox has no switch that forbids the TCP fallback: its Alt-Svc mapping pref tries HTTP/3 first and falls back (the case above)'),
+  }, () => {
+    const ctx = withStack({ h3: false }, { forceQuic: true });
+    test('treatment requests are network errors, never latencies, and the beacon is still sent', async () => {
+      const { beacon, phase } = await probe(ctx);
+      for (const s of phase('treatment')) {
+        assert.equal(s.result, 'network_error');
+        assert.equal(s.network_ms, null);
       }
-      for (const name of ['setItem', 'removeItem', 'clear']) {
-        const original = Storage.prototype[name];
-        Storage.prototype[name] = function (...args) { window.__touched.push(`storage.${name}`); return original.apply(this, args); };
-      }
-      document.cookie = 'session=secret-user-42; path=/';
-    };
-    const { beacon, probeRequests, touched } = await probe(ctx, { beforeSearch: { init },
-      config: { configId: 'isolation' } });
-    assert.deepEqual(touched, [], 'no storage call, no Resource Timing buffer call');
-    assert.equal(probeRequests.length, 13);
-    for (const r of probeRequests) {
-      assert.equal(r.headers.cookie, undefined);
-      assert.ok(!r.headers.referer, 'the host page URL is not sent to the test origins');
-    }
-    const text = JSON.stringify(beacon);
-    assert.doesNotMatch(text, /secret-user-42|search%200|search 0|127\.0\.0\.1/);
-    assert.match(beacon.context.page_origin, /^https:\/\/page\.h3probe\.test:\d+$/);
-    assert.ok(beacon.context.timer_resolution_ms > 0 && beacon.context.timer_resolution_ms <= 1);
-    assert.ok(beacon.context.module_load_ms > 0);
-    assert.equal(beacon.context.visible_throughout, true);
-    assert.equal(typeof beacon.context.effective_type, 'string');
+      assert.equal(beacon.summary.treatment.n, 0);
+      assert.equal(beacon.summary.control.n, 5);
+      assert.equal(beacon.outcome, 'complete');
+    });
   });
-});
+
+  describe('Chromium without the force-QUIC flag (Alt-Svc not trusted for a private certificate)', {
+    skip: ONLY_CHROMIUM('a Chromium flag (--origin-to-force-quic-on); what Firefox does without its Alt-Svc mapping pref is not part of this matrix'),
+  }, () => {
+    const ctx = withStack({}, { forceQuic: false });
+    test('the treatment arm silently went over h2: recorded as fallbacks, not as HTTP/3', async () => {
+      const { beacon, phase } = await probe(ctx);
+      for (const s of phase('treatment')) {
+        assert.equal(s.origin, 'h3');
+        assert.equal(s.protocol, 'h2');
+      }
+      assert.equal(beacon.summary.treatment.fallbacks, 5);
+      assert.equal(beacon.summary.treatment.n, 0);
+    });
+  });
+
+  describe('origins behind a proxy that forwards over HTTP/1.1 (Server-Timing says HTTP/1.1)', () => {
+    const ctx = withStack({ claimProtocol: 'HTTP/1.1' });
+    test('client and server disagree on every measured request: each is a protocol_mismatch, counted, never a latency', async () => {
+      const { beacon, phase } = await probe(ctx);
+      const measured = [...phase('control'), ...phase('treatment')];
+      for (const s of measured) assert.equal(s.server_protocol, 'HTTP/1.1');
+      // Chromium (QUIC forced) uses the protocol asked every time; Firefox may still take an h3 request over h2 now
+      // and then (a fallback, which is checked first). Every other one is a mismatch.
+      const asked = measured.filter((s) => s.protocol === s.origin);
+      if (engine === 'chromium') assert.equal(asked.length, 10);
+      assert.ok(asked.length >= 5, `requests over the protocol asked: ${asked.length}`);
+      assert.equal(beacon.summary.control.n, 0);
+      assert.equal(beacon.summary.treatment.n, 0);
+      assert.equal(beacon.summary.treatment.fallbacks, 10 - asked.length, 'a mismatch is not a fallback');
+      const { report } = await makeReport(core, { db: ctx.stack.store.db });
+      assert.equal(report.groups[0].excluded.protocol_mismatch, asked.length);
+      assert.ok(report.exclusions.includes('protocol_mismatch'));
+    });
+  });
+
+  describe('HTTP/2 origin down', () => {
+    const ctx = withStack({ h2Down: true });
+    test('control requests are network errors and the beacon is still sent', async () => {
+      const { beacon, phase } = await probe(ctx);
+      for (const s of phase('control')) assert.equal(s.result, 'network_error');
+      assert.equal(phase('prewarm').find((s) => s.origin === 'h2').result, 'network_error');
+      assert.equal(beacon.summary.control.n, 0);
+      assert.equal(beacon.summary.control.excluded, 5);
+      assert.equal(beacon.summary.treatment.n, 5);
+    });
+  });
+
+  describe('no-op endpoint answering 500', () => {
+    const ctx = withStack({ noopStatus: 500 });
+    test('every request is an http_error with status 500, excluded from both arms', async () => {
+      const { beacon, samples } = await probe(ctx);
+      assert.equal(samples.length, 13);
+      for (const s of samples) {
+        assert.equal(s.result, 'http_error');
+        assert.equal(s.http_status, 500);
+      }
+      assert.equal(beacon.summary.control.n + beacon.summary.treatment.n, 0);
+    });
+  });
+
+  describe('no-op endpoint answering after the per-request timeout', () => {
+    const ctx = withStack({ noopDelayMs: 600 });
+    test('every request is a timeout, the run completes and its beacon says so', async () => {
+      const { beacon, samples } = await probe(ctx, { config: { requestTimeoutMs: 200 } });
+      assert.equal(samples.length, 13);
+      for (const s of samples) {
+        assert.equal(s.result, 'timeout');
+        assert.equal(s.network_ms, null);
+      }
+      assert.equal(beacon.outcome, 'complete');
+    });
+  });
+
+  describe('no-op endpoint slower than the run deadline', () => {
+    const ctx = withStack({ noopDelayMs: 600 });
+    test('the run ends at its deadline with requests in flight, and nothing of it keeps running', async () => {
+      const { beacon, leaks } = await probe(ctx, { config: { runDeadlineMs: 1000 } });
+      assert.equal(beacon.outcome, 'deadline');
+      assert.ok(beacon.samples.some((s) => s.result === 'aborted'), 'a request was cut off');
+      assert.deepEqual(leaks, NO_LEAKS);
+    });
+  });
+
+  describe('Timing-Allow-Origin missing on the test origins', () => {
+    const ctx = withStack({ tao: false });
+    test('samples are timing_unavailable and no latency column holds a zero', async () => {
+      const { run, samples } = await probe(ctx);
+      for (const s of samples) {
+        assert.equal(s.result, 'timing_unavailable');
+        for (const k of ['network_ms', 'dns_ms', 'connect_ms', 'request_ms', 'response_ms', 'queue_ms']) assert.equal(s[k], null, k);
+        assert.ok(s.fetch_ms > 0, 'the script-side time is still recorded');
+      }
+      const zeros = ctx.stack.store.db.prepare(`SELECT count(*) FROM requests WHERE run_id = ? AND
+        (network_ms IS NOT NULL OR request_ms IS NOT NULL)`).pluck().get(run.run_id);
+      assert.equal(zeros, 0);
+    });
+  });
+
+  describe('beacon endpoint answering 500', () => {
+    const ctx = withStack({ beaconStatus: 500 });
+    test('the run completes and the page sees no exception', async () => {
+      const { status, probeRequests } = await probe(ctx, { expectBeacon: false, waitFor: (page) =>
+        page.waitForFunction(() => window.h3probeStatus().run === 'done') });
+      assert.equal(status.run, 'done');
+      assert.equal(status.beaconQueued, true);
+      assert.equal(probeRequests.length, 13);
+    });
+  });
+
+  describe('module loading fails', () => {
+    const ctx = withStack({});
+    before(() => {
+      // The JS glue loads but its .wasm answers 404.
+      ctx.stack.writeFixture('h3probe_browser.mjs', fs.readFileSync(path.join(distRoot, 'h3probe_browser.mjs')));
+    });
+    test('WASM URL 404: the page is unaffected and no run starts', async () => {
+      const { status, probeRequests, requests } = await probe(ctx, { expectBeacon: false,
+        config: { moduleUrl: '/fixtures/h3probe_browser.mjs' },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+      assert.ok(requests.some((r) => r.url.endsWith('/fixtures/h3probe_browser.wasm')), 'the .wasm was asked for');
+      assert.equal(probeRequests.length, 0);
+      assert.equal(status.state, 'error');
+      assert.ok(status.errors.length > 0);
+    });
+    test('a browser without WebAssembly: the probe does nothing at all', async () => {
+      const { status, requests } = await probe(ctx, { expectBeacon: false,
+        beforeSearch: { init: () => { delete window.WebAssembly; } } });
+      assert.equal(status.state, 'unsupported');
+      assert.equal(requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|h3probe_browser\.)/.test(r.url)).length, 0);
+    });
+  });
+
+  describe('Content-Security-Policy without wasm-unsafe-eval', () => {
+    const ctx = withStack({ pageCsp: "default-src 'self'; connect-src 'self' https://*.h3probe.test:*" });
+    test('the page is unaffected and the probe makes no measurement', async () => {
+      const { status, probeRequests } = await probe(ctx, { expectBeacon: false,
+        waitFor: (page) => page.waitForFunction(() => ['error', 'started'].includes(window.h3probeStatus().state)) });
+      assert.equal(status.state, 'error');
+      assert.equal(probeRequests.length, 0);
+    });
+  });
+
+  describe('Content-Security-Policy with wasm-unsafe-eval', () => {
+    const ctx = withStack({ pageCsp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' https://*.h3probe.test:*" });
+    test('the documented CSP lets the probe run', async () => {
+      const { beacon } = await probe(ctx);
+      assert.equal(beacon.outcome, 'complete');
+      assert.equal(beacon.summary.treatment.n, 5);
+    });
+  });
+
+  describe('page lifecycle', () => {
+    const ctx = withStack({ noopDelayMs: 300 });
+    const hide = () => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+      document.dispatchEvent(new Event('visibilitychange'));
+    };
+    test('tab hidden mid-run: the run stops and a partial beacon goes out at once', async () => {
+      let running;
+      const { beacon, phase, leaks } = await probe(ctx, { waitFor: async (page) => {
+        await page.waitForFunction(() => window.h3probeStatus().run === 'arms');
+        running = await moduleLeaks(page);
+        await page.evaluate(hide);
+      } });
+      // Mid-run the counters see the module at work (so their zero after the run means something).
+      assert.equal(running.observers, 1);
+      assert.ok(running.timers >= 1, `timers mid-run: ${running.timers}`);
+      assert.equal(running.listeners, 2, 'visibilitychange and pagehide');
+      assert.deepEqual(leaks, NO_LEAKS);
+      assert.equal(beacon.outcome, 'stopped');
+      assert.equal(beacon.error, 'page hidden');
+      assert.equal(beacon.context.visible_throughout, false);
+      assert.equal(phase('prewarm').length, 3);
+      assert.ok(phase('control').every((s) => s.result === 'aborted'), 'the control arm was cut short');
+      assert.equal(phase('treatment').length, 0);
+    });
+    test('a search in a hidden tab starts no run', async () => {
+      const { status, probeRequests } = await probe(ctx, { expectBeacon: false,
+        waitFor: () => {}, beforeSearch: { init: () => {
+          Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+        } } });
+      assert.equal(status.state, 'hidden');
+      assert.equal(probeRequests.length, 0);
+    });
+    test('a search in a hidden tab, then one once the tab is visible: the second one runs', async () => {
+      const { stack, browser } = ctx;
+      const runsBefore = stack.store.countRuns();
+      const tab = await openTab(browser);
+      await tab.page.addInitScript(() => {
+        window.__visibility = 'hidden';
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => window.__visibility });
+      });
+      await tab.page.goto(experimentUrl(stack));
+      const search = async (n) => {
+        await tab.page.fill('#query', `search ${n}`);
+        await tab.page.press('#query', 'Enter');
+        await tab.page.waitForFunction((k) => Number(document.body.dataset.searches) === k, n);
+      };
+      await search(1);
+      await tab.page.waitForFunction(() => window.h3probeStatus().state === 'hidden');
+      await tab.page.evaluate(() => { window.__visibility = 'visible'; });
+      await search(2);
+      await tab.page.waitForFunction(() => window.h3probeStatus().run === 'done', null, { timeout: 20000 });
+      const result = await tab.page.evaluate(() => window.h3probeDone());
+      assert.equal(result.state, 'started');
+      assert.equal(result.run, 'done');
+      await stack.collector.waitForRuns(runsBefore + 1, 20000);
+      assert.deepEqual(await tab.uncaught(), []);
+      await tab.context.close();
+    });
+  });
+
+  describe('sampling and remote control', () => {
+    const ctx = withStack({ fixtures: {
+      'off.json': JSON.stringify({ enabled: false }),
+      'zero.json': JSON.stringify({ sampleRate: 0 }),
+      'bad.json': JSON.stringify({ requestsPerArm: 'many' }),
+      'h3first.json': JSON.stringify({ order: 'h3-first', configId: 'remote-7' }),
+    } });
+    const noProbeTraffic = (requests) =>
+      requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|h3probe_browser\.)/.test(r.url) || r.url.includes('/beacon'));
+
+    test('sample rate 0: no request at all, not even for the module', async () => {
+      const { status, requests } = await probe(ctx, { expectBeacon: false, config: { sampleRate: 0 } });
+      assert.equal(status.state, 'not_sampled');
+      assert.deepEqual(noProbeTraffic(requests), []);
+    });
+    test('remote enabled:false turns the probe off: only the config is fetched', async () => {
+      const { status, requests } = await probe(ctx, { expectBeacon: false, config: { remoteConfigUrl: '/fixtures/off.json' },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'disabled') });
+      assert.equal(status.state, 'disabled');
+      assert.equal(requests.filter((r) => r.url.includes('/fixtures/off.json')).length, 1);
+      assert.deepEqual(noProbeTraffic(requests), []);
+    });
+    test('remote sampleRate 0 turns the probe off', async () => {
+      const { status, requests } = await probe(ctx, { expectBeacon: false, config: { remoteConfigUrl: '/fixtures/zero.json' },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'not_sampled') });
+      assert.deepEqual(noProbeTraffic(requests).filter((r) => !r.url.includes('/beacon')), []);
+      assert.equal(status.state, 'not_sampled');
+    });
+    test('an invalid remote config: no run, and one error beacon saying why', async () => {
+      const { beacon, status, probeRequests } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/bad.json' } });
+      assert.equal(status.state, 'invalid_remote_config');
+      assert.equal(beacon.outcome, 'error');
+      assert.match(beacon.error, /requestsPerArm: must be an integer/);
+      assert.deepEqual(beacon.samples, []);
+      assert.equal(probeRequests.length, 0);
+    });
+    test('a remote config that cannot be fetched: no run, and an error beacon saying why', async () => {
+      const { beacon, probeRequests } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/missing.json' } });
+      assert.equal(beacon.outcome, 'error');
+      assert.match(beacon.error, /remote config: HTTP 404/);
+      assert.equal(probeRequests.length, 0);
+    });
+    test('a valid remote config is applied: its order and config id show in the beacon', async () => {
+      const { beacon, samples } = await probe(ctx, { config: { remoteConfigUrl: '/fixtures/h3first.json', sampleRate: 1 } });
+      assert.equal(beacon.order, 'h3-first');
+      assert.equal(beacon.config_id, 'remote-7');
+      assert.equal(beacon.sample_rate, 1);
+      const measured = samples.filter((s) => s.phase !== 'prewarm');
+      assert.equal(measured[0].phase, 'treatment', 'the HTTP/3 arm came first');
+    });
+  });
+
+  describe('isolation from the host page', () => {
+    const ctx = withStack({});
+    test('no cookie sent, no storage touched, the Resource Timing buffer left alone; context without personal data', async () => {
+      const init = () => {
+        window.__touched = [];
+        for (const name of ['clearResourceTimings', 'setResourceTimingBufferSize']) {
+          const original = performance[name].bind(performance);
+          performance[name] = (...args) => { window.__touched.push(name); return original(...args); };
+        }
+        for (const name of ['setItem', 'removeItem', 'clear']) {
+          const original = Storage.prototype[name];
+          Storage.prototype[name] = function (...args) { window.__touched.push(`storage.${name}`); return original.apply(this, args); };
+        }
+        document.cookie = 'session=secret-user-42; path=/';
+      };
+      const { beacon, probeRequests, touched } = await probe(ctx, { beforeSearch: { init },
+        config: { configId: 'isolation' } });
+      assert.deepEqual(touched, [], 'no storage call, no Resource Timing buffer call');
+      assert.equal(probeRequests.length, 13);
+      for (const r of probeRequests) {
+        assert.equal(r.headers.cookie, undefined);
+        assert.ok(!r.headers.referer, 'the host page URL is not sent to the test origins');
+      }
+      const text = JSON.stringify(beacon);
+      assert.doesNotMatch(text, /secret-user-42|search%200|search 0|127\.0\.0\.1/);
+      assert.match(beacon.context.page_origin, /^https:\/\/page\.h3probe\.test:\d+$/);
+      assert.ok(beacon.context.timer_resolution_ms > 0 && beacon.context.timer_resolution_ms <= 1);
+      assert.ok(beacon.context.module_load_ms > 0);
+      assert.equal(beacon.context.visible_throughout, true);
+      assert.equal(typeof beacon.context.effective_type, 'string');
+    });
+  });
+}
+
+for (const name of ENGINES) {
+  describe(name, { skip: engineMissing(name) ?? false }, () => {
+    engine = name;
+    faultMatrix();
+  });
+}
