@@ -35,6 +35,8 @@ export async function launchEngine(engine, stack, { forceQuic = true } = {}) {
  * errors(), uncaught() }, page with Playwright's method names.
  */
 export async function openTab(launched) {
+  // A Playwright Browser on its own (the lab's, older callers) is Chromium.
+  if (!launched.engine) return openPage(launched, null);
   if (launched.engine === 'chromium') return openPage(launched.browser, null);
   const context = await launched.browser.createBrowserContext();
   const page = await context.newPage();

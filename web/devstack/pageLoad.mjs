@@ -1,4 +1,5 @@
 // One page load of the test page with one search, as a user would do it; shared by `npm start` and the e2e tests.
+import { openTab } from './browsers.mjs';
 
 /**
  * The config keys of an A/A test on the stack's (or the lab's) second origins: aa 'h2' or 'h3' puts both arms on that
@@ -19,10 +20,10 @@ export function experimentUrl(stack, config = {}) {
 
 // Opens a fresh browser context (its own connections, as a new visitor), searches once, waits for the run's beacon
 // to be stored, and returns the stored run row with the summary the page's module computed (the beacon's own).
-export async function searchOnce(browser, stack, url, { expectRuns, timeoutMs = 30000, query = 'quarterly report' } = {}) {
-  const context = await browser.newContext();
+// launched: from launchEngine() (browsers.mjs), any engine.
+export async function searchOnce(launched, stack, url, { expectRuns, timeoutMs = 30000, query = 'quarterly report' } = {}) {
+  const { page, context } = await openTab(launched);
   try {
-    const page = await context.newPage();
     await page.goto(url);
     await page.fill('#query', query);
     await page.press('#query', 'Enter');
