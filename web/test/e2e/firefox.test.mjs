@@ -49,7 +49,12 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
       assert.equal(s.protocol, s.phase === 'control' ? 'h2' : 'h3', `${s.phase}[${s.idx}] nextHopProtocol`);
       assert.equal(s.result, 'ok', `${s.phase}[${s.idx}] result`);
       assert.ok(Number.isFinite(s.network_ms) && s.network_ms > 0, `${s.phase}[${s.idx}] network_ms ${s.network_ms}`);
+      // Firefox exposes serverTiming too: both ends agree.
+      assert.equal(s.server_protocol, s.phase === 'control' ? 'HTTP/2.0' : 'HTTP/3.0', `${s.phase}[${s.idx}] server_protocol`);
     }
+    // No client hints in Firefox: the collector named it from its User-Agent.
+    assert.equal(run.browser, 'firefox');
+    assert.ok(run.browser_major >= 115, `browser_major ${run.browser_major}`);
     const classes = samples.filter((s) => s.phase !== 'prewarm').map((s) => s.request_class);
     const summary = {
       control: { n: classes.filter((c) => c === 'usable_control').length },
