@@ -24,3 +24,10 @@ test('package.json: the entry points exist and the server parts need no dependen
   }
   assert.ok(fs.existsSync(new URL(`../../../${pkg.exports['.'].types}`, import.meta.url)));
 });
+
+test('index.d.ts: the report groupings are exactly GROUP_BY of the report code', async () => {
+  const { GROUP_BY } = await import('../../report/readReportData.mjs');
+  const dts = fs.readFileSync(new URL('../../server/index.d.ts', import.meta.url), 'utf8');
+  const union = /^\s*by\?: ([^;]+);/m.exec(dts)[1].split('|').map((s) => s.trim().replace(/'/g, ''));
+  assert.deepEqual(union, Object.keys(GROUP_BY));
+});
