@@ -19,7 +19,7 @@ before(async () => {
   if (missing) return;
   stack = await startStack();
   webkit = await launchWebKit(stack);
-});
+}, { timeout: 60000 });
 
 after(async () => {
   await webkit?.close();
@@ -110,10 +110,12 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
   assert.ok(page.sendBeacon, 'navigator.sendBeacon');
   assert.deepEqual(page.errors, [], 'no uncaught error or unhandled rejection in the page');
   const classes = [...new Set(samples.filter((s) => s.phase !== 'prewarm').map((s) => s.request_class))];
+  const median = (p) => byPhase(p).map((s) => s.network_ms).sort((a, b) => a - b)[2];
   t.diagnostic(`webkit: ${page.userAgent}; browser_major ${run.browser_major}; nextHopProtocol ${protocolsOf(page)}; ` +
     `transferSize ${page.entries.map((e) => e.transferSize).join(',')}; serverTiming ${page.serverTimingApi ? 'API present, ' : ''}` +
     `${page.entries.some((e) => e.serverTiming.length) ? 'exposed' : 'empty'}; timer_resolution_ms ${run.timer_resolution_ms} ` +
-    `(smallest tick ${page.minTickMs}); classes ${classes.join(',')}; summary ${JSON.stringify(summary)}`);
+    `(smallest tick ${page.minTickMs}); classes ${classes.join(',')}; median network_ms (stored, not counted) ` +
+    `control ${median('control')}, treatment ${median('treatment')}; summary ${JSON.stringify(summary)}`);
 });
 
 function protocolsOf(page) {
