@@ -105,8 +105,11 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
   assert.equal(summary.control.n, count('usable_control'));
   assert.equal(summary.treatment.fallbacks, count('fallback'));
 
-  // Timer resolution: the beacon says what the page's clock gave.
-  assert.ok(run.timer_resolution_ms > 0 && run.timer_resolution_ms <= 2, `timer_resolution_ms ${run.timer_resolution_ms}`);
+  // Timer resolution: WebKitGTK's clock steps in whole milliseconds (the smallest of up to 50 steps over 200 ms). The
+  // beacon's figure is the module's shorter look (about 4 ms, web/src/clientContext.js): never finer than the clock,
+  // and on this loaded machine once in 19 runs 10 ms (a preempted step), so it is not held to 1 here.
+  assert.ok(Math.abs(page.minTickMs - 1) < 0.01, `performance.now() steps by ${page.minTickMs} ms`);
+  assert.ok(run.timer_resolution_ms >= page.minTickMs - 0.01, `timer_resolution_ms ${run.timer_resolution_ms}`);
   assert.ok(page.sendBeacon, 'navigator.sendBeacon');
   assert.deepEqual(page.errors, [], 'no uncaught error or unhandled rejection in the page');
   const classes = [...new Set(samples.filter((s) => s.phase !== 'prewarm').map((s) => s.request_class))];
