@@ -1,5 +1,5 @@
 // `npm test`: every test suite in turn (doctest host tests via ctest, a short libFuzzer run of each fuzz target, Node
-// unit tests, Chromium end-to-end tests), then one closing line with the totals.
+// unit tests, Chromium, Firefox and WebKitGTK end-to-end tests), then one closing line with the totals.
 import { spawn } from 'node:child_process';
 
 const suites = [
@@ -8,7 +8,7 @@ const suites = [
   { name: 'fuzz (libFuzzer, 15 s per target)', cmd: 'bash', args: ['web/scripts/fuzz.sh', '15'], parse: parseFuzz },
   { name: 'unit (node --test)', cmd: process.execPath, args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/unit/'], parse: parseTap },
   {
-    name: 'end-to-end (Chromium, Firefox + Caddy + SQLite)', cmd: process.execPath,
+    name: 'end-to-end (Chromium, Firefox, WebKitGTK + Caddy + SQLite)', cmd: process.execPath,
     args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/e2e/'], parse: parseTap,
   },
 ];
