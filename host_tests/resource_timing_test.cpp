@@ -117,12 +117,21 @@ TEST_CASE("redirects and cache hits are recorded as such and not counted as netw
         o.redirected = true;
         CHECK(sample_from_outcome(o).result == SampleResult::redirected);
     }
-    SUBCASE("a response from a cache transfers 0 bytes") {
+    SUBCASE("a response from a cache transfers 0 bytes of its body's 12") {
         ResourceTimingEntry e = new_connection_entry();
         e.transfer_size = 0;
+        e.encoded_body_size = e.decoded_body_size = 12;
         const Sample s = sample_from_outcome(ok_outcome(e));
         CHECK(s.result == SampleResult::cache_hit);
         CHECK(classify(s) == RequestClass::cache_hit);
+    }
+    SUBCASE("a body-less 204 with transferSize 0 (WebKit hides it cross-origin) is a network response") {
+        ResourceTimingEntry e = new_connection_entry();
+        e.transfer_size = e.encoded_body_size = e.decoded_body_size = 0;
+        const Sample s = sample_from_outcome(ok_outcome(e));
+        CHECK(s.result == SampleResult::ok);
+        CHECK(classify(s) == RequestClass::usable_control);
+        CHECK(s.network_ms == doctest::Approx(54));
     }
 }
 TEST_CASE("the Resource Timing field list names each entry attribute once, as the spec spells it") {

@@ -61,8 +61,12 @@ Sample sample_from_outcome(const RequestOutcome& outcome) {
         s.result = SampleResult::http_error;
     else if (outcome.redirected)
         s.result = SampleResult::redirected;
-    else if (e.transfer_size <= 0)
-        // https://www.w3.org/TR/resource-timing/#dom-performanceresourcetiming-transfersize: 0 for a local cache.
+    else if (e.transfer_size <= 0 && e.encoded_body_size > 0)
+        // https://www.w3.org/TR/resource-timing/#dom-performanceresourcetiming-transfersize: 0 for a local cache. But
+        // WebKit reports 0 for every cross-origin response, Timing-Allow-Origin or not: transferSize 0 alone cannot tell
+        // a cache from a browser that hides the size. A cached response still has its body's size; the no-op's 204 has
+        // no body, so it is never called a cache hit. It cannot come from an HTTP cache anyway: its URL is unique and
+        // the origin sends no-store.
         s.result = SampleResult::cache_hit;
     return s;
 }

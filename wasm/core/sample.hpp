@@ -23,7 +23,7 @@ enum class Arms { h2_h3, h2_h2, h3_h3 };
     X(no_timing_entry, "the body arrived but no Resource Timing entry did within entryWaitMs")                   \
     X(timing_unavailable, "the entry's detailed fields are zero: Timing-Allow-Origin is missing on the origin")  \
     X(redirected, "the no-op endpoint redirected: the time includes another round trip")                        \
-    X(cache_hit, "served from a cache (transferSize 0) despite cache: 'no-store' and a unique URL")
+    X(cache_hit, "served from a cache (transferSize 0, body size not) despite cache: 'no-store' and a unique URL")
 
 enum class SampleResult {
 #define H3PROBE_ENUM_RESULT(name, what) name,
