@@ -20,7 +20,7 @@ const AWAIT_LISTENERS = path.join(path.dirname(new URL(import.meta.url).pathname
 const PORTS = Object.freeze({ page: 8443, h2: 8444, h3: 8445, h2b: 8446, h3b: 8447, collector: 9 });
 
 /**
- * prefix: namespace names PREFIX-cli / PREFIX-srv; link: the first setting {rttMs, loss, jitterMs, seed};
+ * prefix: namespace names PREFIX-cli / PREFIX-srv; link: the first setting (relaySettings in startRelay.mjs);
  * rtPriority: SCHED_FIFO priority of the relay (default 10; it blocks in ppoll, so it cannot starve the machine),
  * so a busy machine delays the relay's departures less.
  */
@@ -49,13 +49,9 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
     stoppers.push(async () => network.remove());
     const { names, addresses } = network;
 
-    const setLink = async (next) => {
-      const counters = await relay?.stop();
-      relay = null;
-      if (next) relay = await startRelay({ names, link: next, rtPriority });
-      return counters ?? null;
-    };
-    await setLink(link);
+    // One relay for the whole lab: settings change through its control channel, between page loads, without a restart.
+    relay = await startRelay({ names, link, rtPriority });
+    const setLink = (next) => (next ? relay.set(next) : relay.counters());
 
     const caddy = await startCaddy({
       certPath, keyPath, hosts: HOSTS, ports: PORTS, runDir, bindAddress: addresses.srv,
@@ -82,7 +78,10 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
     };
     return {
       names, addresses, urls, hosts: HOSTS, ports: PORTS, spki, certPath, runDir, caddy, stop,
-      /** Replaces the relay with one for `next` ({rttMs, loss, jitterMs, seed}), or none if null; resolves to the old one's counters. */
+      /**
+       * Gives the relay new settings (`next`: see relaySettings in startRelay.mjs), or with null keeps them; either way
+       * resolves to the relay's counters since the previous call ({up, down}).
+       */
       setLink,
       async launchBrowser({ extra = [] } = {}) {
         const browser = await chromium.launch({
