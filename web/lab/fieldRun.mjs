@@ -53,7 +53,8 @@ async function fieldSearch(browser, url, db, { timeoutMs = 30000, storedWithinMs
 /**
  * profile: a validated field profile (loadProfile); loads; seed; order (the page's arm order: random, h2-first, h3-first);
  * dbPath: the collector's database (replaced); prefix: lab namespace prefix; log(line): progress.
- * Resolves to {loads: [{i, region, country, rttMs, lossy, stored: {country, region}} | {i, ..., error}], wallMs, counters}.
+ * Resolves to {loads: [{i, region, country, rttMs, lossy, stored: {run_id, country, region}} | {i, ..., error}], wallMs,
+ * relay: {lost, received, bursts} over the run, pids: the lab's processes (all stopped by then)}.
  */
 export async function runField({ profile, loads, seed = 1, order = 'random', dbPath, prefix = 'h3lab', log = console.log,
   requestsPerArm = 5 }) {
@@ -67,6 +68,7 @@ export async function runField({ profile, loads, seed = 1, order = 'random', dbP
   const results = [];
   const relayTotals = { lost: 0, received: 0, bursts: 0 };
   const started = Date.now();
+  const pids = lab.pids();
   try {
     db = new Database(dbPath, { readonly: true, fileMustExist: true });
     const browser = await lab.launchBrowser();
@@ -108,7 +110,7 @@ export async function runField({ profile, loads, seed = 1, order = 'random', dbP
     db?.close();
     await lab.stop();
   }
-  return { loads: results, wallMs: Date.now() - started, relay: relayTotals };
+  return { loads: results, wallMs: Date.now() - started, relay: relayTotals, pids };
 }
 
 /**

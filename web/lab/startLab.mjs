@@ -95,6 +95,8 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
     };
     return {
       names, addresses, urls, hosts: HOSTS, ports: PORTS, spki, certPath, runDir, caddy, collector, stop,
+      /** The lab's own processes outside Chromium: relay, Caddy and (field mode) collector. */
+      pids: () => ({ relay: relay?.pid ?? null, caddy: caddy.pid, collector: collector?.pid ?? null }),
       /** Field mode: new connections from the client namespace leave from `address` (one of field.clients). */
       useClient: (address) => useClientAddress(names, address),
       /**
