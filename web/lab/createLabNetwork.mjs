@@ -21,7 +21,7 @@ export function createLabNetwork({ prefix = 'h3lab' } = {}) {
     for (const [side, ns] of Object.entries(names)) {
       ip('netns', 'add', ns);
       ip('-n', ns, 'link', 'set', 'lo', 'up');
-      // A persistent TUN device: it stays while no process has it open, so the relay can be restarted between settings.
+      // A persistent TUN device: it stays while no process has it open (the relay attaches to it and can come and go).
       ip('netns', 'exec', ns, 'ip', 'tuntap', 'add', 'dev', LAB_DEVICE, 'mode', 'tun');
       ip('-n', ns, 'addr', 'add', `${LAB_ADDRESSES[side]}/24`, 'dev', LAB_DEVICE);
       ip('-n', ns, 'link', 'set', LAB_DEVICE, 'up');

@@ -146,7 +146,7 @@ export function drawPath(profile, random) {
   return { region: region.region, country: region.country, rttMs, lossy, link: { rttMs, seed, ...pathClass } };
 }
 
-/** "gilbert 3% x2.5" / "bernoulli 0.5%" / "no loss": a path's loss in a progress line. */
+/** "gilbert 3% bursts 2.5" / "bernoulli 0.5%" / "no loss": a path's loss in a progress line. */
 export function describeLoss(loss) {
   if (!loss || loss.model === 'none' || loss === 0) return 'no loss';
   if (typeof loss === 'number') return `bernoulli ${+(loss * 100).toFixed(3)}%`;
