@@ -158,3 +158,41 @@ export function formatComparison(report, profile) {
   return [line(header), ...rows.map(line)].join('\n') +
     `\nΔ = HTTP/3 − HTTP/2 of network_ms; * = the interval excludes 0; reference: ${profile.reference?.source ?? 'none'}`;
 }
+
+/**
+ * HTTP/2 → HTTP/3 quantiles of the stored usable requests, split by the path class the lab drew (lossy or clean), overall
+ * and per region: point estimates over the pooled requests (the report's intervals need its grouping; the field cannot
+ * see path classes at all). loads: runField()'s, with stored.run_id.
+ */
+export function formatPathSplit({ core, dbPath, loads, percentiles = [0.5, 0.9, 0.95] }) {
+  const Database = peer('better-sqlite3', 'the lab');
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  const classOf = new Map(loads.filter((l) => l.stored).map((l) => [l.stored.run_id, l]));
+  const groups = new Map();
+  try {
+    const rows = db.prepare(`SELECT run_id, request_class, network_ms FROM requests
+      WHERE request_class IN ('usable_control', 'usable_treatment') AND network_ms IS NOT NULL`).iterate();
+    for (const { run_id: runId, request_class: cls, network_ms: ms } of rows) {
+      const l = classOf.get(runId);
+      if (!l) continue;
+      const kind = l.lossy ? 'lossy' : 'clean';
+      for (const key of [`all, ${kind}`, `${l.region}, ${kind}`]) {
+        if (!groups.has(key)) groups.set(key, { runs: new Set(), h2: [], h3: [] });
+        const g = groups.get(key);
+        g.runs.add(runId);
+        g[cls === 'usable_control' ? 'h2' : 'h3'].push(ms);
+      }
+    }
+  } finally {
+    db.close();
+  }
+  const lines = [];
+  for (const [key, g] of [...groups].sort(([a], [b]) => (a.startsWith('all') === b.startsWith('all') ? (a < b ? -1 : 1) : a.startsWith('all') ? -1 : 1))) {
+    if (!g.h2.length || !g.h3.length) continue;
+    const a = core.quantiles(g.h2, percentiles);
+    const b = core.quantiles(g.h3, percentiles);
+    const cells = percentiles.map((p, i) => `p${Math.round(p * 100)} ${a[i].toFixed(1)} → ${b[i].toFixed(1)} ms (${fmt((b[i] / a[i] - 1) * 100)}%)`);
+    lines.push(`${key.padEnd(24)} ${String(g.runs.size).padStart(4)} runs  ${cells.join('  ')}`);
+  }
+  return lines.join('\n');
+}

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { labNamespaces, labUnavailableReason } from '../../lab/createLabNetwork.mjs';
 import { loadProfile } from '../../lab/fieldProfile.mjs';
-import { runField, runReport } from '../../lab/fieldRun.mjs';
+import { formatPathSplit, runField, runReport } from '../../lab/fieldRun.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 
 const PREFIX = 'h3lab-field'; // not the `npm run lab` names
 const LOADS = 6;
@@ -64,6 +65,11 @@ describe('lab field mode (profile draw, relay control channel, Caddy edge, colle
       assert.equal(runsOf(region), result.loads.filter((l) => l.region === region).length, region);
     }
     assert.ok(fs.statSync(path.join(dir, 'r.html')).size > 1000);
+    // The lab's own split by drawn path class counts every stored run once, under the class it was drawn with.
+    const split = formatPathSplit({ core: await loadH3probeNode(), dbPath, loads: result.loads });
+    const runsOfClass = (kind) => Number(new RegExp(`^all, ${kind} +(\\d+) runs`, 'm').exec(split)?.[1] ?? 0);
+    assert.equal(runsOfClass('lossy'), result.loads.filter((l) => l.lossy).length, split);
+    assert.equal(runsOfClass('clean'), result.loads.filter((l) => !l.lossy).length, split);
   });
 
   test('teardown leaves no lab namespace and none of the lab processes', () => {
