@@ -1,11 +1,17 @@
-// h3probe_relay: copies IP packets between TUN devices in two network namespaces, adding one-way delay, jitter and random loss.
+// h3probe_relay: copies IP packets between TUN devices in two network namespaces through a per-direction link model
+// (bandwidth limit with a queue, bursty loss, delay, jitter; lab/delay_line.hpp), whose settings change on the fly.
 //
-//   h3probe_relay --ns-a h3lab-cli --dev-a tun0 --ns-b h3lab-srv --dev-b tun0 --rtt-ms 50 --loss 0.03 --seed 1
+//   h3probe_relay --ns-a h3lab-cli --ns-b h3lab-srv --link '{"seed":1,"up":{"delayMs":25},"down":{"delayMs":25}}'
 //
-// Prints "ready" on stdout once both devices are attached, and one line of counters on SIGTERM/SIGINT or exit.
+// stdout carries one JSON object per line: {"ready":true} once both devices are attached; one answer per control
+// command read on stdin ({"set": SETTINGS} or {"counters": true}: {"ok":true,"counters":{"up":…,"down":…}} for the
+// period the command ends, or {"ok":false,"error":…} with the settings unchanged); {"final":true,"counters":…} (totals)
+// on SIGTERM/SIGINT or exit.
 #include "delay_line.hpp"
+#include "link_settings.hpp"
 #include "tun_device.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace {
 
 using h3lab::Clock;
@@ -33,29 +41,19 @@ void on_signal(int) { g_stop = 1; }
 
 struct Options {
     std::string ns_a, dev_a = "tun0", ns_b, dev_b = "tun0";
-    double rtt_ms = 0, jitter_ms = 0, loss = 0;
-    unsigned long long seed = 1;
-    std::size_t queue_limit = 100000;
+    std::string link = "{}";
     int rt_priority = 0;
 };
 
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr,
         "h3probe_relay: %s\n"
-        "usage: h3probe_relay --ns-a NS --ns-b NS [--dev-a tun0] [--dev-b tun0] [--rtt-ms 0] [--jitter-ms 0]\n"
-        "                     [--loss 0..1] [--seed 1] [--queue-limit 100000] [--rt-priority 0 (SCHED_FIFO 1..99)]\n",
+        "usage: h3probe_relay --ns-a NS --ns-b NS [--dev-a tun0] [--dev-b tun0] [--link JSON] [--rt-priority 0 (SCHED_FIFO 1..99)]\n"
+        "       h3probe_relay --check-link JSON   (checks link settings, prints ok or the error, exits 0 or 2)\n"
+        "  --link: the first link settings (lab/link_settings.hpp, docs/lab.md); later ones come on stdin, one JSON per line:\n"
+        "  {\"set\": SETTINGS} or {\"counters\": true}; each is answered on stdout with the counters of the period it ends.\n",
         why);
     std::exit(2);
-}
-
-double number(const char* flag, const char* text, double lo, double hi) {
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
-        usage((std::string(flag) + " wants a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]").c_str());
-    }
-    return v;
 }
 
 Options parse(int argc, char** argv) {
@@ -64,41 +62,44 @@ Options parse(int argc, char** argv) {
         const std::string flag = argv[i];
         if (i + 1 >= argc) usage(("missing value after " + flag).c_str());
         const char* v = argv[++i];
+        if (flag == "--check-link") {
+            // Checks settings and exits: 0 and "ok", or 2 and the error (the lab's profile validation asks this).
+            try {
+                h3lab::parse_link_settings(v);
+            } catch (const h3lab::SettingsError& e) {
+                std::fprintf(stdout, "%s\n", e.what());
+                std::exit(2);
+            }
+            std::puts("ok");
+            std::exit(0);
+        }
         if (flag == "--ns-a") o.ns_a = v;
         else if (flag == "--dev-a") o.dev_a = v;
         else if (flag == "--ns-b") o.ns_b = v;
         else if (flag == "--dev-b") o.dev_b = v;
-        else if (flag == "--rtt-ms") o.rtt_ms = number("--rtt-ms", v, 0, 60000);
-        else if (flag == "--jitter-ms") o.jitter_ms = number("--jitter-ms", v, 0, 60000);
-        else if (flag == "--loss") o.loss = number("--loss", v, 0, 1);
-        else if (flag == "--seed") o.seed = static_cast<unsigned long long>(number("--seed", v, 0, 9007199254740992.0));
-        else if (flag == "--queue-limit") o.queue_limit = static_cast<std::size_t>(number("--queue-limit", v, 1, 1e7));
-        else if (flag == "--rt-priority") o.rt_priority = static_cast<int>(number("--rt-priority", v, 0, 99));
-        else usage(("unknown flag " + flag).c_str());
+        else if (flag == "--link") o.link = v;
+        else if (flag == "--rt-priority") {
+            char* end = nullptr;
+            const long p = std::strtol(v, &end, 10);
+            if (end == v || *end != '\0' || p < 0 || p > 99) usage("--rt-priority wants an integer from 0 to 99");
+            o.rt_priority = static_cast<int>(p);
+        } else usage(("unknown flag " + flag).c_str());
     }
     if (o.ns_a.empty() || o.ns_b.empty()) usage("--ns-a and --ns-b are required");
     return o;
 }
 
-Nanos from_ms(double ms) { return Nanos(static_cast<long long>(std::llround(ms * 1e6))); }
+nlohmann::json counters_json(const LinkCounters& c, std::size_t queued) {
+    const double released = static_cast<double>(c.sent + c.write_errors);
+    const double late_mean_us = released > 0 ? static_cast<double>(c.late_total.count()) / released / 1e3 : 0.0;
+    return {{"received", c.received}, {"sent", c.sent}, {"lost", c.lost}, {"loss_bursts", c.loss_bursts},
+            {"overflow", c.overflow}, {"write_errors", c.write_errors}, {"queued", queued}, {"bytes_sent", c.bytes_sent},
+            {"late_mean_us", std::round(late_mean_us * 10) / 10},
+            {"late_max_us", std::round(static_cast<double>(c.late_max.count()) / 100) / 10}};
+}
 
-void print_counters(const LinkCounters& ab, const LinkCounters& ba) {
-    const auto side = [](const char* name, const LinkCounters& c) {
-        const auto queued = c.received - c.lost - c.overflow - c.sent - c.write_errors;
-        const double released = static_cast<double>(c.sent + c.write_errors);
-        const double late_mean_us = released > 0 ? static_cast<double>(c.late_total.count()) / released / 1e3 : 0.0;
-        std::fprintf(stdout, "%s received %llu sent %llu lost %llu overflow %llu write_errors %llu queued %llu"
-            " late_mean_us %.1f late_max_us %.1f", name,
-            static_cast<unsigned long long>(c.received), static_cast<unsigned long long>(c.sent),
-            static_cast<unsigned long long>(c.lost), static_cast<unsigned long long>(c.overflow),
-            static_cast<unsigned long long>(c.write_errors), static_cast<unsigned long long>(queued),
-            late_mean_us, static_cast<double>(c.late_max.count()) / 1e3);
-    };
-    std::fputs("counters: ", stdout);
-    side("a->b", ab);
-    std::fputs("; ", stdout);
-    side("b->a", ba);
-    std::fputs("\n", stdout);
+void emit(const nlohmann::json& line) {
+    std::fputs((line.dump() + "\n").c_str(), stdout);
     std::fflush(stdout);
 }
 
@@ -122,10 +123,53 @@ void release_due(DelayLine& line, int to, Clock::time_point now) {
     std::vector<std::uint8_t> packet;
     while (line.pop_due(now, packet)) {
         // A TUN write hands the packet to the kernel stack at once; it only fails if the device went away.
-        if (::write(to, packet.data(), packet.size()) == static_cast<ssize_t>(packet.size())) ++line.counters().sent;
-        else ++line.counters().write_errors;
+        if (::write(to, packet.data(), packet.size()) == static_cast<ssize_t>(packet.size())) {
+            ++line.counters().sent;
+            line.counters().bytes_sent += packet.size();
+        } else {
+            ++line.counters().write_errors;
+        }
     }
 }
+
+// The control channel: the link's two directions, the running totals, and what one command line does.
+struct Link {
+    DelayLine up{h3lab::LinkParams{}, 1};
+    DelayLine down{h3lab::LinkParams{}, 1};
+    LinkCounters total_up, total_down;
+
+    void apply(const h3lab::LinkSettings& s) {
+        up.configure(s.up, h3lab::direction_seed(s.seed, false));
+        down.configure(s.down, h3lab::direction_seed(s.seed, true));
+    }
+    // Ends the current period: its counters as JSON (packets still queued stay in the next period's lines).
+    nlohmann::json end_period() {
+        const LinkCounters u = up.take_counters(), d = down.take_counters();
+        h3lab::accumulate(total_up, u);
+        h3lab::accumulate(total_down, d);
+        return {{"up", counters_json(u, up.size())}, {"down", counters_json(d, down.size())}};
+    }
+    nlohmann::json command(const std::string& text) {
+        nlohmann::json cmd;
+        try {
+            cmd = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::parse_error& e) {
+            return {{"ok", false}, {"error", std::string("control: not JSON: ") + e.what()}};
+        }
+        if (cmd.is_object() && cmd.size() == 1 && cmd.contains("set")) {
+            try {
+                const auto settings = h3lab::parse_link_settings(cmd.at("set").dump());
+                auto counters = end_period();
+                apply(settings);
+                return {{"ok", true}, {"counters", counters}};
+            } catch (const h3lab::SettingsError& e) {
+                return {{"ok", false}, {"error", e.what()}};  // the link keeps its settings
+            }
+        }
+        if (cmd.is_object() && cmd.size() == 1 && cmd.contains("counters")) return {{"ok", true}, {"counters", end_period()}};
+        return {{"ok", false}, {"error", "control: expected {\"set\": SETTINGS} or {\"counters\": true}"}};
+    }
+};
 
 }  // namespace
 
@@ -148,6 +192,15 @@ int main(int argc, char** argv) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGHUP, &sa, nullptr);
 
+    Link link;
+    try {
+        link.apply(h3lab::parse_link_settings(o.link));
+    } catch (const h3lab::SettingsError& e) {
+        usage(e.what());
+    }
+    DelayLine& a_to_b = link.up;
+    DelayLine& b_to_a = link.down;
+
     int fd_a = -1, fd_b = -1;
     try {
         fd_a = h3lab::open_tun_in_namespace(o.ns_a, o.dev_a);
@@ -167,20 +220,14 @@ int main(int argc, char** argv) {
         }
     }
 
-    h3lab::LinkParams params;
-    params.delay = from_ms(o.rtt_ms / 2);
-    params.jitter = from_ms(o.jitter_ms);
-    params.loss = o.loss;
-    params.queue_limit = o.queue_limit;
-    // Separate random streams per direction, both fixed by --seed.
-    DelayLine a_to_b(params, o.seed);
-    DelayLine b_to_a(params, o.seed ^ 0x9E3779B97F4A7C15ULL);
-
-    std::printf("ready rtt_ms %.3f jitter_ms %.3f loss %.4f seed %llu\n", o.rtt_ms, o.jitter_ms, o.loss, o.seed);
-    std::fflush(stdout);
+    emit({{"ready", true}});
 
     std::vector<std::uint8_t> buf(65536);
-    pollfd fds[2] = {{fd_a, POLLIN, 0}, {fd_b, POLLIN, 0}};
+    // stdin is the control channel; at its end (the lab closed it, or it is /dev/null) the relay goes on with its settings.
+    const int flags = ::fcntl(STDIN_FILENO, F_GETFL);
+    ::fcntl(STDIN_FILENO, F_SETFL, flags | O_NONBLOCK);
+    pollfd fds[3] = {{fd_a, POLLIN, 0}, {fd_b, POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+    std::string control;
     int status = 0;
     while (!g_stop) {
         timespec timeout{};
@@ -194,7 +241,7 @@ int main(int argc, char** argv) {
             timeout.tv_nsec = static_cast<long>(left.count() % 1000000000);
             wait = &timeout;
         }
-        const int ready = ::ppoll(fds, 2, wait, &during_wait);
+        const int ready = ::ppoll(fds, fds[2].fd >= 0 ? 3 : 2, wait, &during_wait);
         if (ready < 0 && errno != EINTR) {
             std::fprintf(stderr, "h3probe_relay: ppoll: %s\n", std::strerror(errno));
             status = 1;
@@ -205,13 +252,27 @@ int main(int argc, char** argv) {
             if (fds[1].revents & (POLLERR | POLLNVAL)) { std::fprintf(stderr, "h3probe_relay: device b failed\n"); status = 1; break; }
             if ((fds[0].revents & POLLIN) && !drain(fd_a, a_to_b, buf)) { status = 1; break; }
             if ((fds[1].revents & POLLIN) && !drain(fd_b, b_to_a, buf)) { status = 1; break; }
+            if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+                char chunk[4096];
+                const ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+                if (n > 0) control.append(chunk, static_cast<std::size_t>(n));
+                else if (n == 0 || (errno != EAGAIN && errno != EINTR)) fds[2].fd = -1;
+                for (std::size_t nl; (nl = control.find('\n')) != std::string::npos;) {
+                    const std::string line = control.substr(0, nl);
+                    control.erase(0, nl + 1);
+                    if (line.find_first_not_of(" \t\r") != std::string::npos) emit(link.command(line));
+                }
+                if (control.size() > 1 << 20) { emit({{"ok", false}, {"error", "control: line too long"}}); control.clear(); }
+            }
         }
         const auto now = Clock::now();
         release_due(a_to_b, fd_b, now);
         release_due(b_to_a, fd_a, now);
     }
 
-    print_counters(a_to_b.counters(), b_to_a.counters());
+    link.end_period();
+    emit({{"final", true}, {"counters", {{"up", counters_json(link.total_up, a_to_b.size())},
+                                         {"down", counters_json(link.total_down, b_to_a.size())}}}});
     ::close(fd_a);
     ::close(fd_b);
     return status;

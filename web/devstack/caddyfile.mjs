@@ -7,11 +7,15 @@ import { NOOP, NOOP_HEADERS } from '../server/originRules.mjs';
  * noopUpstream: port of a local server that answers /noop late (Caddy 2.6 has no sleep directive), or 0;
  * pageCsp: a Content-Security-Policy for the page site; beaconStatus: answer POST /beacon with this status instead of
  * passing it to the collector; roots.fixtures: a folder served at /fixtures/ (e.g. remote configs for tests);
- * bindAddress: the address every site listens on (the lab binds its server namespace's 198.18.0.2).
+ * bindAddress: the address every site listens on (the lab binds its server namespace's 198.18.0.2);
+ * collectorUpstream: where POST /beacon is proxied (default 127.0.0.1:ports.collector);
+ * countryByClient: {clientIp: 'US', ...}: the page site sets the country header on proxied beacons from this table, as a
+ * CDN's edge does from its geolocation ('XX', "no country", for any other client); countryHeader: its name.
  */
 export function caddyfile({
   certPath, keyPath, hosts, ports, roots, h3 = true, tao = true, noopStatus = 204, noopUpstream = 0, h2Down = false,
-  pageCsp = '', beaconStatus = 0, bindAddress = '127.0.0.1', claimProtocol = '',
+  pageCsp = '', beaconStatus = 0, bindAddress = '127.0.0.1', claimProtocol = '', collectorUpstream = '', countryByClient = null,
+  countryHeader = 'X-Country-Code',
 }) {
   const tls = `tls ${q(certPath)} ${q(keyPath)}`;
   const origin = (host, port) => site(host, port, bindAddress, tls, noopRoutes({ tao, noopStatus, noopUpstream, claimProtocol }));
@@ -26,7 +30,9 @@ export function caddyfile({
   ];
   const blocks = [
     globals(bindAddress, [[ports.page, 'h1 h2'], ...origins.map(([key, protocols]) => [ports[key], protocols])]),
-    site(hosts.page, ports.page, bindAddress, tls, pageRoutes({ collectorPort: ports.collector, roots, pageCsp, beaconStatus })),
+    site(hosts.page, ports.page, bindAddress, tls, pageRoutes({
+      upstream: collectorUpstream || `127.0.0.1:${ports.collector}`, roots, pageCsp, beaconStatus, countryByClient, countryHeader,
+    })),
     ...origins.map(([key]) => origin(hosts[key], ports[key])),
   ];
   return blocks.join('\n');
@@ -43,12 +49,24 @@ function site(host, port, bindAddress, tls, body) {
   return [`https://${host}:${port} {`, `\tbind ${bindAddress}`, `\t${tls}`, ...body.map((l) => `\t${l}`), '}', ''].join('\n');
 }
 
-function pageRoutes({ collectorPort, roots, pageCsp, beaconStatus }) {
+function pageRoutes({ upstream, roots, pageCsp, beaconStatus, countryByClient, countryHeader }) {
+  if (!/^[0-9.]+:\d+$/.test(upstream)) throw new Error(`collector upstream must be IPv4:port: ${upstream}`);
+  if (!/^[A-Za-z][\w-]*$/.test(countryHeader)) throw new Error(`bad country header name: ${countryHeader}`);
+  const countries = Object.entries(countryByClient ?? {});
+  for (const [ip, code] of countries) {
+    if (!/^[0-9.]+$/.test(ip) || !/^[A-Z]{2}$/.test(code)) throw new Error(`bad client country entry: ${ip} ${code}`);
+  }
+  const proxy = countries.length
+    ? [`\treverse_proxy ${upstream} {`, `\t\theader_up ${countryHeader} {client_country}`, '\t}']
+    : [`\treverse_proxy ${upstream}`];
   return [
     'header Cache-Control no-store',
     ...(pageCsp ? [`header Content-Security-Policy ${q(pageCsp)}`] : []),
+    ...(countries.length
+      ? ['map {remote_host} {client_country} {', ...countries.map(([ip, code]) => `\t${ip} ${code}`), '\tdefault XX', '}']
+      : []),
     '@beacon {', '\tpath /beacon', '\tmethod POST OPTIONS', '}',
-    'handle @beacon {', beaconStatus ? `\trespond ${beaconStatus}` : `\treverse_proxy 127.0.0.1:${collectorPort}`, '}',
+    'handle @beacon {', ...(beaconStatus ? [`\trespond ${beaconStatus}`] : proxy), '}',
     ...(roots.fixtures ? staticDir('handle_path /fixtures/*', roots.fixtures) : []),
     ...staticDir('handle_path /h3probe/*', roots.module),
     ...staticDir('handle', roots.page),

@@ -21,7 +21,7 @@ export function createLabNetwork({ prefix = 'h3lab' } = {}) {
     for (const [side, ns] of Object.entries(names)) {
       ip('netns', 'add', ns);
       ip('-n', ns, 'link', 'set', 'lo', 'up');
-      // A persistent TUN device: it stays while no process has it open, so the relay can be restarted between settings.
+      // A persistent TUN device: it stays while no process has it open (the relay attaches to it and can come and go).
       ip('netns', 'exec', ns, 'ip', 'tuntap', 'add', 'dev', LAB_DEVICE, 'mode', 'tun');
       ip('-n', ns, 'addr', 'add', `${LAB_ADDRESSES[side]}/24`, 'dev', LAB_DEVICE);
       ip('-n', ns, 'link', 'set', LAB_DEVICE, 'up');
@@ -58,6 +58,22 @@ export function removeLabNetwork({ prefix = 'h3lab' } = {}) {
     } catch { /* reported by the caller's leftover check */ }
   }
   return removed;
+}
+
+/** The i-th extra client address of the field mode (0-based): 198.18.0.10, .11, ... (at most 200). */
+export function labClientAddress(i) {
+  if (!Number.isInteger(i) || i < 0 || i >= 200) throw new Error(`client address index out of range: ${i}`);
+  return `198.18.0.${10 + i}`;
+}
+
+/** Adds an address to the client namespace's TUN device (same /24, so the server's replies come back through the relay). */
+export function addClientAddress(names, address) {
+  ip('-n', names.cli, 'addr', 'add', `${address}/24`, 'dev', LAB_DEVICE);
+}
+
+/** New connections from the client namespace to the lab's /24 leave from `address` (the route's preferred source). */
+export function useClientAddress(names, address) {
+  ip('-n', names.cli, 'route', 'replace', '198.18.0.0/24', 'dev', LAB_DEVICE, 'proto', 'kernel', 'scope', 'link', 'src', address);
 }
 
 /** Why the lab cannot run here, or null: needs root, /dev/net/tun and working `ip netns` (tried with a throw-away namespace). */

@@ -1,7 +1,8 @@
 // `npm run lab`: the real experiment (test page + WASM probe in Chromium, Caddy h2/h3 origins) through the packet relay at
 // several link settings; prints per setting the h2/h3 quantiles and their difference with its intervals, and the fidelity
 // fit (docs/design.md). --aa adds at each lossless RTT the two A/A tests (h2/h2 and h3/h3 on two origins of one kind),
-// whose every interval must cover 0.
+// whose every interval must cover 0. --field NAME is the field mode instead (fieldRun.mjs, docs/lab.md): --loads page
+// loads, each on a path drawn from the profile, every beacon through the real collector, then the real report.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,6 +12,9 @@ import { fidelityFit } from './fidelityFit.mjs';
 import { formatFidelity, formatIntervals, formatLabTable } from './formatLabTable.mjs';
 import { measureSetting } from './measureSetting.mjs';
 import { startLab } from './startLab.mjs';
+import { stateDir } from '../devstack/paths.mjs';
+import { loadProfile } from './fieldProfile.mjs';
+import { runFieldCommand } from './fieldCommand.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -25,15 +29,42 @@ const { values: args } = parseArgs({
     'relay-check': { type: 'string', default: '30' },
     // Page loads per lossless RTT for the fidelity pass, which sends 1 request per arm: with 5 in parallel, the zero-delay
     // intercept on this busy 2-core machine includes CPU queueing that added delay hides, so it is no constant (docs/lab.md).
-    'fidelity-loads': { type: 'string', default: '8' },          // TCP handshakes timed through the relay at 0 and 50 ms; 0: skip
+    'fidelity-loads': { type: 'string', default: '8' },
+    field: { type: 'string' },                                  // a field profile: name (web/lab/profiles/) or file
+    out: { type: 'string', default: stateDir },                 // field mode: where the database and reports go          // TCP handshakes timed through the relay at 0 and 50 ms; 0: skip
   },
 });
 const loads = Number(args.loads);
-if (!Number.isInteger(loads) || loads < 1 || loads > 1000) {
-  console.error(`--loads must be an integer from 1 to 1000, got "${args.loads}"`);
+const maxLoads = args.field ? 100000 : 1000;
+if (!Number.isInteger(loads) || loads < 1 || loads > maxLoads) {
+  console.error(`--loads must be an integer from 1 to ${maxLoads}, got "${args.loads}"`);
   process.exit(2);
 }
 const seed = Number(args.seed);
+if (!Number.isInteger(seed) || seed < 0) {
+  console.error(`--seed must be a non-negative integer, got "${args.seed}"`);
+  process.exit(2);
+}
+if (!['random', 'h2-first', 'h3-first'].includes(args.order)) {
+  console.error(`--order must be random, h2-first or h3-first, got "${args.order}"`);
+  process.exit(2);
+}
+if (args.field !== undefined) {
+  let profile;
+  try {
+    profile = loadProfile(args.field);
+  } catch (err) {
+    console.error(`lab: ${err.message}`);
+    process.exit(2);
+  }
+  const reason = labUnavailableReason();
+  if (reason) {
+    console.error(`lab: ${reason}`);
+    process.exit(1);
+  }
+  process.exit(await runFieldCommand({ profile, loads, seed, order: args.order, out: args.out,
+    requestsPerArm: Number(args['requests-per-arm']) }));
+}
 const lossless = args.rtts.split(',').filter(Boolean).map((r) => ({ rttMs: Number(r), loss: 0, seed }));
 const lossy = args.lossy.split(',').filter(Boolean).map((s) => s.split(':').map(Number)).map(([rttMs, loss]) => ({ rttMs, loss, seed }));
 // Each entry: the link, and aa (null: the experiment; 'h2' or 'h3': an A/A test of that protocol).

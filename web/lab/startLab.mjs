@@ -10,21 +10,27 @@ import { ensureCerts } from '../devstack/certs.mjs';
 import { startCaddy } from '../devstack/caddy.mjs';
 import { HOSTS, chromiumArgs } from '../devstack/stack.mjs';
 import { CHROMIUM_PATH } from '../devstack/chromium.mjs';
-import { createLabNetwork, removeLabNetwork } from './createLabNetwork.mjs';
+import { addClientAddress, createLabNetwork, removeLabNetwork, useClientAddress } from './createLabNetwork.mjs';
 import { startRelay } from './startRelay.mjs';
+import { startLabCollector } from './startLabCollector.mjs';
 import { hookSignals, once } from '../devstack/hookSignals.mjs';
 
 const execFileP = promisify(execFile);
 const AWAIT_LISTENERS = path.join(path.dirname(new URL(import.meta.url).pathname), 'awaitListeners.mjs');
 // Fixed ports are safe: nothing else listens inside the lab's own server namespace.
-const PORTS = Object.freeze({ page: 8443, h2: 8444, h3: 8445, h2b: 8446, h3b: 8447, collector: 9 });
+const PORTS = Object.freeze({ page: 8443, h2: 8444, h3: 8445, h2b: 8446, h3b: 8447, collector: 8480 });
 
 /**
- * prefix: namespace names PREFIX-cli / PREFIX-srv; link: the first setting {rttMs, loss, jitterMs, seed};
+ * prefix: namespace names PREFIX-cli / PREFIX-srv; link: the first setting (relaySettings in startRelay.mjs);
  * rtPriority: SCHED_FIFO priority of the relay (default 10; it blocks in ppoll, so it cannot starve the machine),
  * so a busy machine delays the relay's departures less.
+ * field: {clients: [{address, country}], dbPath}: the field mode (docs/lab.md). The client namespace gets one extra
+ * address per client (useClient(address) makes it the source of new connections); the real collector service runs in
+ * the server namespace with its database at dbPath, behind Caddy, which sets the country header of each beacon from
+ * the client address, as a CDN edge would. Without field, Caddy answers POST /beacon itself and the lab reads each
+ * beacon from the page (labSearch.mjs).
  */
-export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 }, rtPriority = 10 } = {}) {
+export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 }, rtPriority = 10, field = null } = {}) {
   const stoppers = [];
   let relay = null;
   const stop = once(async () => {
@@ -48,21 +54,28 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
     const network = createLabNetwork({ prefix });
     stoppers.push(async () => network.remove());
     const { names, addresses } = network;
+    for (const { address } of field?.clients ?? []) addClientAddress(names, address);
 
-    const setLink = async (next) => {
-      const counters = await relay?.stop();
-      relay = null;
-      if (next) relay = await startRelay({ names, link: next, rtPriority });
-      return counters ?? null;
-    };
-    await setLink(link);
+    let collector = null;
+    if (field) {
+      collector = await startLabCollector({ ns: names.srv, host: addresses.srv, port: PORTS.collector,
+        trustedProxy: addresses.srv, dbPath: field.dbPath });
+      stoppers.push(() => collector.stop());
+    }
+
+    // One relay for the whole lab: settings change through its control channel, between page loads, without a restart.
+    relay = await startRelay({ names, link, rtPriority });
+    const setLink = (next) => (next ? relay.set(next) : relay.counters());
 
     const caddy = await startCaddy({
       certPath, keyPath, hosts: HOSTS, ports: PORTS, runDir, bindAddress: addresses.srv,
       commandPrefix: ['ip', 'netns', 'exec', names.srv],
-      // The collector on the host's loopback is unreachable from the server namespace: the lab reads each run's beacon
-      // from the page instead, and Caddy just accepts the browser's POST /beacon.
-      beaconStatus: 204,
+      // Field mode: beacons go to the collector in the same namespace, with the client's country in X-Country-Code.
+      // Otherwise the lab reads each run's beacon from the page, and Caddy just accepts the browser's POST /beacon.
+      ...(field
+        ? { collectorUpstream: `${addresses.srv}:${PORTS.collector}`,
+          countryByClient: Object.fromEntries(field.clients.map((c) => [c.address, c.country])) }
+        : { beaconStatus: 204 }),
       waitReady: (_opts, timeoutMs) => awaitListeners({ ns: names.srv, address: addresses.srv, certPath, timeoutMs }),
     });
     stoppers.push(() => caddy.stop());
@@ -81,8 +94,15 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
       h3bOrigin: `https://${HOSTS.h3b}:${PORTS.h3b}`,
     };
     return {
-      names, addresses, urls, hosts: HOSTS, ports: PORTS, spki, certPath, runDir, caddy, stop,
-      /** Replaces the relay with one for `next` ({rttMs, loss, jitterMs, seed}), or none if null; resolves to the old one's counters. */
+      names, addresses, urls, hosts: HOSTS, ports: PORTS, spki, certPath, runDir, caddy, collector, stop,
+      /** The lab's own processes outside Chromium: relay, Caddy and (field mode) collector. */
+      pids: () => ({ relay: relay?.pid ?? null, caddy: caddy.pid, collector: collector?.pid ?? null }),
+      /** Field mode: new connections from the client namespace leave from `address` (one of field.clients). */
+      useClient: (address) => useClientAddress(names, address),
+      /**
+       * Gives the relay new settings (`next`: see relaySettings in startRelay.mjs), or with null keeps them; either way
+       * resolves to the relay's counters since the previous call ({up, down}).
+       */
       setLink,
       async launchBrowser({ extra = [] } = {}) {
         const browser = await chromium.launch({

@@ -1,4 +1,5 @@
-// Runs build/native/h3probe_relay between the lab's namespaces with one link setting, and stops it, returning its counters.
+// Runs build/native/h3probe_relay between the lab's namespaces and changes its link settings on the fly through its control
+// channel (stdin: one JSON command per line; stdout: one JSON answer per line), without a restart.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,30 +11,75 @@ const live = new Set();
 process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
 
 /**
- * names {cli, srv}: namespaces; link {rttMs, loss, jitterMs, seed}; rtPriority: SCHED_FIFO priority for the relay (0: off).
- * Resolves once both TUN devices are attached. stop() resolves to the relay's counters.
+ * The lab's link ({rttMs, seed, jitterMs, reorder, loss, rateKbps, queueMs, up, down}) as the relay's settings
+ * (lab/link_settings.hpp, docs/lab.md): each direction gets RTT/2 of delay and the shared keys, then its own overrides
+ * from `up` (client to server) or `down` (any direction key: delayMs, jitterMs, reorder, loss, rateKbps, queueMs,
+ * queueBytes). loss: a number (independent loss at that rate) or a loss object ({model: 'gilbert', rate, meanBurst}, ...).
+ * The relay checks every value and refuses bad ones with the key named.
  */
-export async function startRelay({ names, device = 'tun0', link, rtPriority = 0, relayPath = RELAY_PATH }) {
+export function relaySettings(link = {}) {
+  const { rttMs = 0, seed = 1, jitterMs = 0, reorder = false, loss = 0, rateKbps = 0, queueMs, up = {}, down = {} } = link;
+  const lossObject = typeof loss === 'number' ? (loss > 0 ? { model: 'bernoulli', rate: loss } : { model: 'none' }) : loss;
+  const shared = { delayMs: rttMs / 2, jitterMs, reorder, loss: lossObject, ...(rateKbps > 0 ? { rateKbps, ...(queueMs ? { queueMs } : {}) } : {}) };
+  const direction = (own) => {
+    const d = { ...shared, ...own };
+    if (typeof d.loss === 'number') d.loss = d.loss > 0 ? { model: 'bernoulli', rate: d.loss } : { model: 'none' };
+    return d;
+  };
+  return { seed, up: direction(up), down: direction(down) };
+}
+
+/**
+ * names {cli, srv}: namespaces; link: the first settings (see relaySettings); rtPriority: SCHED_FIFO priority (0: off).
+ * Resolves once both TUN devices are attached, to {pid, set(link), counters(), stop()}: set() applies new settings and
+ * resolves to the counters of the period it ends ({up, down}: received, sent, lost, loss_bursts, overflow, queued,
+ * bytes_sent, late_mean_us, late_max_us...); counters() ends a period without changing the link; stop() resolves to the totals.
+ */
+export async function startRelay({ names, device = 'tun0', link = {}, rtPriority = 0, relayPath = RELAY_PATH }) {
   if (!fs.existsSync(relayPath)) throw new Error(`${relayPath} is missing: run "npm run build:native" first`);
-  const { rttMs = 0, loss = 0, jitterMs = 0, seed = 1 } = link;
-  const args = ['--ns-a', names.cli, '--dev-a', device, '--ns-b', names.srv, '--dev-b', device, '--rtt-ms', String(rttMs),
-    '--jitter-ms', String(jitterMs), '--loss', String(loss), '--seed', String(seed), '--rt-priority', String(rtPriority)];
-  const child = spawn(relayPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = ['--ns-a', names.cli, '--dev-a', device, '--ns-b', names.srv, '--dev-b', device,
+    '--link', JSON.stringify(relaySettings(link)), '--rt-priority', String(rtPriority)];
+  const child = spawn(relayPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   live.add(child);
-  let out = '';
   let err = '';
-  child.stdout.on('data', (d) => { out += d; });
+  let buffered = '';
+  let final = null;
+  const waiting = [];  // resolvers of the commands sent, answered in order
+  let onReady = null;
   child.stderr.on('data', (d) => { err += d; });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => { live.delete(child); resolve({ code, signal }); }));
+  child.stdin.on('error', () => {});  // a relay that died is reported by its exit, not by a broken pipe
+  child.stdout.on('data', (d) => {
+    buffered += d;
+    for (let nl; (nl = buffered.indexOf('\n')) >= 0;) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      let msg;
+      try { msg = JSON.parse(line); } catch { continue; }
+      if (msg.ready) onReady?.();
+      else if (msg.final) final = msg.counters;
+      else waiting.shift()?.(msg);
+    }
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => {
+    live.delete(child);
+    for (const w of waiting.splice(0)) w({ ok: false, error: `relay exited (${code ?? signal}): ${err.trim()}` });
+    resolve({ code, signal });
+  }));
 
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`relay not ready in 5 s: ${err}`)), 5000);
-    const onData = () => {
-      if (/^ready /m.test(out)) { clearTimeout(timer); child.stdout.off('data', onData); resolve(); }
-    };
-    child.stdout.on('data', onData);
+    onReady = () => { clearTimeout(timer); resolve(); };
     exited.then(({ code, signal }) => { clearTimeout(timer); reject(new Error(`relay exited (${code ?? signal}): ${err.trim()}`)); });
   }).catch(async (e) => { child.kill('SIGKILL'); await exited; throw e; });
+
+  const command = (cmd) => new Promise((resolve, reject) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      reject(new Error(`relay is not running: ${err.trim()}`));
+      return;
+    }
+    waiting.push((msg) => (msg.ok ? resolve(msg.counters) : reject(new Error(`relay: ${msg.error}`))));
+    child.stdin.write(`${JSON.stringify(cmd)}\n`);
+  });
 
   let stopping = null;
   const stop = () => (stopping ??= (async () => {
@@ -43,21 +89,11 @@ export async function startRelay({ names, device = 'tun0', link, rtPriority = 0,
       await exited;
       clearTimeout(timer);
     }
-    return parseCounters(out);
+    return final;
   })());
-  return { pid: child.pid, args, stop, stderr: () => err };
-}
-
-/** "counters: a->b received 5 sent 5 … ; b->a …" -> { up: {received, sent, …}, down: {…} } (up: client to server). */
-export function parseCounters(text) {
-  const line = text.split('\n').find((l) => l.startsWith('counters: '));
-  if (!line) return null;
-  const [ab, ba] = line.slice('counters: '.length).split('; ');
-  const side = (s) => {
-    const words = s.split(' ').slice(1);
-    const out = {};
-    for (let i = 0; i + 1 < words.length; i += 2) out[words[i]] = Number(words[i + 1]);
-    return out;
+  return {
+    pid: child.pid, args, stop, stderr: () => err,
+    set: (next) => command({ set: relaySettings(next) }),
+    counters: () => command({ counters: true }),
   };
-  return { up: side(ab), down: side(ba) };
 }

@@ -83,3 +83,14 @@ test('the local origins send every /noop header of the production rules (web/ser
     for (const h of NOOP_HEADERS) assert.ok(site.includes(`header ${h.name} `) && site.includes(h.caddy), `${host}: ${h.name}`);
   }
 });
+
+test('the lab field mode: the page site maps client addresses to countries and passes them to the collector it proxies to', () => {
+  const site = siteBlock(caddyfile({ ...base, collectorUpstream: '198.18.0.2:8480',
+    countryByClient: { '198.18.0.10': 'US', '198.18.0.11': 'DE' } }), 'page.h3probe.test');
+  assert.match(site, /map \{remote_host\} \{client_country\} \{\n\t\t198\.18\.0\.10 US\n\t\t198\.18\.0\.11 DE\n\t\tdefault XX\n\t\}/);
+  assert.match(site, /reverse_proxy 198\.18\.0\.2:8480 \{\n\t\t\theader_up X-Country-Code \{client_country\}\n\t\t\}/);
+  assert.throws(() => caddyfile({ ...base, countryByClient: { '198.18.0.10': 'usa' } }), /bad client country entry/);
+  assert.throws(() => caddyfile({ ...base, collectorUpstream: 'collector:80' }), /IPv4:port/);
+  // Without the table nothing is set: the collector locates the client by address, as before.
+  assert.doesNotMatch(siteBlock(caddyfile(base), 'page.h3probe.test'), /X-Country-Code|map /);
+});

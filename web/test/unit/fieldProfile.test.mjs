@@ -1,0 +1,101 @@
+// Field profiles for the lab (docs/lab.md): the shipped dropbox-like profile is valid, bad profiles are refused with every
+// problem named by its place, and the seeded per-page-load draw follows the profile.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ProfileError, drawPath, loadProfile, profileProblems, relayCheckLink, seededRandom } from '../../lab/fieldProfile.mjs';
+import { RELAY_PATH } from '../../lab/startRelay.mjs';
+
+const hasRelay = fs.existsSync(RELAY_PATH);
+const skip = hasRelay ? false : 'needs the native build (npm run build:native)';
+const good = () => JSON.parse(fs.readFileSync(new URL('../../lab/profiles/dropbox-like.json', import.meta.url), 'utf8'));
+
+test('the shipped dropbox-like profile is valid: EU about 2x and Asia about 3x the North American median RTT', { skip }, () => {
+  const p = loadProfile('dropbox-like');
+  const median = (name) => p.regions.find((r) => r.region === name).rttMs.median;
+  assert.equal(median('Europe') / median('North America'), 2);
+  assert.equal(median('Asia') / median('North America'), 3);
+  assert.equal(p.regions.reduce((s, r) => s + r.share, 0).toFixed(6), '1.000000');
+});
+
+test('a bad profile is refused with every problem named by its JSON path', { skip }, () => {
+  const p = good();
+  p.format = 'h3probe-field-profile/9';
+  p.extra = 1;
+  p.regions[0].region = 'Atlantis';
+  p.regions[1].country = 'JP';            // Asia for the collector, not Europe
+  p.regions[2].share = 0;
+  p.regions[2].rttMs.p90 = 10;            // below the median
+  p.regions[3].lossyShare = 1.5;
+  p.regions[3].lossy.loss = { model: 'gilbert', rate: 0.6, meanBurst: 1 };  // impossible: the relay says why
+  p.regions[3].clean.bandwidth = 5;
+  const problems = profileProblems(p);
+  const expect = [
+    /^format: expected "h3probe-field-profile\/1"/,
+    /^extra: unknown key/,
+    /^regions\[0\]\.region: expected one of the report's regions/,
+    /^regions\[1\]\.country: JP is in Asia for the collector, not in Europe/,
+    /^regions\[2\]\.share: expected a number above 0/,
+    /^regions\[2\]\.rttMs: expected 0 < median <= p90/,
+    /^regions\[3\]\.lossyShare: expected a share from 0 to 1/,
+    /^regions\[3\]\.lossy: loss: loss rate too high for that burst length/,
+    /^regions\[3\]\.clean\.bandwidth: unknown key/,
+  ];
+  for (const re of expect) assert.ok(problems.some((m) => re.test(m)), `expected a problem like ${re}, got:\n${problems.join('\n')}`);
+  assert.equal(problems.length, expect.length, problems.join('\n'));
+});
+
+test('shares that do not add up to 1, a region twice, and an unreadable file are errors too', { skip }, () => {
+  const p = good();
+  p.regions[0].share = 0.5;
+  assert.deepEqual(profileProblems(p), ['regions: the shares add up to 1.1, not 1']);
+  const q = good();
+  q.regions[1].region = 'North America';
+  q.regions[1].country = 'CA';
+  assert.ok(profileProblems(q).some((m) => m === 'regions[1].region: "North America" is listed twice'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-profile-'));
+  try {
+    const file = path.join(dir, 'broken.json');
+    fs.writeFileSync(file, '{"format": ');
+    assert.throws(() => loadProfile(file), (err) => err instanceof ProfileError && /not JSON/.test(err.message));
+    assert.throws(() => loadProfile('no-such-profile'), /no such profile \(shipped: dropbox-like/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the relay checks link settings the profile cannot express wrongly by itself', { skip }, () => {
+  assert.equal(relayCheckLink({ up: { delayMs: 10, loss: { model: 'gilbert', rate: 0.02, meanBurst: 2 } } }), null);
+  assert.match(relayCheckLink({ up: { delayMs: -1 } }), /^link\.up\.delayMs: expected a number from 0/);
+});
+
+test('the draw is seeded and follows the shares, the RTT median and p90, and the lossy shares', { skip }, () => {
+  const p = loadProfile('dropbox-like');
+  const a = Array.from({ length: 20 }, ((r) => () => drawPath(p, r))(seededRandom(5)));
+  const b = Array.from({ length: 20 }, ((r) => () => drawPath(p, r))(seededRandom(5)));
+  assert.deepEqual(a, b);
+  const random = seededRandom(1);
+  const n = 20000;
+  const by = new Map(p.regions.map((r) => [r.region, { rtts: [], lossy: 0 }]));
+  for (let i = 0; i < n; i++) {
+    const d = drawPath(p, random);
+    const g = by.get(d.region);
+    g.rtts.push(d.rttMs);
+    if (d.lossy) g.lossy++;
+    assert.equal(d.link.rttMs, d.rttMs);
+    assert.ok(Number.isInteger(d.link.seed));
+  }
+  for (const r of p.regions) {
+    const g = by.get(r.region);
+    const share = g.rtts.length / n;
+    assert.ok(Math.abs(share - r.share) < 0.015, `${r.region}: share ${share} vs ${r.share}`);
+    const sorted = g.rtts.sort((x, y) => x - y);
+    const q = (f) => sorted[Math.floor(f * (sorted.length - 1))];
+    assert.ok(Math.abs(q(0.5) / r.rttMs.median - 1) < 0.06, `${r.region}: median ${q(0.5)} vs ${r.rttMs.median}`);
+    assert.ok(Math.abs(q(0.9) / r.rttMs.p90 - 1) < 0.08, `${r.region}: p90 ${q(0.9)} vs ${r.rttMs.p90}`);
+    assert.ok(sorted[0] >= r.rttMs.min && sorted.at(-1) <= r.rttMs.max);
+    assert.ok(Math.abs(g.lossy / g.rtts.length - r.lossyShare) < 0.03, `${r.region}: lossy share`);
+  }
+});
