@@ -66,7 +66,8 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
 
     // Firefox reduces timer precision (whole milliseconds here); the beacon must say so.
     const resolution = run.timer_resolution_ms;
-    assert.ok(resolution > 0 && resolution <= 2, `timer_resolution_ms ${resolution}`);
+    // Whole milliseconds: 1, or a multiple of it when the short measuring loop was preempted on a loaded machine.
+    assert.ok(resolution >= 0.99 && Math.abs(resolution - Math.round(resolution)) < 0.01, `timer_resolution_ms ${resolution}`);
     const median = (p) => byPhase(p).map((s) => s.network_ms).sort((a, b) => a - b)[2];
     t.diagnostic(`firefox: timer_resolution_ms ${resolution}; median network_ms h2 ${median('control')}, h3 ${median('treatment')}`);
 
