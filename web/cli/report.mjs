@@ -1,4 +1,4 @@
-// `h3probe report [--db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--html FILE | --no-html]
+// `h3probe report [--store SPEC | --db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--html FILE | --no-html]
 // [--method delta|bootstrap] [--confidence C]`: prints the table overall and per region for the runs of one arms mode
 // (default h2-h3, the experiment; the others are A/A tests) and writes the self-contained HTML report.
 import { parseArgs } from 'node:util';
@@ -6,7 +6,9 @@ import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 
 const HELP = `usage: h3probe report [options]
-  --db FILE            the collector's SQLite database (default h3probe-beacons.sqlite)
+  --store SPEC         sqlite:PATH, or clickhouse://HOST:PORT/DATABASE (the ClickHouse HTTP port: the report's
+                       aggregates are computed inside ClickHouse; delta intervals only)
+  --db FILE            the collector's SQLite database (default h3probe-beacons.sqlite): --store sqlite:FILE
   --since DATE         only runs received at or after DATE (ISO 8601)
   --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
@@ -22,6 +24,7 @@ export async function main(argv, defaults = {}) {
     args: argv,
     options: {
       db: { type: 'string', default: defaults.db ?? 'h3probe-beacons.sqlite' },
+      store: { type: 'string' },
       since: { type: 'string', default: '' },
       metric: { type: 'string', default: 'network_ms' },
       arms: { type: 'string', default: 'h2-h3' },
@@ -36,7 +39,7 @@ export async function main(argv, defaults = {}) {
   if (args.help) return console.log(HELP);
   const core = await loadH3probeNode();
   const { text, htmlPath, jsonPath } = await makeReport(core, {
-    dbPath: args.db, since: args.since, metric: args.metric, arms: args.arms, method: args.method, confidence: Number(args.confidence),
+    dbPath: args.db, store: args.store, since: args.since, metric: args.metric, arms: args.arms, method: args.method, confidence: Number(args.confidence),
     htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
   });
   console.log(text);

@@ -6,6 +6,7 @@
 // acknowledged, and are replayed in order once it answers again: nothing acknowledged is lost, and a replayed run is
 // inserted once (a table that already holds a run_id of the batch skips it).
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 
 // The tables' layout version (a column is only ever added, with ALTER TABLE … ADD COLUMN IF NOT EXISTS).
@@ -44,24 +45,37 @@ export function parseClickHouseUrl(spec) {
 
 /** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insert(table, rows) (JSONEachRow). */
 export function clickhouseClient(url, { database = null, settings = {} } = {}) {
-  async function post(params, body, timeoutMs = INSERT_TIMEOUT_MS) {
+  // node:http without keep-alive: a fresh connection per request. fetch() reuses idle sockets, and ClickHouse closes
+  // its idle keep-alive connections after 3 s (keep_alive_timeout), so a request after a pause could meet a socket
+  // the server had just closed, with no way to know whether an INSERT sent on it arrived.
+  const base = new URL(url);
+  function post(params, body, timeoutMs = INSERT_TIMEOUT_MS) {
     const q = new URLSearchParams({ ...(database ? { database } : {}), ...settings, ...params });
-    let res;
-    try {
-      res = await fetch(`${url}/?${q}`, { method: 'POST', body, signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      const e = new Error(`ClickHouse at ${url} unreachable: ${err.cause?.code ?? err.cause?.message ?? err.message}`);
-      e.unreachable = true;
-      throw e;
-    }
-    const text = await res.text();
-    if (!res.ok) {
-      const e = new Error(`ClickHouse at ${url}: ${text.trim().split('\n')[0].slice(0, 500)}`);
-      // 5xx other than a query error (e.g. a proxy's 502/503) is treated as unreachable: spool and retry.
-      e.unreachable = res.status >= 502 && res.status <= 504;
-      throw e;
-    }
-    return text;
+    const payload = Buffer.from(body);
+    return new Promise((resolve, reject) => {
+      const unreachable = (err) => {
+        const e = new Error(`ClickHouse at ${url} unreachable: ${err.code ?? err.message}`);
+        e.unreachable = true;
+        reject(e);
+      };
+      const req = http.request({ host: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, method: 'POST', path: `/?${q}`, agent: false,
+        headers: { 'Content-Length': payload.length, 'Content-Type': 'text/plain; charset=utf-8' } }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('error', unreachable);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode === 200) return resolve(text);
+          const e = new Error(`ClickHouse at ${url}: ${text.trim().split('\n')[0].slice(0, 500)}`);
+          // A proxy's 502-504 is treated as unreachable (spool and retry); any other status is the query's own error.
+          e.unreachable = res.statusCode >= 502 && res.statusCode <= 504;
+          reject(e);
+        });
+      });
+      req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+      req.on('error', unreachable);
+      req.end(payload);
+    });
   }
   return {
     url,
