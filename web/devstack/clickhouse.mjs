@@ -46,6 +46,11 @@ function configXml({ dir, httpPort, tcpPort, interserverPort, clusters = {} }) {
   <remote_servers>
 ${remote}
   </remote_servers>
+  <query_log>
+    <database>system</database>
+    <table>query_log</table>
+    <flush_interval_milliseconds>1000</flush_interval_milliseconds>
+  </query_log>
 </yandex>
 `;
 }
@@ -56,6 +61,7 @@ const USERS_XML = `<?xml version="1.0"?>
     <default>
       <max_memory_usage>12000000000</max_memory_usage>
       <load_balancing>random</load_balancing>
+      <log_queries>1</log_queries>
     </default>
   </profiles>
   <users>
@@ -84,7 +90,26 @@ export async function planClickHouse(name = 'local', { httpPort } = {}) {
  * Resolves once its HTTP interface answers, to { url (http://127.0.0.1:PORT), httpPort, tcpPort, dir, pid, stop(),
  * kill() }. stop() sends SIGTERM and resolves when the process has exited (kill(): SIGKILL, as a crash).
  */
-export async function startClickHouse(plan, { clusters = {}, fresh = false, timeoutMs = 30_000 } = {}) {
+export async function startClickHouse(plan, options = {}) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(plan, options);
+    } catch (err) {
+      // Another process took one of the picked ports between picking and binding: pick others (a cluster's shards
+      // name each other's ports in their configs, so only a lone server can move).
+      // A previous server on the same data still exiting holds its lock for a moment: wait and try again.
+      if (attempt < 5 && /Cannot lock file/.test(err.message)) {
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      const movable = Object.keys(options.clusters ?? {}).length === 0;
+      if (!movable || attempt >= 3 || !/Address already in use/.test(err.message)) throw err;
+      Object.assign(plan, await planClickHouse(plan.name, { httpPort: options.keepHttpPort ? plan.httpPort : undefined }));
+    }
+  }
+}
+
+async function startOnce(plan, { clusters = {}, fresh = false, timeoutMs = 30_000 } = {}) {
   if (!clickhouseInstalled()) throw new Error('clickhouse-server is not installed: npm run deps (web/scripts/ensure_deps.sh)');
   const { dir } = plan;
   if (fresh) fs.rmSync(dir, { recursive: true, force: true });
@@ -96,13 +121,17 @@ export async function startClickHouse(plan, { clusters = {}, fresh = false, time
   });
   let stderr = '';
   child.stderr.on('data', (c) => { stderr = (stderr + c).slice(-4000); });
+  // Never outlive the process that started it (a script that throws, a test runner that exits).
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  child.once('exit', () => process.removeListener('exit', reap));
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let dead = null;
   exited.then((e) => { dead = e; });
   const url = `http://127.0.0.1:${plan.httpPort}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (dead) throw new Error(`clickhouse-server exited (${JSON.stringify(dead)}): ${stderr || readLogTail(dir)}`);
+    if (dead) throw new Error(`clickhouse-server exited (${JSON.stringify(dead)}): ${stderr} ${readLogTail(dir)}`);
     try {
       const res = await fetch(`${url}/?query=SELECT%201`);
       if (res.ok && (await res.text()).trim() === '1') break;

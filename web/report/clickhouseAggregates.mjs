@@ -13,7 +13,7 @@
 //      sumForEach over the rows), region thresholds and overall thresholds side by side (the overall ones from the
 //      TOTALS row);
 //   5. as 3, for the ranks of the intervals' bounds.
-// Exact throughout: thresholds go into SQL as the float64's bytes (reinterpretAsFloat64(unhex(…))), never as decimal
+// Exact throughout: thresholds go into SQL as the float64's bytes in hex (reinterpretAsFloat64(unhex(…))), never as decimal
 // text, and values come back in ClickHouse's shortest round-trip form. 18.16 has no exact multi-rank quantile that
 // avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF asks ~300 levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
@@ -21,12 +21,6 @@ import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs'
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
 
 const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
-function float(x) {
-  const b = Buffer.alloc(8);
-  b.writeDoubleLE(x);
-  return `reinterpretAsFloat64(unhex('${b.toString('hex')}'))`;
-}
-const floats = (xs) => `[${xs.map(float).join(', ')}]`;
 
 /**
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options: metric, since (ISO, '' for all), arms.
@@ -171,27 +165,31 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     const want = Array.from({ length: groups }, () => ({ s: [[], [], []], a: [], b: [] }));
     for (const [g, s, q] of below) want[g].s[s].push(q);
     for (const [g, qa, qb] of cross) { want[g].a.push(qa); want[g].b.push(qb); }
-    const perRegion = (pick) => `multiIf(${regions.map((r, i) => `region = ${sqlString(r)}, ${floats(pick(want[i + 1]))}`).join(', ')}, [])`;
-    const cols = [];
-    for (const [tag, pick] of [['r', perRegion], ['o', (f) => floats(f(want[0]))]]) {
-      const q = (f) => pick(f);
-      const counts = (arr, thresholds) => `arrayMap(q -> arrayCount(x -> x <= q, ${arr}), ${thresholds})`;
-      for (const [s, arr] of [[0, C], [1, T]]) {
-        const S = counts(arr, q((w) => w.s[s]));
-        cols.push(`sumForEach(${S}) AS ${tag}${s}_t`, `sumForEach(arrayMap(x -> x * x, ${S})) AS ${tag}${s}_tt`,
-          `sumForEach(arrayMap(x -> x * length(${arr}), ${S})) AS ${tag}${s}_tn`);
+    // Thresholds as the float64's bytes in hex, one array per region (or overall's): exact, and cheap for the parser.
+    const hexes = (xs) => (xs.length === 0 ? 'emptyArrayString()' : `[${xs.map((x) => { const b = Buffer.alloc(8); b.writeDoubleLE(x); return `'${b.toString('hex')}'`; }).join(', ')}]`);
+    const thresholds = (tag, pick) => {
+      const list = tag === 'o' ? hexes(pick(want[0]))
+        : `multiIf(${regions.map((r, i) => `region = ${sqlString(r)}, ${hexes(pick(want[i + 1]))}`).join(', ')}, emptyArrayString())`;
+      return `arrayMap(h -> reinterpretAsFloat64(unhex(h)), ${list})`;
+    };
+    // Per row (a run): its counts at or below each threshold, computed once in the inner query; the outer one sums.
+    const inner = ['region', `length(${C}) AS nC`, `length(${T}) AS nT`, `${both} AS bothArms`, `if(${both}, ${diff}, 0) AS d`];
+    const outer = [];
+    const counts = (arr, list) => `arrayMap(q -> arrayCount(x -> x <= q, ${arr}), ${list})`;
+    for (const tag of ['r', 'o']) {
+      inner.push(`${counts(C, thresholds(tag, (w) => w.s[0]))} AS ${tag}S0`, `${counts(T, thresholds(tag, (w) => w.s[1]))} AS ${tag}S1`,
+        `arrayMap(q -> toUInt64(bothArms AND d <= q), ${thresholds(tag, (w) => w.s[2])}) AS ${tag}D`,
+        `${counts(C, thresholds(tag, (w) => w.a))} AS ${tag}X2`, `${counts(T, thresholds(tag, (w) => w.b))} AS ${tag}X3`);
+      for (const [k, n] of [[0, 'nC'], [1, 'nT']]) {
+        outer.push(`sumForEach(${tag}S${k}) AS ${tag}${k}_t`, `sumForEach(arrayMap(x -> x * x, ${tag}S${k})) AS ${tag}${k}_tt`,
+          `sumForEach(arrayMap(x -> x * ${n}, ${tag}S${k})) AS ${tag}${k}_tn`);
       }
-      cols.push(`sumForEach(arrayMap(q -> toUInt64(${both} AND ${diff} <= q), ${q((w) => w.s[2])})) AS ${tag}2_t`);
-      const S2 = counts(C, q((w) => w.a));
-      const S3 = counts(T, q((w) => w.b));
-      cols.push(`sumForEach(arrayMap((x, y) -> x * y, ${S2}, ${S3})) AS ${tag}x_ss`,
-        `sumForEach(arrayMap(x -> x * length(${T}), ${S2})) AS ${tag}x_sn`,
-        `sumForEach(arrayMap(y -> y * length(${C}), ${S3})) AS ${tag}x_ns`);
+      outer.push(`sumForEach(${tag}D) AS ${tag}2_t`, `sumForEach(arrayMap((x, y) -> x * y, ${tag}X2, ${tag}X3)) AS ${tag}x_ss`,
+        `sumForEach(arrayMap(x -> x * nT, ${tag}X2)) AS ${tag}x_sn`, `sumForEach(arrayMap(y -> y * nC, ${tag}X3)) AS ${tag}x_ns`);
     }
-    cols.push(`sum(length(${C}) * length(${C})) AS nn0`, `sum(length(${T}) * length(${T})) AS nn1`,
-      `sum(length(${C}) * length(${T})) AS nn23`, `countIf(${both}) AS nd`);
-    const result = JSON.parse(await client.query(`SELECT region, ${cols.join(',\n  ')}
-      FROM run_records WHERE ${where} GROUP BY region WITH TOTALS FORMAT JSON`));
+    outer.push('sum(nC * nC) AS nn0', 'sum(nT * nT) AS nn1', 'sum(nC * nT) AS nn23', 'countIf(bothArms) AS nd');
+    const result = JSON.parse(await client.query(`SELECT region, ${outer.join(',\n  ')}
+      FROM (SELECT ${inner.join(',\n    ')} FROM run_records WHERE ${where}) GROUP BY region WITH TOTALS FORMAT JSON`));
     const rowFor = (g) => (g === 0 ? { row: result.totals, tag: 'o' } : { row: result.data.find((r) => r.region === regions[g - 1]), tag: 'r' });
     const at = (arr, k) => Number(arr?.[k] ?? 0);
     for (let g = 0; g < groups; g++) {

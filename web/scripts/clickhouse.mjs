@@ -17,7 +17,7 @@ if (!Number.isInteger(httpPort) || httpPort < 1 || httpPort > 65535) {
   console.error(`clickhouse: --port wants a TCP port, got "${args.port}"`);
   process.exit(2);
 }
-const server = await startClickHouse(await planClickHouse(args.name, { httpPort }), { fresh: args.fresh });
+const server = await startClickHouse(await planClickHouse(args.name, { httpPort }), { fresh: args.fresh, keepHttpPort: true });
 console.log(`ClickHouse ${await clickhouseVersion(server.url)} on ${server.url} (data in ${server.dir})`);
 console.log(`store: --store clickhouse://127.0.0.1:${httpPort}/${args.database}   (Ctrl-C stops it)`);
 let stopping = false;
