@@ -41,7 +41,7 @@ const schema = core.schema();
 const plan = await planClickHouse('bench');
 const server = await startClickHouse(plan);
 const url = `clickhouse://127.0.0.1:${plan.httpPort}`;
-const admin = clickhouseClient(server.url);
+const admin = clickhouseClient(server.url, { timeoutMs: 3_600_000 });
 console.log(`ClickHouse ${(await admin.query('SELECT version()')).trim()} at ${server.url}, data in ${plan.dir}`);
 console.log(`machine: ${os.availableParallelism()} cores, load average ${load()}`);
 
@@ -75,7 +75,7 @@ try {
     const copies = runs / templateRuns;
     const db = `bench_${runs}`;
     await ensureClickHouseTables(schema, { url: server.url, database: db });
-    const client = clickhouseClient(server.url, { database: db });
+    const client = clickhouseClient(server.url, { database: db, timeoutMs: 3_600_000 });
     let stored = Number((await client.query('SELECT count() FROM run_records')).trim());
     let loadS = null;
     if (stored !== runs) {

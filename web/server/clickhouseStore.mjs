@@ -13,6 +13,7 @@ import path from 'node:path';
 export const CLICKHOUSE_STORE_VERSION = 1;
 const TYPE = { text: 'String', real: 'Nullable(Float64)', flag: 'Nullable(UInt8)' };
 const INSERT_TIMEOUT_MS = 15_000;
+const READ_TIMEOUT_MS = 30 * 60_000;
 const RETRY_MS = 500;
 const EXPORT_PAGE = 500;
 
@@ -44,12 +45,12 @@ export function parseClickHouseUrl(spec) {
 }
 
 /** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insert(table, rows) (JSONEachRow). */
-export function clickhouseClient(url, { database = null, settings = {} } = {}) {
+export function clickhouseClient(url, { database = null, settings = {}, timeoutMs: defaultTimeout = INSERT_TIMEOUT_MS } = {}) {
   // node:http without keep-alive: a fresh connection per request. fetch() reuses idle sockets, and ClickHouse closes
   // its idle keep-alive connections after 3 s (keep_alive_timeout), so a request after a pause could meet a socket
   // the server had just closed, with no way to know whether an INSERT sent on it arrived.
   const base = new URL(url);
-  function post(params, body, timeoutMs = INSERT_TIMEOUT_MS) {
+  function post(params, body, timeoutMs = defaultTimeout) {
     const q = new URLSearchParams({ ...(database ? { database } : {}), ...settings, ...params });
     const payload = Buffer.from(body);
     return new Promise((resolve, reject) => {
@@ -154,7 +155,7 @@ async function addMissingColumns(client, database, table, columns) {
 export async function ensureClickHouseTables(schema, { url, database, cluster = null, shards = [] }) {
   const servers = cluster ? shards : [url];
   for (const server of servers) {
-    const client = clickhouseClient(server);
+    const client = clickhouseClient(server, { timeoutMs: 120_000 });
     await client.query(`CREATE DATABASE IF NOT EXISTS ${database}`);
     for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
     for (const [name, columns] of clickhouseTables(schema)) {
@@ -212,12 +213,14 @@ export function clickhouseRows(schema, { run, requests }, { receivedAt, region =
  * (queueBeacon, insertBeacon, countRuns, checkWritable, exportNdjson, close) plus flushed() and state().
  */
 export async function openClickHouseStore(spec, core, { spool: spoolPath, retryMs = RETRY_MS, readOnly = false } = {}) {
+  // The collector's requests give up after INSERT_TIMEOUT_MS (then the beacons go to the spool); a report's scans of a
+  // large table may take minutes.
   if (typeof core?.schema !== 'function') throw new Error('openClickHouseStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
   const target = typeof spec === 'string' ? parseClickHouseUrl(spec) : spec;
   const { database } = target;
   const settings = target.cluster ? { insert_distributed_sync: '1' } : {};
-  const client = clickhouseClient(target.url, { database, settings });
+  const client = clickhouseClient(target.url, { database, settings, timeoutMs: readOnly ? READ_TIMEOUT_MS : INSERT_TIMEOUT_MS });
   await ensureClickHouseTables(schema, target);
   let runCount = Number((await client.json('SELECT count() AS n FROM (SELECT DISTINCT run_id FROM runs)'))[0].n);
 

@@ -146,7 +146,7 @@ describe('report from ClickHouse aggregates', () => {
 });
 
 describe('a 2-shard ClickHouse cluster', () => {
-  test('two servers, local tables and Distributed tables; beacons through the collector; the same report as SQLite', { timeout: 90_000 }, async () => {
+  test('two servers, local tables and Distributed tables; beacons through the collector; the same report as SQLite', { timeout: 180_000 }, async () => {
     const cluster = 'h3probe_two_shards';
     const shardPlans = [await planClickHouse(`test-shard1-${process.pid}`), await planClickHouse(`test-shard2-${process.pid}`)];
     plans.push(...shardPlans);
@@ -162,7 +162,7 @@ describe('a 2-shard ClickHouse cluster', () => {
     try {
       // Countries through a header the collector trusts from loopback: several regions.
       const countries = ['US', 'DE', 'JP', 'BR'];
-      const items = [...syntheticBeacons({ runs: 160, seed: 21, days: 1 })];
+      const items = [...syntheticBeacons({ runs: 100, seed: 21, days: 1 })];
       let k = 0;
       const send = async () => {
         while (k < items.length) {
@@ -179,7 +179,7 @@ describe('a 2-shard ClickHouse cluster', () => {
           }
         }
       };
-      await Promise.all(Array.from({ length: 8 }, send));
+      await Promise.all(Array.from({ length: 16 }, send));
       await chStore.flushed();
       assert.equal(chStore.state().toSpool, 0);
       // Both shards hold part of the runs, and every run's rows are on one shard.
@@ -190,7 +190,7 @@ describe('a 2-shard ClickHouse cluster', () => {
         perShard.push((await res.text()).trim().split('\t').map(Number));
       }
       for (const [runs, records, requestRuns] of perShard) {
-        assert.ok(runs > 20, `each shard holds runs: ${JSON.stringify(perShard)}`);
+        assert.ok(runs >= 20, `each shard holds runs: ${JSON.stringify(perShard)}`);
         assert.equal(records, runs);
         assert.equal(requestRuns, runs);
       }
