@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <map>
+#include <tuple>
 
 #include "quantiles.hpp"
 #include "report_aggregates.hpp"
@@ -166,6 +168,13 @@ public:
             auto& out = aggs[key.first].sample[key.second].order_stats;
             for (std::size_t r : list) out[r] = os.at(r);
         }
+        // Each run's count at or below a threshold, computed once per round: the sums and the cross sums share it.
+        std::map<std::tuple<std::size_t, int, double>, std::vector<std::uint32_t>> below_of;
+        const auto run_below = [&](std::size_t group, int arm, double q) -> const std::vector<std::uint32_t>& {
+            auto [it, fresh] = below_of.try_emplace({group, arm, q});
+            if (fresh) it->second = per_run_below(groups_[group].arm[arm], q);
+            return it->second;
+        };
         for (const auto& b : needs.below) {
             const GroupData& d = groups_[b.group];
             BelowSums sums;
@@ -174,8 +183,9 @@ public:
                 sums.below_sq = sums.below_size = sums.below;
                 sums.size_sq = d.diffs.size();
             } else {
-                const RunClusteredSample& s = d.arm[static_cast<int>(b.sample)];
-                const auto below = per_run_below(s, b.threshold);
+                const int arm = static_cast<int>(b.sample);
+                const RunClusteredSample& s = d.arm[arm];
+                const auto& below = run_below(b.group, arm, b.threshold);
                 for (std::size_t i = 0; i < s.runs(); ++i) {
                     const std::uint64_t S = below[i], n = s.run_size[i];
                     sums.below += S;
@@ -186,21 +196,31 @@ public:
             }
             aggs[b.group].sample[static_cast<int>(b.sample)].below[b.threshold] = sums;
         }
+        std::map<std::size_t, std::vector<std::int32_t>> partners;  // per group: h3 dense index of each h2 run, or -1
         for (const auto& c : needs.cross) {
             const GroupData& d = groups_[c.group];
-            const auto b2 = per_run_below(d.arm[0], c.q2), b3 = per_run_below(d.arm[1], c.q3);
-            // Runs are record indices in both arms: a table from the h3 arm's run id to its dense index pairs them.
-            std::vector<std::int32_t> dense3;
-            for (std::size_t j = 0; j < d.arm[1].runs(); ++j) {
-                const auto id = static_cast<std::size_t>(d.arm[1].run_id[j]);
-                if (id >= dense3.size()) dense3.resize(id + 1, -1);
-                dense3[id] = static_cast<std::int32_t>(j);
+            auto [it, fresh] = partners.try_emplace(c.group);
+            if (fresh) {
+                // Runs are record indices in both arms: a table from the h3 arm's run id to its dense index pairs them.
+                std::vector<std::int32_t> dense3;
+                for (std::size_t j = 0; j < d.arm[1].runs(); ++j) {
+                    const auto id = static_cast<std::size_t>(d.arm[1].run_id[j]);
+                    if (id >= dense3.size()) dense3.resize(id + 1, -1);
+                    dense3[id] = static_cast<std::int32_t>(j);
+                }
+                it->second.assign(d.arm[0].runs(), -1);
+                for (std::size_t i = 0; i < d.arm[0].runs(); ++i) {
+                    const auto id = static_cast<std::size_t>(d.arm[0].run_id[i]);
+                    if (id < dense3.size()) it->second[i] = dense3[id];
+                }
             }
+            const auto& partner = it->second;
+            const auto& b2 = run_below(c.group, 0, c.q2);
+            const auto& b3 = run_below(c.group, 1, c.q3);
             CrossSums sums;
-            for (std::size_t i = 0; i < d.arm[0].runs(); ++i) {
-                const auto id = static_cast<std::size_t>(d.arm[0].run_id[i]);
-                if (id >= dense3.size() || dense3[id] < 0) continue;
-                const auto j = static_cast<std::size_t>(dense3[id]);
+            for (std::size_t i = 0; i < partner.size(); ++i) {
+                if (partner[i] < 0) continue;
+                const auto j = static_cast<std::size_t>(partner[i]);
                 const std::uint64_t s2 = b2[i], n2 = d.arm[0].run_size[i], s3 = b3[j], n3 = d.arm[1].run_size[j];
                 sums.s2s3 += s2 * s3;
                 sums.s2n3 += s2 * n3;
