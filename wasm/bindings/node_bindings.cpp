@@ -16,6 +16,7 @@
 #include "platform.hpp"
 #include "quantiles.hpp"
 #include "report.hpp"
+#include "report_aggregates.hpp"
 #include "stored_run.hpp"
 
 using emscripten::val;
@@ -195,23 +196,13 @@ double number_or(const val& o, const char* key, double fallback) {
     return v.isNumber() ? v.as<double>() : fallback;
 }
 
-// buildReport(records: Uint8Array | Uint8Array[], groupNames: string[], options) -> {error: string, groups: [...]}
-val build_report_js(const val& records, const val& group_names, const val& options) {
-    val out = val::object();
-    ReportOptions o;
+// The report options from JS; "" or why they are wrong.
+std::string read_report_options(const val& options, ReportOptions& o) {
     const std::string method = options["method"].isString() ? options["method"].as<std::string>() : "delta";
-    if (method != "delta" && method != "bootstrap") {
-        out.set("error", std::string("method must be delta or bootstrap, got \"") + method + "\"");
-        out.set("groups", val::array());
-        return out;
-    }
+    if (method != "delta" && method != "bootstrap") return std::string("method must be delta or bootstrap, got \"") + method + "\"";
     o.method = method == "delta" ? IntervalMethod::delta : IntervalMethod::bootstrap;
     o.confidence = number_or(options, "confidence", o.confidence);
-    if (!(o.confidence > 0 && o.confidence < 1)) {
-        out.set("error", std::string("confidence must be in (0, 1)"));
-        out.set("groups", val::array());
-        return out;
-    }
+    if (!(o.confidence > 0 && o.confidence < 1)) return "confidence must be in (0, 1)";
     if (!options["percentiles"].isUndefined()) o.percentiles = copy_array<double>(options["percentiles"]);
     if (!options["cdfProbabilities"].isUndefined()) o.cdf_probabilities = copy_array<double>(options["cdfProbabilities"]);
     const val size = options["sampleSize"];
@@ -220,6 +211,43 @@ val build_report_js(const val& records, const val& group_names, const val& optio
         o.size_mde = number_or(size, "mde", o.size_mde);
         o.size_alpha = number_or(size, "alpha", o.size_alpha);
         o.size_power = number_or(size, "power", o.size_power);
+    }
+    return "";
+}
+
+// inferReport(aggregatesJson: string, options) -> {error, needs: string (JSON) | null, groups}: the report from a
+// warehouse's aggregates (report_aggregates.hpp). While needs is not null, fetch those aggregates, add them, call again.
+val infer_report_js(const std::string& aggregates, const val& options) {
+    val out = val::object();
+    out.set("groups", val::array());
+    out.set("needs", val::null());
+    ReportOptions o;
+    std::string error = read_report_options(options, o);
+    if (error.empty() && o.method != IntervalMethod::delta) error = "aggregates give delta intervals only (the bootstrap needs every value)";
+    std::vector<GroupAggregates> groups;
+    if (error.empty()) groups = aggregates_from_json(aggregates, error);
+    out.set("error", error);
+    if (!error.empty()) return out;
+    Needs needs;
+    const std::vector<GroupReport> reports = infer_report(groups, o, needs);
+    if (!needs.empty()) {
+        out.set("needs", needs_to_json(needs));
+        return out;
+    }
+    val list = val::array();
+    for (std::size_t i = 0; i < reports.size(); ++i) list.set(i, group_js(reports[i], o));
+    out.set("groups", list);
+    return out;
+}
+
+// buildReport(records: Uint8Array | Uint8Array[], groupNames: string[], options) -> {error: string, groups: [...]}
+val build_report_js(const val& records, const val& group_names, const val& options) {
+    val out = val::object();
+    ReportOptions o;
+    if (std::string error = read_report_options(options, o); !error.empty()) {
+        out.set("error", error);
+        out.set("groups", val::array());
+        return out;
     }
     std::vector<std::string> names;
     const auto n = group_names["length"].as<std::size_t>();
@@ -333,6 +361,7 @@ val schema_js() {
 EMSCRIPTEN_BINDINGS(h3probe_node) {
     emscripten::function("decodeBeacon", &h3probe::decode_beacon_js);
     emscripten::function("buildReport", &h3probe::build_report_js);
+    emscripten::function("inferReport", &h3probe::infer_report_js);
     emscripten::function("quantiles", &h3probe::quantiles_js);
     emscripten::function("schema", &h3probe::schema_js);
     emscripten::constant("version", std::string(H3PROBE_VERSION));

@@ -66,20 +66,27 @@ PairedDifferenceSummary summarize_paired_differences(const std::vector<double>& 
     return s;
 }
 
+Moments moments(const std::vector<double>& xs) {
+    const auto finite = finite_only(xs);
+    const MeanVar mv = mean_var(finite);
+    return {finite.size(), mv.mean, mv.var};
+}
+
 OrderEffect order_effect(const std::vector<double>& diffs_h2_first, const std::vector<double>& diffs_h3_first,
                          double confidence) {
+    return order_effect_from(moments(diffs_h2_first), moments(diffs_h3_first), confidence);
+}
+
+OrderEffect order_effect_from(const Moments& a, const Moments& b, double confidence) {
     OrderEffect e;
-    const auto a = finite_only(diffs_h2_first);
-    const auto b = finite_only(diffs_h3_first);
-    e.n_h2_first = a.size();
-    e.n_h3_first = b.size();
-    const MeanVar ma = mean_var(a), mb = mean_var(b);
-    e.mean_h2_first = ma.mean;
-    e.mean_h3_first = mb.mean;
-    e.diff = mb.mean - ma.mean;
+    e.n_h2_first = a.n;
+    e.n_h3_first = b.n;
+    e.mean_h2_first = a.mean;
+    e.mean_h3_first = b.mean;
+    e.diff = b.mean - a.mean;
     e.ci_lo = e.ci_hi = e.p_value = kNaN;
-    if (a.size() < 2 || b.size() < 2 || !(confidence > 0 && confidence < 1)) return e;
-    const double se = std::sqrt(ma.var / static_cast<double>(a.size()) + mb.var / static_cast<double>(b.size()));
+    if (a.n < 2 || b.n < 2 || !(confidence > 0 && confidence < 1)) return e;
+    const double se = std::sqrt(a.var / static_cast<double>(a.n) + b.var / static_cast<double>(b.n));
     const double z = two_sided_z(confidence);
     e.ci_lo = e.diff - z * se;
     e.ci_hi = e.diff + z * se;

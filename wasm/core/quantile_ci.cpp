@@ -13,6 +13,9 @@
 namespace h3probe {
 namespace {
 
+// Exact integer arithmetic for the residual sums (a GCC/Clang extension; __extension__ keeps -Wpedantic quiet).
+__extension__ typedef __int128 i128;
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Poisson(1) by inversion of a 32-bit uniform against P(K <= k) scaled to 2^32, k = 0..12 (P(K > 12) < 2^-32).
@@ -106,15 +109,15 @@ std::vector<std::int32_t> partner_runs(const RunClusteredSample& h2, const RunCl
     return partner;
 }
 
-// One arm's delta-method state across the ps: the exact quantiles, then per p the per-run residuals
-// e_i = S_i - F^ N_i and the rank bounds, then (finish) the bounds' values. Split in steps so that analyze_arms can
-// hold both arms' residuals for one p at a time (for the cross sum) without keeping them for every p.
+// One arm's delta-method state across the ps: the exact quantiles, then per p the per-run counts S_i at or below the
+// estimate and their sums (the aggregates), the fit from those sums (delta_fit: the inference), then (finish) the
+// values at the ranks the fit asked for. Split in steps so that analyze_arms can take the cross sums of both arms'
+// S_i for one p at a time without keeping them for every p.
 class DeltaArm {
 public:
     DeltaArm(const RunClusteredSample& sample, const std::vector<double>& ps, double confidence)
         : s_(sample), ps_(ps), os_(sample.values.data(), sample.values.size()), z_(two_sided_z(confidence)),
-          out_(ps.size()), rank_bounds_(ps.size(), {kNaN, kNaN}),
-          woodruff_(ps.size(), {kNaN, kNaN}), residual_(sample.runs()) {
+          out_(ps.size()), fits_(ps.size()) {
         std::vector<std::size_t> ranks;
         for (double p : ps) {
             if (sample.size() == 0 || !(p >= 0 && p <= 1)) continue;
@@ -133,56 +136,53 @@ public:
         qi.p = ps_[k];
         qi.estimate = os_.quantile(ps_[k]);
         qi.lo = qi.hi = qi.se = qi.se_woodruff = qi.design_effect = kNaN;
+        fits_[k] = DeltaFit{};
+        fits_[k].sum_sq = kNaN;
+        below_.clear();
         if (N == 0 || !finite(qi.estimate) || n_runs < 2) return kNaN;
-        // S_i: values of run i at or below the estimate (one streaming pass in input order).
-        std::vector<std::uint32_t>& below = below_;
-        below.assign(n_runs, 0);
+        // S_i: values of run i at or below the estimate (one streaming pass in input order), then their sums.
+        below_.assign(n_runs, 0);
         const double q = qi.estimate;
         const double* v = s_.values.data();
         const std::uint32_t* r = s_.run.data();
-        for (std::size_t i = 0; i < N; ++i) below[r[i]] += v[i] <= q ? 1u : 0u;
-        std::uint64_t total_below = 0;
-        for (std::uint32_t c : below) total_below += c;
-        const double Nd = static_cast<double>(N);
-        const double F = static_cast<double>(total_below) / Nd;
-        double sum_sq = 0;
+        for (std::size_t i = 0; i < N; ++i) below_[r[i]] += v[i] <= q ? 1u : 0u;
+        sums_ = BelowSums{};
         for (std::size_t i = 0; i < n_runs; ++i) {
-            residual_[i] = static_cast<double>(below[i]) - F * static_cast<double>(s_.run_size[i]);
-            sum_sq += residual_[i] * residual_[i];
+            const std::uint64_t S = below_[i], n = s_.run_size[i];
+            sums_.below += S;
+            sums_.below_sq += S * S;
+            sums_.below_size += S * n;
+            sums_.size_sq += n * n;
         }
-        const double n = static_cast<double>(n_runs);
-        const double var_F = n / ((n - 1) * Nd * Nd) * sum_sq;
-        if (F > 0 && F < 1) qi.design_effect = var_F / (F * (1 - F) / Nd);
-        if (n_runs < kMinRunsForInterval || !(z_ > 0 && finite(z_))) return sum_sq;
-        const double sd = Nd * std::sqrt(var_F);
-        const double l = std::floor(Nd * ps_[k] - z_ * sd + 0.5);
-        const double u = std::ceil(Nd * ps_[k] + z_ * sd + 0.5);
-        if (l < 1 || u > Nd) return sum_sq;
-        rank_bounds_[k] = {l, u};
-        bound_ranks_.push_back(static_cast<std::size_t>(l) - 1);
-        bound_ranks_.push_back(static_cast<std::size_t>(u) - 1);
-        const double spread = z_ * std::sqrt(var_F);
-        woodruff_[k] = {std::max(0.0, ps_[k] - spread), std::min(1.0, ps_[k] + spread)};
-        for (double pw : {woodruff_[k].first, woodruff_[k].second}) {
-            std::size_t lo = 0, hi = 0;
-            OrderStatistics::quantile_ranks(N, pw, lo, hi);
-            bound_ranks_.push_back(lo);
-            bound_ranks_.push_back(hi);
+        const DeltaFit f = delta_fit(N, n_runs, ps_[k], sums_, z_);
+        fits_[k] = f;
+        qi.design_effect = f.design_effect;
+        if (f.bounds) {
+            bound_ranks_.push_back(f.l - 1);
+            bound_ranks_.push_back(f.u - 1);
+            for (double pw : {f.woodruff_lo, f.woodruff_hi}) {
+                std::size_t lo = 0, hi = 0;
+                OrderStatistics::quantile_ranks(N, pw, lo, hi);
+                bound_ranks_.push_back(lo);
+                bound_ranks_.push_back(hi);
+            }
         }
-        return sum_sq;
+        return f.sum_sq;
     }
 
-    const std::vector<double>& residuals() const { return residual_; }
+    // The last fit's S_i per dense run (empty when it had no residuals) and sum of S_i.
+    const std::vector<std::uint32_t>& below() const { return below_; }
+    std::uint64_t total_below() const { return sums_.below; }
 
     std::vector<QuantileInterval> finish() {
         os_.select(bound_ranks_);
         for (std::size_t k = 0; k < ps_.size(); ++k) {
-            if (!finite(rank_bounds_[k].first)) continue;
+            if (!fits_[k].bounds) continue;
             QuantileInterval& qi = out_[k];
-            qi.lo = os_.at(static_cast<std::size_t>(rank_bounds_[k].first) - 1);
-            qi.hi = os_.at(static_cast<std::size_t>(rank_bounds_[k].second) - 1);
+            qi.lo = os_.at(fits_[k].l - 1);
+            qi.hi = os_.at(fits_[k].u - 1);
             qi.se = (qi.hi - qi.lo) / (2 * z_);
-            qi.se_woodruff = (os_.quantile(woodruff_[k].second) - os_.quantile(woodruff_[k].first)) / (2 * z_);
+            qi.se_woodruff = (os_.quantile(fits_[k].woodruff_hi) - os_.quantile(fits_[k].woodruff_lo)) / (2 * z_);
         }
         return std::move(out_);
     }
@@ -193,11 +193,10 @@ private:
     OrderStatistics os_;
     double z_;
     std::vector<QuantileInterval> out_;
-    std::vector<std::pair<double, double>> rank_bounds_;  // 1-based l, u
-    std::vector<std::pair<double, double>> woodruff_;     // p -/+ z sd(F^)
+    std::vector<DeltaFit> fits_;
     std::vector<std::size_t> bound_ranks_;
     std::vector<std::uint32_t> below_;
-    std::vector<double> residual_;
+    BelowSums sums_;
 };
 
 }  // namespace
@@ -246,6 +245,85 @@ RunClusteredSample make_run_clustered_sample(const std::vector<double>& values, 
         ++s.run_size[dense];
     }
     return s;
+}
+
+DeltaFit delta_fit(std::size_t N, std::size_t n_runs, double p, const BelowSums& sums, double z) {
+    DeltaFit f;
+    f.F = f.var_F = f.sum_sq = f.design_effect = f.woodruff_lo = f.woodruff_hi = kNaN;
+    if (N == 0 || n_runs < 2) return f;
+    // sum_i (S_i - F N_i)^2 with F = T / N, times N^2, in exact integer arithmetic: N^2 sum S^2 - 2 T N sum S N + T^2 sum N^2
+    // (a residual sum that is 0 comes out exactly 0, and C++ and SQL, given the same sums, give the same bits).
+    const i128 n = static_cast<i128>(N), t = static_cast<i128>(sums.below);
+    const i128 scaled = n * n * static_cast<i128>(sums.below_sq) - 2 * t * n * static_cast<i128>(sums.below_size) +
+                        t * t * static_cast<i128>(sums.size_sq);
+    const double Nd = static_cast<double>(N);
+    f.sum_sq = static_cast<double>(scaled) / (Nd * Nd);
+    f.F = static_cast<double>(sums.below) / Nd;
+    const double runs = static_cast<double>(n_runs);
+    f.var_F = runs / ((runs - 1) * Nd * Nd) * f.sum_sq;
+    if (f.F > 0 && f.F < 1) f.design_effect = f.var_F / (f.F * (1 - f.F) / Nd);
+    if (n_runs < kMinRunsForInterval || !(z > 0 && finite(z))) return f;
+    const double sd = Nd * std::sqrt(f.var_F);
+    const double l = std::floor(Nd * p - z * sd + 0.5);
+    const double u = std::ceil(Nd * p + z * sd + 0.5);
+    if (l < 1 || u > Nd) return f;
+    f.bounds = true;
+    f.l = static_cast<std::size_t>(l);
+    f.u = static_cast<std::size_t>(u);
+    const double spread = z * std::sqrt(f.var_F);
+    f.woodruff_lo = std::max(0.0, p - spread);
+    f.woodruff_hi = std::min(1.0, p + spread);
+    return f;
+}
+
+double delta_cross(const CrossSums& c, std::size_t N2, std::uint64_t below2, std::size_t N3, std::uint64_t below3) {
+    // sum_i (S2_i - F2 N2_i)(S3_i - F3 N3_i), F_a = T_a / N_a, times N2 N3, exactly.
+    const i128 n2 = static_cast<i128>(N2), n3 = static_cast<i128>(N3);
+    const i128 t2 = static_cast<i128>(below2), t3 = static_cast<i128>(below3);
+    const i128 scaled = n2 * n3 * static_cast<i128>(c.s2s3) - t3 * n2 * static_cast<i128>(c.s2n3) -
+                        t2 * n3 * static_cast<i128>(c.n2s3) + t2 * t3 * static_cast<i128>(c.n2n3);
+    return static_cast<double>(scaled) / (static_cast<double>(N2) * static_cast<double>(N3));
+}
+
+QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2, const QuantileInterval& q3, double rho,
+                                           bool enough_runs, double z) {
+    QuantileDifferenceRow row;
+    row.p = p;
+    row.h2 = q2.estimate;
+    row.h3 = q3.estimate;
+    row.diff_ms = row.h3 - row.h2;
+    row.diff_pct = row.h2 > 0 ? 100.0 * row.diff_ms / row.h2 : kNaN;
+    row.ci_ms_lo = row.ci_ms_hi = row.ci_pct_lo = row.ci_pct_hi = kNaN;
+    row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = kNaN;
+    row.corr = kNaN;
+    if (enough_runs) {
+        row.ci_h2_lo = q2.lo;
+        row.ci_h2_hi = q2.hi;
+        row.ci_h3_lo = q3.lo;
+        row.ci_h3_hi = q3.hi;
+        row.corr = rho;
+        // rho is NaN only when an arm's residuals are all zero (no run-level spread at this quantile): then
+        // that arm's se is 0 too, or its interval undefined, and the covariance term vanishes either way.
+        const double r_cov = finite(rho) ? rho : 0.0;
+        const double s2 = q2.se_woodruff, s3 = q3.se_woodruff;
+        if (finite(s2) && finite(s3)) {
+            const double cov = r_cov * s2 * s3;
+            const double se = std::sqrt(std::max(0.0, s3 * s3 + s2 * s2 - 2 * cov));
+            row.ci_ms_lo = row.diff_ms - z * se;
+            row.ci_ms_hi = row.diff_ms + z * se;
+            if (row.h2 > 0) {
+                const double h2v = row.h2, h3v = row.h3;
+                const double var_r = s3 * s3 / (h2v * h2v) + h3v * h3v * s2 * s2 / (h2v * h2v * h2v * h2v) -
+                                     2 * h3v * cov / (h2v * h2v * h2v);
+                const double r = h3v / h2v;
+                const double se_r = std::sqrt(std::max(0.0, var_r));
+                row.ci_pct_lo = 100 * (r - 1 - z * se_r);
+                row.ci_pct_hi = 100 * (r - 1 + z * se_r);
+            }
+        }
+    }
+    row.significant = finite(row.ci_ms_lo) && finite(row.ci_ms_hi) && (row.ci_ms_lo > 0 || row.ci_ms_hi < 0);
+    return row;
 }
 
 std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample& sample, const std::vector<double>& ps,
@@ -380,11 +458,19 @@ ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample
             continue;
         }
         if (!(ss2 > 0 && ss3 > 0)) continue;
-        const std::vector<double>& e2 = d2.residuals();
-        const std::vector<double>& e3 = d3.residuals();
-        double cross = 0;
-        for (std::size_t i = 0; i < partner.size(); ++i)
-            if (partner[i] >= 0) cross += e2[i] * e3[static_cast<std::size_t>(partner[i])];
+        const std::vector<std::uint32_t>& b2 = d2.below();
+        const std::vector<std::uint32_t>& b3 = d3.below();
+        CrossSums c;
+        for (std::size_t i = 0; i < partner.size(); ++i) {
+            if (partner[i] < 0) continue;
+            const auto j = static_cast<std::size_t>(partner[i]);
+            const std::uint64_t s2 = b2[i], n2 = h2.run_size[i], s3 = b3[j], n3 = h3.run_size[j];
+            c.s2s3 += s2 * s3;
+            c.s2n3 += s2 * n3;
+            c.n2s3 += n2 * s3;
+            c.n2n3 += n2 * n3;
+        }
+        const double cross = delta_cross(c, h2.size(), d2.total_below(), h3.size(), d3.total_below());
         rho[k] = std::max(-1.0, std::min(1.0, cross / std::sqrt(ss2 * ss3)));
     }
     const auto q2 = d2.finish();
@@ -399,41 +485,13 @@ ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample
     }
     const double alpha = 1 - confidence;
     for (std::size_t k = 0; k < ps.size(); ++k) {
-        QuantileDifferenceRow row;
-        row.p = ps[k];
-        row.h2 = q2[k].estimate;
-        row.h3 = q3[k].estimate;
-        row.diff_ms = row.h3 - row.h2;
-        row.diff_pct = row.h2 > 0 ? 100.0 * row.diff_ms / row.h2 : kNaN;
-        row.ci_ms_lo = row.ci_ms_hi = row.ci_pct_lo = row.ci_pct_hi = kNaN;
-        row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = kNaN;
-        row.corr = kNaN;
-        if (enough_runs && method == IntervalMethod::delta) {
-            row.ci_h2_lo = q2[k].lo;
-            row.ci_h2_hi = q2[k].hi;
-            row.ci_h3_lo = q3[k].lo;
-            row.ci_h3_hi = q3[k].hi;
-            row.corr = rho[k];
-            // rho is NaN only when an arm's residuals are all zero (no run-level spread at this quantile): then
-            // that arm's se is 0 too, or its interval undefined, and the covariance term vanishes either way.
-            const double r_cov = finite(rho[k]) ? rho[k] : 0.0;
-            const double s2 = q2[k].se_woodruff, s3 = q3[k].se_woodruff;
-            if (finite(s2) && finite(s3)) {
-                const double cov = r_cov * s2 * s3;
-                const double se = std::sqrt(std::max(0.0, s3 * s3 + s2 * s2 - 2 * cov));
-                row.ci_ms_lo = row.diff_ms - z * se;
-                row.ci_ms_hi = row.diff_ms + z * se;
-                if (row.h2 > 0) {
-                    const double h2v = row.h2, h3v = row.h3;
-                    const double var_r = s3 * s3 / (h2v * h2v) + h3v * h3v * s2 * s2 / (h2v * h2v * h2v * h2v) -
-                                         2 * h3v * cov / (h2v * h2v * h2v);
-                    const double r = h3v / h2v;
-                    const double se_r = std::sqrt(std::max(0.0, var_r));
-                    row.ci_pct_lo = 100 * (r - 1 - z * se_r);
-                    row.ci_pct_hi = 100 * (r - 1 + z * se_r);
-                }
-            }
-        } else if (enough_runs && method == IntervalMethod::bootstrap && bootstrap.replicates >= 2) {
+        if (method == IntervalMethod::delta) {
+            a.rows.push_back(delta_difference_row(ps[k], q2[k], q3[k], rho[k], enough_runs, z));
+            continue;
+        }
+        // bootstrap: the point estimates as delta's, the intervals from the replicates.
+        QuantileDifferenceRow row = delta_difference_row(ps[k], q2[k], q3[k], kNaN, false, z);
+        if (enough_runs && bootstrap.replicates >= 2) {
             const std::size_t B = bootstrap.replicates;
             std::vector<double> d(B), rel(B);
             for (std::size_t b = 0; b < B; ++b) {

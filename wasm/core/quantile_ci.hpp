@@ -39,6 +39,32 @@ struct QuantileInterval {
     double design_effect = 0;  // Var(F^) with runs as units / Var(F^) if requests were independent, at the estimate
 };
 
+// The delta method's aggregates at one threshold q (the quantile estimate), with S_i = values of run i at or below q
+// and N_i = values of run i: sums over the runs. Integers: the same sums come out of C++ over values and out of SQL.
+struct BelowSums {
+    std::uint64_t below = 0;       // sum S_i
+    std::uint64_t below_sq = 0;    // sum S_i^2
+    std::uint64_t below_size = 0;  // sum S_i N_i
+    std::uint64_t size_sq = 0;     // sum N_i^2
+};
+// Across the two arms, at the h2 threshold q2 and the h3 threshold q3, over runs with values in both arms.
+struct CrossSums {
+    std::uint64_t s2s3 = 0, s2n3 = 0, n2s3 = 0, n2n3 = 0;  // sum S2_i S3_i, S2_i N3_i, N2_i S3_i, N2_i N3_i
+};
+
+// Inference from aggregates, step 1: from an arm's N values in n_runs runs and its sums at the estimate of p, the
+// variance of F^, the design effect, and which ranks the interval needs (below). No value is read here.
+struct DeltaFit {
+    double F = 0, var_F = 0, sum_sq = 0;  // sum_sq = sum_i (S_i - F^ N_i)^2; NaN when undefined (< 2 runs)
+    double design_effect = 0;
+    bool bounds = false;                  // l, u defined (enough runs, p not too extreme)
+    std::size_t l = 0, u = 0;             // 1-based ranks of the outer interval
+    double woodruff_lo = 0, woodruff_hi = 0;  // p -/+ z sd(F^), clamped to [0, 1]
+};
+DeltaFit delta_fit(std::size_t N, std::size_t n_runs, double p, const BelowSums& sums, double z);
+// sum_i e2_i e3_i (the residuals' cross sum) from the cross sums and each arm's N and sum S_i.
+double delta_cross(const CrossSums& c, std::size_t N2, std::uint64_t below2, std::size_t N3, std::uint64_t below3);
+
 // Deng, Knoblich & Lu, "Applying the Delta Method in Metric Analytics: A Practical Guide with Novel Ideas",
 // KDD 2018 (arXiv:1803.06336), section on quantile metrics; the same construction GrowthBook uses for its quantile
 // tests. For each p, with n runs, run i holding N_i values (N = sum N_i) and q^ the type-7 quantile:
@@ -135,6 +161,11 @@ struct ArmsAnalysis {
 // The report's default is delta: a few O(N) passes after one radix selection per arm, deterministic (4.2 M requests
 // in ~70 ms natively). The bootstrap needs a sort and B replicates (seconds at Dropbox scale) and adds Monte Carlo
 // noise to the bounds. Coverage and width of both: native_stub/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
+// Inference from aggregates, last step: one row of the table from each arm's interval (estimate, lo, hi, se_woodruff)
+// and rho, by the formulas above. enough_runs: both arms have kMinRunsForInterval runs and the confidence is valid.
+QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& h2, const QuantileInterval& h3, double rho,
+                                           bool enough_runs, double z);
+
 ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample& h3, const std::vector<double>& ps,
                           IntervalMethod method, double confidence, const BootstrapOptions& bootstrap = {},
                           ArmPairing pairing = ArmPairing::by_run_id);

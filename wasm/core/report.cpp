@@ -5,8 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <map>
+#include <tuple>
 
 #include "quantiles.hpp"
+#include "report_aggregates.hpp"
 #include "stored_run.hpp"
 
 namespace h3probe {
@@ -135,6 +139,122 @@ std::string read_records(const std::uint8_t* data, std::size_t size, std::vector
     return "";
 }
 
+// The in-process half of the aggregates: what infer_report() asks for, computed from the groups' values in memory
+// (order statistics by radix selection, sums by one pass over a sample per threshold).
+class ValueAggregates {
+public:
+    explicit ValueAggregates(std::vector<GroupData>& groups) : groups_(groups), stats_(groups.size()) {}
+
+    std::vector<GroupAggregates> start() const {
+        std::vector<GroupAggregates> out(groups_.size());
+        for (std::size_t i = 0; i < groups_.size(); ++i) {
+            const GroupData& d = groups_[i];
+            GroupAggregates& a = out[i];
+            a.counts = d.report;
+            for (int arm = 0; arm < 2; ++arm) {
+                a.sample[arm].n = d.arm[arm].size();
+                a.sample[arm].runs = d.arm[arm].runs();
+            }
+            a.sample[2].n = a.sample[2].runs = d.diffs.size();
+            a.runs_paired = d.diffs.size();  // a run has a difference exactly when both its arms have values
+            a.diffs = moments(d.diffs);
+            a.diffs_h2_first = moments(d.diffs_h2_first);
+            a.diffs_h3_first = moments(d.diffs_h3_first);
+        }
+        return out;
+    }
+
+    void fill(std::vector<GroupAggregates>& aggs, const Needs& needs) {
+        std::map<std::pair<std::size_t, int>, std::vector<std::size_t>> ranks;
+        for (const auto& r : needs.ranks) ranks[{r.group, static_cast<int>(r.sample)}].push_back(r.rank);
+        for (auto& [key, list] : ranks) {
+            OrderStatistics& os = stats(key.first, key.second);
+            os.select(list);
+            auto& out = aggs[key.first].sample[key.second].order_stats;
+            for (std::size_t r : list) out[r] = os.at(r);
+        }
+        // Each run's count at or below a threshold, computed once per round: the sums and the cross sums share it.
+        std::map<std::tuple<std::size_t, int, double>, std::vector<std::uint32_t>> below_of;
+        const auto run_below = [&](std::size_t group, int arm, double q) -> const std::vector<std::uint32_t>& {
+            auto [it, fresh] = below_of.try_emplace({group, arm, q});
+            if (fresh) it->second = per_run_below(groups_[group].arm[arm], q);
+            return it->second;
+        };
+        for (const auto& b : needs.below) {
+            const GroupData& d = groups_[b.group];
+            BelowSums sums;
+            if (b.sample == SampleKind::diff) {
+                for (double x : d.diffs) sums.below += x <= b.threshold;
+                sums.below_sq = sums.below_size = sums.below;
+                sums.size_sq = d.diffs.size();
+            } else {
+                const int arm = static_cast<int>(b.sample);
+                const RunClusteredSample& s = d.arm[arm];
+                const auto& below = run_below(b.group, arm, b.threshold);
+                for (std::size_t i = 0; i < s.runs(); ++i) {
+                    const std::uint64_t S = below[i], n = s.run_size[i];
+                    sums.below += S;
+                    sums.below_sq += S * S;
+                    sums.below_size += S * n;
+                    sums.size_sq += n * n;
+                }
+            }
+            aggs[b.group].sample[static_cast<int>(b.sample)].below[b.threshold] = sums;
+        }
+        std::map<std::size_t, std::vector<std::int32_t>> partners;  // per group: h3 dense index of each h2 run, or -1
+        for (const auto& c : needs.cross) {
+            const GroupData& d = groups_[c.group];
+            auto [it, fresh] = partners.try_emplace(c.group);
+            if (fresh) {
+                // Runs are record indices in both arms: a table from the h3 arm's run id to its dense index pairs them.
+                std::vector<std::int32_t> dense3;
+                for (std::size_t j = 0; j < d.arm[1].runs(); ++j) {
+                    const auto id = static_cast<std::size_t>(d.arm[1].run_id[j]);
+                    if (id >= dense3.size()) dense3.resize(id + 1, -1);
+                    dense3[id] = static_cast<std::int32_t>(j);
+                }
+                it->second.assign(d.arm[0].runs(), -1);
+                for (std::size_t i = 0; i < d.arm[0].runs(); ++i) {
+                    const auto id = static_cast<std::size_t>(d.arm[0].run_id[i]);
+                    if (id < dense3.size()) it->second[i] = dense3[id];
+                }
+            }
+            const auto& partner = it->second;
+            const auto& b2 = run_below(c.group, 0, c.q2);
+            const auto& b3 = run_below(c.group, 1, c.q3);
+            CrossSums sums;
+            for (std::size_t i = 0; i < partner.size(); ++i) {
+                if (partner[i] < 0) continue;
+                const auto j = static_cast<std::size_t>(partner[i]);
+                const std::uint64_t s2 = b2[i], n2 = d.arm[0].run_size[i], s3 = b3[j], n3 = d.arm[1].run_size[j];
+                sums.s2s3 += s2 * s3;
+                sums.s2n3 += s2 * n3;
+                sums.n2s3 += n2 * s3;
+                sums.n2n3 += n2 * n3;
+            }
+            aggs[c.group].cross[{c.q2, c.q3}] = sums;
+        }
+    }
+
+private:
+    static std::vector<std::uint32_t> per_run_below(const RunClusteredSample& s, double q) {
+        std::vector<std::uint32_t> below(s.runs(), 0);
+        for (std::size_t i = 0; i < s.size(); ++i) below[s.run[i]] += s.values[i] <= q ? 1u : 0u;
+        return below;
+    }
+    OrderStatistics& stats(std::size_t group, int sample) {
+        auto& slot = stats_[group][static_cast<std::size_t>(sample)];
+        if (!slot) {
+            const GroupData& d = groups_[group];
+            const std::vector<double>& v = sample == 2 ? d.diffs : d.arm[sample].values;
+            slot = std::make_unique<OrderStatistics>(v.data(), v.size());
+        }
+        return *slot;
+    }
+    std::vector<GroupData>& groups_;
+    std::vector<std::array<std::unique_ptr<OrderStatistics>, kSampleKinds>> stats_;
+};
+
 void analyse(GroupData& d, const ReportOptions& o) {
     GroupReport& r = d.report;
     const RunClusteredSample& h2 = d.arm[0];
@@ -176,6 +296,24 @@ Report build_report(const std::uint8_t* records, std::size_t size, const std::ve
         all.runs += g.runs;
         all.requests += g.requests;
         all.missing_metric += g.missing_metric;
+    }
+    if (options.method == IntervalMethod::delta) {
+        // Aggregates from the values, then the same inference as from a warehouse's aggregates (report_aggregates).
+        ValueAggregates values(groups);
+        std::vector<GroupAggregates> aggs = values.start();
+        for (int round = 0;; ++round) {
+            Needs needs;
+            std::vector<GroupReport> reports = infer_report(aggs, options, needs);
+            if (needs.empty()) {
+                out.groups = std::move(reports);
+                return out;
+            }
+            if (round == 8) {
+                out.error = "the inference still needs aggregates after 8 rounds";
+                return out;
+            }
+            values.fill(aggs, needs);
+        }
     }
     for (GroupData& g : groups) {
         analyse(g, options);

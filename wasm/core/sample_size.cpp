@@ -11,18 +11,26 @@ namespace h3probe {
 
 SampleSizePlan plan_sample_size(const RunClusteredSample& baseline, double p, double mde_relative, double alpha,
                                 double power) {
+    QuantileInterval qi;
+    qi.estimate = qi.se = qi.design_effect = std::numeric_limits<double>::quiet_NaN();
+    if ((alpha > 0 && alpha < 1) && (power > 0 && power < 1) && mde_relative > 0)
+        qi = quantile_intervals_delta(baseline, {p}, 1 - alpha)[0];
+    return plan_from_interval(baseline.size(), baseline.runs(), qi, mde_relative, alpha, power);
+}
+
+SampleSizePlan plan_from_interval(std::size_t values, std::size_t runs, const QuantileInterval& qi, double mde_relative,
+                                  double alpha, double power) {
     constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     SampleSizePlan plan;
     plan.runs_per_arm = plan.requests_per_run = plan.design_effect = plan.quantile = kNaN;
-    if (baseline.runs() > 0) plan.requests_per_run = static_cast<double>(baseline.size()) / static_cast<double>(baseline.runs());
+    if (runs > 0) plan.requests_per_run = static_cast<double>(values) / static_cast<double>(runs);
     if (!(alpha > 0 && alpha < 1) || !(power > 0 && power < 1) || !(mde_relative > 0)) return plan;
-    const auto qi = quantile_intervals_delta(baseline, {p}, 1 - alpha)[0];
     plan.quantile = qi.estimate;
     plan.design_effect = qi.design_effect;
     if (!std::isfinite(qi.se) || !(qi.estimate > 0)) return plan;
     const double z_a = two_sided_z(1 - alpha);
     const double z_b = normal_quantile(power);
-    const double var_per_run = static_cast<double>(baseline.runs()) * qi.se * qi.se;
+    const double var_per_run = static_cast<double>(runs) * qi.se * qi.se;
     const double delta = mde_relative * qi.estimate;
     plan.runs_per_arm = std::ceil(2 * (z_a + z_b) * (z_a + z_b) * var_per_run / (delta * delta));
     return plan;

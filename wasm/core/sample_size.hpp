@@ -25,4 +25,8 @@ struct SampleSizePlan {
 SampleSizePlan plan_sample_size(const RunClusteredSample& baseline, double p, double mde_relative, double alpha,
                                 double power);
 
+// The same from the baseline's size, runs and its interval at p (quantile_intervals_delta at confidence 1 - alpha).
+SampleSizePlan plan_from_interval(std::size_t values, std::size_t runs, const QuantileInterval& qi, double mde_relative,
+                                  double alpha, double power);
+
 }  // namespace h3probe

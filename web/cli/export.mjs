@@ -1,13 +1,15 @@
-// `h3probe export [--db FILE] [--out FILE]`: the stored runs as NDJSON (one run per line, its requests nested), for a
-// warehouse. Without --out, to stdout.
+// `h3probe export [--store sqlite:PATH | --store clickhouse://HOST:PORT/DATABASE | --db FILE] [--out FILE]`: the stored
+// runs as NDJSON (one run per line, its requests nested), for a warehouse; the same lines from either store. Without
+// --out, to stdout.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { openStore } from '../server/store.mjs';
+import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
-const HELP = `usage: h3probe export [--db FILE] [--out FILE]
-  --db FILE    the collector's SQLite database (default h3probe-beacons.sqlite)
+const HELP = `usage: h3probe export [--store SPEC | --db FILE] [--out FILE]
+  --store SPEC sqlite:PATH or clickhouse://HOST:PORT/DATABASE (the ClickHouse HTTP port)
+  --db FILE    the collector's SQLite database (default h3probe-beacons.sqlite): the same as --store sqlite:FILE
   --out FILE   where to write the NDJSON (default: stdout)`;
 
 /** defaults: {db}, used when --db is absent (npm run export passes the dev stack's). */
@@ -16,13 +18,15 @@ export async function main(argv, defaults = {}) {
     args: argv,
     options: {
       db: { type: 'string', default: defaults.db ?? 'h3probe-beacons.sqlite' },
+      store: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (args.help) return console.log(HELP);
-  if (!fs.existsSync(args.db)) throw new Error(`no database at ${args.db}: pass --db FILE`);
-  const store = openStore(args.db, await loadH3probeNode());
+  const spec = parseStoreSpec(args.store ?? `sqlite:${args.db}`);
+  if (spec.kind === 'sqlite' && !fs.existsSync(spec.path)) throw new Error(`no database at ${spec.path}: pass --db FILE or --store SPEC`);
+  const store = await openStoreSpec(spec, await loadH3probeNode(), { readOnly: true });
   const stream = args.out ? fs.createWriteStream(args.out) : process.stdout;
   try {
     const n = await store.exportNdjson(stream);
@@ -31,6 +35,6 @@ export async function main(argv, defaults = {}) {
       console.error(`exported ${n} runs to ${path.resolve(args.out)}`);
     }
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -1,18 +1,21 @@
-// `h3probe report [--db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--by GROUPING] [--html FILE |
-// --no-html] [--json FILE] [--daily] [--method delta|bootstrap] [--confidence C]`: prints the table overall and per
-// region (or browser, ...) for the runs of one arms mode (default h2-h3, the experiment; the others are A/A tests) and
-// writes the self-contained HTML report.
+// `h3probe report [--store SPEC | --db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--by GROUPING]
+// [--html FILE | --no-html] [--json FILE] [--daily] [--method delta|bootstrap] [--confidence C]`: prints the table
+// overall and per region (or browser, ...) for the runs of one arms mode (default h2-h3, the experiment; the others are
+// A/A tests) and writes the self-contained HTML report.
 import { parseArgs } from 'node:util';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { GROUP_BY } from '../report/readReportData.mjs';
 
 const HELP = `usage: h3probe report [options]
-  --db FILE            the collector's SQLite database (default h3probe-beacons.sqlite)
+  --store SPEC         sqlite:PATH, or clickhouse://HOST:PORT/DATABASE (the ClickHouse HTTP port: the report's
+                       aggregates are computed inside ClickHouse; delta intervals only)
+  --db FILE            the collector's SQLite database (default h3probe-beacons.sqlite): --store sqlite:FILE
   --since DATE         only runs received at or after DATE (ISO 8601)
   --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
-  --by GROUPING        split the runs by ${Object.keys(GROUP_BY).join(', ')} (default region)
+  --by GROUPING        split the runs by ${Object.keys(GROUP_BY).join(', ')} (default region; ClickHouse:
+                       region or day)
   --daily              also print the daily series (always in the HTML and JSON reports)
   --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
   --json FILE          also write the whole report as JSON (format h3probe-report/1: verdict, groups, percentiles,
@@ -26,6 +29,7 @@ export async function main(argv, defaults = {}) {
     args: argv,
     options: {
       db: { type: 'string', default: defaults.db ?? 'h3probe-beacons.sqlite' },
+      store: { type: 'string' },
       since: { type: 'string', default: '' },
       metric: { type: 'string', default: 'network_ms' },
       arms: { type: 'string', default: 'h2-h3' },
@@ -42,7 +46,7 @@ export async function main(argv, defaults = {}) {
   if (args.help) return console.log(HELP);
   const core = await loadH3probeNode();
   const { text, htmlPath, jsonPath } = await makeReport(core, {
-    dbPath: args.db, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
+    dbPath: args.db, store: args.store, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
     confidence: Number(args.confidence), htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
     ...(args.daily ? { daily: true } : {}),
   });

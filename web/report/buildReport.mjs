@@ -27,20 +27,53 @@ export function buildReport(core, data, {
   method = 'delta', confidence = 0.95, percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 },
   cdf = false,
 } = {}) {
+  const options = reportOptions({ method, confidence, percentiles, sampleSize, cdf });
+  const out = core.buildReport(data.records, data.groups, options);
+  if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
+  return assemble(core.schema(), data, out.groups, { method, confidence, percentiles, sampleSize });
+}
+
+/**
+ * The same report from a warehouse's aggregates: source is { start() → {storedRuns, received, regions, aggregates},
+ * fill(aggregates, needs) } (clickhouseAggregates.mjs). The C++ inference asks for what it needs, in rounds, and the
+ * source computes it where the data lives. Delta intervals only.
+ */
+export async function buildReportFromAggregates(core, source, {
+  metric, since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95, percentiles = PERCENTILES,
+  sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false,
+} = {}) {
+  const options = reportOptions({ method, confidence, percentiles, sampleSize, cdf });
+  if (method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
+  const start = await source.start();
+  const { aggregates } = start;
+  for (let round = 0; ; round++) {
+    const out = core.inferReport(JSON.stringify(aggregates), options);
+    if (out.error) throw new Error(`the report's aggregates do not read: ${out.error}`);
+    if (out.needs === null) {
+      return assemble(core.schema(), { ...start, metric, since, arms }, out.groups, { method, confidence, percentiles, sampleSize });
+    }
+    if (round === 8) throw new Error('the report still needs aggregates after 8 rounds');
+    await source.fill(aggregates, JSON.parse(out.needs));
+  }
+}
+
+function reportOptions({ method, confidence, percentiles, sampleSize, cdf }) {
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}, got "${method}"`);
   if (!(confidence > 0 && confidence < 1)) throw new Error(`confidence must be in (0, 1), got ${confidence}`);
-  const schema = core.schema();
-  const out = core.buildReport(data.records, data.groups, {
+  return {
     method, confidence, percentiles: Float64Array.from(percentiles), sampleSize,
     ...(cdf ? { cdfProbabilities: Float64Array.from(CDF_PROBABILITIES) } : {}),
-  });
-  if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
-  const [overall, ...groups] = out.groups;
+  };
+}
+
+// The report object from the core's groups (overall first, then one per name in data.groups' order).
+function assemble(schema, data, groups, { method, confidence, percentiles, sampleSize }) {
+  const [overall, ...rest] = groups;
   // Overall first, then the groups with the most runs (days in date order); groups without any measured request are
   // left out.
   const order = data.by === 'day' ? (a, b) => (a.name < b.name ? -1 : 1)
     : (a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1);
-  const shown = groups.filter((g) => g.runs > 0).sort(order);
+  const shown = rest.filter((g) => g.runs > 0).sort(order);
   const report = {
     metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', by: data.by ?? 'region', method, confidence,
     percentiles: [...percentiles], storedRuns: data.storedRuns, regions: data.regions ?? [],

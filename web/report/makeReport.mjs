@@ -4,7 +4,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { peer } from '../server/peer.mjs';
 import { readReportData } from './readReportData.mjs';
-import { buildReport } from './buildReport.mjs';
+import { buildReport, buildReportFromAggregates } from './buildReport.mjs';
+import { clickhouseAggregateSource } from './clickhouseAggregates.mjs';
+import { normalizeSince } from './readReportData.mjs';
+import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
 
@@ -16,17 +19,31 @@ export const REPORT_FORMAT = 'h3probe-report/1';
 export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 
 /**
- * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only.
- * Options: metric, since, arms (one of ARMS: the runs of that mode only), by (one of GROUP_BY: the groups), method,
- * confidence, htmlPath (falsy: no HTML), jsonPath (falsy: no JSON; the whole report as data, format REPORT_FORMAT),
- * daily (the daily series as report.daily; default: when HTML or JSON is written).
+ * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only, or store: a --store spec
+ * (sqlite:PATH, or clickhouse://HOST:PORT/DATABASE: the aggregates are computed inside ClickHouse).
+ * Options: metric, since, arms (one of ARMS: the runs of that mode only), by (one of GROUP_BY: the groups; ClickHouse:
+ * CLICKHOUSE_GROUP_BY), method, confidence, htmlPath (falsy: no HTML), jsonPath (falsy: no JSON; the whole report as
+ * data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when HTML or JSON is written).
  * Resolves to { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
  */
 export async function makeReport(core, {
-  db, dbPath, metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', method = 'delta', confidence = 0.95,
+  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', method = 'delta', confidence = 0.95,
   htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath),
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
+  const spec = store ? parseStoreSpec(store) : null;
+  if (spec?.kind === 'sqlite') dbPath = spec.path;
+  if (spec?.kind === 'clickhouse') {
+    const ch = await openStoreSpec(spec, core, { readOnly: true });
+    const t0 = performance.now();
+    const inClickHouse = (groupBy, options) => buildReportFromAggregates(core,
+      clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms, by: groupBy }),
+      { metric, since: normalizeSince(since), arms, method, confidence, ...options });
+    const report = await inClickHouse(by, { cdf: Boolean(htmlPath) });
+    if (daily) report.daily = dailySeries(await inClickHouse('day', { percentiles: DAILY_PERCENTILES }));
+    const t2 = performance.now();
+    return finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath });
+  }
   let own = null;
   if (!db) {
     if (!dbPath || !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
@@ -38,33 +55,41 @@ export async function makeReport(core, {
     const data = readReportData(db ?? own, core.schema(), { metric, since, arms, by });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
-    if (daily) report.daily = dailySeries(core, db ?? own, { metric, since, arms, method, confidence });
+    if (daily) {
+      const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, by: 'day' });
+      report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }));
+    }
     const t2 = performance.now();
-    const text = formatReport(report);
-    const t3 = performance.now();
-    if (htmlPath) {
-      fs.mkdirSync(path.dirname(path.resolve(htmlPath)), { recursive: true });
-      fs.writeFileSync(htmlPath, renderReportHtml(report));
-    }
-    if (jsonPath) {
-      fs.mkdirSync(path.dirname(path.resolve(jsonPath)), { recursive: true });
-      fs.writeFileSync(jsonPath, `${JSON.stringify({ format: REPORT_FORMAT, generatedAt: new Date().toISOString(), ...report }, null, 1)}\n`);
-    }
-    const t4 = performance.now();
-    return { report, text, htmlPath: htmlPath ? path.resolve(htmlPath) : null, jsonPath: jsonPath ? path.resolve(jsonPath) : null,
-      timings: { read: t1 - t0, stats: t2 - t1, format: t3 - t2, html: t4 - t3 } };
+    return finish(report, { read: t1 - t0, stats: t2 - t1 }, { htmlPath, jsonPath });
   } finally {
     own?.close();
   }
 }
 
-// Δ at DAILY_PERCENTILES per day received, each day a group of its own with its own intervals.
-function dailySeries(core, db, { metric, since, arms, method, confidence }) {
-  const data = readReportData(db, core.schema(), { metric, since, arms, by: 'day' });
-  const r = buildReport(core, data, { method, confidence, percentiles: DAILY_PERCENTILES });
+// Δ at DAILY_PERCENTILES per day received, each day a group of its own with its own intervals. report: the same report
+// grouped by day (either store).
+function dailySeries(report) {
   return {
     percentiles: [...DAILY_PERCENTILES],
-    days: r.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
+    days: report.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
       p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant: x.significant })) })),
   };
+}
+
+// Text, HTML and JSON of a report, the same from either store.
+function finish(report, timings, { htmlPath, jsonPath }) {
+  const t2 = performance.now();
+  const text = formatReport(report);
+  const t3 = performance.now();
+  if (htmlPath) {
+    fs.mkdirSync(path.dirname(path.resolve(htmlPath)), { recursive: true });
+    fs.writeFileSync(htmlPath, renderReportHtml(report));
+  }
+  if (jsonPath) {
+    fs.mkdirSync(path.dirname(path.resolve(jsonPath)), { recursive: true });
+    fs.writeFileSync(jsonPath, `${JSON.stringify({ format: REPORT_FORMAT, generatedAt: new Date().toISOString(), ...report }, null, 1)}\n`);
+  }
+  const t4 = performance.now();
+  return { report, text, htmlPath: htmlPath ? path.resolve(htmlPath) : null, jsonPath: jsonPath ? path.resolve(jsonPath) : null,
+    timings: { ...timings, format: t3 - t2, html: t4 - t3 } };
 }

@@ -8,7 +8,7 @@ import { localBackend, startCollector } from './collector.mjs';
 import { loadH3probeNode } from './h3probeNode.mjs';
 import { createRateLimiter } from './rateLimit.mjs';
 import { mergeMetrics } from './metrics.mjs';
-import { openStore } from './store.mjs';
+import { openStoreSpec } from './storeSpec.mjs';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./collectorWorker.mjs', import.meta.url));
 const SNAPSHOT_TIMEOUT_MS = 2000;
@@ -29,12 +29,12 @@ export async function runCollectorService(options) {
 
 async function runSingle(options) {
   const core = await loadH3probeNode();
-  const store = openStore(options.db, core);
+  const store = await openStoreSpec(storeOf(options), core);
   const collector = await startCollector({ ...collectorArgs(options), store, core, maxConnections: options.maxConnections });
-  log({ listening: `http://${hostForUrl(options.host)}:${collector.port}${options.path}`, port: collector.port, db: options.db, workers: 1 });
+  log({ listening: `http://${hostForUrl(options.host)}:${collector.port}${options.path}`, port: collector.port, store: storeOf(options), workers: 1 });
   onSignals(async () => {
     const clean = await collector.drain(options.drainTimeout * 1000);
-    store.close();
+    await store.close();
     log({ stopped: clean ? 'drained' : 'drain deadline passed, connections cut', metrics: collector.metrics });
     return clean;
   });
@@ -42,7 +42,7 @@ async function runSingle(options) {
 
 async function runPrimary(options) {
   const core = await loadH3probeNode();
-  const store = openStore(options.db, core);
+  const store = await openStoreSpec(storeOf(options), core);
   const local = localBackend({ store, rateLimit: options.rateLimit, rateBurst: options.rateBurst });
   const limiter = createRateLimiter({ perMinute: options.rateLimit, burst: options.rateBurst });
   let draining = false;
@@ -94,7 +94,7 @@ async function runPrimary(options) {
     listening.set(worker.id, port);
     if (!announced && listening.size === options.workers) {
       announced = true;
-      log({ listening: `http://${hostForUrl(options.host)}:${port}${options.path}`, port, db: options.db, workers: options.workers });
+      log({ listening: `http://${hostForUrl(options.host)}:${port}${options.path}`, port, store: storeOf(options), workers: options.workers });
     }
   }
 
@@ -116,8 +116,8 @@ async function runPrimary(options) {
       new Promise((resolve) => setTimeout(() => resolve(false), options.drainTimeout * 1000 + 1000).unref()),
     ]);
     for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL');
-    // Every beacon a worker acknowledged was committed before its 204; closing checkpoints the WAL.
-    store.close();
+    // Every beacon a worker acknowledged was committed (or spooled) before its 204; closing checkpoints the WAL.
+    await store.close();
     log({ stopped: clean ? 'drained' : 'drain deadline passed, workers killed' });
     return clean;
   }, () => { for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL'); });
@@ -191,5 +191,8 @@ function send(target, msg) {
   const connected = typeof target.isConnected === 'function' ? target.isConnected() : target.connected;
   if (connected) target.send(msg, (err) => { if (err && err.code !== 'EPIPE' && err.code !== 'ERR_IPC_CHANNEL_CLOSED') log({ ipcError: err.message }); });
 }
+
+// --store, or the SQLite file of --db when it is empty.
+const storeOf = (o) => o.store || `sqlite:${o.db}`;
 
 const hostForUrl = (host) => (host.includes(':') ? `[${host}]` : host);

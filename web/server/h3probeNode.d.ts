@@ -140,6 +140,9 @@ export interface H3probeNode {
   /** records: per run [group number (1..n)][arm_counts][arm_values of the metric], concatenated (or in chunks that
    *  concatenate to that); groupNames[i] names group i + 1. groups[0] is overall, then one per name in the order given. */
   buildReport(records: Uint8Array | Uint8Array[], groupNames: string[], options: ReportOptions): { error: string; groups: GroupReport[] };
+  /** The report from a warehouse's aggregates (JSON, web/report/clickhouseAggregates.mjs), delta intervals only: while
+   *  needs is not null (JSON: {ranks, below, cross}), add those aggregates and call again. */
+  inferReport(aggregates: string, options: ReportOptions): { error: string; needs: string | null; groups: GroupReport[] };
   /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
   quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;
   schema(): Schema;

@@ -1,0 +1,303 @@
+// Inference from aggregates (see report_aggregates.hpp), and the aggregates' JSON form.
+#include "report_aggregates.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "quantiles.hpp"
+#include "sample_size.hpp"
+#include "standard_normal.hpp"
+
+namespace h3probe {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+bool finite(double x) { return std::isfinite(x); }
+
+// Reads the aggregates of one group; what is missing goes to needs (once) and reads as NaN / null.
+class Lookup {
+public:
+    Lookup(const GroupAggregates& g, std::size_t index, Needs& needs) : g_(g), index_(index), needs_(needs) {}
+
+    const SampleAggregates& sample(SampleKind s) const { return g_.sample[static_cast<int>(s)]; }
+
+    double stat(SampleKind s, std::uint64_t rank) {
+        const auto& m = sample(s).order_stats;
+        if (auto it = m.find(rank); it != m.end()) return it->second;
+        if (asked_ranks_.insert({static_cast<int>(s), rank}).second) needs_.ranks.push_back({index_, s, rank});
+        return kNaN;
+    }
+
+    // Type-7 quantile from the two order statistics it reads (as OrderStatistics::quantile).
+    double quantile(SampleKind s, double p) {
+        const std::uint64_t n = sample(s).n;
+        if (n == 0 || !(p >= 0 && p <= 1)) return kNaN;
+        std::size_t lo = 0, hi = 0;
+        OrderStatistics::quantile_ranks(static_cast<std::size_t>(n), p, lo, hi);
+        const double h = (static_cast<double>(n) - 1) * p;
+        const double a = stat(s, lo);
+        return a + (h - static_cast<double>(lo)) * (stat(s, hi) - a);
+    }
+
+    const BelowSums* below(SampleKind s, double q) {
+        const auto& m = sample(s).below;
+        if (auto it = m.find(q); it != m.end()) return &it->second;
+        if (asked_below_.insert({static_cast<int>(s), q}).second) needs_.below.push_back({index_, s, q});
+        return nullptr;
+    }
+
+    const CrossSums* cross(double q2, double q3) {
+        if (auto it = g_.cross.find({q2, q3}); it != g_.cross.end()) return &it->second;
+        if (asked_cross_.insert({q2, q3}).second) needs_.cross.push_back({index_, q2, q3});
+        return nullptr;
+    }
+
+    // quantile_intervals_delta's interval at p from the aggregates; fit receives the delta fit (sum_sq NaN when
+    // there is none) and sums the sums it used (null when missing).
+    QuantileInterval interval(SampleKind s, double p, double z, DeltaFit& fit, const BelowSums*& sums) {
+        QuantileInterval qi;
+        qi.p = p;
+        qi.estimate = quantile(s, p);
+        qi.lo = qi.hi = qi.se = qi.se_woodruff = qi.design_effect = kNaN;
+        fit = DeltaFit{};
+        fit.sum_sq = kNaN;
+        sums = nullptr;
+        const auto& a = sample(s);
+        if (a.n == 0 || !finite(qi.estimate) || a.runs < 2) return qi;
+        sums = below(s, qi.estimate);
+        if (!sums) return qi;
+        fit = delta_fit(static_cast<std::size_t>(a.n), static_cast<std::size_t>(a.runs), p, *sums, z);
+        qi.design_effect = fit.design_effect;
+        if (!fit.bounds) return qi;
+        qi.lo = stat(s, fit.l - 1);
+        qi.hi = stat(s, fit.u - 1);
+        qi.se = (qi.hi - qi.lo) / (2 * z);
+        qi.se_woodruff = (quantile(s, fit.woodruff_hi) - quantile(s, fit.woodruff_lo)) / (2 * z);
+        return qi;
+    }
+
+private:
+    const GroupAggregates& g_;
+    std::size_t index_;
+    Needs& needs_;
+    std::set<std::pair<int, std::uint64_t>> asked_ranks_;
+    std::set<std::pair<int, double>> asked_below_;
+    std::set<std::pair<double, double>> asked_cross_;
+};
+
+ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOptions& o) {
+    ArmsAnalysis a;
+    a.method = IntervalMethod::delta;
+    a.confidence = o.confidence;
+    const auto& h2 = g.sample(SampleKind::h2);
+    const auto& h3 = g.sample(SampleKind::h3);
+    a.n_h2 = h2.n;
+    a.n_h3 = h3.n;
+    a.runs_h2 = h2.runs;
+    a.runs_h3 = h3.runs;
+    a.runs_paired = runs_paired;
+    if (h2.n == 0 || h3.n == 0) return a;
+    const bool enough_runs = h2.runs >= kMinRunsForInterval && h3.runs >= kMinRunsForInterval && o.confidence > 0 &&
+                             o.confidence < 1;
+    const double z = two_sided_z(o.confidence);
+    for (double p : o.percentiles) {
+        DeltaFit f2, f3;
+        const BelowSums *s2 = nullptr, *s3 = nullptr;
+        const QuantileInterval i2 = g.interval(SampleKind::h2, p, z, f2, s2);
+        const QuantileInterval i3 = g.interval(SampleKind::h3, p, z, f3, s3);
+        double rho = kNaN;
+        if (f2.sum_sq > 0 && f3.sum_sq > 0 && s2 && s3) {
+            if (const CrossSums* c = g.cross(i2.estimate, i3.estimate)) {
+                const double cross = delta_cross(*c, static_cast<std::size_t>(h2.n), s2->below,
+                                                 static_cast<std::size_t>(h3.n), s3->below);
+                rho = std::max(-1.0, std::min(1.0, cross / std::sqrt(f2.sum_sq * f3.sum_sq)));
+            }
+        }
+        a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, z));
+    }
+    return a;
+}
+
+PairedDifferenceSummary paired_from(Lookup& g, const Moments& m, double confidence) {
+    PairedDifferenceSummary s;
+    s.n = m.n;
+    s.mean = s.median = s.p10 = s.p90 = kNaN;
+    s.ci_mean_lo = s.ci_mean_hi = s.ci_median_lo = s.ci_median_hi = kNaN;
+    if (m.n == 0) return s;
+    s.median = g.quantile(SampleKind::diff, 0.5);
+    s.p10 = g.quantile(SampleKind::diff, 0.1);
+    s.p90 = g.quantile(SampleKind::diff, 0.9);
+    s.mean = m.mean;
+    if (s.n >= 2 && confidence > 0 && confidence < 1) {
+        const double z = two_sided_z(confidence);
+        const double se = std::sqrt(m.var / static_cast<double>(s.n));
+        s.ci_mean_lo = s.mean - z * se;
+        s.ci_mean_hi = s.mean + z * se;
+        DeltaFit fit;
+        const BelowSums* sums = nullptr;
+        const QuantileInterval median = g.interval(SampleKind::diff, 0.5, z, fit, sums);
+        s.ci_median_lo = median.lo;
+        s.ci_median_hi = median.hi;
+    }
+    return s;
+}
+
+}  // namespace
+
+std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups, const ReportOptions& o, Needs& needs) {
+    std::vector<GroupReport> out;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        const GroupAggregates& agg = groups[i];
+        Lookup g(agg, i, needs);
+        GroupReport r = agg.counts;
+        const auto& h2 = g.sample(SampleKind::h2);
+        r.runs_h2 = h2.runs;
+        r.runs_h3 = g.sample(SampleKind::h3).runs;
+        r.analysis = analysis_from(g, agg.runs_paired, o);
+        if (agg.diffs.n >= 2) r.paired = paired_from(g, agg.diffs, o.confidence);
+        if (agg.diffs_h2_first.n >= 2 && agg.diffs_h3_first.n >= 2)
+            r.order = order_effect_from(agg.diffs_h2_first, agg.diffs_h3_first, o.confidence);
+        if (h2.n >= 2 && h2.runs >= 2) {
+            QuantileInterval qi;
+            qi.estimate = qi.se = qi.design_effect = kNaN;
+            if (o.size_alpha > 0 && o.size_alpha < 1 && o.size_power > 0 && o.size_power < 1 && o.size_mde > 0) {
+                DeltaFit fit;
+                const BelowSums* sums = nullptr;
+                qi = g.interval(SampleKind::h2, o.size_p, two_sided_z(1 - o.size_alpha), fit, sums);
+            }
+            r.sample_size = plan_from_interval(static_cast<std::size_t>(h2.n), static_cast<std::size_t>(h2.runs), qi,
+                                               o.size_mde, o.size_alpha, o.size_power);
+        }
+        if (!o.cdf_probabilities.empty()) {
+            for (SampleKind s : {SampleKind::h2, SampleKind::h3}) {
+                if (g.sample(s).n == 0) continue;
+                auto& cdf = s == SampleKind::h2 ? r.cdf_h2 : r.cdf_h3;
+                for (double p : o.cdf_probabilities) cdf.push_back(g.quantile(s, p));
+            }
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+namespace {
+
+// Reads the JSON without exceptions (the core is also built with -fno-exceptions): the first problem is kept.
+struct Reader {
+    std::string error;
+    const nlohmann::json& at(const nlohmann::json& v, const char* key) {
+        static const nlohmann::json none;
+        if (v.is_object()) {
+            if (auto it = v.find(key); it != v.end()) return *it;
+        }
+        fail(std::string("missing ") + key);
+        return none;
+    }
+    const nlohmann::json& item(const nlohmann::json& v, std::size_t i) {
+        static const nlohmann::json none;
+        if (v.is_array() && i < v.size()) return v[i];
+        fail("an array is too short");
+        return none;
+    }
+    const nlohmann::json& list(const nlohmann::json& v, const char* key) {
+        static const nlohmann::json empty = nlohmann::json::array();
+        if (!v.is_object() || v.find(key) == v.end()) return empty;
+        const auto& l = v[key];
+        if (!l.is_array()) fail(std::string(key) + " is not an array");
+        return l.is_array() ? l : empty;
+    }
+    double number(const nlohmann::json& v) { return v.is_number() ? v.get<double>() : kNaN; }
+    std::uint64_t count(const nlohmann::json& v) {
+        if (!v.is_number() || !(v.get<double>() >= 0)) {
+            fail("a count is not a non-negative number");
+            return 0;
+        }
+        return v.is_number_unsigned() || v.is_number_integer() ? v.get<std::uint64_t>()
+                                                               : static_cast<std::uint64_t>(v.get<double>());
+    }
+    Moments moments(const nlohmann::json& v) {
+        if (!v.is_array() || v.size() != 3) {
+            fail("moments are not [n, mean, var]");
+            return {};
+        }
+        return {static_cast<std::size_t>(count(v[0])), number(v[1]), number(v[2])};
+    }
+    void fail(const std::string& what) {
+        if (error.empty()) error = what;
+    }
+};
+
+}  // namespace
+
+std::vector<GroupAggregates> aggregates_from_json(const std::string& text, std::string& error) {
+    std::vector<GroupAggregates> out;
+    const auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded()) {
+        error = "aggregates do not read: not JSON";
+        return out;
+    }
+    Reader rd;
+    const auto& groups = rd.list(doc, "groups");
+    for (const auto& g : groups) {
+        GroupAggregates a;
+        GroupReport& r = a.counts;
+        const auto& name = rd.at(g, "name");
+        r.name = name.is_string() ? name.get<std::string>() : "";
+        r.runs = rd.count(rd.at(g, "runs"));
+        r.requests = rd.count(rd.at(g, "requests"));
+        r.missing_metric = rd.count(rd.at(g, "missing_metric"));
+        const auto& classes = rd.at(g, "classes");
+        for (int arm = 0; arm < 2; ++arm) {
+            const auto& by_class = rd.item(classes, static_cast<std::size_t>(arm));
+            if (!by_class.is_array() || by_class.size() != static_cast<std::size_t>(kRequestClassCount)) {
+                rd.fail("classes do not have the core's request classes");
+                break;
+            }
+            for (int c = 0; c < kRequestClassCount; ++c) {
+                r.classes[arm][c] = rd.count(by_class[c]);
+                r.arm_requests[arm] += r.classes[arm][c];
+            }
+        }
+        a.runs_paired = rd.count(rd.at(g, "runs_paired"));
+        const auto& samples = rd.at(g, "samples");
+        if (!samples.is_array() || samples.size() != kSampleKinds) rd.fail("samples are not [h2, h3, diff]");
+        for (int s = 0; s < kSampleKinds && rd.error.empty(); ++s) {
+            SampleAggregates& sa = a.sample[s];
+            sa.n = rd.count(rd.at(samples[s], "n"));
+            sa.runs = rd.count(rd.at(samples[s], "runs"));
+            for (const auto& st : rd.list(samples[s], "stats")) sa.order_stats[rd.count(rd.item(st, 0))] = rd.number(rd.item(st, 1));
+            for (const auto& b : rd.list(samples[s], "below"))
+                sa.below[rd.number(rd.item(b, 0))] = {rd.count(rd.item(b, 1)), rd.count(rd.item(b, 2)), rd.count(rd.item(b, 3)),
+                                                    rd.count(rd.item(b, 4))};
+        }
+        a.diffs = rd.moments(rd.at(g, "diffs"));
+        a.diffs_h2_first = rd.moments(rd.at(g, "diffs_h2_first"));
+        a.diffs_h3_first = rd.moments(rd.at(g, "diffs_h3_first"));
+        for (const auto& c : rd.list(g, "cross"))
+            a.cross[{rd.number(rd.item(c, 0)), rd.number(rd.item(c, 1))}] = {rd.count(rd.item(c, 2)), rd.count(rd.item(c, 3)),
+                                                                         rd.count(rd.item(c, 4)), rd.count(rd.item(c, 5))};
+        if (!rd.error.empty()) break;
+        out.push_back(std::move(a));
+    }
+    if (!rd.error.empty()) {
+        error = "aggregates do not read: " + rd.error;
+        out.clear();
+    }
+    return out;
+}
+
+std::string needs_to_json(const Needs& needs) {
+    nlohmann::json doc = {{"ranks", nlohmann::json::array()}, {"below", nlohmann::json::array()},
+                          {"cross", nlohmann::json::array()}};
+    for (const auto& r : needs.ranks) doc["ranks"].push_back({r.group, static_cast<int>(r.sample), r.rank});
+    for (const auto& b : needs.below) doc["below"].push_back({b.group, static_cast<int>(b.sample), b.threshold});
+    for (const auto& c : needs.cross) doc["cross"].push_back({c.group, c.q2, c.q3});
+    return doc.dump();
+}
+
+}  // namespace h3probe

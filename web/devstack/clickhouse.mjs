@@ -1,0 +1,170 @@
+// A local ClickHouse server (Debian's clickhouse-server 18.16) run as a child process with its own config and data
+// under .h3probe/clickhouse/NAME, never the system service: `npm run clickhouse`, the tests and bench:clickhouse use it.
+// Several can run at once (each its own ports), and a set of them can be one cluster of shards (remote_servers), which
+// is how the 2-shard test builds a real Distributed table on one machine.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { freePort } from './ports.mjs';
+import { stateDir } from './paths.mjs';
+
+export const CLICKHOUSE_BINARY = '/usr/sbin/clickhouse-server';
+
+/** Whether the server binary is installed (web/scripts/ensure_deps.sh installs it). */
+export const clickhouseInstalled = () => fs.existsSync(CLICKHOUSE_BINARY);
+
+const xmlEscape = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+// clusters: { name: [ {host, tcpPort}, ... one per shard ] }
+function configXml({ dir, httpPort, tcpPort, interserverPort, clusters = {} }) {
+  const remote = Object.entries(clusters).map(([name, shards]) => `    <${name}>\n${shards.map((s) => `      <shard><replica>
+        <host>${xmlEscape(s.host ?? '127.0.0.1')}</host><port>${s.tcpPort}</port>
+      </replica></shard>`).join('\n')}\n    </${name}>`).join('\n');
+  return `<?xml version="1.0"?>
+<yandex>
+  <logger>
+    <level>warning</level>
+    <log>${xmlEscape(path.join(dir, 'log', 'server.log'))}</log>
+    <errorlog>${xmlEscape(path.join(dir, 'log', 'server.err.log'))}</errorlog>
+    <size>10M</size>
+    <count>2</count>
+  </logger>
+  <listen_host>127.0.0.1</listen_host>
+  <http_port>${httpPort}</http_port>
+  <tcp_port>${tcpPort}</tcp_port>
+  <interserver_http_port>${interserverPort}</interserver_http_port>
+  <interserver_http_host>127.0.0.1</interserver_http_host>
+  <path>${xmlEscape(path.join(dir, 'data'))}/</path>
+  <tmp_path>${xmlEscape(path.join(dir, 'tmp'))}/</tmp_path>
+  <user_files_path>${xmlEscape(path.join(dir, 'user_files'))}/</user_files_path>
+  <format_schema_path>${xmlEscape(path.join(dir, 'format_schemas'))}/</format_schema_path>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>268435456</mark_cache_size>
+  <max_concurrent_queries>100</max_concurrent_queries>
+  <remote_servers>
+${remote}
+  </remote_servers>
+  <query_log>
+    <database>system</database>
+    <table>query_log</table>
+    <flush_interval_milliseconds>1000</flush_interval_milliseconds>
+  </query_log>
+</yandex>
+`;
+}
+
+const USERS_XML = `<?xml version="1.0"?>
+<yandex>
+  <profiles>
+    <default>
+      <max_memory_usage>12000000000</max_memory_usage>
+      <load_balancing>random</load_balancing>
+      <log_queries>1</log_queries>
+    </default>
+  </profiles>
+  <users>
+    <default>
+      <password></password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>default</profile>
+      <quota>default</quota>
+    </default>
+  </users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
+    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
+</yandex>
+`;
+
+/** Picks the ports of a server to be started later (so that a cluster's config can name every shard first). */
+export async function planClickHouse(name = 'local', { httpPort } = {}) {
+  const exclude = httpPort ? [httpPort] : [];
+  const take = async () => { const p = await freePort({ exclude }); exclude.push(p); return p; };
+  return { name, dir: path.join(stateDir, 'clickhouse', name), httpPort: httpPort ?? await take(), tcpPort: await take(),
+    interserverPort: await take() };
+}
+
+/**
+ * Starts clickhouse-server with its config and data in plan.dir (from planClickHouse()); fresh: remove the data first.
+ * Resolves once its HTTP interface answers, to { url (http://127.0.0.1:PORT), httpPort, tcpPort, dir, pid, stop(),
+ * kill() }. stop() sends SIGTERM and resolves when the process has exited (kill(): SIGKILL, as a crash).
+ */
+export async function startClickHouse(plan, options = {}) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(plan, options);
+    } catch (err) {
+      // Another process took one of the picked ports between picking and binding: pick others (a cluster's shards
+      // name each other's ports in their configs, so only a lone server can move).
+      // A previous server on the same data still exiting holds its lock for a moment: wait and try again.
+      if (attempt < 5 && /Cannot lock file/.test(err.message)) {
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      const movable = Object.keys(options.clusters ?? {}).length === 0;
+      if (!movable || attempt >= 3 || !/Address already in use/.test(err.message)) throw err;
+      Object.assign(plan, await planClickHouse(plan.name, { httpPort: options.keepHttpPort ? plan.httpPort : undefined }));
+    }
+  }
+}
+
+async function startOnce(plan, { clusters = {}, fresh = false, timeoutMs = 30_000 } = {}) {
+  if (!clickhouseInstalled()) throw new Error('clickhouse-server is not installed: npm run deps (web/scripts/ensure_deps.sh)');
+  const { dir } = plan;
+  if (fresh) fs.rmSync(dir, { recursive: true, force: true });
+  for (const sub of ['data', 'tmp', 'user_files', 'format_schemas', 'log']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'config.xml'), configXml({ ...plan, clusters }));
+  fs.writeFileSync(path.join(dir, 'users.xml'), USERS_XML);
+  const child = spawn(CLICKHOUSE_BINARY, [`--config-file=${path.join(dir, 'config.xml')}`], {
+    cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], detached: false,
+  });
+  let stderr = '';
+  child.stderr.on('data', (c) => { stderr = (stderr + c).slice(-4000); });
+  // Never outlive the process that started it (a script that throws, a test runner that exits).
+  const reap = () => child.kill('SIGKILL');
+  process.once('exit', reap);
+  child.once('exit', () => process.removeListener('exit', reap));
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let dead = null;
+  exited.then((e) => { dead = e; });
+  const url = `http://127.0.0.1:${plan.httpPort}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (dead) throw new Error(`clickhouse-server exited (${JSON.stringify(dead)}): ${stderr} ${readLogTail(dir)}`);
+    try {
+      const res = await fetch(`${url}/?query=SELECT%201`);
+      if (res.ok && (await res.text()).trim() === '1') break;
+    } catch { /* not up yet */ }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`clickhouse-server did not answer on ${url} within ${timeoutMs} ms: ${readLogTail(dir)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const stopWith = (signal) => async () => {
+    if (!dead) child.kill(signal);
+    await exited;
+  };
+  return { ...plan, url, pid: child.pid, stop: stopWith('SIGTERM'), kill: stopWith('SIGKILL'), exited };
+}
+
+function readLogTail(dir) {
+  try {
+    return fs.readFileSync(path.join(dir, 'log', 'server.err.log'), 'utf8').slice(-2000);
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** The server's version string (clickhouse-server --version is not in 18.16: ask a running one). */
+export async function clickhouseVersion(url) {
+  const res = await fetch(`${url}/?query=SELECT%20version()`);
+  return (await res.text()).trim();
+}
+
+/** For `which`-style checks in scripts: true when the binary runs at all. */
+export function clickhouseRuns() {
+  if (!clickhouseInstalled()) return false;
+  return spawnSync(CLICKHOUSE_BINARY, ['--help'], { stdio: 'ignore' }).status !== null;
+}

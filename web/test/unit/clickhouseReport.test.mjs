@@ -1,0 +1,205 @@
+// The report from ClickHouse (aggregates computed by SQL inside it, the inference in C++) against the report from SQLite
+// (aggregates computed in C++ from the values) on the same mixed database: several regions, both orders, A/A runs
+// beside the experiment's, every exclusion class, fallbacks, missing metric values. Every line of the text and HTML
+// reports must be the same, and every number of the JSON report equal within 1e-6 relative. Then a real cluster: two
+// ClickHouse servers as two shards, local tables plus Distributed tables, beacons stored through the collector, the
+// same report again.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startCollector } from '../../server/collector.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { openStore } from '../../server/store.mjs';
+import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
+import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { repoRoot } from '../../devstack/paths.mjs';
+
+const core = await loadH3probeNode();
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-chreport-'));
+const servers = [];
+const plans = [];
+after(async () => {
+  for (const s of servers) await s.kill();
+  for (const p of plans) fs.rmSync(p.dir, { recursive: true, force: true });
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+function sample(phase, idx, protocol, networkMs, extra = {}) {
+  return { phase, idx, origin: phase === 'control' ? 'h2' : protocol || 'h3', result: 'ok', http_status: 204, protocol, reused: true,
+    network_ms: networkMs, queue_ms: 0.5, dns_ms: 0, connect_ms: 0, tls_ms: 0, request_ms: networkMs / 2, response_ms: 1,
+    start_ms: 100, fetch_ms: networkMs + 1, ...extra };
+}
+// Hand-made runs with every exclusion class, fallbacks, a missing tls_ms, and A/A runs (which the default report leaves out).
+function handMade() {
+  const run = (id, region, { order = 'h2-first', arms = 'h2-h3', hs = [], ts = [] }) => {
+    const arm = (phase, protocol, list) => list.map((v, i) => (Array.isArray(v)
+      ? sample(phase, i, protocol, v[0], { origin: phase === 'control' ? 'h2' : arms.slice(3), ...v[1] })
+      : sample(phase, i, protocol, v, { origin: phase === 'control' ? 'h2' : arms.slice(3) })));
+    return { beacon: { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'mixed', module_version: '0.1.0', order, arms,
+      outcome: 'complete', error: '', samples: [sample('prewarm', 0, 'h2', 500), ...arm('control', 'h2', hs), ...arm('treatment', arms === 'h2-h2' ? 'h2' : 'h3', ts)] },
+    meta: { receivedAt: '2022-12-20T10:00:00.000Z', region, country: null } };
+  };
+  return [
+    run('x-e1', 'Europe', { hs: [50, [51, { result: 'timeout', network_ms: null, protocol: '' }], [52, { result: 'http_error', http_status: 503 }],
+      [53, { result: 'aborted', network_ms: null, protocol: '' }]],
+    ts: [40, [41, { result: 'timing_unavailable', network_ms: 0, protocol: '' }], [42, { result: 'network_error', network_ms: null, protocol: '' }],
+      [43, { result: 'no_timing_entry', network_ms: null }], [44, { tls_ms: null }], [45, { result: 'redirected' }], [46, { result: 'cache_hit' }]] }),
+    run('x-e2', 'Europe', { hs: [60, 62], ts: [[45, { protocol: 'h2' }], [46, { protocol: '' }]] }),
+    run('x-n1', null, { order: 'h3-first', hs: [70], ts: [] }),
+    ...Array.from({ length: 12 }, (_, i) => run(`x-aa${i}`, 'Asia', { arms: 'h2-h2', hs: [100 + i, 101], ts: [99 + i, 103] })),
+  ];
+}
+
+async function writeBoth(items, sqlitePath, chStore) {
+  const st = openStore(sqlitePath, core);
+  const pending = [];
+  for (const { beacon, meta } of items) {
+    const text = JSON.stringify(beacon);
+    const decoded = core.decodeBeacon(text);
+    assert.ok(decoded.ok, decoded.error);
+    st.insertBeacon(decoded, meta);
+    if (chStore) pending.push(chStore.queueBeacon(core.decodeBeacon(text), meta));
+  }
+  st.close();
+  await Promise.all(pending);
+}
+
+// Every number of a against b within rel relative (1e-300 absolute near 0); everything else equal.
+function assertClose(a, b, where = '$', rel = 1e-6, skip = ['generatedAt']) {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const ok = a === b || Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-300);
+    assert.ok(ok, `${where}: ${a} vs ${b}`);
+    return;
+  }
+  if (a && b && typeof a === 'object') {
+    assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), `${where}: keys`);
+    for (const k of Object.keys(a)) if (!skip.includes(k)) assertClose(a[k], b[k], `${where}.${k}`, rel, skip);
+    return;
+  }
+  assert.equal(a, b, where);
+}
+
+async function bothReports(sqlitePath, chSpec, options, tag) {
+  const out = {};
+  for (const [name, source] of [['sqlite', { dbPath: sqlitePath }], ['clickhouse', { store: chSpec }]]) {
+    const r = await makeReport(core, { ...source, ...options, htmlPath: path.join(tmp, `${tag}-${name}.html`), jsonPath: path.join(tmp, `${tag}-${name}.json`) });
+    out[name] = { text: r.text, html: fs.readFileSync(r.htmlPath, 'utf8'), json: JSON.parse(fs.readFileSync(r.jsonPath, 'utf8')) };
+  }
+  return out;
+}
+
+function assertSame({ sqlite, clickhouse }, skip = ['generatedAt']) {
+  const a = sqlite.text.split('\n');
+  const b = clickhouse.text.split('\n');
+  for (let i = 0; i < Math.max(a.length, b.length); i++) assert.equal(b[i], a[i], `text line ${i + 1}:\n${b[i]}\n${a[i]}`);
+  // The footer's generation time is the one line that may differ.
+  const stamp = (html) => html.replace(/Generated \d{4}-\d\d-\d\dT[\d:.]+Z/, 'Generated (time)').split('\n');
+  const ha = stamp(sqlite.html);
+  const hb = stamp(clickhouse.html);
+  for (let i = 0; i < Math.max(ha.length, hb.length); i++) assert.equal(hb[i], ha[i], `HTML line ${i + 1}`);
+  assertClose(clickhouse.json, sqlite.json, '$', 1e-6, skip);
+}
+
+describe('report from ClickHouse aggregates', () => {
+  let chSpec;
+  const sqlitePath = path.join(tmp, 'mixed.sqlite');
+  before(async () => {
+    assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
+    const plan = await planClickHouse(`test-report-${process.pid}`);
+    plans.push(plan);
+    servers.push(await startClickHouse(plan, { fresh: true }));
+    chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/mixed`;
+    const ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'mixed-spool.ndjson') });
+    await writeBoth([...syntheticBeacons({ runs: 900, seed: 7, days: 3 }), ...handMade()], sqlitePath, ch);
+    assert.equal(ch.state().toSpool, 0, 'every beacon went straight in');
+    await ch.close();
+  });
+
+  test('every line of text and HTML, and the JSON within 1e-6, the same from both stores', { timeout: 60_000 }, async () => {
+    const both = await bothReports(sqlitePath, chSpec, {}, 'all');
+    assert.match(both.sqlite.text, /== region North America: \d+ runs/);
+    assert.ok(both.sqlite.json.groups[0].analysis.rows.some((r) => Number.isFinite(r.ci_ms[0])), 'some intervals defined');
+    assert.ok(both.sqlite.json.groups[0].order, 'the order effect is there (random order)');
+    assertSame(both);
+  });
+
+  test('the same with --since, another metric with missing values, an A/A mode and another confidence', { timeout: 60_000 }, async () => {
+    assertSame(await bothReports(sqlitePath, chSpec, { since: '2022-12-16', metric: 'tls_ms', confidence: 0.9 }, 'since'));
+    const aa = await bothReports(sqlitePath, chSpec, { arms: 'h2-h2' }, 'aa');
+    assert.match(aa.sqlite.text, /12 stored runs/);
+    assertSame(aa);
+  });
+
+  test('npm run report -- --store clickhouse://… prints what --store sqlite: prints; bootstrap is refused with a reason', { timeout: 60_000 }, async () => {
+    const run = (spec, extra = []) => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'report', '--store', spec,
+      '--no-html', ...extra], { encoding: 'utf8' });
+    assert.equal(run(chSpec), run(`sqlite:${sqlitePath}`));
+    assert.throws(() => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'report', '--store', chSpec, '--no-html',
+      '--method', 'bootstrap'], { encoding: 'utf8', stdio: 'pipe' }), /needs every value/);
+  });
+});
+
+describe('a 2-shard ClickHouse cluster', () => {
+  test('two servers, local tables and Distributed tables; beacons through the collector; the same report as SQLite', { timeout: 180_000 }, async () => {
+    const cluster = 'h3probe_two_shards';
+    const shardPlans = [await planClickHouse(`test-shard1-${process.pid}`), await planClickHouse(`test-shard2-${process.pid}`)];
+    plans.push(...shardPlans);
+    const clusters = { [cluster]: shardPlans.map((p) => ({ host: '127.0.0.1', tcpPort: p.tcpPort })) };
+    for (const p of shardPlans) servers.push(await startClickHouse(p, { fresh: true, clusters }));
+    const spec = `clickhouse://127.0.0.1:${shardPlans[0].httpPort}/sharded?cluster=${cluster}` +
+      `&shards=${shardPlans.map((p) => `127.0.0.1:${p.httpPort}`).join(',')}`;
+    const chStore = await openClickHouseStore(spec, core, { spool: path.join(tmp, 'shards-spool.ndjson') });
+    const sqlitePath = path.join(tmp, 'shards.sqlite');
+    const sqliteStore = openStore(sqlitePath, core);
+    const collectors = [await startCollector({ port: 0, store: chStore, core, rateLimit: 0 }),
+      await startCollector({ port: 0, store: sqliteStore, core, rateLimit: 0 })];
+    try {
+      // Countries through a header the collector trusts from loopback: several regions.
+      const countries = ['US', 'DE', 'JP', 'BR'];
+      const items = [...syntheticBeacons({ runs: 100, seed: 21, days: 1 })];
+      let k = 0;
+      const send = async () => {
+        while (k < items.length) {
+          const i = k++;
+          const body = JSON.stringify(items[i].beacon);
+          for (const c of collectors) {
+            const status = await new Promise((resolve, reject) => {
+              const req = http.request({ host: '127.0.0.1', port: c.port, method: 'POST', path: '/beacon', agent: false,
+                headers: { 'CF-IPCountry': countries[i % countries.length] } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
+              req.on('error', reject);
+              req.end(body);
+            });
+            assert.equal(status, 204);
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, send));
+      await chStore.flushed();
+      assert.equal(chStore.state().toSpool, 0);
+      // Both shards hold part of the runs, and every run's rows are on one shard.
+      const perShard = [];
+      for (const p of shardPlans) {
+        const res = await fetch(`http://127.0.0.1:${p.httpPort}/?database=sharded`, { method: 'POST',
+          body: 'SELECT (SELECT count() FROM runs_local), (SELECT count() FROM run_records_local), (SELECT uniqExact(run_id) FROM requests_local)' });
+        perShard.push((await res.text()).trim().split('\t').map(Number));
+      }
+      for (const [runs, records, requestRuns] of perShard) {
+        assert.ok(runs >= 20, `each shard holds runs: ${JSON.stringify(perShard)}`);
+        assert.equal(records, runs);
+        assert.equal(requestRuns, runs);
+      }
+      assert.equal(perShard[0][0] + perShard[1][0], items.length);
+      assertSame(await bothReports(sqlitePath, spec, {}, 'shards'), ['generatedAt', 'received']);
+    } finally {
+      for (const c of collectors) await c.close();
+      await chStore.close();
+      sqliteStore.close();
+    }
+  });
+});

@@ -1,0 +1,205 @@
+// The ClickHouse store with a real clickhouse-server (Debian's 18.16, started here with its data in a temporary folder
+// under .h3probe/clickhouse): tables made from the core's schema, the collector's beacons stored once each, ClickHouse
+// killed in the middle of a load and restarted (every acknowledged beacon there exactly once, from the spool), the
+// `h3probe collector --store clickhouse://…` and `h3probe export --store …` commands, and the same NDJSON export from
+// ClickHouse as from SQLite. No assertion depends on timing: waits are for events, bounded by the test timeouts.
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startCollector } from '../../server/collector.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { COLLECTOR_COLUMNS, openStore } from '../../server/store.mjs';
+import {
+  clickhouseTables, openClickHouseStore, parseClickHouseUrl,
+} from '../../server/clickhouseStore.mjs';
+import { parseStoreSpec } from '../../server/storeSpec.mjs';
+import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { repoRoot } from '../../devstack/paths.mjs';
+
+const core = await loadH3probeNode();
+const schema = core.schema();
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-ch-'));
+let server;
+let plan;
+
+before(async () => {
+  assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
+  plan = await planClickHouse(`test-store-${process.pid}`);
+  server = await startClickHouse(plan, { fresh: true });
+});
+after(async () => {
+  await server?.kill();
+  if (plan) fs.rmSync(plan.dir, { recursive: true, force: true });
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const url = (db) => `clickhouse://127.0.0.1:${plan.httpPort}/${db}`;
+const beacons = (runs, seed) => [...syntheticBeacons({ runs, seed, days: 2 })]
+  .map(({ beacon, meta }) => ({ text: JSON.stringify(beacon), meta, runId: beacon.run_id }));
+
+function post(port, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/beacon', agent: false,
+      headers: { 'Content-Type': 'text/plain' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('store spec', () => {
+  test('sqlite and clickhouse specs parse; wrong ones say what is wanted', () => {
+    assert.deepEqual(parseStoreSpec('sqlite:/tmp/a.sqlite'), { kind: 'sqlite', path: '/tmp/a.sqlite' });
+    assert.deepEqual(parseStoreSpec('b.sqlite'), { kind: 'sqlite', path: 'b.sqlite' });
+    const ch = parseStoreSpec('clickhouse://db.example:8124/beacons?spool=/var/spool/h3.ndjson');
+    assert.equal(ch.kind, 'clickhouse');
+    assert.equal(ch.url, 'http://db.example:8124');
+    assert.equal(ch.database, 'beacons');
+    assert.equal(ch.spool, '/var/spool/h3.ndjson');
+    assert.deepEqual(parseClickHouseUrl('clickhouse://a:1/d?cluster=c&shards=a:1,b:2').shards, ['http://a:1', 'http://b:2']);
+    assert.throws(() => parseStoreSpec('postgres://x/y'), /only sqlite:PATH and clickhouse/);
+    assert.throws(() => parseStoreSpec('clickhouse://h:1/bad-name'), /letters, digits and _/);
+    assert.throws(() => parseStoreSpec('clickhouse://h:1/d?shard=x'), /unknown ClickHouse URL parameter "shard"/);
+  });
+
+  test('the tables are made from the core schema: every run, request and duration column, a count per arm and class', () => {
+    const [runs, requests, records] = clickhouseTables(schema);
+    const names = (t) => t[1].map((c) => c.split(' ')[0]);
+    assert.deepEqual(names(runs), [...schema.runColumns.map((c) => c.name), ...COLLECTOR_COLUMNS.map((c) => c.name)]);
+    assert.deepEqual(names(requests), [...schema.requestColumns.map((c) => c.name), ...schema.durations.map((d) => d.name)]);
+    for (const c of schema.requestClasses) {
+      assert.ok(names(records).includes(`control_${c.name}`) && names(records).includes(`treatment_${c.name}`), c.name);
+    }
+    for (const m of schema.metrics) assert.ok(names(records).includes(`${m}_treatment`), m);
+  });
+});
+
+describe('ClickHouse store', () => {
+  test('tables are created when missing; a column the core gained is added to an existing table', async () => {
+    const store = await openClickHouseStore(url('grow'), core, { spool: path.join(tmp, 'grow.ndjson') });
+    await store.client.query('ALTER TABLE requests DROP COLUMN fetch_ms');
+    await store.close();
+    const again = await openClickHouseStore(url('grow'), core, { spool: path.join(tmp, 'grow.ndjson') });
+    const cols = (await again.client.json("SELECT name FROM system.columns WHERE database = 'grow' AND table = 'requests'")).map((r) => r.name);
+    assert.ok(cols.includes('fetch_ms'));
+    await again.close();
+  });
+
+  test('ClickHouse killed mid-load: the collector keeps answering 204, spools, replays; every acknowledged beacon once', { timeout: 120_000 }, async () => {
+    const spool = path.join(tmp, 'load.ndjson');
+    const store = await openClickHouseStore(url('load'), core, { spool, retryMs: 100 });
+    const collector = await startCollector({ port: 0, store, core, rateLimit: 0 });
+    const all = beacons(240, 11);
+    const acked = new Set();
+    const statuses = new Map();
+    let next = 0;
+    let killed = false;
+    let restarted = false;
+    async function worker() {
+      while (next < all.length) {
+        const b = all[next++];
+        const status = await post(collector.port, b.text);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (status === 204) acked.add(b.runId);
+        if (acked.size >= 60 && !killed) {
+          killed = true;
+          await server.kill();
+        }
+        if (acked.size >= 160 && !restarted) {
+          restarted = true;
+          assert.equal(store.state().spooled, true, 'beacons were spooled while ClickHouse was down');
+          server = await startClickHouse(plan);
+        }
+      }
+    }
+    try {
+      await Promise.all(Array.from({ length: 16 }, worker));
+      // A client retry of an acknowledged beacon: stored once.
+      assert.equal(await post(collector.port, all[0].text), 204);
+      await store.flushed(60_000);
+      assert.deepEqual([...statuses.keys()], [204], `every beacon answered 204: ${JSON.stringify([...statuses])}`);
+      assert.equal(acked.size, all.length);
+      const state = store.state();
+      assert.ok(state.spooled === false && state.replayed > 0 && state.inserted > 0, JSON.stringify(state));
+      assert.equal(fs.statSync(spool).size, 0, 'the spool is emptied once replayed');
+      const perRun = async (table) => new Map((await store.client.json(`SELECT run_id, count() AS n FROM ${table} GROUP BY run_id`))
+        .map((r) => [r.run_id, r.n]));
+      const runs = await perRun('runs');
+      const records = await perRun('run_records');
+      const requests = await perRun('requests');
+      assert.equal(runs.size, acked.size);
+      for (const id of acked) {
+        assert.equal(runs.get(id), 1, `run ${id} once`);
+        assert.equal(records.get(id), 1, `record ${id} once`);
+        assert.equal(requests.get(id), JSON.parse(all.find((b) => b.runId === id).text).samples.length, `requests of ${id}`);
+      }
+      assert.equal(store.countRuns(), acked.size);
+    } finally {
+      await collector.close();
+      await store.close();
+    }
+  });
+
+  test('a replay after an insert whose answer was lost inserts nothing twice', async () => {
+    const spool = path.join(tmp, 'lost.ndjson');
+    const store = await openClickHouseStore(url('lost'), core, { spool });
+    const some = beacons(30, 5);
+    await Promise.all(some.slice(0, 20).map((b) => store.queueBeacon(core.decodeBeacon(b.text), b.meta)));
+    await store.close();
+    // The same 20 rows, plus 10 new ones, left in the spool as if their inserts had failed after ClickHouse took them.
+    const { clickhouseRows } = await import('../../server/clickhouseStore.mjs');
+    fs.writeFileSync(spool, some.map((b) => `${JSON.stringify(clickhouseRows(schema, core.decodeBeacon(b.text), b.meta))}\n`).join(''));
+    const reopened = await openClickHouseStore(url('lost'), core, { spool });
+    await reopened.flushed(30_000);
+    const [row] = await reopened.client.json('SELECT count() AS runs, uniqExact(run_id) AS ids FROM runs');
+    assert.deepEqual(row, { runs: 30, ids: 30 });
+    const [req] = await reopened.client.json('SELECT count() AS n FROM requests');
+    assert.equal(req.n, some.reduce((s, b) => s + JSON.parse(b.text).samples.length, 0));
+    assert.equal(reopened.state().duplicates, 20);
+    await reopened.close();
+  });
+
+  test('h3probe collector --store clickhouse://… stores beacons; export gives the same NDJSON as from SQLite', { timeout: 60_000 }, async () => {
+    const spool = path.join(tmp, 'cli.ndjson');
+    const spec = `${url('cli')}?spool=${encodeURIComponent(spool)}`;
+    const child = spawn(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'collector', '--store', spec, '--port', '0',
+      '--rate-limit', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const listening = await new Promise((resolve, reject) => {
+      child.stdout.on('data', (c) => {
+        out += c;
+        const line = out.split('\n').find((l) => l.includes('"listening"'));
+        if (line) resolve(JSON.parse(line));
+      });
+      child.once('exit', (code) => reject(new Error(`collector exited ${code}: ${out}`)));
+    });
+    assert.equal(listening.store, spec);
+    const some = beacons(40, 9);
+    assert.deepEqual(new Set(await Promise.all(some.map((b) => post(listening.port, b.text)))), new Set([204]));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+
+    // The same beacons through the SQLite store (same received times), then both exports.
+    const sqlite = path.join(tmp, 'same.sqlite');
+    const st = openStore(sqlite, core);
+    const ch = await openClickHouseStore(url('same'), core, { spool: path.join(tmp, 'same.ndjson') });
+    for (const b of some) st.insertBeacon(core.decodeBeacon(b.text), b.meta);
+    await Promise.all(some.map((b) => ch.queueBeacon(core.decodeBeacon(b.text), b.meta)));
+    st.close();
+    await ch.close();
+    const exportOf = (args) => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'export', ...args], { encoding: 'utf8' });
+    const fromSqlite = exportOf(['--store', `sqlite:${sqlite}`]);
+    assert.equal(exportOf(['--store', url('same')]), fromSqlite);
+    assert.equal(fromSqlite.trim().split('\n').length, 40);
+    const cliRuns = exportOf(['--store', url('cli')]).trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(cliRuns.map((r) => r.run_id), some.map((b) => b.runId).sort());
+  });
+});
