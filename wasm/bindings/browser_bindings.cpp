@@ -126,7 +126,6 @@ public:
     }
 
     std::string beaconJson() const { return experiment_ ? experiment_->beacon_json() : std::string(); }
-    bool beaconQueued() const { return experiment_ && experiment_->beacon_queued(); }
     std::string pageLoadId() const { return experiment_ ? experiment_->page_load_id() : std::string(); }
 
 private:
@@ -150,7 +149,6 @@ EMSCRIPTEN_BINDINGS(h3probe_browser) {
         .function("onTimer", &Session::onTimer)
         .function("state", &Session::state)
         .function("beaconJson", &Session::beaconJson)
-        .function("beaconQueued", &Session::beaconQueued)
         .function("pageLoadId", &Session::pageLoadId);
     emscripten::constant("version", std::string(H3PROBE_VERSION));
 }

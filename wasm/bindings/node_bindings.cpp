@@ -48,16 +48,32 @@ val pair(double lo, double hi) {
     return a;
 }
 
-// decodeBeacon(text) -> {ok: true, run, requests} | {ok: false, error}
-val decode_beacon_js(const std::string& text) {
+val decode_error(const std::string& error) {
     val out = val::object();
-    DecodeResult decoded = decode_beacon(text);
-    if (!decoded.beacon) {
-        out.set("ok", false);
-        out.set("error", decoded.error);
-        return out;
+    out.set("ok", false);
+    out.set("error", error);
+    return out;
+}
+
+// decodeBeacon(text | bytes) -> {ok: true, run, requests} | {ok: false, error}
+// Bytes (a Uint8Array or Buffer: the collector's request body as read) are copied into the decoder's memory by one
+// TypedArray.set(); a string is first encoded to UTF-8 by the glue, a character at a time in JavaScript. Bytes that
+// are not UTF-8 are not JSON, and refused as such.
+val decode_beacon_js(const val& input) {
+    std::string text;
+    if (input.isString()) {
+        text = input.as<std::string>();
+    } else if (input.instanceof(val::global("Uint8Array"))) {
+        text.resize(input["length"].as<std::size_t>());
+        val(emscripten::typed_memory_view(text.size(), reinterpret_cast<std::uint8_t*>(text.data())))
+            .call<void>("set", input);
+    } else {
+        return decode_error("beacon must be a string or a Uint8Array");
     }
+    DecodeResult decoded = decode_beacon(text);
+    if (!decoded.beacon) return decode_error(decoded.error);
     const StoredBeacon stored = to_stored(*decoded.beacon);
+    val out = val::object();
     val run = val::object();
 #define H3PROBE_SET_COLUMN(type, name, limit, what) run.set(#name, js(stored.run.name));
     H3PROBE_RUN_COLUMNS(H3PROBE_SET_COLUMN)

@@ -260,7 +260,8 @@ function readBody(req, maxBody) {
       if (size <= maxBody) chunks.push(chunk);
       else if (size > MAX_DRAIN) req.destroy();
     });
-    req.on('end', () => resolve(size > maxBody ? null : Buffer.concat(chunks).toString('utf8')));
+    // The bytes as read: the decoder takes them without a conversion to a string and back.
+    req.on('end', () => resolve(size > maxBody ? null : Buffer.concat(chunks)));
     req.on('error', () => resolve(null));
     req.on('close', () => resolve(null));
   });

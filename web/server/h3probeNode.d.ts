@@ -135,8 +135,9 @@ export interface Schema {
 }
 
 export interface H3probeNode {
-  /** Validates a beacon's text (schema h3probe/1) and returns the rows to store; never throws for bad input. */
-  decodeBeacon(text: string): Decoded;
+  /** Validates a beacon (schema h3probe/1), as text or as its UTF-8 bytes (cheaper: one copy), and returns the rows
+   *  to store; never throws for bad input. */
+  decodeBeacon(text: string | Uint8Array): Decoded;
   /** records: per run [group number (1..n)][arm_counts][arm_values of the metric], concatenated (or in chunks that
    *  concatenate to that); groupNames[i] names group i + 1. groups[0] is overall, then one per name in the order given. */
   buildReport(records: Uint8Array | Uint8Array[], groupNames: string[], options: ReportOptions): { error: string; groups: GroupReport[] };

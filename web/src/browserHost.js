@@ -22,8 +22,9 @@ export function nextTask() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-// onError(where, error) records a problem; onRunEnded() is called once the core has sent its beacon, which is a run's
-// last call to the host whichever way the run ended (see send_beacon in wasm/core/platform.hpp).
+// onError(where, error) records a problem; onRunEnded(queued) is called once the run's beacon has been given to the
+// browser; sending it is a run's last call to the host whichever way the run ended (see send_beacon in
+// wasm/core/platform.hpp).
 export function createBrowserHost({ onError, onRunEnded = () => {} }) {
   let session = null;
   let closed = false;
@@ -32,6 +33,8 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
   const waiters = new Map(); // url -> resolve(entry)
   const unclaimed = new Map(); // url -> entry seen before anyone asked for it
   let observer = null;
+  let pending = null; // the beacon's sending, until it has gone
+  const flush = () => pending && pending();
 
   function call(method, ...args) {
     if (!session) return;
@@ -150,21 +153,27 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
       clearTimeout(timers.get(handle));
       timers.delete(handle);
     },
-    // sendBeacon survives the page unloading; where it refuses (quota, blocked), a keepalive fetch is the fallback.
+    // The beacon goes out in a task of its own: a sendBeacon() call costs the main thread about as much as a fetch(),
+    // and the core has just summarised and encoded the run. flush() (the page being hidden, close()) sends it at once.
+    // The browser's answer reaches onRunEnded(queued); the core is told the beacon was taken.
     sendBeacon(url, body) {
-      try {
-        return queueBeacon(url, body);
-      } finally {
+      pending = () => {
+        pending = null;
+        const queued = queueBeacon(url, body);
         try {
-          onRunEnded();
+          onRunEnded(queued);
         } catch (error) {
           onError('onRunEnded', error);
         }
-      }
+      };
+      nextTask().then(flush);
+      return true;
     },
+    flush,
     // Stops listening and cancels what is pending: no observer, timer or fetch of this host outlives it. Called when
     // the run has ended or will not start; safe to call more than once.
     close() {
+      flush();
       closed = true;
       session = null;
       for (const id of timers.values()) clearTimeout(id);

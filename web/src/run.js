@@ -33,11 +33,19 @@ function moduleFiles(moduleUrl) {
 
 async function loadCore(moduleUrl) {
   const { glue, wasm } = moduleFiles(moduleUrl);
-  const { default: createModule } = await import(/* @vite-ignore */ /* webpackIgnore: true */ glue);
+  // The glue loads while the .wasm is fetched and compiled (streaming, off the main thread), each started in a task of
+  // its own: a fetch() call alone holds the main thread for milliseconds. The glue then instantiates the compiled
+  // module in a later task, and never fetches the .wasm itself.
+  const [{ default: createModule }, compiled] = await Promise.all([import(/* @vite-ignore */ /* webpackIgnore: true */ glue),
+    nextTask().then(() => WebAssembly.compileStreaming(fetch(wasm)))]);
   await nextTask();
-  // print/printErr: the Emscripten glue would otherwise write its failures (e.g. a CSP without 'wasm-unsafe-eval')
-  // to the console of the host page.
-  return createModule({ locateFile: (file) => (file.endsWith('.wasm') ? wasm : new URL(file, glue).href), print() {}, printErr() {} });
+  // The glue's setup, then in a later task the instance and the core's registration of its classes and types.
+  // print/printErr: the Emscripten glue would otherwise write its failures to the console of the host page.
+  return new Promise((resolve, reject) => createModule({
+    instantiateWasm: (imports, ready) => (nextTask().then(() => WebAssembly.instantiate(compiled, imports)).then(ready)
+      .catch(reject), {}),
+    print() {}, printErr() {},
+  }).then(resolve, reject));
 }
 
 // Returns a function that removes the listeners again.
@@ -62,10 +70,12 @@ export function startRun({ record, errors, onEnd }) {
   let host = null; // the browser host of this page load's run, until the run ends
   let unwatchVisibility = () => {};
   let closed = false;
+  let beaconQueued = false;
 
   // The run is over (beacon sent, or no run will start): nothing of the module keeps listening or waiting. The session
   // stays, so status() can still read the run's state and beacon.
-  function close() {
+  function close(queued) {
+    if (queued) beaconQueued = true; // from the host, once it gave the beacon to the browser
     if (closed) return;
     closed = true;
     try {
@@ -82,6 +92,7 @@ export function startRun({ record, errors, onEnd }) {
   function pageHidden() {
     try {
       if (session) session.pageHidden();
+      if (host) host.flush();
     } catch (error) {
       record('pageHidden', error);
     }
@@ -102,6 +113,11 @@ export function startRun({ record, errors, onEnd }) {
     host.bind(session);
     for (const error of errors) session.noteError(error);
 
+    await nextTask();
+    // The core's first call into its config rules also compiles them (WebAssembly is compiled lazily, function by
+    // function, and so is the glue's JavaScript): an empty config, rejected and so without effect, pays for that in a
+    // task of its own.
+    session.configure({});
     await nextTask();
     const localProblems = configureCore(local);
     if (localProblems.length) {
@@ -139,7 +155,7 @@ export function startRun({ record, errors, onEnd }) {
     detail() {
       if (!session) return {};
       return { run: session.state(), pageLoadId: session.pageLoadId(), beacon: session.beaconJson() || null,
-        beaconQueued: session.beaconQueued() };
+        beaconQueued };
     },
   };
 }

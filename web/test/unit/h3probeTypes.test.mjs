@@ -69,7 +69,8 @@ describe('h3probe.d.ts', () => {
     const returned = new Set([...body[1].matchAll(/return \{ (\w+), (\w+): /g)].flatMap((m) => [m[1], m[2]]));
     const detail = runSource.match(/detail\(\) \{([\s\S]*?)\n {4}\}/);
     assert.ok(detail, 'found the run\'s detail()');
-    for (const m of detail[1].matchAll(/(\w+): session/g)) returned.add(m[1]);
+    // Fields read from the session (`name: session...`) and the run's own (`name` shorthand).
+    for (const m of detail[1].matchAll(/(\w+): session|[{,]\s*(\w+)\s*(?=[,}])/g)) returned.add(m[1] ?? m[2]);
     assert.ok(returned.has('run'), 'found the run detail in status()');
     assert.deepEqual(propertyNames(declaration('interface', 'H3probeStatus')).sort(), [...returned].sort());
   });

@@ -52,6 +52,33 @@ test('the decoder returns the rows to store, each request with its class, in the
   assert.deepEqual([...new Float64Array(d.run.arm_network_ms.slice().buffer)], [10, 10]);
 });
 
+test('the rows keep every number exactly, null where the beacon had none, and text as sent', () => {
+  // However the rows cross from WebAssembly into JavaScript, no double may lose a digit on the way.
+  const odd = [0.1 + 0.2, 12.345678901234567, 1e-7, 4321.123456789012, 5e-324, 1234.5000000000002];
+  const samples = odd.map((v, idx) => sample('control', idx, 'h2', 'h2', { network_ms: v, dns_ms: null }));
+  const text = 'a "quoted" \\ word, a tab\t, é and 😀';
+  const d = core.decodeBeacon(JSON.stringify(beacon({ samples, error: text, context: { rtt_ms: 0.30000000000000004 } })));
+  assert.equal(d.ok, true);
+  assert.deepEqual(d.requests.map((q) => q.network_ms), odd);
+  assert.deepEqual(d.requests.map((q) => q.dns_ms), odd.map(() => null));
+  assert.equal(d.run.rtt_ms, 0.30000000000000004);
+  assert.equal(d.run.error, text);
+  assert.equal(d.requests[0].reused, 1);
+  assert.equal(typeof d.requests[0].idx, 'number');
+});
+
+test('the decoder takes the UTF-8 bytes of a beacon as it takes its text; bytes that are not UTF-8 are refused', () => {
+  const text = JSON.stringify(beacon({ error: 'é 😀' }));
+  const fromBytes = core.decodeBeacon(Buffer.from(text));
+  assert.equal(fromBytes.ok, true);
+  assert.deepEqual(fromBytes, core.decodeBeacon(text));
+  assert.deepEqual(core.decodeBeacon(new TextEncoder().encode(text)), fromBytes);
+  const bad = Buffer.from(text.replace('é', 'XX'));
+  bad[bad.indexOf('XX')] = 0xff;
+  assert.deepEqual(core.decodeBeacon(bad), { ok: false, error: 'beacon is not valid JSON' });
+  assert.deepEqual(core.decodeBeacon(42), { ok: false, error: 'beacon must be a string or a Uint8Array' });
+});
+
 test('bad input comes back as a value naming the problem, never as a throw', () => {
   assert.deepEqual(core.decodeBeacon('not json'), { ok: false, error: 'beacon is not valid JSON' });
   assert.match(core.decodeBeacon(JSON.stringify(beacon({ order: 'random' }))).error, /^order has an unknown value/);
