@@ -111,8 +111,11 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
         const QuantileInterval i2 = g.interval(SampleKind::h2, p, z, f2, s2);
         const QuantileInterval i3 = g.interval(SampleKind::h3, p, z, f3, s3);
         double rho = kNaN;
+        // The cross sums are asked for with the sums (not once the sums say they are needed): one round less.
+        const CrossSums* c = finite(i2.estimate) && finite(i3.estimate) && h2.runs >= 2 && h3.runs >= 2
+                                 ? g.cross(i2.estimate, i3.estimate) : nullptr;
         if (f2.sum_sq > 0 && f3.sum_sq > 0 && s2 && s3) {
-            if (const CrossSums* c = g.cross(i2.estimate, i3.estimate)) {
+            if (c) {
                 const double cross = delta_cross(*c, static_cast<std::size_t>(h2.n), s2->below,
                                                  static_cast<std::size_t>(h3.n), s3->below);
                 rho = std::max(-1.0, std::min(1.0, cross / std::sqrt(f2.sum_sq * f3.sum_sq)));
