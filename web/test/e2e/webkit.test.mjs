@@ -57,6 +57,10 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
   const runsBefore = stack.store.countRuns();
   await driver.get(experimentUrl(stack));
   await driver.executeScript(RECORD_ERRORS);
+  // The page's module script may still be running when the driver returns from get() on a loaded machine: wait for its
+  // status function rather than read it once (a module that failed to load never defines it, and this fails).
+  await driver.wait(async () => (await driver.executeScript('return typeof window.h3probeStatus')) === 'function', 10000)
+    .catch(() => {});
   assert.equal(await driver.executeScript('return typeof window.h3probeStatus'), 'function', 'the module loaded');
   await driver.findElement(By.css('#query')).sendKeys('quarterly report', Key.ENTER);
   await driver.wait(async () => Number(await driver.executeScript('return document.body.dataset.searches')) === 1, 10000);
