@@ -2,7 +2,7 @@
 // matrix run the same steps in each: Chromium through Playwright (CDP), Firefox ESR through puppeteer-core (WebDriver
 // BiDi; Playwright's Firefox needs its own patched build). The interface is the subset of Playwright's Page the tests use.
 import fs from 'node:fs';
-import { launchBrowser, openPage } from './chromium.mjs';
+import { launchBrowser, openPage, watchPage } from './chromium.mjs';
 import { FIREFOX_PATH, launchFirefox } from './firefox.mjs';
 
 export const ENGINES = Object.freeze(['chromium', 'firefox']);
@@ -40,20 +40,7 @@ export async function openTab(launched) {
   if (launched.engine === 'chromium') return openPage(launched.browser, null);
   const context = await launched.browser.createBrowserContext();
   const page = await context.newPage();
-  const recorded = [];
-  const messages = [];
-  page.on('pageerror', (err) => recorded.push({ type: 'pageerror', text: String(err?.stack ?? err) }));
-  page.on('console', (msg) => {
-    messages.push({ type: msg.type(), text: msg.text() });
-    if (msg.type() === 'error') recorded.push({ type: 'console.error', text: msg.text() });
-  });
-  await page.evaluateOnNewDocument(() => {
-    window.__h3probeTestErrors = [];
-    window.addEventListener('error', (e) => window.__h3probeTestErrors.push({ type: 'error', text: String(e.error?.stack ?? e.message) }));
-    window.addEventListener('unhandledrejection', (e) =>
-      window.__h3probeTestErrors.push({ type: 'unhandledrejection', text: String(e.reason?.stack ?? e.reason) }));
-  });
-  const inPage = () => page.evaluate(() => window.__h3probeTestErrors ?? []).catch(() => []);
+  const { recorded, messages, inPage } = await watchPage(page, (fn) => page.evaluateOnNewDocument(fn));
   return {
     page: puppeteerAsPlaywright(page),
     context: { close: () => context.close() },

@@ -9,9 +9,12 @@ export function launchBrowser(stack, { forceQuic = true, extra = [] } = {}) {
 }
 
 /** Opens url in a fresh context; errors() resolves with [{type, text}] from pageerror, console.error and window handlers. */
-export async function openPage(browser, url, { waitUntil = 'load' } = {}) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
+/**
+ * Records what a page shows of errors: its 'pageerror' and console events (Playwright's and puppeteer's pages name them
+ * alike) and, through a script run before the page's own (addInitScript: the driver's way to add one), the uncaught
+ * errors and unhandled rejections its code lets escape. Returns { recorded, messages, inPage() }.
+ */
+export async function watchPage(page, addInitScript) {
   const recorded = [];
   const messages = [];
   page.on('pageerror', (err) => recorded.push({ type: 'pageerror', text: String(err?.stack ?? err) }));
@@ -19,26 +22,28 @@ export async function openPage(browser, url, { waitUntil = 'load' } = {}) {
     messages.push({ type: msg.type(), text: msg.text() });
     if (msg.type() === 'error') recorded.push({ type: 'console.error', text: msg.text() });
   });
-  await page.addInitScript(() => {
+  await addInitScript(() => {
     window.__h3probeTestErrors = [];
     window.addEventListener('error', (e) => window.__h3probeTestErrors.push({ type: 'error', text: String(e.error?.stack ?? e.message) }));
     window.addEventListener('unhandledrejection', (e) =>
       window.__h3probeTestErrors.push({ type: 'unhandledrejection', text: String(e.reason?.stack ?? e.reason) }));
   });
+  const inPage = () => page.evaluate(() => window.__h3probeTestErrors ?? []).catch(() => []);
+  return { recorded, messages, inPage };
+}
+
+export async function openPage(browser, url, { waitUntil = 'load' } = {}) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const { recorded, messages, inPage } = await watchPage(page, (fn) => page.addInitScript(fn));
   if (url) await page.goto(url, { waitUntil });
   return {
     page,
     context,
     messages: () => [...messages],
-    async errors() {
-      const inPage = await page.evaluate(() => window.__h3probeTestErrors ?? []).catch(() => []);
-      return [...recorded, ...inPage];
-    },
+    async errors() { return [...recorded, ...await inPage()]; },
     /** Only what the page's own code let escape: uncaught errors and unhandled rejections (not the browser's own
      *  console reports of failed loads, which a test that makes loads fail expects). */
-    async uncaught() {
-      const inPage = await page.evaluate(() => window.__h3probeTestErrors ?? []).catch(() => []);
-      return [...recorded.filter((e) => e.type === 'pageerror'), ...inPage];
-    },
+    async uncaught() { return [...recorded.filter((e) => e.type === 'pageerror'), ...await inPage()]; },
   };
 }

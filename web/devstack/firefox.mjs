@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
+import { watchPage } from './chromium.mjs';
 
 export const FIREFOX_PATH = process.env.H3PROBE_FIREFOX ?? '/usr/bin/firefox-esr';
 
@@ -61,19 +62,9 @@ export async function launchFirefox(stack, { extraPrefs = {} } = {}) {
 /** Opens a new tab that records uncaught errors; uncaught() resolves with [{type, text}]. */
 export async function openFirefoxPage(browser) {
   const page = await browser.newPage();
-  const recorded = [];
-  page.on('pageerror', (err) => recorded.push({ type: 'pageerror', text: String(err?.stack ?? err) }));
-  await page.evaluateOnNewDocument(() => {
-    window.__h3probeTestErrors = [];
-    window.addEventListener('error', (e) => window.__h3probeTestErrors.push({ type: 'error', text: String(e.error?.stack ?? e.message) }));
-    window.addEventListener('unhandledrejection', (e) =>
-      window.__h3probeTestErrors.push({ type: 'unhandledrejection', text: String(e.reason?.stack ?? e.reason) }));
-  });
+  const { recorded, inPage } = await watchPage(page, (fn) => page.evaluateOnNewDocument(fn));
   return {
     page,
-    async uncaught() {
-      const inPage = await page.evaluate(() => window.__h3probeTestErrors ?? []).catch(() => []);
-      return [...recorded, ...inPage];
-    },
+    async uncaught() { return [...recorded.filter((e) => e.type === 'pageerror'), ...await inPage()]; },
   };
 }

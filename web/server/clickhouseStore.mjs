@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { COLLECTOR_COLUMNS } from './store.mjs';
+import { COLLECTOR_COLUMNS, writeRunsNdjson } from './store.mjs';
 
 // The tables' layout version (a column is only ever added, with ALTER TABLE … ADD COLUMN IF NOT EXISTS).
 export const CLICKHOUSE_STORE_VERSION = 1;
@@ -410,28 +410,15 @@ export async function openClickHouseStore(spec, core, { spool: spoolPath, retryM
 }
 
 /** One JSON line per run (duplicates folded), its requests nested: the same lines as the SQLite store's export. */
-async function exportNdjson(schema, client, stream) {
+function exportNdjson(schema, client, stream) {
   const runColumns = [...schema.runColumns.map((c) => c.name), ...COLLECTOR_COLUMNS.map((c) => c.name)];
-  let after = '';
-  let count = 0;
   const quote = (s) => `'${s.replace(/[\\']/g, '\\$&')}'`;
-  for (;;) {
-    const runs = await client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${quote(after)}
-      ORDER BY run_id LIMIT 1 BY run_id LIMIT ${EXPORT_PAGE}`);
-    if (runs.length === 0) return count;
-    const byRun = new Map();
-    for (const r of await client.json(`SELECT * FROM requests WHERE run_id >= ${quote(runs[0].run_id)}
-      AND run_id <= ${quote(runs.at(-1).run_id)} ORDER BY run_id, phase, idx LIMIT 1 BY run_id, phase, idx`)) {
-      if (!byRun.has(r.run_id)) byRun.set(r.run_id, []);
-      byRun.get(r.run_id).push(r);
-    }
-    for (const run of runs) {
-      const line = { ...run, requests: byRun.get(run.run_id) ?? [] };
-      if (!stream.write(`${JSON.stringify(line)}\n`)) await new Promise((r) => stream.once('drain', r));
-      count++;
-    }
-    after = runs.at(-1).run_id;
-  }
+  return writeRunsNdjson(stream, {
+    runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${quote(after)}
+      ORDER BY run_id LIMIT 1 BY run_id LIMIT ${EXPORT_PAGE}`),
+    requestsBetween: (first, last) => client.json(`SELECT * FROM requests WHERE run_id >= ${quote(first)}
+      AND run_id <= ${quote(last)} ORDER BY run_id, phase, idx LIMIT 1 BY run_id, phase, idx`),
+  });
 }
 
 // For the report and export: no spool, no inserts.

@@ -142,27 +142,37 @@ export function openStore(dbPath, core) {
     runsSince: (sinceIso = '') => sinceStmt.all(sinceIso),
     requestsFor: (runId) => requestsStmt.all(runId),
     /** One JSON line per run, its requests nested; pages by run_id so inserts are never blocked by an open cursor. */
-    async exportNdjson(stream) {
-      let after = '';
-      let count = 0;
-      for (;;) {
-        const runs = runsPage.all(after, EXPORT_PAGE);
-        if (runs.length === 0) return count;
-        const byRun = new Map();
-        for (const r of requestsRange.all(runs[0].run_id, runs.at(-1).run_id)) {
-          if (!byRun.has(r.run_id)) byRun.set(r.run_id, []);
-          byRun.get(r.run_id).push(r);
-        }
-        for (const run of runs) {
-          const line = { ...run, requests: byRun.get(run.run_id) ?? [] };
-          if (!stream.write(`${JSON.stringify(line)}\n`)) await new Promise((r) => stream.once('drain', r));
-          count++;
-        }
-        after = runs.at(-1).run_id;
-      }
-    },
+    exportNdjson: (stream) => writeRunsNdjson(stream, {
+      runsAfter: (after) => runsPage.all(after, EXPORT_PAGE),
+      requestsBetween: (first, last) => requestsRange.all(first, last),
+    }),
     close: () => db.close(),
   };
+}
+
+/**
+ * The export of either store: one JSON line per run with its requests nested, page by page. runsAfter(runId): the next
+ * page of runs in run_id order (empty at the end); requestsBetween(firstRunId, lastRunId): their requests in run_id
+ * order (either may return a promise). Resolves to the number of lines.
+ */
+export async function writeRunsNdjson(stream, { runsAfter, requestsBetween }) {
+  let after = '';
+  let count = 0;
+  for (;;) {
+    const runs = await runsAfter(after);
+    if (runs.length === 0) return count;
+    const byRun = new Map();
+    for (const r of await requestsBetween(runs[0].run_id, runs.at(-1).run_id)) {
+      if (!byRun.has(r.run_id)) byRun.set(r.run_id, []);
+      byRun.get(r.run_id).push(r);
+    }
+    for (const run of runs) {
+      const line = { ...run, requests: byRun.get(run.run_id) ?? [] };
+      if (!stream.write(`${JSON.stringify(line)}\n`)) await new Promise((r) => stream.once('drain', r));
+      count++;
+    }
+    after = runs.at(-1).run_id;
+  }
 }
 
 // A database from the first version of the store (runs with the beacon's text in beacon_json) is rebuilt once: its
