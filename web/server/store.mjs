@@ -83,30 +83,35 @@ export function openStore(dbPath, core) {
   const runsPage = db.prepare(`SELECT ${runColumns} FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
   const requestsRange = db.prepare('SELECT * FROM requests WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx');
 
-  const insert = db.transaction((decoded, { receivedAt, region = null, country = null, browser = null, browserMajor = null } = {}) =>
-    insertRows(decoded, { received_at: receivedAt ?? new Date().toISOString(), region, country, browser, browser_major: browserMajor }));
+  const insertOne = (decoded, { receivedAt, region = null, country = null, browser = null, browserMajor = null } = {}) =>
+    insertRows(decoded, { received_at: receivedAt ?? new Date().toISOString(), region, country, browser, browser_major: browserMajor });
+  const insert = db.transaction(insertOne);
 
   // Group commit: beacons that arrive in the same event-loop turn share one transaction (one WAL commit) instead of
-  // paying one commit each. Each beacon keeps its own savepoint (a nested better-sqlite3 transaction), so one bad
-  // beacon is rolled back alone and the rest of the batch is kept.
+  // paying one commit each. Should the batch fail (a beacon SQLite refuses: none is known), it is rolled back and each
+  // beacon is tried again in a transaction of its own, so that one bad beacon is refused alone and the rest kept. (A
+  // savepoint per beacon would do the same in one pass, but cost 16 % of the store's CPU time on every beacon.)
   let queue = [];
-  const insertBatch = db.transaction((batch) => {
-    for (const item of batch) {
-      try {
-        item.result = insert(item.decoded, item.meta);
-      } catch (error) {
-        item.error = error;
+  const insertAll = db.transaction((batch) => {
+    for (const item of batch) item.result = insertOne(item.decoded, item.meta);
+  });
+  function insertBatch(batch) {
+    try {
+      insertAll(batch);
+    } catch {
+      for (const item of batch) {
+        try {
+          item.result = insert(item.decoded, item.meta);
+        } catch (error) {
+          item.error = error;
+        }
       }
     }
-  });
+  }
   function flush() {
     const batch = queue;
     queue = [];
-    try {
-      insertBatch(batch);
-    } catch (error) {
-      for (const item of batch) item.error ??= error;
-    }
+    insertBatch(batch);
     for (const item of batch) (item.error ? item.reject(item.error) : item.resolve(item.result));
   }
 
