@@ -18,15 +18,32 @@ export function experimentUrl(stack, config = {}) {
   return `${stack.urls.page}?${params}`;
 }
 
+/** The user's part of a page load: open url, type a query into the test page's search box, press Enter. */
+export async function searchPage(page, url, { query = 'quarterly report', timeoutMs = 30000 } = {}) {
+  await page.goto(url, { timeout: timeoutMs });
+  await page.fill('#query', query);
+  await page.press('#query', 'Enter');
+}
+
+/**
+ * Resolves to {pageLoadId, beacon (its text), queued} once the page's module has a beacon (Playwright pages). Polled
+ * slowly: the page's main thread is not what is measured (Resource Timing is), but keep it quiet anyway.
+ */
+export async function waitForBeacon(page, timeoutMs = 30000) {
+  const handle = await page.waitForFunction(() => {
+    const s = window.h3probeStatus?.();
+    return s?.beacon ? { pageLoadId: s.pageLoadId, beacon: s.beacon, queued: s.beaconQueued } : null;
+  }, null, { timeout: timeoutMs, polling: 100 });
+  return handle.jsonValue();
+}
+
 // Opens a fresh browser context (its own connections, as a new visitor), searches once, waits for the run's beacon
 // to be stored, and returns the stored run row with the summary the page's module computed (the beacon's own).
 // launched: from launchEngine() (browsers.mjs), any engine.
 export async function searchOnce(launched, stack, url, { expectRuns, timeoutMs = 30000, query = 'quarterly report' } = {}) {
   const { page, context } = await openTab(launched);
   try {
-    await page.goto(url);
-    await page.fill('#query', query);
-    await page.press('#query', 'Enter');
+    await searchPage(page, url, { query, timeoutMs });
     await stack.collector.waitForRuns(expectRuns, timeoutMs);
     const { pageLoadId, beacon } = await page.evaluate(() => window.h3probeStatus());
     const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);

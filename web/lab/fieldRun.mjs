@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { peer } from '../server/peer.mjs';
 import { repoRoot } from '../devstack/paths.mjs';
-import { experimentUrl } from '../devstack/pageLoad.mjs';
+import { experimentUrl, searchPage, waitForBeacon } from '../devstack/pageLoad.mjs';
 import { labClientAddress } from './createLabNetwork.mjs';
 import { describeLoss, drawPath, seededRandom } from './fieldProfile.mjs';
 import { startLab } from './startLab.mjs';
@@ -27,14 +27,8 @@ async function fieldSearch(browser, url, db, { timeoutMs = 30000, storedWithinMs
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    await page.goto(url, { timeout: timeoutMs });
-    await page.fill('#query', query);
-    await page.press('#query', 'Enter');
-    const handle = await page.waitForFunction(() => {
-      const s = window.h3probeStatus?.();
-      return s?.beacon ? { pageLoadId: s.pageLoadId, queued: s.beaconQueued } : null;
-    }, null, { timeout: timeoutMs, polling: 100 });
-    const { pageLoadId, queued } = await handle.jsonValue();
+    await searchPage(page, url, { query, timeoutMs });
+    const { pageLoadId, queued } = await waitForBeacon(page, timeoutMs);
     if (!queued) throw new Error(`page load ${pageLoadId}: the browser did not queue the beacon`);
     // The context stays open until the collector has stored the run: closing it could cancel the beacon in flight.
     const find = db.prepare('SELECT run_id, country, region FROM runs WHERE page_load_id = ?');
