@@ -19,15 +19,12 @@ const core = await loadH3probeNode();
 // What the browser itself reports on the console when a load fails; anything else on the console came from page code.
 const BROWSER_REPORTS = /Failed to load resource|net::ERR_|Refused to|Content Security Policy/;
 
-// The engine the cases below run in (set per pass of faultMatrix).
-let engine = 'chromium';
-
-function withStack(stackOptions, browserOptions = {}) {
+// A stack and a browser of `engine` for the cases of one describe().
+function stackIn(engine, stackOptions, browserOptions = {}) {
   const ctx = {};
-  const runIn = engine;
   before(async () => {
     ctx.stack = await startStack({ core, ...stackOptions });
-    ctx.browser = await launchEngine(runIn, ctx.stack, browserOptions);
+    ctx.browser = await launchEngine(engine, ctx.stack, browserOptions);
   });
   after(async () => {
     await ctx.browser?.close();
@@ -101,10 +98,11 @@ async function assertPageUnharmed(tab) {
   assert.equal(await tab.page.locator('#results li').count(), 5);
 }
 
-// Cases a browser cannot express are skipped in it with the reason (node:test prints it).
-const ONLY_CHROMIUM = (reason) => (engine === 'chromium' ? false : reason);
-
-function faultMatrix() {
+// Every case, in one engine.
+function faultMatrix(engine) {
+  const withStack = (stackOptions, browserOptions) => stackIn(engine, stackOptions, browserOptions);
+  // Cases a browser cannot express are skipped in it with the reason (node:test prints it).
+  const ONLY_CHROMIUM = (reason) => (engine === 'chromium' ? false : reason);
   describe('HTTP/3 origin with UDP closed (Caddy without h3: no QUIC listener, no Alt-Svc)', () => {
     const ctx = withStack({ h3: false }, { forceQuic: false });
     test('every treatment request is a fallback to h2, excluded from the HTTP/3 arm', async () => {
@@ -433,8 +431,5 @@ function faultMatrix() {
 }
 
 for (const name of ENGINES) {
-  describe(name, { skip: engineMissing(name) ?? false }, () => {
-    engine = name;
-    faultMatrix();
-  });
+  describe(name, { skip: engineMissing(name) ?? false }, () => faultMatrix(name));
 }
