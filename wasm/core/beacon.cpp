@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <string>
 #include <set>
 #include <utility>
 
@@ -16,8 +18,6 @@
 
 namespace h3probe {
 namespace {
-
-using nlohmann::json;
 
 // The encoder writes with JsonWriter (no JSON library in the browser module); times in ms are rounded to the
 // microsecond, which no browser clock resolves anyway. Field names come from the same lists as the decoder's.
@@ -59,6 +59,13 @@ void write_field(JsonWriter& w, const std::optional<bool>& v) { w.boolean(v); }
 // fields with whatever they hold. The checks then read the slots in their fixed order, so the first problem reported
 // does not depend on the order of the fields in the text. A key given twice keeps its last value, as in a JSON DOM.
 
+// The lexer's string type, for the text of keys and strings. std::string's members are compiled into the standard
+// library (an extern template), so the lexer would call out for each character it appends; a string of traits of its
+// own is compiled here, and inlined (a fifth faster in WebAssembly). The same bytes either way.
+struct LexerCharTraits : std::char_traits<char> {};
+using LexerString = std::basic_string<char, LexerCharTraits>;
+using json = nlohmann::basic_json<std::map, std::vector, LexerString>;
+
 // The keys of the beacon and of a sample that are not in a list of their own (the context's and the durations' come
 // from H3PROBE_CONTEXT_FIELDS and H3PROBE_SAMPLE_DURATIONS). The order is only the encoder's, which makes the key
 // look-up cheap (see find_key); the checks read the slots in their own order.
@@ -70,13 +77,15 @@ void write_field(JsonWriter& w, const std::optional<bool>& v) { w.boolean(v); }
 
 #define H3PROBE_KEY_ENUM(name) name,
 #define H3PROBE_KEY_NAME(name) #name,
-#define H3PROBE_KEY_ENUM4(name, a, b, c) name,
-#define H3PROBE_KEY_NAME4(name, a, b, c) #name,
+#define H3PROBE_DURATION_KEY_ENUM(name, max, metric, what) name,
+#define H3PROBE_DURATION_KEY_NAME(name, max, metric, what) #name,
 enum class BeaconKey { H3PROBE_BEACON_KEYS(H3PROBE_KEY_ENUM) count };
 #define H3PROBE_CONTEXT_KEY_ENUM(type, name, limit, what) name,
 enum class ContextKey { H3PROBE_CONTEXT_FIELDS(H3PROBE_CONTEXT_KEY_ENUM) count };
 #undef H3PROBE_CONTEXT_KEY_ENUM
-enum class SampleKey { H3PROBE_SAMPLE_KEYS(H3PROBE_KEY_ENUM) H3PROBE_SAMPLE_DURATIONS(H3PROBE_KEY_ENUM4) count };
+enum class SampleKey {
+    H3PROBE_SAMPLE_KEYS(H3PROBE_KEY_ENUM) H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION_KEY_ENUM) count
+};
 constexpr std::string_view kBeaconKeys[] = {H3PROBE_BEACON_KEYS(H3PROBE_KEY_NAME)};
 constexpr std::string_view kContextKeys[] = {
 #define H3PROBE_CONTEXT_KEY_NAME(type, name, limit, what) #name,
@@ -84,11 +93,11 @@ constexpr std::string_view kContextKeys[] = {
 #undef H3PROBE_CONTEXT_KEY_NAME
 };
 constexpr std::string_view kSampleKeys[] = {H3PROBE_SAMPLE_KEYS(H3PROBE_KEY_NAME)
-                                                H3PROBE_SAMPLE_DURATIONS(H3PROBE_KEY_NAME4)};
+                                                H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION_KEY_NAME)};
 #undef H3PROBE_KEY_ENUM
 #undef H3PROBE_KEY_NAME
-#undef H3PROBE_KEY_ENUM4
-#undef H3PROBE_KEY_NAME4
+#undef H3PROBE_DURATION_KEY_ENUM
+#undef H3PROBE_DURATION_KEY_NAME
 
 // One JSON value as the checks see it: its type and, for a scalar, its value. An array or object in a slot is only
 // marked as such (its content is skipped), except where the beacon's schema has one: context, errors, samples.
@@ -167,11 +176,14 @@ public:
     bool number_unsigned(number_unsigned_t v) {
         return scalar([v](Slot& s) { s.type = Slot::Type::unsigned_integer, s.unsigned_integer = v; });
     }
-    bool number_float(number_float_t v, const string_t&) {
+    // (The text of the number comes as string_t from the JSON lexer, as std::string from the binary formats' reader,
+    // which sax_parse instantiates too.)
+    template <typename Text>
+    bool number_float(number_float_t v, const Text&) {
         return scalar([v](Slot& s) { s.type = Slot::Type::real, s.real = v; });
     }
     bool string(string_t& v) {
-        return scalar([&v](Slot& s) { s.type = Slot::Type::string, s.string = v; });
+        return scalar([&v](Slot& s) { s.type = Slot::Type::string, s.string.assign(v.data(), v.size()); });
     }
     bool binary(binary_t&) { return scalar([](Slot& s) { s.type = Slot::Type::absent; }); }  // not in JSON text
 
@@ -183,9 +195,10 @@ public:
     bool key(string_t& k) {
         if (skip_ > 0) return true;
         target_ = {};
+        const std::string_view name(k.data(), k.size());
         switch (frames_[depth_ - 1]) {
             case Frame::beacon:
-                if (const int i = find_key(kBeaconKeys, k, hint_[0]); i >= 0) {
+                if (const int i = find_key(kBeaconKeys, name, hint_[0]); i >= 0) {
                     const auto key = static_cast<BeaconKey>(i);
                     target_.slot = &out_.fields[i];
                     if (key == BeaconKey::context) target_.object = Frame::context;
@@ -194,10 +207,10 @@ public:
                 }
                 break;
             case Frame::context:
-                if (const int i = find_key(kContextKeys, k, hint_[1]); i >= 0) target_.slot = &out_.context[i];
+                if (const int i = find_key(kContextKeys, name, hint_[1]); i >= 0) target_.slot = &out_.context[i];
                 break;
             case Frame::sample:
-                if (const int i = find_key(kSampleKeys, k, hint_[2]); i >= 0)
+                if (const int i = find_key(kSampleKeys, name, hint_[2]); i >= 0)
                     target_.slot = &out_.samples.back().fields[i];
                 break;
             default:
@@ -385,14 +398,14 @@ bool decode_context(const Slot& j, const Slots<ContextKey>& slots, ClientContext
 // that no layer (here or in a consumer) ever walks a deeply nested document.
 std::size_t nesting_depth(std::string_view text) {
     std::size_t depth = 0, deepest = 0;
-    bool in_string = false, escaped = false;
-    for (const char c : text) {
-        if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
+    for (auto p = text.begin(), end = text.end(); p != end;) {
+        const char c = *p++;
+        if (c == '"') {  // to the closing quote, over escaped characters
+            while (p != end) {
+                const char s = *p++;
+                if (s == '"') break;
+                if (s == '\\' && p != end) ++p;
+            }
         } else if (c == '[' || c == '{') {
             deepest = std::max(deepest, ++depth);
         } else if ((c == ']' || c == '}') && depth > 0) {
