@@ -7,8 +7,8 @@
 #include <cctype>
 #include <cmath>
 #include <map>
-#include <string>
 #include <set>
+#include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
