@@ -1,6 +1,8 @@
 // Beacon payload: encode/decode round trip, server-side summary, and the decoder's rejections.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "beacon.hpp"
@@ -261,4 +263,161 @@ TEST_CASE("text from the page is escaped and made valid UTF-8 in the beacon") {
     CHECK(r.beacon->error == b.error);
     CHECK(r.beacon->samples[0].protocol == "h3\"");
     CHECK(r.beacon->context.page_origin == "https://xn--caf-dma.test");
+}
+
+namespace {
+// The good beacon's text with `member` ("key":value) added at the start of the object that `at` opens (`at` ends with
+// its "{"), or else at the end of the beacon: a key the text already has then appears twice, first or last.
+std::string with_member(const std::string& member, const char* at = nullptr) {
+    std::string text = encode_beacon(sample_beacon());
+    if (at) {
+        const std::size_t i = text.find(at);
+        REQUIRE(i != std::string::npos);
+        return text.insert(i + std::strlen(at), member + ",");
+    }
+    return text.insert(text.size() - 1, "," + member);
+}
+
+// The good beacon's text with `member` added at the end of its first sample (after the sample's own fields).
+std::string with_last_in_sample(const std::string& member) {
+    std::string text = encode_beacon(sample_beacon());
+    return text.insert(text.find('}', text.find("\"samples\":[{")), "," + member);
+}
+}  // namespace
+
+TEST_CASE("a key given twice keeps its last value, at every level") {
+    SUBCASE("a field of the beacon") {
+        const auto last = decode_beacon(with_member(R"("run_id":"second")"));
+        REQUIRE_MESSAGE(last.beacon, last.error);
+        CHECK(last.beacon->run_id == "second");
+        CHECK(decode_beacon(with_member(R"("run_id":"bad id!")")).error ==
+              "run_id may hold only letters, digits, '-' and '_'");
+        // The first of the two is not checked at all.
+        CHECK(decode_beacon(with_member(R"("run_id":"bad id!")", "{")).beacon.has_value());
+    }
+    SUBCASE("the context, replaced whole") {
+        const auto r =
+            decode_beacon(with_member(R"("context":{"effective_type":"4g","rtt_ms":80},"context":{"save_data":true})"));
+        REQUIRE_MESSAGE(r.beacon, r.error);
+        CHECK(r.beacon->context.effective_type.empty());  // nothing of the first context is left
+        CHECK_FALSE(r.beacon->context.rtt_ms);
+        CHECK(r.beacon->context.save_data == true);
+        CHECK(decode_beacon(with_member(R"("context":[])")).error == "context must be an object");
+        CHECK(decode_beacon(with_member(R"("context":null)")).beacon.has_value());
+    }
+    SUBCASE("the samples, replaced whole") {
+        const auto last = decode_beacon(with_member(R"("samples":[])"));
+        REQUIRE_MESSAGE(last.beacon, last.error);
+        CHECK(last.beacon->samples.empty());
+        CHECK(last.beacon->summary.control.latency.n == 0);
+        const auto first = decode_beacon(with_member(R"("samples":[])", "{"));
+        REQUIRE_MESSAGE(first.beacon, first.error);
+        CHECK(first.beacon->samples.size() == 8);
+        CHECK(decode_beacon(with_member(R"("samples":{})")).error == "samples must be an array");
+    }
+    SUBCASE("the errors, replaced whole") {
+        const auto last = decode_beacon(with_member(R"("errors":["one","two"])"));
+        REQUIRE_MESSAGE(last.beacon, last.error);
+        CHECK(last.beacon->errors == std::vector<std::string>{"one", "two"});
+        CHECK(decode_beacon(with_member(R"("errors":["one",2])")).error ==
+              "errors must hold strings of at most 300 bytes");
+    }
+    SUBCASE("a field of a sample") {
+        const auto r = decode_beacon(with_member(R"("network_ms":5,"network_ms":7)", "\"samples\":[{"));
+        REQUIRE_MESSAGE(r.beacon, r.error);  // both come before the sample's own network_ms, which is kept
+        CHECK(r.beacon->samples[0].network_ms == 80.0);
+        CHECK(decode_beacon(with_last_in_sample(R"("idx":1.5)")).error == "samples[0].idx must be an integer");
+    }
+}
+
+TEST_CASE("unknown fields are skipped whatever they hold, known names inside them included") {
+    const char* junk = R"({"run_id":"bad id!","samples":5,"rtt_ms":"x","idx":-1,"deeper":[[{"phase":"warmup"}]]})";
+    for (const char* at : {"{", "\"context\":{", "\"samples\":[{", "\"samples\":[{\"phase\":\"prewarm\",\"idx\":0,"}) {
+        CAPTURE(at);
+        for (const std::string& value : {std::string(junk), "[" + std::string(junk) + ",[1,[2]],null]"}) {
+            const auto r = decode_beacon(with_member("\"future\":" + value, at));
+            REQUIRE_MESSAGE(r.beacon, r.error);
+            CHECK(encode_beacon(*r.beacon) == encode_beacon(sample_beacon()));
+        }
+    }
+    // Depth is counted over the whole text, unknown values included: 8 levels pass, 9 do not.
+    CHECK(decode_beacon(with_member(R"("future":[[[{"a":[1]}]]])", "\"samples\":[{")).beacon.has_value());
+    CHECK(decode_beacon(with_member(R"("future":[[[{"a":[[1]]}]]])", "\"samples\":[{")).error ==
+          "beacon nests deeper than 8 levels");
+}
+
+TEST_CASE("the first problem reported follows the decoder's order of checks, not the order of the text") {
+    // samples[0].phase is broken early in the text, run_id at its end (the last of two run_ids counts); run_id is
+    // checked before the samples.
+    std::string text = with_member(R"("run_id":"?")");
+    text.replace(text.find("\"prewarm\""), 9, "\"warmup\"");
+    CHECK(decode_beacon(text).error == "run_id may hold only letters, digits, '-' and '_'");
+    CHECK(decode_beacon(with_member(R"("run_id":"ok")")).beacon.has_value());
+}
+
+TEST_CASE("numbers: integers where integers are due, any finite JSON number elsewhere") {
+    const auto idx = [](const char* value) {
+        std::string text = encode_beacon(sample_beacon());
+        const std::size_t at = text.find("\"idx\":", text.find("\"samples\":[{"));
+        text.replace(at, std::strlen("\"idx\":0"), std::string("\"idx\":") + value);
+        return decode_beacon(text);
+    };
+    CHECK(idx("-0").beacon.has_value());  // an integer (JSON's -0 has no fraction or exponent)
+    CHECK(idx("1.0").error == "samples[0].idx must be an integer");
+    CHECK(idx("1e0").error == "samples[0].idx must be an integer");
+    CHECK(idx("\"1\"").error == "samples[0].idx must be an integer");
+    CHECK(idx("1001").error == "samples[0].idx is out of range");
+    CHECK(idx("-1").error == "samples[0].idx is out of range");
+    CHECK(idx("9223372036854775808").error == "samples[0].idx is out of range");   // beyond int64
+    CHECK(idx("18446744073709551615").error == "samples[0].idx is out of range");  // the largest uint64
+    CHECK(idx("18446744073709551616").error == "samples[0].idx must be an integer");  // beyond: a float
+    CHECK(idx("1e400").error == "beacon is not valid JSON");  // overflows a double
+    CHECK(idx("01").error == "beacon is not valid JSON");
+
+    const auto rtt = [](const char* value) {
+        return decode_beacon(with_member(std::string(R"("context":{"rtt_ms":)") + value + "}"));
+    };
+    CHECK(rtt("5").beacon.value().context.rtt_ms == 5.0);
+    CHECK(rtt("5e1").beacon.value().context.rtt_ms == 50.0);
+    CHECK(rtt("1E-3").beacon.value().context.rtt_ms == 0.001);
+    CHECK(rtt("600000").beacon.value().context.rtt_ms == 600000.0);
+    CHECK(rtt("null").beacon.value().context.rtt_ms == std::nullopt);
+    CHECK(rtt("600000.001").error == "context.rtt_ms is out of range");
+    CHECK(rtt("18446744073709551615").error == "context.rtt_ms is out of range");
+    CHECK(rtt("-1").error == "context.rtt_ms is out of range");
+    CHECK(rtt("true").error == "context.rtt_ms must be a number or null");
+    CHECK(rtt("[5]").error == "context.rtt_ms must be a number or null");
+    CHECK(rtt("1e999").error == "beacon is not valid JSON");
+}
+
+TEST_CASE("null where a field may be absent, refused where a value is due") {
+    const auto with = [](const char* member) { return decode_beacon(with_member(member)); };
+    CHECK(with(R"("run_ms":null)").beacon.value().run_ms == 0);
+    CHECK(with(R"("sample_rate":null)").beacon.value().sample_rate == 1);
+    CHECK(with(R"("context":null)").beacon.has_value());
+    CHECK(with(R"("errors":null)").beacon.value().errors.empty());
+    CHECK(with(R"("arms":null)").error == "arms must be a string");
+    CHECK(with(R"("error":null)").error == "error must be a string");
+    CHECK(with(R"("samples":null)").error == "samples must be an array");
+    CHECK(with(R"("run_id":null)").error == "run_id must be a string");
+    const auto sample = [](const char* member) { return decode_beacon(with_last_in_sample(member)); };
+    CHECK(sample(R"("reused":null)").beacon.has_value());
+    CHECK(sample(R"("server_protocol":null)").error == "samples[0].server_protocol must be a string");
+    CHECK(sample(R"("http_status":null)").error == "samples[0].http_status must be an integer");
+}
+
+TEST_CASE("text that is not JSON, or nests too deep, is refused whole") {
+    CHECK(decode_beacon("").error == "beacon is not valid JSON");
+    CHECK(decode_beacon("[]").error == "beacon must be a JSON object");
+    CHECK(decode_beacon("\"h3probe/1\"").error == "beacon must be a JSON object");
+    CHECK(decode_beacon(encode_beacon(sample_beacon()) + " {}").error == "beacon is not valid JSON");
+    // Bytes that are not UTF-8, and an escaped lone surrogate, inside a string.
+    std::string text = encode_beacon(sample_beacon());
+    CHECK(decode_beacon(std::string(text).replace(text.find("default"), 1, "\xFF")).error ==
+          "beacon is not valid JSON");
+    CHECK(decode_beacon(std::string(text).replace(text.find("default"), 1, "\\ud800")).error ==
+          "beacon is not valid JSON");
+    // Depth is counted in the text before it is parsed: even after a syntax error; not inside strings.
+    CHECK(decode_beacon(R"({"a":x,"b":[[[[[[[[[]]]]]]]]]})").error == "beacon nests deeper than 8 levels");
+    CHECK(decode_beacon(with_member(R"("future":"[[[[[[[[[[\"{{{{{{{{{")")).beacon.has_value());
 }

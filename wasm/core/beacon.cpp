@@ -1,11 +1,14 @@
-// Beacon encoding (JsonWriter), and the validating decoder (nlohmann/json) the collector runs on every beacon it receives.
+// Beacon encoding (JsonWriter), and the validating decoder (nlohmann/json's SAX parser) the collector runs on every
+// beacon it receives.
 #include "beacon.hpp"
 
 #include <algorithm>
-
+#include <array>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <set>
+#include <string>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -15,8 +18,6 @@
 
 namespace h3probe {
 namespace {
-
-using nlohmann::json;
 
 // The encoder writes with JsonWriter (no JSON library in the browser module); times in ms are rounded to the
 // microsecond, which no browser clock resolves anyway. Field names come from the same lists as the decoder's.
@@ -53,23 +54,249 @@ void write_field(JsonWriter& w, const std::string& v) { w.string(v); }
 void write_field(JsonWriter& w, const std::optional<double>& v) { w.ms(v); }
 void write_field(JsonWriter& w, const std::optional<bool>& v) { w.boolean(v); }
 
-// Field readers for the decoder: each returns false and sets `error` on the first problem.
-class Fields {
-public:
-    Fields(const json& object, std::string where, std::string& error)
-        : object_(object), where_(std::move(where)), error_(error) {}
+// The decoder parses with nlohmann/json's SAX interface, without building a DOM: one pass over the text fills a Slot
+// for each field it knows, at the three levels it knows (the beacon, its context, each sample), and skips unknown
+// fields with whatever they hold. The checks then read the slots in their fixed order, so the first problem reported
+// does not depend on the order of the fields in the text. A key given twice keeps its last value, as in a JSON DOM.
 
-    bool string(const char* key, std::string& out, std::size_t max_len, bool required = true) {
-        const auto it = object_.find(key);
-        if (it == object_.end()) return required ? fail(key, "is required") : true;
-        if (!it->is_string()) return fail(key, "must be a string");
-        const auto& s = it->get_ref<const std::string&>();
-        if (s.size() > max_len) return fail(key, "is longer than " + std::to_string(max_len) + " characters");
-        out = s;
+// The lexer's string type, for the text of keys and strings. std::string's members are compiled into the standard
+// library (an extern template), so the lexer would call out for each character it appends; a string of traits of its
+// own is compiled here, and inlined (a fifth faster in WebAssembly). The same bytes either way.
+struct LexerCharTraits : std::char_traits<char> {};
+using LexerString = std::basic_string<char, LexerCharTraits>;
+using json = nlohmann::basic_json<std::map, std::vector, LexerString>;
+
+// The keys of the beacon and of a sample that are not in a list of their own (the context's and the durations' come
+// from H3PROBE_CONTEXT_FIELDS and H3PROBE_SAMPLE_DURATIONS). The order is only the encoder's, which makes the key
+// look-up cheap (see find_key); the checks read the slots in their own order.
+#define H3PROBE_BEACON_KEYS(X) \
+    X(schema) X(run_id) X(page_load_id) X(config_id) X(module_version) X(order) X(arms) X(outcome) X(error) \
+    X(run_ms) X(sample_rate) X(context) X(errors) X(samples)
+#define H3PROBE_SAMPLE_KEYS(X) \
+    X(phase) X(idx) X(origin) X(result) X(http_status) X(protocol) X(server_protocol) X(reused)
+
+#define H3PROBE_KEY_ENUM(name) name,
+#define H3PROBE_KEY_NAME(name) #name,
+#define H3PROBE_DURATION_KEY_ENUM(name, max, metric, what) name,
+#define H3PROBE_DURATION_KEY_NAME(name, max, metric, what) #name,
+enum class BeaconKey { H3PROBE_BEACON_KEYS(H3PROBE_KEY_ENUM) count };
+#define H3PROBE_CONTEXT_KEY_ENUM(type, name, limit, what) name,
+enum class ContextKey { H3PROBE_CONTEXT_FIELDS(H3PROBE_CONTEXT_KEY_ENUM) count };
+#undef H3PROBE_CONTEXT_KEY_ENUM
+enum class SampleKey {
+    H3PROBE_SAMPLE_KEYS(H3PROBE_KEY_ENUM) H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION_KEY_ENUM) count
+};
+constexpr std::string_view kBeaconKeys[] = {H3PROBE_BEACON_KEYS(H3PROBE_KEY_NAME)};
+constexpr std::string_view kContextKeys[] = {
+#define H3PROBE_CONTEXT_KEY_NAME(type, name, limit, what) #name,
+    H3PROBE_CONTEXT_FIELDS(H3PROBE_CONTEXT_KEY_NAME)
+#undef H3PROBE_CONTEXT_KEY_NAME
+};
+constexpr std::string_view kSampleKeys[] = {H3PROBE_SAMPLE_KEYS(H3PROBE_KEY_NAME)
+                                                H3PROBE_SAMPLE_DURATIONS(H3PROBE_DURATION_KEY_NAME)};
+#undef H3PROBE_KEY_ENUM
+#undef H3PROBE_KEY_NAME
+#undef H3PROBE_DURATION_KEY_ENUM
+#undef H3PROBE_DURATION_KEY_NAME
+
+// One JSON value as the checks see it: its type and, for a scalar, its value. An array or object in a slot is only
+// marked as such (its content is skipped), except where the beacon's schema has one: context, errors, samples.
+struct Slot {
+    enum class Type : unsigned char { absent, null, boolean, integer, unsigned_integer, real, string, array, object };
+    Type type = Type::absent;
+    union {
+        bool boolean;
+        json::number_integer_t integer;
+        json::number_unsigned_t unsigned_integer;
+        double real;
+    };
+    std::string string;
+
+    Slot() : integer(0) {}
+    bool is_integer() const { return type == Type::integer || type == Type::unsigned_integer; }
+    bool is_number() const { return is_integer() || type == Type::real; }
+    // As nlohmann's get<long long>() and get<double>() convert.
+    long long as_integer() const {
+        return type == Type::integer ? static_cast<long long>(integer) : static_cast<long long>(unsigned_integer);
+    }
+    double as_double() const {
+        return type == Type::integer          ? static_cast<double>(integer)
+               : type == Type::unsigned_integer ? static_cast<double>(unsigned_integer)
+                                                : real;
+    }
+};
+
+template <typename Key>
+using Slots = std::array<Slot, static_cast<std::size_t>(Key::count)>;
+
+struct SampleSlots {
+    Slot self;  // the array element: a sample only when it is an object
+    Slots<SampleKey> fields;
+};
+
+// Everything of the text the checks read. Arrays keep only the elements the checks can reach (one past a limit is
+// refused by its count) but count them all.
+struct ParsedBeacon {
+    Slot root;
+    Slots<BeaconKey> fields;
+    Slots<ContextKey> context;
+    std::size_t error_count = 0;
+    std::vector<Slot> errors;
+    std::size_t sample_count = 0;
+    std::vector<SampleSlots> samples;
+};
+
+// The index of `key` in `names`, or -1. Clients write the keys in the encoder's order: the search starts after the last
+// key found.
+template <std::size_t N>
+int find_key(const std::string_view (&names)[N], std::string_view key, std::size_t& hint) {
+    for (std::size_t n = 0, i = hint; n < N; ++n, i = i + 1 == N ? 0 : i + 1)
+        if (names[i] == key) return hint = i + 1 == N ? 0 : i + 1, static_cast<int>(i);
+    return -1;
+}
+
+// nlohmann/json's SAX handler filling a ParsedBeacon. Returns false (stops) only on a parse error.
+class BeaconReader {
+public:
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    explicit BeaconReader(ParsedBeacon& out) : out_(out) {}
+
+    bool null() { return scalar([](Slot& s) { s.type = Slot::Type::null; }); }
+    bool boolean(bool v) {
+        return scalar([v](Slot& s) { s.type = Slot::Type::boolean, s.boolean = v; });
+    }
+    bool number_integer(number_integer_t v) {
+        return scalar([v](Slot& s) { s.type = Slot::Type::integer, s.integer = v; });
+    }
+    bool number_unsigned(number_unsigned_t v) {
+        return scalar([v](Slot& s) { s.type = Slot::Type::unsigned_integer, s.unsigned_integer = v; });
+    }
+    // (The text of the number comes as string_t from the JSON lexer, as std::string from the binary formats' reader,
+    // which sax_parse instantiates too.)
+    template <typename Text>
+    bool number_float(number_float_t v, const Text&) {
+        return scalar([v](Slot& s) { s.type = Slot::Type::real, s.real = v; });
+    }
+    bool string(string_t& v) {
+        return scalar([&v](Slot& s) { s.type = Slot::Type::string, s.string.assign(v.data(), v.size()); });
+    }
+    bool binary(binary_t&) { return scalar([](Slot& s) { s.type = Slot::Type::absent; }); }  // not in JSON text
+
+    bool start_object(std::size_t) { return open(Slot::Type::object); }
+    bool start_array(std::size_t) { return open(Slot::Type::array); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+
+    bool key(string_t& k) {
+        if (skip_ > 0) return true;
+        target_ = {};
+        const std::string_view name(k.data(), k.size());
+        switch (frames_[depth_ - 1]) {
+            case Frame::beacon:
+                if (const int i = find_key(kBeaconKeys, name, hint_[0]); i >= 0) {
+                    const auto key = static_cast<BeaconKey>(i);
+                    target_.slot = &out_.fields[i];
+                    if (key == BeaconKey::context) target_.object = Frame::context;
+                    if (key == BeaconKey::errors) target_.array = Frame::errors;
+                    if (key == BeaconKey::samples) target_.array = Frame::samples;
+                }
+                break;
+            case Frame::context:
+                if (const int i = find_key(kContextKeys, name, hint_[1]); i >= 0) target_.slot = &out_.context[i];
+                break;
+            case Frame::sample:
+                if (const int i = find_key(kSampleKeys, name, hint_[2]); i >= 0)
+                    target_.slot = &out_.samples.back().fields[i];
+                break;
+            default:
+                break;  // keys appear only in objects
+        }
         return true;
     }
 
-    bool token(const char* key, std::string& out) {
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+private:
+    // The levels the reader descends into; any other array or object is skipped.
+    enum class Frame : unsigned char { skip, beacon, context, errors, samples, sample };
+    // Where the next value goes, and the level it opens if it is an object or an array.
+    struct Target {
+        Slot* slot = nullptr;
+        Frame object = Frame::skip, array = Frame::skip;
+    };
+
+    // The next value's target: after a key, the key's slot; in a known array, its next element.
+    Target take_target() {
+        if (depth_ == 0) return {&out_.root, Frame::beacon, Frame::skip};
+        switch (frames_[depth_ - 1]) {
+            case Frame::errors:
+                if (++out_.error_count > kMaxErrors) return {};
+                return {&out_.errors.emplace_back()};
+            case Frame::samples:
+                if (++out_.sample_count > kMaxSamples) return {};
+                return {&out_.samples.emplace_back().self, Frame::sample};
+            default:
+                return std::exchange(target_, Target{});
+        }
+    }
+
+    template <typename Set>
+    bool scalar(Set set) {
+        if (skip_ > 0) return true;
+        if (Slot* s = take_target().slot) set(*s);
+        return true;
+    }
+
+    bool open(Slot::Type type) {
+        if (skip_ > 0) return ++skip_, true;
+        const Target t = take_target();
+        if (t.slot) t.slot->type = type;
+        const Frame frame = type == Slot::Type::object ? t.object : t.array;
+        if (frame == Frame::skip) return skip_ = 1, true;
+        // A key seen again replaces what its earlier value left.
+        if (frame == Frame::context) out_.context = {};
+        if (frame == Frame::errors) out_.error_count = 0, out_.errors.clear();
+        if (frame == Frame::samples) out_.sample_count = 0, out_.samples.clear();
+        frames_[depth_++] = frame;
+        return true;
+    }
+
+    bool close() {
+        if (skip_ > 0) return --skip_, true;
+        --depth_;
+        return true;
+    }
+
+    ParsedBeacon& out_;
+    Frame frames_[3] = {};  // beacon, then context, errors or samples, then a sample
+    std::size_t depth_ = 0;
+    std::size_t skip_ = 0;  // levels open inside a skipped value
+    Target target_;
+    std::size_t hint_[3] = {};  // find_key's, per level with keys
+};
+
+// Field readers for the checks: each returns false and sets `error` on the first problem.
+template <typename Key>
+class Fields {
+public:
+    Fields(const Slots<Key>& slots, const std::string_view* names, std::string where, std::string& error)
+        : slots_(slots), names_(names), where_(std::move(where)), error_(error) {}
+
+    bool string(Key key, std::string& out, std::size_t max_len, bool required = true) {
+        const Slot& v = at(key);
+        if (v.type == Slot::Type::absent) return required ? fail(key, "is required") : true;
+        if (v.type != Slot::Type::string) return fail(key, "must be a string");
+        if (v.string.size() > max_len) return fail(key, "is longer than " + std::to_string(max_len) + " characters");
+        out = v.string;
+        return true;
+    }
+
+    bool token(Key key, std::string& out) {
         if (!string(key, out, 64)) return false;
         if (out.empty()) return fail(key, "must not be empty");
         for (char c : out)
@@ -78,86 +305,90 @@ public:
         return true;
     }
 
-    bool one_of(const char* key, std::string& out, std::initializer_list<const char*> allowed) {
+    bool one_of(Key key, std::string& out, std::initializer_list<const char*> allowed) {
         if (!string(key, out, 64)) return false;
         for (const char* a : allowed)
             if (out == a) return true;
         return fail(key, "has an unknown value \"" + out + "\"");
     }
 
-    bool integer(const char* key, int& out, int lo, int hi) {
-        const auto it = object_.find(key);
-        if (it == object_.end()) return fail(key, "is required");
-        if (!it->is_number_integer()) return fail(key, "must be an integer");
-        const auto v = it->get<long long>();
-        if (v < lo || v > hi) return fail(key, "is out of range");
-        out = static_cast<int>(v);
+    bool integer(Key key, int& out, int lo, int hi) {
+        const Slot& v = at(key);
+        if (v.type == Slot::Type::absent) return fail(key, "is required");
+        if (!v.is_integer()) return fail(key, "must be an integer");
+        const long long n = v.as_integer();
+        if (n < lo || n > hi) return fail(key, "is out of range");
+        out = static_cast<int>(n);
         return true;
     }
 
     // Absent and null both mean "no value"; a value must be finite and within [0, hi].
-    bool number(const char* key, std::optional<double>& out, double hi) {
-        const auto it = object_.find(key);
-        if (it == object_.end() || it->is_null()) return true;
-        if (!it->is_number()) return fail(key, "must be a number or null");
-        const double v = it->get<double>();
-        if (!std::isfinite(v) || v < 0 || v > hi) return fail(key, "is out of range");
-        out = v;
+    bool number(Key key, std::optional<double>& out, double hi) {
+        const Slot& v = at(key);
+        if (v.type == Slot::Type::absent || v.type == Slot::Type::null) return true;
+        if (!v.is_number()) return fail(key, "must be a number or null");
+        const double d = v.as_double();
+        if (!std::isfinite(d) || d < 0 || d > hi) return fail(key, "is out of range");
+        out = d;
         return true;
     }
 
-    bool boolean(const char* key, std::optional<bool>& out) {
-        const auto it = object_.find(key);
-        if (it == object_.end() || it->is_null()) return true;
-        if (!it->is_boolean()) return fail(key, "must be a boolean or null");
-        out = it->get<bool>();
+    bool boolean(Key key, std::optional<bool>& out) {
+        const Slot& v = at(key);
+        if (v.type == Slot::Type::absent || v.type == Slot::Type::null) return true;
+        if (v.type != Slot::Type::boolean) return fail(key, "must be a boolean or null");
+        out = v.boolean;
         return true;
     }
 
     // The context list's three kinds: an optional string, number or boolean, by the type of `out`.
-    bool field(const char* key, std::string& out, std::size_t max_len) { return string(key, out, max_len, false); }
-    bool field(const char* key, std::optional<double>& out, double hi) { return number(key, out, hi); }
-    bool field(const char* key, std::optional<bool>& out, double) { return boolean(key, out); }
+    bool field(Key key, std::string& out, std::size_t max_len) { return string(key, out, max_len, false); }
+    bool field(Key key, std::optional<double>& out, double hi) { return number(key, out, hi); }
+    bool field(Key key, std::optional<bool>& out, double) { return boolean(key, out); }
 
-    bool fail(const char* key, const std::string& what) {
-        error_ = where_ + key + " " + what;
+    bool fail(Key key, const std::string& what) {
+        error_ = where_;
+        error_.append(names_[static_cast<std::size_t>(key)]).append(" ").append(what);
         return false;
     }
 
 private:
-    const json& object_;
+    const Slot& at(Key key) const { return slots_[static_cast<std::size_t>(key)]; }
+
+    const Slots<Key>& slots_;
+    const std::string_view* names_;
     std::string where_;
     std::string& error_;
 };
 
-bool decode_sample(const json& j, std::size_t i, Sample& s, std::string& error) {
-    const std::string where = "samples[" + std::to_string(i) + "].";
-    if (!j.is_object()) return error = "samples[" + std::to_string(i) + "] must be an object", false;
-    Fields f(j, where, error);
+bool decode_sample(const SampleSlots& j, std::size_t i, Sample& s, std::string& error) {
+    if (j.self.type != Slot::Type::object) return error = "samples[" + std::to_string(i) + "] must be an object", false;
+    Fields<SampleKey> f(j.fields, kSampleKeys, "samples[" + std::to_string(i) + "].", error);
+    using K = SampleKey;
     std::string phase, origin, result;
-    if (!f.one_of("phase", phase, {"prewarm", "control", "treatment"})) return false;
-    if (!f.one_of("origin", origin, {"h2", "h3"})) return false;
-    if (!f.string("result", result, 64)) return false;
-    if (!parse_result(result, s.result)) return f.fail("result", "has an unknown value \"" + result + "\"");
+    if (!f.one_of(K::phase, phase, {"prewarm", "control", "treatment"})) return false;
+    if (!f.one_of(K::origin, origin, {"h2", "h3"})) return false;
+    if (!f.string(K::result, result, 64)) return false;
+    if (!parse_result(result, s.result)) return f.fail(K::result, "has an unknown value \"" + result + "\"");
     parse_phase(phase, s.phase);
     parse_proto(origin, s.origin);
-    if (!f.integer("idx", s.idx, 0, kMaxSampleIdx) || !f.integer("http_status", s.http_status, 0, 999) ||
-        !f.string("protocol", s.protocol, kMaxProtocolChars) ||
-        !f.string("server_protocol", s.server_protocol, kMaxProtocolChars, false) || !f.boolean("reused", s.reused))
+    if (!f.integer(K::idx, s.idx, 0, kMaxSampleIdx) || !f.integer(K::http_status, s.http_status, 0, 999) ||
+        !f.string(K::protocol, s.protocol, kMaxProtocolChars) ||
+        !f.string(K::server_protocol, s.server_protocol, kMaxProtocolChars, false) || !f.boolean(K::reused, s.reused))
         return false;
 #define H3PROBE_DECODE_DURATION(name, max, metric, what) \
-    if (!f.number(#name, s.name, max)) return false;
+    if (!f.number(K::name, s.name, max)) return false;
     H3PROBE_SAMPLE_DURATIONS(H3PROBE_DECODE_DURATION)
 #undef H3PROBE_DECODE_DURATION
-    if (s.result == SampleResult::ok && !s.network_ms) return f.fail("network_ms", "is required when result is ok");
+    if (s.result == SampleResult::ok && !s.network_ms) return f.fail(K::network_ms, "is required when result is ok");
     return true;
 }
 
-bool decode_context(const json& j, ClientContext& c, std::string& error) {
-    if (!j.is_object()) return error = "context must be an object", false;
-    Fields f(j, "context.", error);
+bool decode_context(const Slot& j, const Slots<ContextKey>& slots, ClientContext& c, std::string& error) {
+    if (j.type != Slot::Type::object) return error = "context must be an object", false;
+    Fields<ContextKey> f(slots, kContextKeys, "context.", error);
 #define H3PROBE_DECODE_CONTEXT(type, name, limit, what) \
-    if (!f.field(#name, c.name, limit)) return false;
+    if (!f.field(ContextKey::name, c.name, limit)) return false;
     H3PROBE_CONTEXT_FIELDS(H3PROBE_DECODE_CONTEXT)
 #undef H3PROBE_DECODE_CONTEXT
     return true;
@@ -167,14 +398,14 @@ bool decode_context(const json& j, ClientContext& c, std::string& error) {
 // that no layer (here or in a consumer) ever walks a deeply nested document.
 std::size_t nesting_depth(std::string_view text) {
     std::size_t depth = 0, deepest = 0;
-    bool in_string = false, escaped = false;
-    for (const char c : text) {
-        if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
+    for (auto p = text.begin(), end = text.end(); p != end;) {
+        const char c = *p++;
+        if (c == '"') {  // to the closing quote, over escaped characters
+            while (p != end) {
+                const char s = *p++;
+                if (s == '"') break;
+                if (s == '\\' && p != end) ++p;
+            }
         } else if (c == '[' || c == '{') {
             deepest = std::max(deepest, ++depth);
         } else if ((c == ']' || c == '}') && depth > 0) {
@@ -248,52 +479,56 @@ DecodeResult decode_beacon(std::string_view json_text) {
         return r.error = "beacon is larger than " + std::to_string(kMaxBeaconBytes) + " bytes", r;
     if (nesting_depth(json_text) > kMaxJsonDepth)
         return r.error = "beacon nests deeper than " + std::to_string(kMaxJsonDepth) + " levels", r;
-    const json doc = json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) return r.error = "beacon is not valid JSON", r;
-    if (!doc.is_object()) return r.error = "beacon must be a JSON object", r;
+    ParsedBeacon doc;
+    BeaconReader reader(doc);
+    if (!json::sax_parse(json_text.begin(), json_text.end(), &reader)) return r.error = "beacon is not valid JSON", r;
+    if (doc.root.type != Slot::Type::object) return r.error = "beacon must be a JSON object", r;
 
+    using K = BeaconKey;
     Beacon b;
-    Fields f(doc, "", r.error);
+    Fields<BeaconKey> f(doc.fields, kBeaconKeys, "", r.error);
+    const auto field = [&doc](K key) -> const Slot& { return doc.fields[static_cast<std::size_t>(key)]; };
     std::string schema;
-    if (!f.string("schema", schema, 32)) return r;
+    if (!f.string(K::schema, schema, 32)) return r;
     if (schema != kBeaconSchema) return r.error = "schema \"" + schema + "\" is not " + kBeaconSchema, r;
     std::optional<double> run_ms;
-    if (!f.token("run_id", b.run_id) || !f.token("page_load_id", b.page_load_id) ||
-        !f.string("config_id", b.config_id, 64) || !f.string("module_version", b.module_version, 32) ||
-        !f.one_of("order", b.order, {"h2-first", "h3-first"}) ||
-        !f.one_of("outcome", b.outcome, {"complete", "deadline", "stopped", "error"}) ||
-        !f.string("error", b.error, kMaxRunErrorChars, /*required=*/false) || !f.number("run_ms", run_ms, kMaxDurationMs))
+    if (!f.token(K::run_id, b.run_id) || !f.token(K::page_load_id, b.page_load_id) ||
+        !f.string(K::config_id, b.config_id, 64) || !f.string(K::module_version, b.module_version, 32) ||
+        !f.one_of(K::order, b.order, {"h2-first", "h3-first"}) ||
+        !f.one_of(K::outcome, b.outcome, {"complete", "deadline", "stopped", "error"}) ||
+        !f.string(K::error, b.error, kMaxRunErrorChars, /*required=*/false) ||
+        !f.number(K::run_ms, run_ms, kMaxDurationMs))
         return r;
     b.run_ms = run_ms.value_or(0);
     // Absent in beacons from before A/A tests existed: those ran the experiment.
     Arms arms = Arms::h2_h3;
-    if (doc.contains("arms")) {
-        if (!f.string("arms", b.arms, 64)) return r;
-        if (!parse_arms(b.arms, arms)) return f.fail("arms", "has an unknown value \"" + b.arms + "\""), r;
+    if (field(K::arms).type != Slot::Type::absent) {
+        if (!f.string(K::arms, b.arms, 64)) return r;
+        if (!parse_arms(b.arms, arms)) return f.fail(K::arms, "has an unknown value \"" + b.arms + "\""), r;
     }
     std::optional<double> sample_rate;
-    if (!f.number("sample_rate", sample_rate, 1)) return r;
+    if (!f.number(K::sample_rate, sample_rate, 1)) return r;
     b.sample_rate = sample_rate.value_or(1);
-    if (const auto c = doc.find("context"); c != doc.end() && !c->is_null())
-        if (!decode_context(*c, b.context, r.error)) return r;
-    if (const auto e = doc.find("errors"); e != doc.end() && !e->is_null()) {
-        if (!e->is_array() || e->size() > kMaxErrors)
+    if (const Slot& c = field(K::context); c.type != Slot::Type::absent && c.type != Slot::Type::null)
+        if (!decode_context(c, doc.context, b.context, r.error)) return r;
+    if (const Slot& e = field(K::errors); e.type != Slot::Type::absent && e.type != Slot::Type::null) {
+        if (e.type != Slot::Type::array || doc.error_count > kMaxErrors)
             return r.error = "errors must be an array of at most " + std::to_string(kMaxErrors) + " strings", r;
-        for (const auto& item : *e) {
-            if (!item.is_string() || item.get_ref<const std::string&>().size() > kMaxErrorChars)
+        for (Slot& item : doc.errors) {
+            if (item.type != Slot::Type::string || item.string.size() > kMaxErrorChars)
                 return r.error = "errors must hold strings of at most " + std::to_string(kMaxErrorChars) + " bytes", r;
-            b.errors.push_back(item.get<std::string>());
+            b.errors.push_back(std::move(item.string));
         }
     }
 
-    const auto samples = doc.find("samples");
-    if (samples == doc.end() || !samples->is_array()) return r.error = "samples must be an array", r;
-    if (samples->size() > kMaxSamples)
+    if (field(K::samples).type != Slot::Type::array) return r.error = "samples must be an array", r;
+    if (doc.sample_count > kMaxSamples)
         return r.error = "samples has more than " + std::to_string(kMaxSamples) + " entries", r;
     std::set<std::pair<int, int>> seen;
-    for (std::size_t i = 0; i < samples->size(); ++i) {
+    b.samples.reserve(doc.samples.size());
+    for (std::size_t i = 0; i < doc.samples.size(); ++i) {
         Sample s;
-        if (!decode_sample((*samples)[i], i, s, r.error)) return r;
+        if (!decode_sample(doc.samples[i], i, s, r.error)) return r;
         // The classifier trusts a sample's origin: a measured sample must have asked what its arm asks under `arms`.
         if (s.phase != Phase::prewarm && s.origin != arm_protocol(arms, s.phase))
             return r.error = "samples[" + std::to_string(i) + "].origin " + to_string(s.origin) + " does not match arms " +

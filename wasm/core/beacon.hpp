@@ -76,8 +76,10 @@ struct DecodeResult {
     std::string error;             // first problem found, naming its field
 };
 
-// Strict on every known field, tolerant of unknown ones so that newer clients can add fields (they are not kept).
-// Text over kMaxBeaconBytes or nested deeper than kMaxJsonDepth is refused before it is parsed.
+// Strict on every known field, tolerant of unknown ones so that newer clients can add fields (they are not kept, nor
+// anything they hold). A key given twice counts with its last value; the error names the first problem in the order
+// the fields are checked, whatever their order in the text. Text over kMaxBeaconBytes or nested deeper than
+// kMaxJsonDepth is refused before it is parsed.
 DecodeResult decode_beacon(std::string_view json_text);
 
 }  // namespace h3probe
