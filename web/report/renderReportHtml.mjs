@@ -161,35 +161,42 @@ const H = 300;
 const M = { left: 54, right: 16, top: 14, bottom: 40 };
 
 function cdfChart(cdf, metric, L) {
-  const all = [...cdf.h2, ...cdf.h3].map(([x]) => x).filter((x) => Number.isFinite(x));
-  if (all.length === 0) return emptyChart('no data');
+  const sy = (p) => H - M.bottom - p * (H - M.top - M.bottom);
+  // 0.95 sits too close to 0.9 and 1 for a label of its own: its grid line is enough.
+  const yGrid = [0, 0.25, 0.5, 0.75, 0.9, 0.95, 1].map((p) => [p, p === 0.95 ? null : String(p)]);
+  return armCurves(cdf, metric, L, { sy, yGrid, yLabel: 'cumulative share', cls: 'cdf', emptyCls: '' });
+}
+
+// One curve per arm ([[x, y], ...] each) against the metric on a log x axis: the CDF and the tail chart. sy: the y
+// scale; yGrid: [value, label or null] per horizontal grid line; cls: the chart's and its paths' class.
+function armCurves(arms, metric, L, { sy, yGrid, yLabel, cls, emptyCls = `${cls}-chart` }) {
+  const all = [...arms.h2, ...arms.h3].map(([x]) => x).filter((x) => Number.isFinite(x));
+  if (all.length === 0) return emptyChart('no data', emptyCls);
   // A log axis needs positive values; sub-0.1 ms network times are clamped to the axis' left edge.
   const lo = Math.max(0.1, Math.min(...all));
   const hi = Math.max(lo * 1.5, Math.max(...all));
   const x0 = Math.log10(lo) - 0.02;
   const x1 = Math.log10(hi) + 0.02;
   const sx = (v) => M.left + ((Math.log10(Math.max(v, lo)) - x0) / (x1 - x0)) * (W - M.left - M.right);
-  const sy = (p) => H - M.bottom - p * (H - M.top - M.bottom);
   const parts = [];
   for (const t of logTicks(10 ** x0, 10 ** x1)) {
     parts.push(`<line class="grid" x1="${f1(sx(t))}" x2="${f1(sx(t))}" y1="${M.top}" y2="${H - M.bottom}"/>`,
       `<text x="${f1(sx(t))}" y="${H - M.bottom + 14}" text-anchor="middle">${t >= 1 ? t : t.toFixed(1)}</text>`);
   }
-  for (const p of [0, 0.25, 0.5, 0.75, 0.9, 0.95, 1]) {
-    parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(p))}" y2="${f1(sy(p))}"/>`);
-    // 0.95 sits too close to 0.9 and 1 for a label of its own: its grid line is enough.
-    if (p !== 0.95) parts.push(`<text x="${M.left - 6}" y="${f1(sy(p) + 4)}" text-anchor="end">${p}</text>`);
+  for (const [v, label] of yGrid) {
+    parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`);
+    if (label !== null) parts.push(`<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${label}</text>`);
   }
   parts.push(axes(), `<text x="${(M.left + W - M.right) / 2}" y="${H - 6}" text-anchor="middle">${esc(metric)} (ms, log scale)</text>`,
-    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">cumulative share</text>`);
+    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${yLabel}</text>`);
   for (const arm of ['h2', 'h3']) {
-    const pts = cdf[arm];
+    const pts = arms[arm];
     if (pts.length === 0) continue;
-    const d = pts.map(([x, p], i) => `${i ? 'L' : 'M'}${f1(sx(x))},${f1(sy(p))}`).join('');
-    parts.push(`<path class="cdf cdf-${arm}" data-arm="${arm}" data-points="${pts.length}" d="${d}" fill="none" stroke="${COLORS[arm]}" stroke-width="2">`
+    const d = pts.map(([x, y], i) => `${i ? 'L' : 'M'}${f1(sx(x))},${f1(sy(y))}`).join('');
+    parts.push(`<path class="${cls} ${cls}-${arm}" data-arm="${arm}" data-points="${pts.length}" d="${d}" fill="none" stroke="${COLORS[arm]}" stroke-width="2">`
       + `<title>${arm === 'h2' ? L.control : L.treatment}</title></path>`);
   }
-  return svg(parts, 'cdf-chart');
+  return svg(parts, `${cls}-chart`);
 }
 
 function deltaChart(rows, confidence, L) {
@@ -253,34 +260,9 @@ function intervalChart(points, yLabel, cls, width = W) {
 // against the metric on a log axis, from the same quantile points as the CDF.
 function ccdfChart(cdf, metric, L) {
   const tail = (pts) => pts.filter(([x, p]) => Number.isFinite(x) && 1 - p >= 1e-3 - 1e-12 && p > 0).map(([x, p]) => [x, Math.max(1e-3, 1 - p)]);
-  const arms = { h2: tail(cdf.h2), h3: tail(cdf.h3) };
-  const all = [...arms.h2, ...arms.h3].map(([x]) => x);
-  if (all.length === 0) return emptyChart('no data', 'ccdf-chart');
-  const lo = Math.max(0.1, Math.min(...all));
-  const hi = Math.max(lo * 1.5, Math.max(...all));
-  const x0 = Math.log10(lo) - 0.02;
-  const x1 = Math.log10(hi) + 0.02;
-  const sx = (v) => M.left + ((Math.log10(Math.max(v, lo)) - x0) / (x1 - x0)) * (W - M.left - M.right);
   const sy = (q) => M.top + (-Math.log10(q) / 3) * (H - M.top - M.bottom);
-  const parts = [];
-  for (const t of logTicks(10 ** x0, 10 ** x1)) {
-    parts.push(`<line class="grid" x1="${f1(sx(t))}" x2="${f1(sx(t))}" y1="${M.top}" y2="${H - M.bottom}"/>`,
-      `<text x="${f1(sx(t))}" y="${H - M.bottom + 14}" text-anchor="middle">${t >= 1 ? t : t.toFixed(1)}</text>`);
-  }
-  for (const [q, label] of [[1, '1'], [0.1, '0.1'], [0.01, '0.01'], [0.001, '0.001']]) {
-    parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(q))}" y2="${f1(sy(q))}"/>`,
-      `<text x="${M.left - 6}" y="${f1(sy(q) + 4)}" text-anchor="end">${label}</text>`);
-  }
-  parts.push(axes(), `<text x="${(M.left + W - M.right) / 2}" y="${H - 6}" text-anchor="middle">${esc(metric)} (ms, log scale)</text>`,
-    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">share slower (1 − F, log)</text>`);
-  for (const arm of ['h2', 'h3']) {
-    const pts = arms[arm];
-    if (pts.length === 0) continue;
-    const d = pts.map(([x, q], i) => `${i ? 'L' : 'M'}${f1(sx(x))},${f1(sy(q))}`).join('');
-    parts.push(`<path class="ccdf ccdf-${arm}" data-arm="${arm}" data-points="${pts.length}" d="${d}" fill="none" stroke="${COLORS[arm]}" stroke-width="2">`
-      + `<title>${arm === 'h2' ? L.control : L.treatment}</title></path>`);
-  }
-  return svg(parts, 'ccdf-chart');
+  const yGrid = [[1, '1'], [0.1, '0.1'], [0.01, '0.01'], [0.001, '0.001']];
+  return armCurves({ h2: tail(cdf.h2), h3: tail(cdf.h3) }, metric, L, { sy, yGrid, yLabel: 'share slower (1 − F, log)', cls: 'ccdf' });
 }
 
 // The daily series: one chart per percentile of Δ% per day with its interval, and the table under them.
