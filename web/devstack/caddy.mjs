@@ -7,10 +7,7 @@ import { caddyfile } from './caddyfile.mjs';
 import { startDelayedNoop } from './delayedNoop.mjs';
 import { canBindUdp } from './ports.mjs';
 import { pageRoot, distRoot } from './paths.mjs';
-
-const live = new Set();
-// A synchronous last resort: 'exit' handlers cannot await, but kill() is synchronous.
-process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
+import { supervise } from './supervise.mjs';
 
 /**
  * certPath, keyPath, hosts {page,h2,h3[,h2b,h3b]}, ports {page,h2,h3[,h2b,h3b],collector}, runDir (Caddyfile, log, Caddy's XDG dirs);
@@ -38,16 +35,10 @@ export async function startCaddy(opts) {
     env: { ...process.env, XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') },
   });
   fs.closeSync(log);
-  live.add(child);
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => { live.delete(child); resolve({ code, signal }); }));
+  const { exited, stop: stopChild } = supervise(child, { graceMs: 5000 });
 
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild();
     await delayed?.close();
   };
 

@@ -3,10 +3,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { repoRoot } from '../devstack/paths.mjs';
+import { supervise } from '../devstack/supervise.mjs';
 
 const CLI = path.join(repoRoot, 'web', 'bin', 'h3probe.mjs');
-const live = new Set();
-process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
 
 /**
  * ns: the server namespace; host, port: where it listens (the lab's server address); trustedProxy: the address Caddy's
@@ -20,12 +19,11 @@ export async function startLabCollector({ ns, host, port, trustedProxy, dbPath, 
     // client network, so it is off here (a page load every ~2 s stays far below it anyway).
     '--rate-limit', '0'];
   const child = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
+  const { exited, stop: stopChild, kill } = supervise(child, { graceMs: 15000 });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => { out += d; });
   child.stderr.on('data', (d) => { err += d; });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => { live.delete(child); resolve({ code, signal }); }));
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`collector not listening in ${readyTimeoutMs} ms: ${err || out}`)), readyTimeoutMs);
     const onData = () => {
@@ -33,16 +31,7 @@ export async function startLabCollector({ ns, host, port, trustedProxy, dbPath, 
     };
     child.stdout.on('data', onData);
     exited.then(({ code, signal }) => { clearTimeout(timer); reject(new Error(`collector exited (${code ?? signal}): ${err.trim() || out.trim()}`)); });
-  }).catch(async (e) => { child.kill('SIGKILL'); await exited; throw e; });
-  let stopping = null;
-  const stop = () => (stopping ??= (async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15000);
-      await exited;
-      clearTimeout(timer);
-    }
-    return out.trim().split('\n').slice(-2).join('\n');
-  })());
+  }).catch(async (e) => { await kill(); throw e; });
+  const stop = () => stopChild().then(() => out.trim().split('\n').slice(-2).join('\n'));
   return { pid: child.pid, args, stop };
 }

@@ -4,11 +4,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../devstack/paths.mjs';
+import { supervise } from '../devstack/supervise.mjs';
 
 export const RELAY_PATH = path.join(repoRoot, 'build', 'native', 'h3probe_relay');
-
-const live = new Set();
-process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
 
 /**
  * The lab's link ({rttMs, seed, jitterMs, reorder, loss, rateKbps, queueMs, up, down}) as the relay's settings
@@ -40,7 +38,6 @@ export async function startRelay({ names, device = 'tun0', link = {}, rtPriority
   const args = ['--ns-a', names.cli, '--dev-a', device, '--ns-b', names.srv, '--dev-b', device,
     '--link', JSON.stringify(relaySettings(link)), '--rt-priority', String(rtPriority)];
   const child = spawn(relayPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  live.add(child);
   let err = '';
   let buffered = '';
   let final = null;
@@ -60,17 +57,16 @@ export async function startRelay({ names, device = 'tun0', link = {}, rtPriority
       else waiting.shift()?.(msg);
     }
   });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => {
-    live.delete(child);
-    for (const w of waiting.splice(0)) w({ ok: false, error: `relay exited (${code ?? signal}): ${err.trim()}` });
-    resolve({ code, signal });
-  }));
+  const { exited, stop: stopChild, kill } = supervise(child, {
+    graceMs: 3000,
+    onExit: (code, signal) => { for (const w of waiting.splice(0)) w({ ok: false, error: `relay exited (${code ?? signal}): ${err.trim()}` }); },
+  });
 
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`relay not ready in 5 s: ${err}`)), 5000);
     onReady = () => { clearTimeout(timer); resolve(); };
     exited.then(({ code, signal }) => { clearTimeout(timer); reject(new Error(`relay exited (${code ?? signal}): ${err.trim()}`)); });
-  }).catch(async (e) => { child.kill('SIGKILL'); await exited; throw e; });
+  }).catch(async (e) => { await kill(); throw e; });
 
   const command = (cmd) => new Promise((resolve, reject) => {
     if (child.exitCode !== null || child.signalCode !== null) {
@@ -81,16 +77,7 @@ export async function startRelay({ names, device = 'tun0', link = {}, rtPriority
     child.stdin.write(`${JSON.stringify(cmd)}\n`);
   });
 
-  let stopping = null;
-  const stop = () => (stopping ??= (async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(timer);
-    }
-    return final;
-  })());
+  const stop = () => stopChild().then(() => final);
   return {
     pid: child.pid, args, stop, stderr: () => err,
     set: (next) => command({ set: relaySettings(next) }),
