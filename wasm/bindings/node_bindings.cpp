@@ -34,7 +34,6 @@ std::vector<T> copy_array(const val& array) {
     return out;
 }
 
-val js(const std::string& s) { return val(s); }
 val js(double v) { return std::isnan(v) ? val::null() : val(v); }
 val js(const std::vector<std::uint8_t>& bytes) {
     // A copy the JS side owns: a view into WASM memory would dangle once the vector is gone.
