@@ -44,9 +44,10 @@ function du(dir) {
 }
 
 before(async () => {
-  // --ignore-scripts: `npm test` has built web/dist already; prepack would rebuild the WASM (minutes).
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp],
-    { cwd: repoRoot, encoding: 'utf8' }));
+  // As a release runs it: the prepack build (incremental after `npm run build`) writes to stderr, so stdout is JSON only.
+  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp],
+    { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+  console.log(`# npm pack: ${packed.entryCount} files, ${packed.size} bytes packed, ${packed.unpackedSize} bytes unpacked`);
   tarball = path.join(tmp, packed.filename);
   packedFiles = packed.files.map((f) => f.path);
 
@@ -106,6 +107,28 @@ describe('npm pack', () => {
     assert.deepEqual(packedFiles.filter((f) => /\.(cpp|hpp)$|^web\/test\/|^web\/devstack\/|^build\//.test(f)), []);
   });
 
+  test('every relative link of the README and the shipped docs resolves to a file in the tarball', () => {
+    const docs = ['README.md', ...packedFiles.filter((f) => /^docs\/.*\.md$/.test(f))];
+    assert.ok(docs.includes('docs/deploying.md') && docs.includes('docs/release.md'), docs.join(' '));
+    const missing = [];
+    for (const doc of docs) {
+      const text = fs.readFileSync(path.join(repoRoot, doc), 'utf8');
+      for (const [, link] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue;
+        const target = path.posix.normalize(path.posix.join(path.posix.dirname(doc), link)).replace(/\/$/, '');
+        if (!packedFiles.some((f) => f === target || f.startsWith(`${target}/`))) missing.push(`${doc} -> ${link}`);
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
+
+  test('package.json names the repository, homepage and issue tracker', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+    assert.match(pkg.repository.url, /^git\+https:\/\/github\.com\/[^/]+\/[^/]+\.git$/);
+    assert.match(pkg.homepage, /^https:\/\//);
+    assert.match(pkg.bugs.url, /^https:\/\/.*\/issues$/);
+  });
+
   test(`a page-only install pulls no other package and weighs under ${MAX_INSTALL_BYTES / 1048576} MB`, () => {
     const installed = fs.readdirSync(path.join(project, 'node_modules')).filter((n) => !n.startsWith('.'));
     assert.deepEqual(installed, ['h3probe']);
@@ -122,7 +145,7 @@ try { openStore('${path.join(out, 'x.sqlite')}', { schema() {}, decodeBeacon() {
     assert.match(text, /the SQLite store needs the npm package better-sqlite3: npm install better-sqlite3@/);
   });
 
-  test('the types of both entries check under tsc --strict', () => {
+  test('the types of both entries check under tsc --strict, without @types/node', () => {
     fs.writeFileSync(path.join(project, 'consumer.ts'), `import { configure, searchCompleted, whenDone, onResult, status, type H3probeStatus } from 'h3probe';
 import { loadH3probeNode, openStore, startCollector, makeReport } from 'h3probe/server';
 configure({ h2Origin: 'https://h2.example.com', h3Origin: 'https://h3.example.com', sampleRate: 0.01, order: 'random' });
@@ -141,7 +164,8 @@ export async function serve(): Promise<number> {
     fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({
       compilerOptions: {
         strict: true, noEmit: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022', 'dom'],
-        types: ['node'], typeRoots: [path.join(repoRoot, 'node_modules', '@types')],
+        // No @types/node: the server types need none (web/test/unit/serverTypes.test.mjs checks them with it too).
+        types: [],
       },
       files: ['consumer.ts'],
     }));
