@@ -99,6 +99,8 @@ export interface OriginsOptions {
   pageOrigins?: string[]; collector?: string; collectorUpstream?: string; collectorBind?: string; email?: string;
   /** 'acme' (default), 'internal', or 'CERT,KEY' file paths. */
   tls?: string;
+  /** Caddy's admin API: 'off' (default) or a loopback 'localhost:2019', '127.0.0.1:PORT', '[::1]:PORT'. */
+  admin?: string;
 }
 /** Every problem with the options, as messages (empty: usable). */
 export function originsProblems(options: OriginsOptions): string[];

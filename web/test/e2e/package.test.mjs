@@ -189,6 +189,23 @@ describe('bundled by the page', () => {
     assertCompleteRun(await runPage('esbuild'));
   });
 
+  test('esbuild in a "type": "commonjs" app: a .mjs entry keeps one request before the search (docs/deploying.md)', async () => {
+    const app = path.join(tmp, 'commonjs-app');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'cjs-app', private: true, type: 'commonjs' }));
+    fs.symlinkSync(path.join(project, 'node_modules'), path.join(app, 'node_modules'), 'dir');
+    const staticImports = async (entry) => {
+      fs.writeFileSync(path.join(app, entry), APP);
+      const { metafile } = await esbuild({ absWorkingDir: app, entryPoints: [entry], bundle: true, format: 'esm', splitting: true,
+        minify: true, outdir: path.join(app, `out-${entry}`), metafile: true, logLevel: 'silent' });
+      const [, out] = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint === entry);
+      return out.imports.filter((i) => i.kind === 'import-statement').length;
+    };
+    const js = await staticImports('app.js');
+    console.log(`# "type": "commonjs", app.js entry: ${1 + js} request(s) before the search; app.mjs entry: see below`);
+    assert.equal(await staticImports('app.mjs'), 0, 'the .mjs entry imports no chunk before the search');
+  });
+
   test('esbuild, IIFE: without moduleUrl a clear error and no exception; with it a complete run', async () => {
     const out = path.join(site, 'iife');
     await esbuild({ absWorkingDir: project, entryPoints: ['app.js'], bundle: true, format: 'iife', minify: true, outdir: out, logLevel: 'silent' });
