@@ -14,24 +14,14 @@ import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { APP, bundleApp, html, packAndInstall } from './tarball.mjs';
 import Database from 'better-sqlite3';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-package-'));
-const project = path.join(tmp, 'consumer');
 const site = path.join(tmp, 'site'); // served at the stack's page origin: one folder per bundler
 const MAX_INSTALL_BYTES = 5 * 1024 * 1024;
 
-// The consumer's page: configures the probe from the URL (the stack's origins), exposes a run for the test.
-const APP = `import { configure, searchCompleted, whenDone, status } from 'h3probe';
-const config = Object.fromEntries(new URLSearchParams(location.search));
-configure(config);
-window.h3probeStatus = status;
-window.runOnce = async () => ({ outcome: await searchCompleted(), result: await whenDone() });
-`;
-const html = (script, type = 'module') => `<!doctype html><meta charset="utf-8"><title>consumer</title>
-<script type="${type}" src="${script}"></script>`;
-
-let tarball;
+let project;
 let packedFiles;
 let stack;
 let browser;
@@ -46,17 +36,11 @@ function du(dir) {
 }
 
 before(async () => {
-  // As a release runs it: the prepack build (incremental after `npm run build`) writes to stderr, so stdout is JSON only.
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp],
-    { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+  const installed = packAndInstall(tmp);
+  const { packed } = installed;
   console.log(`# npm pack: ${packed.entryCount} files, ${packed.size} bytes packed, ${packed.unpackedSize} bytes unpacked`);
-  tarball = path.join(tmp, packed.filename);
+  project = installed.project;
   packedFiles = packed.files.map((f) => f.path);
-
-  fs.mkdirSync(project, { recursive: true });
-  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  execFileSync('npm', ['install', tarball, '--no-audit', '--no-fund', '--offline', '--no-package-lock'], { cwd: project, stdio: 'pipe' });
-  fs.writeFileSync(path.join(project, 'app.js'), APP);
 
   stack = await startStack({ pageRoot: site });
   browser = await launchBrowser(stack);
@@ -181,12 +165,7 @@ export async function serve(): Promise<number> {
 describe('bundled by the page', () => {
   test('esbuild, ESM with splitting: the run is a lazy chunk, glue and .wasm copied next to it; one complete h2/h3 run', async () => {
     const out = path.join(site, 'esbuild');
-    await esbuild({ absWorkingDir: project, entryPoints: ['app.js'], bundle: true, format: 'esm', splitting: true, minify: true, outdir: out, logLevel: 'error' });
-    // What the README tells esbuild users to do: the glue and .wasm go next to the bundle (or set moduleUrl).
-    for (const file of ['h3probe_browser.mjs', 'h3probe_browser.wasm']) {
-      fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', file), path.join(out, file));
-    }
-    fs.writeFileSync(path.join(out, 'index.html'), html('app.js'));
+    await bundleApp(project, out);
     assert.ok(fs.readdirSync(out).filter((f) => f.endsWith('.js')).length >= 2, 'a lazy chunk besides app.js');
     assertCompleteRun(await runPage('esbuild'));
   });
