@@ -1,6 +1,7 @@
 // `h3probe doctor --page URL --h2 ORIGIN --h3 ORIGIN --collector URL`: checks a deployment from outside, as a browser
 // would meet it, and prints one line per check with the fix for each failing one. What the origins must send is read
 // from web/server/originRules.mjs (the rules `h3probe origins` writes), never restated here.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -121,9 +122,11 @@ export async function runDoctor(o) {
     hosts.get(key).roles.push(role);
   }
   const alpn = {};
+  const spkis = [];
   for (const [host, { u, roles }] of hosts) {
     const r = await tlsHandshake(u, { ca, timeoutMs: o.timeoutMs });
     alpn[host] = r.alpn;
+    if (r.spki && !spkis.includes(r.spki)) spkis.push(r.spki);
     if (r.error) {
       add('FAIL', `TLS ${host} (${roles.join(', ')})`, r.error,
         /self.signed|unable to get local issuer|unable to verify/i.test(r.error)
@@ -244,7 +247,7 @@ export async function runDoctor(o) {
     add('FAIL', 'collector test beacon', err.message, 'make the beacon URL reachable');
   }
 
-  if (o.browser) await browserRun(o, add);
+  if (o.browser) await browserRun(o, add, spkis);
   return checks;
 }
 
@@ -276,7 +279,11 @@ function tlsHandshake(u, { ca, timeoutMs }) {
     const socket = tls.connect({ host: u.hostname, port: Number(u.port || 443), servername: u.hostname, ca, ALPNProtocols: ['h2', 'http/1.1'] });
     const done = (r) => { clearTimeout(timer); socket.destroy(); resolve(r); };
     const timer = setTimeout(() => done({ error: `no TLS answer in ${timeoutMs} ms` }), timeoutMs);
-    socket.once('secureConnect', () => done({ protocol: socket.getProtocol(), alpn: socket.alpnProtocol || '', validTo: socket.getPeerCertificate().valid_to }));
+    socket.once('secureConnect', () => {
+      const cert = socket.getPeerX509Certificate();
+      const spki = createHash('sha256').update(cert.publicKey.export({ type: 'spki', format: 'der' })).digest('base64');
+      done({ protocol: socket.getProtocol(), alpn: socket.alpnProtocol || '', validTo: cert.validTo, spki });
+    });
     socket.once('error', (err) => done({ error: err.message }));
   });
 }
@@ -307,6 +314,93 @@ export function formatChecks(checks) {
   return lines.join('\n');
 }
 
-async function browserRun() {
-  throw new Error('not yet');
+/**
+ * One real run in a browser, from the page's origin: the package's own gate and run (web/dist) imported into the page
+ * from blob: URLs, configured with the deployment's origins and the served glue (moduleUrl), one searchCompleted(). The
+ * beacon is kept in the tab (navigator.sendBeacon replaced there): its samples say which protocol each request used,
+ * and the report gets no doctor run. The browser drivers are the repository's (web/devstack, not in the package).
+ */
+async function browserRun(o, add, spkis) {
+  const label = `${o.browser} run`;
+  let devstack;
+  try {
+    devstack = {
+      ...await import('../devstack/browsers.mjs'),
+      ...await import('../devstack/firefox.mjs'),
+      ...await import('../devstack/stack.mjs'),
+    };
+  } catch (err) {
+    add('SKIP', label, `the browser drivers are not here (${err.code ?? err.message})`,
+      'run doctor --browser from a checkout of the h3probe repository after npm run deps (playwright-core, puppeteer-core, Chromium or Firefox ESR)');
+    return;
+  }
+  const missing = devstack.engineMissing(o.browser);
+  if (missing) {
+    add('SKIP', label, missing, 'install the browser, or leave out --browser');
+    return;
+  }
+  // A private CA (--ca): Chromium accepts the servers' keys by hash and must be told to use QUIC (it follows Alt-Svc
+  // only for public roots); Firefox accepts any certificate under automation and maps the h3 origin to h3 itself.
+  const h3Port = Number(o.h3.port || 443);
+  const privateCa = Boolean(o.ca);
+  const stackLike = {
+    hosts: { h3: o.h3.hostname }, ports: { h3: h3Port },
+    chromiumArgs: ({ forceQuic, extra = [] }) => devstack.chromiumArgs({ spki: spkis.join(','), address: null,
+      quicOrigins: [`${o.h3.hostname}:${h3Port}`], forceQuic, extra }),
+  };
+  let launched;
+  try {
+    if (o.browser === 'chromium') {
+      launched = await devstack.launchEngine('chromium', stackLike, { forceQuic: privateCa });
+    } else {
+      const browser = await devstack.launchFirefox(stackLike, { extraPrefs: { 'network.dns.forceResolve': '',
+        ...(privateCa ? {} : { 'network.http.http3.alt-svc-mapping-for-testing': '' }) } });
+      launched = { engine: 'firefox', browser, close: () => browser.close() };
+    }
+  } catch (err) {
+    add('FAIL', label, `the browser did not start: ${err.message.split('\n')[0]}`, 'check the browser installation');
+    return;
+  }
+  try {
+    const tab = await devstack.openTab(launched);
+    await tab.page.goto(o.page.href);
+    const dist = (file) => fs.readFileSync(new URL(`../dist/${file}`, import.meta.url), 'utf8');
+    const config = { h2Origin: o.h2.origin, h3Origin: o.h3.origin, beaconUrl: o.collector.href, configId: DOCTOR_ID,
+      sampleRate: 1, moduleUrl: o.module.href };
+    const r = await tab.page.evaluate(async ({ gate, run, config }) => {
+      const beacons = [];
+      navigator.sendBeacon = (url, body) => { beacons.push(String(body)); return true; };
+      const blob = (text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
+      try {
+        const m = await import(blob(gate.replace('"./run.js"', JSON.stringify(blob(run)))));
+        m.configure(config);
+        const outcome = await m.searchCompleted();
+        const status = await m.whenDone();
+        return { outcome, errors: status.errors ?? [], beacon: beacons[0] ?? null };
+      } catch (err) {
+        return { outcome: 'import_failed', errors: [String(err)], beacon: null };
+      }
+    }, { gate: dist('h3probe.js'), run: dist('run.js'), config });
+    const samples = r.beacon ? JSON.parse(r.beacon).samples : [];
+    const seen = (phase) => samples.filter((x) => x.phase === phase).map((x) => `${x.result}/${x.protocol || '-'}`);
+    const tally = (list) => Object.entries(list.reduce((acc, k) => ({ ...acc, [k]: (acc[k] ?? 0) + 1 }), {})).map(([k, n]) => `${k}×${n}`).join(' ');
+    const control = seen('control');
+    const treatment = seen('treatment');
+    const detail = `control ${tally(control) || 'none'}; treatment ${tally(treatment) || 'none'}${r.errors.length ? `; errors: ${r.errors.join('; ')}` : ''}`;
+    if (r.outcome === 'import_failed') {
+      add('SKIP', label, `the page did not let doctor import the module from a blob: URL (${r.errors[0]})`, 'a CSP without blob: in script-src: check the page by hand');
+    } else if (r.outcome !== 'started' || !r.beacon) {
+      add('FAIL', label, `searchCompleted() resolved to ${r.outcome}; ${detail}`, 'read the errors: the module files, the origins\' CORS, the page\'s CSP (connect-src for both origins)');
+    } else if (control.length && control.every((x) => x === 'ok/h2') && treatment.length && treatment.every((x) => x === 'ok/h3')) {
+      add('PASS', label, detail);
+    } else if (treatment.some((x) => x === 'ok/h2') && control.every((x) => x === 'ok/h2')) {
+      add('WARN', label, detail, 'the treatment arm fell back to HTTP/2: UDP 443 blocked on this network, or the browser has not learned Alt-Svc (a private CA without --ca)');
+    } else {
+      add('FAIL', label, detail, 'the control arm must be ok/h2 and the treatment arm ok/h3: see the failing checks above');
+    }
+  } catch (err) {
+    add('FAIL', label, err.message.split('\n')[0], `check that ${o.page.href} loads in ${o.browser}`);
+  } finally {
+    await launched.close().catch(() => {});
+  }
 }

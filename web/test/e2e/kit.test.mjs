@@ -15,8 +15,10 @@ import { chromium } from 'playwright-core';
 import { spkiHash } from '../../devstack/certs.mjs';
 import { chromiumArgs } from '../../devstack/stack.mjs';
 import { CHROMIUM_PATH } from '../../devstack/chromium.mjs';
+import { ENGINES, engineMissing } from '../../devstack/browsers.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { bundleApp, packAndInstall } from './tarball.mjs';
+import { DOCTOR_ID } from '../../cli/doctor.mjs';
 
 const { serverProtocols: SERVER_PROTOCOLS, serverTimingProtocol } = (await loadH3probeNode()).schema();
 
@@ -195,6 +197,11 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
     const onExit = () => removeKitNetwork();
     const dbPath = () => path.join(runDir, 'beacons.sqlite');
     const caddyfilePath = () => path.join(runDir, 'Caddyfile');
+    // Runs stored besides doctor's own test beacon.
+    const countRuns = () => {
+      const db = new Database(dbPath(), { readonly: true, fileMustExist: true });
+      try { return db.prepare('SELECT count(*) FROM runs WHERE run_id != ?').pluck().get(DOCTOR_ID); } finally { db.close(); }
+    };
 
     function startCollector(extra = []) {
       return startInNamespace([process.execPath, BIN, 'collector', '--port', String(COLLECTOR_PORT), '--host', '127.0.0.1',
@@ -219,10 +226,13 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       })));
     }
 
-    /** `h3probe doctor` of the installed package, run inside the namespace against the deployment: { status, checks }. */
-    function doctor(extra = []) {
+    /**
+     * `h3probe doctor` of the installed package (or of this checkout: bin), run inside the namespace against the
+     * deployment: { status, checks, failed }.
+     */
+    function doctor(extra = [], bin = path.join(appDir, '..', 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs')) {
       const { page, h2, h3, collector: beacon } = SITES;
-      const r = spawnSync('ip', ['netns', 'exec', NS, process.execPath, path.join(appDir, '..', 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs'),
+      const r = spawnSync('ip', ['netns', 'exec', NS, process.execPath, bin,
         'doctor', '--page', `https://${page.host}/app/`, '--h2', `https://${h2.host}`, '--h3', `https://${h3.host}`,
         '--collector', `https://${beacon.host}/beacon`, '--ca', certs.caPath, '--json', ...extra], { encoding: 'utf8', timeout: 60000 });
       let checks;
@@ -395,12 +405,30 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       // The test beacon is stored once, however often doctor runs: same run_id, later ones duplicates.
       const db = new Database(dbPath(), { readonly: true, fileMustExist: true });
       try {
-        assert.equal(db.prepare("SELECT count(*) FROM runs WHERE config_id = 'h3probe-doctor'").pluck().get(), 1);
-        assert.equal(db.prepare("SELECT count(*) FROM requests WHERE run_id = 'h3probe-doctor'").pluck().get(), 0);
+        assert.equal(db.prepare('SELECT count(*) FROM runs WHERE config_id = ?').pluck().get(DOCTOR_ID), 1);
+        assert.equal(db.prepare('SELECT count(*) FROM requests WHERE run_id = ?').pluck().get(DOCTOR_ID), 0);
       } finally {
         db.close();
       }
     });
+
+    for (const engine of ENGINES) {
+      test(`h3probe doctor --browser ${engine}: one real run from the page's origin, control over h2 and treatment over h3`,
+        { skip: engineMissing(engine) ?? false }, () => {
+          const runsBefore = countRuns();
+          const r = doctor(['--browser', engine, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`], BIN);
+          const run = r.checks.find((c) => c.check === `${engine} run`);
+          console.log(`# ${run?.status} ${run?.check}: ${run?.detail}`);
+          assert.deepEqual(r.failed, [], JSON.stringify(r.checks, null, 1));
+          assert.equal(run.status, 'PASS', JSON.stringify(run));
+          assert.match(run.detail, /^control ok\/h2×5; treatment ok\/h3×5$/);
+          assert.equal(countRuns(), runsBefore, 'the browser run\'s beacon stays in the tab: nothing stored');
+          // The installed package has no browser drivers: the same option says so and fails nothing.
+          const packaged = doctor(['--browser', engine, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
+          assert.equal(packaged.status, 0);
+          assert.equal(packaged.checks.find((c) => c.check === `${engine} run`).status, 'SKIP');
+        });
+    }
 
     for (const f of FAULTS) {
       test(`h3probe doctor names the fault: ${f.fault}`, async () => {
