@@ -3,6 +3,8 @@
 // /etc/netns/NAME/hosts over /etc/hosts), so neither public DNS nor Chromium's --host-resolver-rules is involved.
 // `h3probe origins` writes the Caddyfile (with --tls CERT,KEY from a local CA: ACME needs the public internet), the
 // test adds a page site, `h3probe collector` stores the beacon, and headless Chromium in the namespace runs one search.
+// The page site also serves a page bundled from the packed tarball installed in a fresh project; `h3probe doctor` of
+// that install must pass against the deployment, and name each fault injected into it (FAULTS).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
