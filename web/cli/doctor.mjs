@@ -9,6 +9,9 @@ import tls from 'node:tls';
 import { parseArgs } from 'node:util';
 import { MODULE_FILES, NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS } from '../server/originRules.mjs';
 
+/** run_id, page_load_id and config_id of everything doctor sends. */
+export const DOCTOR_ID = 'h3probe-doctor';
+
 export const USAGE = `usage: h3probe doctor --page URL --h2 ORIGIN --h3 ORIGIN --collector URL [options]
 
 Checks from outside what a deployment needs, and prints PASS, FAIL, WARN or SKIP per check with the fix for each
@@ -35,12 +38,14 @@ options:
   --json              print the checks as JSON instead of the table
   --help              this text
 
-The test beacon has run_id, page_load_id and config_id "${'h3probe-doctor'}", outcome "error" and no samples: the
+The test beacon has run_id, page_load_id and config_id "${DOCTOR_ID}", outcome "error" and no samples: the
 collector stores it once (later ones are duplicates, still answered 204); it adds no request to any report figure.
 Exit status: 0 when nothing FAILs, 1 when a check fails, 2 for bad options.`;
 
-/** The one beacon doctor sends: a run of no request, stored at most once per database (run_id is the key). */
-export const DOCTOR_ID = 'h3probe-doctor';
+/**
+ * The one beacon doctor sends: a run of no request, stored at most once per database (run_id is the store's key). Its
+ * form is the core's (decode_beacon in wasm/core/beacon.cpp): web/test/unit/doctor.test.mjs decodes it with the core.
+ */
 export function doctorBeacon(moduleVersion) {
   return {
     schema: 'h3probe/1', run_id: DOCTOR_ID, page_load_id: DOCTOR_ID, config_id: DOCTOR_ID, module_version: moduleVersion,
@@ -235,7 +240,7 @@ export async function runDoctor(o) {
     }
   }
   try {
-    const body = JSON.stringify(doctorBeacon(await moduleVersion()));
+    const body = JSON.stringify(doctorBeacon(PACKAGE_VERSION));
     const res = await get(o.collector, { method: 'POST', body, headers: { origin: pageOrigin, 'content-type': 'text/plain;charset=UTF-8' } });
     if (res.status === 204) add('PASS', 'collector test beacon', `204 (run_id ${DOCTOR_ID})`);
     else add('FAIL', 'collector test beacon', `${res.status} ${res.body.slice(0, 120)}`,
@@ -269,10 +274,7 @@ function headerProblem(rule, value, pageOrigin) {
 
 const allows = (acao, origin) => acao === '*' || acao === origin;
 
-async function moduleVersion() {
-  const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-  return pkg.version;
-}
+const PACKAGE_VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 function tlsHandshake(u, { ca, timeoutMs }) {
   return new Promise((resolve) => {
