@@ -6,6 +6,7 @@ const COMMANDS = {
   origins: 'a production Caddyfile for the HTTP/2-only and the HTTP/3 test origins',
   report: 'the report of a collector database: text table, HTML page',
   export: 'a collector database as NDJSON, one run per line',
+  doctor: 'checks a deployment from outside: TLS, the origins, the module files, the collector',
 };
 
 const [command, ...argv] = process.argv.slice(2);

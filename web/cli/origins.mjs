@@ -23,6 +23,8 @@ options:
   --tls acme|internal|CERT,KEY  certificates: ACME (default; names must resolve to this machine, ports 80 and 443
                              open), Caddy's internal CA, or certificate and key files
   --email ADDR               the ACME account's e-mail (expiry notices)
+  --admin off|ADDR:PORT      Caddy's admin API: off (default; apply a new Caddyfile by restarting Caddy), or a loopback
+                             address such as localhost:2019 for \`caddy reload\` and Debian's \`systemctl reload caddy\`
   --out FILE                 write the Caddyfile there instead of printing it
   --help                     this text
 
@@ -45,6 +47,7 @@ export async function main(argv) {
       'collector-bind': { type: 'string' },
       tls: { type: 'string' },
       email: { type: 'string' },
+      admin: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -57,7 +60,7 @@ export async function main(argv) {
     h2: a.h2, h3: a.h3, h2Bind: a['h2-bind'], h3Bind: a['h3-bind'],
     h2Port: a['h2-port'] === undefined ? undefined : /^\d+$/.test(a['h2-port']) ? Number(a['h2-port']) : a['h2-port'],
     only: a.only, pageOrigins: a['page-origin'] ?? [], collector: a.collector, collectorUpstream: a['collector-upstream'],
-    collectorBind: a['collector-bind'], tls: a.tls, email: a.email,
+    collectorBind: a['collector-bind'], tls: a.tls, email: a.email, admin: a.admin,
   });
   if (a.out) fs.writeFileSync(a.out, text);
   else process.stdout.write(text);

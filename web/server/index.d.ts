@@ -1,4 +1,7 @@
 // Types of `h3probe/server` (index.mjs). web/test/unit/serverTypes.test.mjs fails when an export is missing here.
+// They need no @types/node: where Node objects cross the interface, the types name only the members h3probe uses, so
+// Node's own objects (a stream, an IncomingMessage, a net.BlockList) fit them, and a project without @types/node
+// compiles under tsc --strict (serverTypes.test.mjs checks both).
 import type { H3probeNode } from './h3probeNode.js';
 
 export type { H3probeNode, Decoded, StoredRun, StoredRequest, Schema, GroupReport, QuantileRow } from './h3probeNode.js';
@@ -16,11 +19,28 @@ export interface LocationOptions {
   lookupCountry?: (ip: string) => string | null;
 }
 
+/** What exportNdjson writes to: a Node Writable (a file stream, process.stdout) fits. */
+export interface NdjsonSink {
+  write(chunk: string): boolean;
+  once(event: 'drain', listener: () => void): unknown;
+}
+
+/** A request as the client locator reads it: a Node http.IncomingMessage fits. */
+export interface ClientRequestLike {
+  headers: Record<string, string | string[] | undefined>;
+  socket?: { remoteAddress?: string } | null;
+}
+
+/** Trusted proxy addresses and ranges (a Node net.BlockList). */
+export interface AddressList {
+  check(address: string, type?: 'ipv4' | 'ipv6'): boolean;
+}
+
 /** A collector's store: openStore() of SQLite. */
 export interface Store {
   countRuns(): number;
   close(): void;
-  exportNdjson(stream: NodeJS.WritableStream): Promise<number>;
+  exportNdjson(stream: NdjsonSink): Promise<number>;
 }
 
 export const STORE_VERSION: number;
@@ -55,9 +75,9 @@ export function startCollector(options: {
 }): Promise<Collector>;
 
 export const DEFAULT_COUNTRY_HEADERS: readonly string[];
-export function parseTrustedProxies(list: string | string[] | undefined): import('node:net').BlockList;
+export function parseTrustedProxies(list: string | string[] | undefined): AddressList;
 export function createClientLocator(options?: LocationOptions, env?: Record<string, string | undefined>):
-  (req: import('node:http').IncomingMessage) => { country: string | null; region: string };
+  (req: ClientRequestLike) => { country: string | null; region: string };
 
 export const REGIONS: readonly string[];
 /** The region of an ISO country code ('unknown' when not known). */
@@ -79,6 +99,8 @@ export interface OriginsOptions {
   pageOrigins?: string[]; collector?: string; collectorUpstream?: string; collectorBind?: string; email?: string;
   /** 'acme' (default), 'internal', or 'CERT,KEY' file paths. */
   tls?: string;
+  /** Caddy's admin API: 'off' (default) or a loopback 'localhost:2019', '127.0.0.1:PORT', '[::1]:PORT'. */
+  admin?: string;
 }
 /** Every problem with the options, as messages (empty: usable). */
 export function originsProblems(options: OriginsOptions): string[];

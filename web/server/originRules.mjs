@@ -1,5 +1,6 @@
-// What the two test origins must do for the probe, in one place. The Caddyfile generator (`h3probe origins`) and the
-// local stack's Caddyfile write these rules; docs/deploying.md (its table and nginx snippets) is checked against them
+// What the two test origins must do for the probe, and how the module's files must be served, in one place. The
+// Caddyfile generator (`h3probe origins`) and the local stack's Caddyfile write these rules, `h3probe doctor` checks a
+// deployment against them; docs/deploying.md (its table and nginx snippets) is checked against them
 // (web/test/unit/originsCaddyfile.test.mjs, stackCaddyfile.test.mjs, deployingDoc.test.mjs).
 
 /** The no-op endpoint: GET with any query string, answered with this status and no body. */
@@ -40,3 +41,25 @@ export const ORIGIN_PROTOCOLS = Object.freeze({ h2: Object.freeze(['h1', 'h2']),
 
 /** Any path but /noop on a test origin. */
 export const OTHER_PATHS_STATUS = 404;
+
+/**
+ * The module's two files as the page's server must serve them (wherever they are: next to the bundle, a CDN). `types`:
+ * the Content-Types a browser accepts, the first the one to send. The glue is a module script, which browsers refuse
+ * under any type but a JavaScript MIME type (HTML's list); the .wasm is compiled while it streams
+ * (WebAssembly.compileStreaming), which refuses any type but application/wasm.
+ */
+export const MODULE_FILES = Object.freeze({
+  glue: Object.freeze({
+    file: 'h3probe_browser.mjs',
+    types: Object.freeze(['text/javascript', 'application/javascript', 'application/ecmascript', 'application/x-ecmascript',
+      'application/x-javascript', 'text/ecmascript', 'text/javascript1.0', 'text/javascript1.1', 'text/javascript1.2',
+      'text/javascript1.3', 'text/javascript1.4', 'text/javascript1.5', 'text/jscript', 'text/livescript',
+      'text/x-ecmascript', 'text/x-javascript']),
+    why: 'a module script under any other type is refused: "Failed to fetch dynamically imported module", no run, no beacon',
+  }),
+  wasm: Object.freeze({
+    file: 'h3probe_browser.wasm',
+    types: Object.freeze(['application/wasm']),
+    why: 'WebAssembly.compileStreaming refuses any other type: no run, no beacon',
+  }),
+});

@@ -14,7 +14,7 @@ const HTTPS_PORT = 443;
 /** Every problem with the options, as messages (empty: usable). */
 export function originsProblems(opts) {
   const { h2, h3, h2Bind, h3Bind, h2Port = HTTPS_PORT, only, pageOrigins = [], collector, collectorUpstream, collectorBind,
-    email, tls = 'acme' } = opts;
+    email, tls = 'acme', admin = 'off' } = opts;
   const problems = [];
   if (only !== undefined && only !== 'h2' && only !== 'h3') problems.push(`--only must be h2 or h3, not "${only}"`);
   const wants = { h2: only !== 'h3', h3: only !== 'h2' };
@@ -62,6 +62,9 @@ export function originsProblems(opts) {
   if (tls !== 'acme' && tls !== 'internal' && !files) problems.push(`--tls must be acme, internal or CERT,KEY (two file paths), not "${tls}"`);
   if (files && files.some((f) => /["\n\r]/.test(f) || f === '')) problems.push('--tls: the certificate and key paths may not be empty or contain quotes');
   if (email !== undefined && tls !== 'acme' && tls !== 'internal') problems.push('--email is for ACME certificates (--tls acme)');
+  if (admin !== 'off' && !isLoopbackAdmin(admin)) {
+    problems.push(`--admin must be off or a loopback address and port (localhost:2019, 127.0.0.1:2019, [::1]:2019), not "${admin}"`);
+  }
   return problems;
 }
 
@@ -70,13 +73,15 @@ export function originsCaddyfile(opts) {
   const problems = originsProblems(opts);
   if (problems.length) throw new Error(problems.join('\n'));
   const { h2, h3, h2Bind, h3Bind, h2Port = HTTPS_PORT, only, pageOrigins = [], collector, collectorUpstream, collectorBind,
-    email, tls = 'acme' } = opts;
+    email, tls = 'acme', admin = 'off' } = opts;
   const origins = [];
   if (only !== 'h3') origins.push({ kind: 'h2', host: h2.toLowerCase(), bind: h2Bind, port: h2Port });
   if (only !== 'h2') origins.push({ kind: 'h3', host: h3.toLowerCase(), bind: h3Bind, port: HTTPS_PORT });
   const tlsLine = tlsDirective(tls);
 
-  const globals = ['{'];
+  // Caddy's admin API (default localhost:2019) changes the running config without authentication: any local process could
+  // reroute the origins. Off by default (reload by restarting Caddy); a loopback address when `caddy reload` is wanted.
+  const globals = ['{', `\tadmin ${admin}`];
   if (email) globals.push(`\temail ${email}`);
   // Otherwise Caddy installs its local root into the machine's trust store (it runs update-ca-certificates as root).
   if (tls === 'internal') globals.push('\tskip_install_trust');
@@ -178,6 +183,11 @@ function isHttpsOrigin(s) {
   } catch {
     return false;
   }
+}
+
+function isLoopbackAdmin(s) {
+  const m = /^(localhost|127\.0\.0\.1|\[::1\]):(\d{1,5})$/.exec(String(s));
+  return Boolean(m) && Number(m[2]) >= 1 && Number(m[2]) <= 65535;
 }
 
 function isUpstream(s) {

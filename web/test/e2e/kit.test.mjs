@@ -3,9 +3,11 @@
 // /etc/netns/NAME/hosts over /etc/hosts), so neither public DNS nor Chromium's --host-resolver-rules is involved.
 // `h3probe origins` writes the Caddyfile (with --tls CERT,KEY from a local CA: ACME needs the public internet), the
 // test adds a page site, `h3probe collector` stores the beacon, and headless Chromium in the namespace runs one search.
+// The page site also serves a page bundled from the packed tarball installed in a fresh project; `h3probe doctor` of
+// that install must pass against the deployment, and name each fault injected into it (FAULTS).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +17,10 @@ import { chromium } from 'playwright-core';
 import { spkiHash } from '../../devstack/certs.mjs';
 import { chromiumArgs } from '../../devstack/stack.mjs';
 import { CHROMIUM_PATH } from '../../devstack/chromium.mjs';
+import { ENGINES, engineMissing } from '../../devstack/browsers.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { bundleApp, packAndInstall } from './tarball.mjs';
+import { DOCTOR_ID } from '../../cli/doctor.mjs';
 
 const { serverProtocols: SERVER_PROTOCOLS, serverTimingProtocol } = (await loadH3probeNode()).schema();
 
@@ -142,6 +147,43 @@ function startInNamespace(argv, { env = {}, logPath, ready = () => true, timeout
   };
 }
 
+/** The tarball installed into a fresh project under dir and its page bundled there; returns the page's folder. */
+async function buildTarballApp(dir) {
+  const { project } = packAndInstall(dir);
+  const out = path.join(project, 'site');
+  await bundleApp(project, out);
+  return out;
+}
+
+/** text with the site block of `address` (as the generator writes it: `ADDRESS {` ... `}`) passed through edit. */
+function editSite(text, address, edit) {
+  const start = text.indexOf(`\n${address} {\n`) + 1;
+  const end = text.indexOf('\n}\n', start) + 3;
+  assert.ok(start > 0 && end > start, `site ${address} in the Caddyfile`);
+  const edited = edit(text.slice(start, end));
+  assert.notEqual(edited, text.slice(start, end), `the fault changed the site ${address}`);
+  return text.slice(0, start) + edited + text.slice(end);
+}
+
+// Each fault a deployment can have, injected into the kit: `caddy` edits the deployed Caddyfile, `collector` restarts the
+// collector with these options (null: not at all); `names`: the doctor checks that must FAIL, `detail`: what one says.
+const FAULTS = Object.freeze([
+  { fault: 'the .wasm served as application/octet-stream', names: [/^module wasm /], detail: /application\/octet-stream/,
+    caddy: (t) => t.replace('handle_path /app/* {\n', 'handle_path /app/* {\n\t\theader /h3probe_browser.wasm Content-Type application/octet-stream\n') },
+  { fault: 'the glue served as text/plain', names: [/^module glue /], detail: /text\/plain/,
+    caddy: (t) => t.replace('handle_path /app/* {\n', 'handle_path /app/* {\n\t\theader /h3probe_browser.mjs Content-Type text/plain\n') },
+  { fault: 'no Timing-Allow-Origin on the HTTP/3 origin', names: [/^HTTP\/3 origin \/noop Timing-Allow-Origin$/], detail: /missing/,
+    caddy: (t) => editSite(t, `https://${SITES.h3.host}`, (b) => b.replace(/\n\t\theader Timing-Allow-Origin [^\n]+/, '')) },
+  { fault: 'no Cache-Control: no-store on the HTTP/2 origin', names: [/^HTTP\/2 origin \/noop Cache-Control$/], detail: /missing/,
+    caddy: (t) => editSite(t, `https://${SITES.h2.host}`, (b) => b.replace(/\n\t\theader Cache-Control [^\n]+/, '')) },
+  { fault: 'Alt-Svc: h3 on the HTTP/2 origin', names: [/^HTTP\/2 origin offers no HTTP\/3$/], detail: /h3=/,
+    caddy: (t) => editSite(t, `https://${SITES.h2.host}`, (b) => b.replace('\thandle @noop {\n', '\thandle @noop {\n\t\theader Alt-Svc `h3=":443"; ma=86400`\n')) },
+  { fault: 'the collector down', names: [/^collector \/healthz$/, /^collector CORS preflight$/, /^collector test beacon$/], detail: /502|ECONNREFUSED/,
+    collector: null },
+  { fault: 'the collector without CORS for the page', names: [/^collector CORS preflight$/, /^collector test beacon$/], detail: /403|none/,
+    collector: ['--allowed-origins', 'https://elsewhere.h3kit.test'] },
+]);
+
 const unavailable = unavailableReason();
 
 describe('production kit (h3probe origins + collector, Caddy and Chromium in a network namespace)',
@@ -152,8 +194,53 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
     let collector;
     let browser;
     let caddyPid;
+    let appDir;
+    let deployed; // the Caddyfile text as deployed: generated, plus the page site
     const onExit = () => removeKitNetwork();
     const dbPath = () => path.join(runDir, 'beacons.sqlite');
+    const caddyfilePath = () => path.join(runDir, 'Caddyfile');
+    // Runs stored besides doctor's own test beacon.
+    const countRuns = () => {
+      const db = new Database(dbPath(), { readonly: true, fileMustExist: true });
+      try { return db.prepare('SELECT count(*) FROM runs WHERE run_id != ?').pluck().get(DOCTOR_ID); } finally { db.close(); }
+    };
+
+    function startCollector(extra = []) {
+      return startInNamespace([process.execPath, BIN, 'collector', '--port', String(COLLECTOR_PORT), '--host', '127.0.0.1',
+        '--db', dbPath(), ...extra], { logPath: path.join(runDir, 'collector.log'), ready: (out) => out.includes('"listening"') });
+    }
+
+    /** (Re)starts Caddy with this Caddyfile text; resolves once every site answers over TLS and the h3 origin holds UDP 443. */
+    async function startCaddy(text, alsoReady = Promise.resolve()) {
+      await caddy?.stop();
+      fs.writeFileSync(caddyfilePath(), text);
+      caddy = startInNamespace(['caddy', 'run', '--config', caddyfilePath(), '--adapter', 'caddyfile'], {
+        logPath: path.join(runDir, 'caddy.log'),
+        env: { XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') },
+      });
+      caddyPid = caddy.child.pid;
+      await alsoReady;
+      await Promise.all(Object.entries(SITES).map(([key, s]) => new Promise((resolve, reject) => {
+        const spec = { address: s.address, certPath: certs.caPath, timeoutMs: 15000, udpPorts: key === 'h3' ? [443] : [],
+          sites: [{ host: s.host, port: 443, path: key === 'collector' ? '/beacon' : key === 'page' ? '/' : '/noop' }] };
+        const p = spawn('ip', ['netns', 'exec', NS, process.execPath, AWAIT_LISTENERS, JSON.stringify(spec)], { stdio: 'ignore' });
+        p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${s.host} (${s.address}) not ready:\n${tail(runDir, 'caddy.log')}`))));
+      })));
+    }
+
+    /**
+     * `h3probe doctor` of the installed package (or of this checkout: bin), run inside the namespace against the
+     * deployment: { status, checks, failed }.
+     */
+    function doctor(extra = [], bin = path.join(appDir, '..', 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs')) {
+      const { page, h2, h3, collector: beacon } = SITES;
+      const r = spawnSync('ip', ['netns', 'exec', NS, process.execPath, bin,
+        'doctor', '--page', `https://${page.host}/app/`, '--h2', `https://${h2.host}`, '--h3', `https://${h3.host}`,
+        '--collector', `https://${beacon.host}/beacon`, '--ca', certs.caPath, '--json', ...extra], { encoding: 'utf8', timeout: 60000 });
+      let checks;
+      try { checks = JSON.parse(r.stdout); } catch { throw new Error(`doctor printed no JSON (status ${r.status}):\n${r.stdout}\n${r.stderr}`); }
+      return { status: r.status, checks, failed: checks.filter((c) => c.status === 'FAIL') };
+    }
 
     before(async () => {
       process.on('exit', onExit);
@@ -161,35 +248,27 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       createKitNetwork();
       certs = makeCertificates(runDir);
 
+      // The user's app: the package installed from its tarball into a fresh project, a page bundled with esbuild, the
+      // glue and .wasm copied next to the bundle (the README's esbuild way). Served at https://app.h3kit.test/app/.
+      appDir = await buildTarballApp(runDir);
+
       // The production Caddyfile, as a user would generate it, plus a page site (the user's app in production).
-      const caddyfile = path.join(runDir, 'Caddyfile');
       const { h2, h3, collector: beacon, page } = SITES;
       execFileSync(process.execPath, [BIN, 'origins', '--h2', h2.host, '--h3', h3.host,
         '--h2-bind', h2.address, '--h3-bind', h3.address, '--page-origin', `https://${page.host}`,
         '--collector', beacon.host, '--collector-upstream', `127.0.0.1:${COLLECTOR_PORT}`, '--collector-bind', beacon.address,
-        '--tls', `${certs.certPath},${certs.keyPath}`, '--out', caddyfile]);
+        '--tls', `${certs.certPath},${certs.keyPath}`, '--out', caddyfilePath()]);
       const indent = (block) => block.split('\n').map((l) => `\t${l}`).join('\n');
-      fs.appendFileSync(caddyfile, [
+      fs.appendFileSync(caddyfilePath(), [
         '', `https://${page.host} {`, `\tbind ${page.address}`, `\ttls "${certs.certPath}" "${certs.keyPath}"`,
         ...pageModule().routes.map(indent),
+        indent(`handle_path /app/* {\n\troot * "${appDir}"\n\tfile_server\n}`),
         indent(`handle {\n\troot * "${path.join(ROOT, 'web/page')}"\n\tfile_server\n}`), '}', '',
       ].join('\n'));
+      deployed = fs.readFileSync(caddyfilePath(), 'utf8');
 
-      collector = startInNamespace([process.execPath, BIN, 'collector', '--port', String(COLLECTOR_PORT), '--host', '127.0.0.1',
-        '--db', dbPath()], { logPath: path.join(runDir, 'collector.log'), ready: (out) => out.includes('"listening"') });
-      caddy = startInNamespace(['caddy', 'run', '--config', caddyfile, '--adapter', 'caddyfile'], {
-        logPath: path.join(runDir, 'caddy.log'),
-        env: { XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') },
-      });
-      caddyPid = caddy.child.pid;
-      await collector.started;
-      // Every site answers over TLS with the local CA, and the HTTP/3 origin holds its UDP port.
-      await Promise.all(Object.entries(SITES).map(([key, s]) => new Promise((resolve, reject) => {
-        const spec = { address: s.address, certPath: certs.caPath, timeoutMs: 15000, udpPorts: key === 'h3' ? [443] : [],
-          sites: [{ host: s.host, port: 443, path: key === 'collector' ? '/beacon' : key === 'page' ? '/' : '/noop' }] };
-        const p = spawn('ip', ['netns', 'exec', NS, process.execPath, AWAIT_LISTENERS, JSON.stringify(spec)], { stdio: 'ignore' });
-        p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${s.host} (${s.address}) not ready:\n${tail(runDir, 'caddy.log')}`))));
-      })));
+      collector = startCollector();
+      await startCaddy(deployed, collector.started);
 
       // playwright talks to Chromium over fds 3 and 4, which `ip netns exec` passes through to the browser.
       const wrapper = path.join(runDir, 'chromium-in-netns.sh');
@@ -282,6 +361,105 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       assert.deepEqual(seen(SITES.h2.host), ['HTTP/2.0 h2']);
       assert.deepEqual(seen(SITES.h3.host), ['HTTP/3.0 h3']);
     });
+
+    test('the page bundled from the installed tarball: one complete run over h2 and h3, and h3probe doctor passes', async () => {
+      const { page, h2, h3, collector: beacon } = SITES;
+      const params = new URLSearchParams({ h2Origin: `https://${h2.host}`, h3Origin: `https://${h3.host}`,
+        beaconUrl: `https://${beacon.host}/beacon`, configId: 'kit-tarball' });
+      let pageLoadId;
+      const context = await browser.newContext();
+      try {
+        const tab = await context.newPage();
+        await tab.goto(`https://${page.host}/app/?${params}`);
+        const { outcome, result } = await tab.evaluate(() => window.runOnce());
+        assert.equal(outcome, 'started', JSON.stringify(result));
+        assert.equal(result.run, 'done');
+        assert.deepEqual(result.errors, []);
+        pageLoadId = result.pageLoadId;
+      } finally {
+        await context.close();
+      }
+      const stored = new Database(dbPath(), { readonly: true, fileMustExist: true });
+      try {
+        let rows = [];
+        for (const deadline = Date.now() + 10000; rows.length === 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+          rows = stored.prepare("SELECT q.phase, q.protocol, q.result, count(*) AS n FROM requests q JOIN runs r USING (run_id) " +
+            "WHERE r.page_load_id = ? AND q.phase != 'prewarm' GROUP BY 1, 2, 3 ORDER BY 1").all(pageLoadId);
+        }
+        assert.deepEqual(rows.map((r) => [r.phase, r.protocol, r.result, r.n]), [['control', 'h2', 'ok', 5], ['treatment', 'h3', 'ok', 5]]);
+      } finally {
+        stored.close();
+      }
+      const r = doctor(['--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
+      console.log(r.checks.map((c) => `# ${c.status} ${c.check}: ${c.detail}`).join('\n'));
+      assert.deepEqual(r.failed, [], JSON.stringify(r.checks, null, 1));
+      assert.equal(r.status, 0);
+      const statuses = Object.fromEntries(r.checks.map((c) => [c.check, c.status]));
+      for (const check of ['HTTP/2 origin offers no HTTP/3', 'HTTP/3 origin announces HTTP/3', 'collector /healthz', 'collector CORS preflight',
+        'collector test beacon', 'module wasm h3probe_browser.wasm', 'module glue h3probe_browser.mjs', 'HTTP/3 origin /noop Server-Timing']) {
+        assert.equal(statuses[check], 'PASS', check);
+      }
+      assert.equal(r.checks.filter((c) => c.check.startsWith('TLS ')).length, 4, 'TLS of the four hosts');
+      // Without --healthz: the generated collector site forwards /beacon only, so /healthz is skipped, not failed.
+      const outside = doctor();
+      assert.equal(outside.status, 0);
+      assert.equal(outside.checks.find((c) => c.check === 'collector /healthz').status, 'SKIP');
+      // The test beacon is stored once, however often doctor runs: same run_id, later ones duplicates.
+      const db = new Database(dbPath(), { readonly: true, fileMustExist: true });
+      try {
+        assert.equal(db.prepare('SELECT count(*) FROM runs WHERE config_id = ?').pluck().get(DOCTOR_ID), 1);
+        assert.equal(db.prepare('SELECT count(*) FROM requests WHERE run_id = ?').pluck().get(DOCTOR_ID), 0);
+      } finally {
+        db.close();
+      }
+    });
+
+    for (const engine of ENGINES) {
+      test(`h3probe doctor --browser ${engine}: one real run from the page's origin, control over h2 and treatment over h3`,
+        { skip: engineMissing(engine) ?? false }, () => {
+          const runsBefore = countRuns();
+          const r = doctor(['--browser', engine, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`], BIN);
+          const run = r.checks.find((c) => c.check === `${engine} run`);
+          console.log(`# ${run?.status} ${run?.check}: ${run?.detail}`);
+          assert.deepEqual(r.failed, [], JSON.stringify(r.checks, null, 1));
+          assert.equal(run.status, 'PASS', JSON.stringify(run));
+          assert.match(run.detail, /^control ok\/h2×5; treatment ok\/h3×5$/);
+          assert.equal(countRuns(), runsBefore, 'the browser run\'s beacon stays in the tab: nothing stored');
+          // The installed package has no browser drivers: the same option says so and fails nothing.
+          const packaged = doctor(['--browser', engine, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
+          assert.equal(packaged.status, 0);
+          assert.equal(packaged.checks.find((c) => c.check === `${engine} run`).status, 'SKIP');
+        });
+    }
+
+    for (const f of FAULTS) {
+      test(`h3probe doctor names the fault: ${f.fault}`, async () => {
+        if (f.caddy) await startCaddy(f.caddy(deployed));
+        if ('collector' in f) {
+          await collector.stop();
+          if (f.collector) {
+            collector = startCollector(f.collector);
+            await collector.started;
+          }
+        }
+        try {
+          const r = doctor(['--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
+          assert.equal(r.status, 1, JSON.stringify(r.checks, null, 1));
+          const failed = r.failed.map((c) => c.check);
+          for (const name of f.names) assert.ok(failed.some((c) => name.test(c)), `${name} among the failures: ${failed.join('; ')}`);
+          assert.equal(failed.length, f.names.length, `only this fault fails: ${failed.join('; ')}`);
+          assert.ok(r.failed.some((c) => f.detail.test(c.detail)), r.failed.map((c) => c.detail).join('; '));
+          assert.ok(r.failed.every((c) => c.fix.length > 0), 'every failing line has a fix');
+        } finally {
+          if (f.caddy) await startCaddy(deployed);
+          if ('collector' in f) {
+            await collector.stop();
+            collector = startCollector();
+            await collector.started;
+          }
+        }
+      });
+    }
 
     test('teardown removes the namespace, its /etc/netns folder and every process', async () => {
       await browser.close();

