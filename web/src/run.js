@@ -55,6 +55,7 @@ export function startRun({ record, keep, errors, onEnd }) {
   let partial = null; // the worker's latest partial beacon, sent if the page is hidden before the run ends
   let sent = null; // the beacon given to the browser, for a run in the worker
   let beaconQueued = false;
+  let answered = false; // the run's outcome is known (started, or why not)
   let closed = false;
   let unwatchVisibility = () => {};
 
@@ -75,12 +76,14 @@ export function startRun({ record, keep, errors, onEnd }) {
   }
 
   // A beacon from the worker: the run's own at its end, or the latest partial one when the page is being hidden. The
-  // first one sent is the run's beacon; the worker stops with it.
+  // first one sent is the run's beacon; the worker stops with it, or once it has said how the run started (a run that
+  // ends before it has started, such as an error beacon, sends first).
   function send(beacon) {
     if (sent !== null) return;
     sent = beacon.body;
     mirror.run = 'done';
-    close(queueBeacon(beacon.url, beacon.body, record));
+    beaconQueued = queueBeacon(beacon.url, beacon.body, record);
+    if (answered) close();
   }
 
   // A page being hidden may never be shown again: beacon what was measured while the page can still send it. The
@@ -104,7 +107,7 @@ export function startRun({ record, keep, errors, onEnd }) {
         resolve(null);
         return;
       }
-      let answered = false;
+      let replied = false;
       const fallBack = (reason) => {
         record('worker', reason);
         worker.terminate();
@@ -116,8 +119,8 @@ export function startRun({ record, keep, errors, onEnd }) {
         if (data.run) mirror = { run: data.run, pageLoadId: data.pageLoadId };
         if (data.partial) partial = data.partial;
         if (data.toSend) send(data.toSend);
-        if (!('outcome' in data) || answered) return;
-        answered = true;
+        if (!('outcome' in data) || replied) return;
+        replied = true;
         if (data.outcome === null) fallBack(data.error);
         else resolve(data.outcome);
       };
@@ -125,8 +128,8 @@ export function startRun({ record, keep, errors, onEnd }) {
       worker.onerror = (event) => {
         event.preventDefault();
         const reason = event.message || 'the worker failed to load';
-        if (!answered) {
-          answered = true;
+        if (!replied) {
+          replied = true;
           fallBack(reason);
         } else {
           record('worker', reason);
@@ -151,8 +154,9 @@ export function startRun({ record, keep, errors, onEnd }) {
       });
       outcome = await core.start({ ...args, errors: errors.slice(), runContext: 'main' });
     }
-    if (outcome === 'started') unwatchVisibility = watchVisibility(pageHidden);
-    else close();
+    answered = true;
+    if (outcome === 'started' && sent === null) unwatchVisibility = watchVisibility(pageHidden);
+    else if (outcome !== 'started' || !core) close();
     return outcome;
   }
 

@@ -57,7 +57,8 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
   let host = null; // the browser host of this run, until the run ends
   let closed = false;
   let progress = 0;
-  const noted = []; // problems met before the session existed
+  let configured = false;
+  const noted = []; // problems met before the core had a config (it keeps them from then on)
 
   function afterCall() {
     if (!onPartial || !session || session.progress() === progress) return;
@@ -99,7 +100,6 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
       host = createBrowserHost({ onError, send, onRunEnded: close, afterCall });
       session = new wasm.Session(host);
       host.bind(session);
-      for (const error of [...errors, ...noted]) session.noteError(error);
 
       await nextTask();
       // The core's first call into its config rules also compiles them (WebAssembly is compiled lazily, function by
@@ -118,6 +118,11 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
         const problems = configureCore(merged);
         if (problems.length) remoteProblem = `remote config: ${problems.join('; ')}`;
       }
+      configured = true;
+      for (const error of [...errors, ...noted]) session.noteError(error);
+      await nextTask();
+      const moduleLoadMs = performance.timeOrigin + performance.now() - startedAt;
+      session.setContext(clientContext({ moduleLoadMs, pageOrigin, runContext }));
       if (remoteProblem) {
         // One error beacon per page load, to the page's own beacon URL, and only from sampled page loads.
         onError('remote config', remoteProblem);
@@ -125,9 +130,6 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
         close(); // the beacon has ended it already; this covers a core that sent none
         return 'invalid_remote_config';
       }
-      await nextTask();
-      const moduleLoadMs = performance.timeOrigin + performance.now() - startedAt;
-      session.setContext(clientContext({ moduleLoadMs, pageOrigin, runContext }));
       await nextTask();
       const outcome = session.searchCompleted();
       afterCall();
@@ -144,7 +146,7 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
       }
     },
     noteError(text) {
-      if (session) session.noteError(text);
+      if (configured) session.noteError(text);
       else noted.push(text);
     },
     close,
