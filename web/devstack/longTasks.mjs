@@ -1,6 +1,6 @@
 // Main-thread cost of the module: page loads in Chromium with the CPU slowed down (CDP Emulation.setCPUThrottlingRate),
-// each with one search, recording every long task (≥ 50 ms), every long animation frame with the scripts it ran, and a
-// CPU profile of the page's main thread. A frame counts against the module when one of its scripts was served under
+// each with one search, recording every long task (≥ 50 ms), every long animation frame with the scripts it ran, and
+// the module's main-thread time (a trace of the page's tasks and a CPU profile: moduleMainThreadMs). A frame counts against the module when one of its scripts was served under
 // /h3probe/ (the gate, the run, the worker module run on the main thread, the glue) or is the WebAssembly code; a
 // control with sampleRate 0 (the module loads its gate and stops) shows the page's own.
 import { openPage } from './chromium.mjs';
@@ -43,15 +43,13 @@ function servedUnderModule(url) {
 const moduleScript = (s) => servedUnderModule(s.url) || /^wasm|WebAssembly/.test(s.url || '');
 
 /**
- * The main thread's time in the module, from a V8 CPU profile (Profiler domain) of the page, over the samples whose
- * stack holds a frame of a module script (under /h3probe/, or WebAssembly). ms: their count times the sampling
- * interval. A thread the OS has descheduled takes no sample until it runs again (the pending samples fold into one),
- * so on a loaded machine this counts the time the thread ran the module, the throttler's pauses included (they are
- * taken inside the running thread); wallMs: the time from each such sample to the next, which also counts the
- * descheduled gaps. Sampled, so within a few intervals; compiling and message handling count when they run under
- * one of the module's frames.
+ * The module's main-thread time in one page load, in thread CPU ms: each task the page's main thread ran (a trace's
+ * RunTask, its thread time `tdur`, which counts the CPU throttler's share and not the time the OS gave other
+ * processes) times the share of the V8 CPU profile's samples in it that have a module frame (a script under
+ * /h3probe/, or WebAssembly) on the stack. A task without a sample (shorter than the sampling interval, or
+ * descheduled throughout) counts nothing. Also wallMs: the same over the tasks' wall time.
  */
-export function moduleProfileMs(profile) {
+export function moduleMainThreadMs(profile, events, pageUrl, detail = null) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children || []) parent.set(c, n.id);
@@ -63,14 +61,50 @@ export function moduleProfileMs(profile) {
     own.set(id, result);
     return result;
   };
-  let count = 0;
-  let wallUs = 0;
+  const samples = []; // [time µs, own]
+  let t = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
-    if (!isOwn(profile.samples[i])) continue;
-    count += 1;
-    wallUs += profile.timeDeltas[i + 1] ?? 0; // the time until the next sample belongs to this one
+    t += profile.timeDeltas[i];
+    samples.push([t, isOwn(profile.samples[i]), profile.samples[i]]);
   }
-  return { ms: (count * PROFILE_INTERVAL_US) / 1000, wallMs: wallUs / 1000 };
+  // The page's renderer process (the frame committed with its URL), and its main thread.
+  const committed = events.find((e) => e.name === 'FrameCommittedInBrowser' && e.args?.data?.url?.startsWith(pageUrl));
+  if (!committed) throw new Error(`no frame of ${pageUrl} in the trace`);
+  const pid = committed.args.data.processId;
+  const main = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === pid && e.args.name === 'CrRendererMain');
+  if (!main) throw new Error('no renderer main thread in the trace');
+  let ms = 0;
+  let wallMs = 0;
+  let i = 0;
+  const tasks = events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && e.pid === main.pid && e.tid === main.tid)
+    .sort((x, y) => x.ts - y.ts);
+  for (const task of tasks) {
+    while (i < samples.length && samples[i][0] < task.ts) i += 1;
+    let all = 0;
+    let mine = 0;
+    for (let j = i; j < samples.length && samples[j][0] <= task.ts + task.dur; j++) {
+      all += 1;
+      if (samples[j][1]) mine += 1;
+    }
+    if (!mine) continue;
+    ms += ((task.tdur ?? 0) * mine) / all / 1000;
+    if (detail) {
+      const leaf = new Map();
+      for (let j = i; j < samples.length && samples[j][0] <= task.ts + task.dur; j++) {
+        if (!samples[j][1]) continue;
+        const names = [];
+        for (let id = samples[j][2]; id !== undefined && names.length < 4; id = parent.get(id)) {
+          const f = byId.get(id).callFrame;
+          names.push(`${f.functionName || '?'}@${f.url.split('/').pop()}:${f.columnNumber}`);
+        }
+        const key = names.join(' < ');
+        leaf.set(key, (leaf.get(key) || 0) + 1);
+      }
+      detail.push({ ms: ((task.tdur ?? 0) * mine) / all / 1000, top: [...leaf].sort((a, b) => b[1] - a[1]).slice(0, 2) });
+    }
+    wallMs += (task.dur * mine) / all / 1000;
+  }
+  return { ms, wallMs };
 }
 
 /**
@@ -83,6 +117,10 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     await tab.page.addInitScript(observeLongTasks);
     const cdp = await tab.context.newCDPSession(tab.page);
     await cdp.send('Emulation.setCPUThrottlingRate', { rate });
+    const events = [];
+    cdp.on('Tracing.dataCollected', ({ value }) => events.push(...value));
+    const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+    await cdp.send('Tracing.start', { categories: 'toplevel,disabled-by-default-devtools.timeline', transferMode: 'ReportEvents' });
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: PROFILE_INTERVAL_US });
     await cdp.send('Profiler.start');
@@ -93,13 +131,15 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     const { state, beacon } = await tab.page.evaluate(() => window.h3probeDone());
     await tab.page.waitForTimeout(settleMs); // a frame is reported once it has ended
     const { profile } = await cdp.send('Profiler.stop');
+    await cdp.send('Tracing.end');
+    await traced;
     const seen = await tab.page.evaluate(() => window.__h3probeLongTasks);
     const long = (e) => e.duration >= LONG_TASK_MS;
     const frames = seen.frames.filter(long);
     return {
       state,
       runContext: beacon ? JSON.parse(beacon).context.run_context : '',
-      ...(({ ms, wallMs }) => ({ mainMs: ms, mainWallMs: wallMs }))(moduleProfileMs(profile)),
+      ...(({ ms, wallMs }) => ({ mainMs: ms, mainWallMs: wallMs }))(moduleMainThreadMs(profile, events, stack.urls.page)),
       longtasks: seen.longtasks.filter(long),
       frames,
       // A frame can hold several short tasks; a single run of the module's script that long is a long task of its own.

@@ -2,7 +2,7 @@
 // thread in Chromium with the CPU slowed down `rate` times: `loads` page loads, each with one search, of each arm (the
 // core in its Worker, the core on the main thread with worker: false, and sampleRate 0 as the control), interleaved;
 // then `hog-loads` more of each with a CPU hog (a busy process per core) beside the browser. Prints, per arm, the
-// module's main-thread ms per load (V8 CPU profile: time with a module frame on the stack), long tasks, and long
+// module's main-thread ms per load (thread CPU time of the tasks it ran in, longTasks.mjs), long tasks, and long
 // animation frames (≥ 50 ms) holding a module script; the load average at the start and end of each round. Exits
 // non-zero when a load did not run where its arm says. --tiny: 2 loads, 1 with the hog.
 import { spawn } from 'node:child_process';
@@ -62,7 +62,7 @@ const stack = await startStack();
 const browser = await launchBrowser(stack);
 let wrong = 0;
 try {
-  console.log(`main-thread ms: V8 CPU profile of the page, ${PROFILE_INTERVAL_US} µs sampling: samples with a module frame (under /h3probe/ or WebAssembly) on the stack, times the interval; wall: with the gaps the OS descheduled the thread`);
+  console.log(`main-thread ms: thread CPU time of the page's tasks (trace RunTask tdur), each weighted by its share of CPU-profile samples (${PROFILE_INTERVAL_US} µs) with a module frame (under /h3probe/ or WebAssembly) on the stack; wall: the same over wall time`);
   wrong += await round(browser, stack, 'quiet', loads);
   if (hogLoads > 0) {
     const stopHog = startHog();

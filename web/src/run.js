@@ -66,7 +66,7 @@ export function startRun({ record, keep, errors, onEnd }) {
     if (closed) return;
     closed = true;
     try {
-      if (worker) worker.terminate();
+      if (worker && sent === null) worker.terminate(); // with its beacon sent, the worker ends itself
       if (core) core.close();
       unwatchVisibility();
     } catch (error) {
@@ -91,7 +91,10 @@ export function startRun({ record, keep, errors, onEnd }) {
   function pageHidden() {
     try {
       if (core) core.pageHidden();
-      else if (partial) send(partial);
+      else if (partial && sent === null) {
+        send(partial);
+        worker.terminate();
+      }
     } catch (error) {
       record('pageHidden', error);
     }

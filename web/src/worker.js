@@ -24,7 +24,7 @@ function moduleFiles(moduleUrl) {
     glue = new URL('./h3probe_browser.mjs', import.meta.url).href;
     wasm = new URL('./h3probe_browser.wasm', import.meta.url).href;
   } catch {
-    throw new Error('cannot locate h3probe_browser.mjs from this bundle (no import.meta.url): set the moduleUrl config key');
+    throw new Error('no import.meta.url to find h3probe_browser.mjs by: set the moduleUrl config key');
   }
   return { glue, wasm };
 }
@@ -164,7 +164,16 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
 // outcome null: the core could not load here, and the page runs it itself.
 function serve() {
   let run = null;
-  const post = (message) => postMessage({ ...message, ...(run ? run.detail() : {}) });
+  let sent = false;
+  let answered = false;
+  // The worker ends itself once the beacon has gone to the page and the outcome is told: the page's main thread then
+  // pays nothing for tearing it down.
+  const post = (message) => {
+    postMessage({ ...message, ...(run ? run.detail() : {}) });
+    sent ||= 'toSend' in message;
+    answered ||= 'outcome' in message;
+    if (sent && answered) close();
+  };
   const onError = (where, error) => {
     const text = `${where}: ${String((error && error.message) || error)}`;
     if (run) run.noteError(text);
