@@ -340,6 +340,40 @@ TEST_CASE("a page hidden mid-run stops the run and beacons what was measured") {
     CHECK(sim.beacons().size() == 1);
 }
 
+TEST_CASE("the partial beacon is, byte for byte, the beacon page_hidden() would send at that moment") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    CHECK(exp.progress() == 0);
+    CHECK(exp.partial_beacon_json().empty());  // no run, nothing to send
+    exp.search_completed();
+    CHECK(exp.progress() == 1);
+    sim.advance(150);  // some requests done, others in flight
+    const int progress = exp.progress();
+    const std::string partial = exp.partial_beacon_json();
+    CHECK(exp.progress() == progress);  // taking it changes nothing
+    CHECK(partial.find(R"("result":"aborted")") != std::string::npos);
+    CHECK(sim.beacons().empty());
+    exp.page_hidden();
+    REQUIRE(sim.beacons().size() == 1);
+    CHECK(partial == exp.beacon_json());
+    CHECK(exp.progress() == 4);
+    CHECK(exp.partial_beacon_json().empty());
+}
+
+TEST_CASE("progress passes through each arm in order") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Experiment exp(lab_config(), sim, "test");
+    exp.search_completed();
+    std::vector<int> seen{exp.progress()};
+    for (int t = 0; t < 2000 && exp.progress() != 4; ++t) {
+        sim.advance(1);
+        if (exp.progress() != seen.back()) seen.push_back(exp.progress());
+    }
+    CHECK(seen == std::vector<int>{1, 2, 3, 4});
+}
+
 TEST_CASE("fail() sends one error beacon with the reason and no samples, and the run never starts") {
     SimPlatform sim;
     add_lab_origins(sim);

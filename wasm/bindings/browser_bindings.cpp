@@ -125,6 +125,9 @@ public:
         return "unknown";
     }
 
+    int progress() const { return experiment_ ? experiment_->progress() : 0; }
+    std::string partialBeacon() { return experiment_ ? experiment_->partial_beacon_json() : std::string(); }
+    std::string beaconUrl() const { return experiment_ ? experiment_->beacon_url() : std::string(); }
     std::string beaconJson() const { return experiment_ ? experiment_->beacon_json() : std::string(); }
     std::string pageLoadId() const { return experiment_ ? experiment_->page_load_id() : std::string(); }
 
@@ -148,6 +151,9 @@ EMSCRIPTEN_BINDINGS(h3probe_browser) {
         .function("onRequestDone", &Session::onRequestDone)
         .function("onTimer", &Session::onTimer)
         .function("state", &Session::state)
+        .function("progress", &Session::progress)
+        .function("partialBeacon", &Session::partialBeacon)
+        .function("beaconUrl", &Session::beaconUrl)
         .function("beaconJson", &Session::beaconJson)
         .function("pageLoadId", &Session::pageLoadId);
     emscripten::constant("version", std::string(H3PROBE_VERSION));

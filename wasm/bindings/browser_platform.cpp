@@ -49,6 +49,7 @@ ClientContext context_from_js(const val& o) {
     if (save.isTrue() || save.isFalse()) c.save_data = save.isTrue();
     c.module_load_ms = maybe_number(o, "moduleLoadMs");
     c.timer_resolution_ms = maybe_number(o, "timerResolutionMs");
+    c.run_context = text(o, "runContext");
     return c;
 }
 

@@ -38,7 +38,8 @@ RunSummary summarize_run(const std::vector<Sample>& samples);
     X(flag, save_data, 1, "navigator.connection.saveData")                                                      \
     X(flag, visible_throughout, 1, "false: the page was hidden during the run (which then stopped)")            \
     X(real, module_load_ms, kMaxDurationMs, "from searchCompleted() to the WASM module ready")                   \
-    X(real, timer_resolution_ms, kMaxTimerResolutionMs, "smallest step of performance.now() seen")
+    X(real, timer_resolution_ms, kMaxTimerResolutionMs, "smallest step of performance.now() seen")             \
+    X(text, run_context, kMaxRunContextChars, "where the core ran: worker (a dedicated Worker) or main (the page's thread)")
 
 namespace context_field {
 using text = std::string;

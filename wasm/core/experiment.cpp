@@ -145,6 +145,61 @@ void Experiment::on_done(int request_id, const RequestOutcome& outcome) {
     if (state_ == State::arms && in_flight_.empty()) start_arm(arm_position_ + 1);
 }
 
+Sample Experiment::aborted_sample(const Slot& slot) {
+    Sample s;
+    s.phase = slot.phase;
+    s.idx = slot.idx;
+    s.origin = slot.origin;
+    s.result = SampleResult::aborted;
+    return s;
+}
+
+int Experiment::progress() const {
+    switch (state_) {
+        case State::idle: return 0;
+        case State::prewarm: return 1;
+        case State::arms: return 2 + static_cast<int>(arm_position_);
+        case State::done: return 4;
+    }
+    return 4;
+}
+
+std::string Experiment::partial_beacon_json() {
+    if (state_ != State::prewarm && state_ != State::arms) return std::string();
+    // The samples lent to the beacon and given back, without the aborted ones: a copy would cost the module's size.
+    const std::size_t measured = samples_.size();
+    for (const auto& [id, slot] : in_flight_) samples_.push_back(aborted_sample(slot));
+    ClientContext context = context_;
+    context.visible_throughout = false;
+    Beacon b;
+    b.samples = std::move(samples_);
+    std::string json = encode(b, "stopped", "page hidden", context);
+    samples_ = std::move(b.samples);
+    while (samples_.size() > measured) samples_.pop_back();
+    return json;
+}
+
+// One encoder call for the final and the partial beacons (two would each inline it). b.samples: the run's samples.
+std::string Experiment::encode(Beacon& b, const std::string& outcome, const std::string& error,
+                               const ClientContext& context) const {
+    b.run_id = run_id_;
+    b.page_load_id = page_load_id_;
+    b.config_id = config_.config_id;
+    b.module_version = module_version_;
+    b.order = arm_order_[0] == Phase::control ? "h2-first" : "h3-first";
+    b.arms = to_string(config_.arms);
+    b.outcome = outcome;
+    b.error = utf8_text(error, kMaxRunErrorChars);
+    b.run_ms = platform_.now_ms() - started_ms_;
+    b.sample_rate = config_.sample_rate;
+    b.context = context;
+    // Not seen hidden during the run: visible throughout.
+    if (!b.context.visible_throughout) b.context.visible_throughout = true;
+    b.errors = errors_;
+    b.summary = summarize_run(b.samples);
+    return encode_beacon(b);
+}
+
 void Experiment::finish(const std::string& outcome, const std::string& error) {
     if (state_ == State::done) return;
     state_ = State::done;
@@ -156,31 +211,11 @@ void Experiment::finish(const std::string& outcome, const std::string& error) {
     in_flight_.clear();
     for (const auto& [id, slot] : unfinished) {
         platform_.abort_request(id);
-        Sample s;
-        s.phase = slot.phase;
-        s.idx = slot.idx;
-        s.origin = slot.origin;
-        s.result = SampleResult::aborted;
-        samples_.push_back(std::move(s));
+        samples_.push_back(aborted_sample(slot));
     }
-
-    beacon_.run_id = run_id_;
-    beacon_.page_load_id = page_load_id_;
-    beacon_.config_id = config_.config_id;
-    beacon_.module_version = module_version_;
-    beacon_.order = arm_order_[0] == Phase::control ? "h2-first" : "h3-first";
-    beacon_.arms = to_string(config_.arms);
-    beacon_.outcome = outcome;
-    beacon_.error = utf8_text(error, kMaxRunErrorChars);
-    beacon_.run_ms = platform_.now_ms() - started_ms_;
-    beacon_.sample_rate = config_.sample_rate;
-    beacon_.context = context_;
-    // Not seen hidden during the run: visible throughout.
-    if (!beacon_.context.visible_throughout) beacon_.context.visible_throughout = true;
-    beacon_.errors = errors_;
-    beacon_.samples = std::move(samples_);  // the run is over: nothing adds to samples_ any more
-    beacon_.summary = summarize_run(beacon_.samples);
-    beacon_json_ = encode_beacon(beacon_);
+    // The run is over: nothing adds to samples_ any more.
+    beacon_.samples = std::move(samples_);
+    beacon_json_ = encode(beacon_, outcome, error, context_);
     beacon_queued_ = platform_.send_beacon(config_.beacon_url, beacon_json_);
 }
 

@@ -38,6 +38,13 @@ public:
     void note_error(const std::string& error);
 
     State state() const { return state_; }
+    // How far a run got: 0 idle, 1 pre-warm, 2 the first arm, 3 the second arm, 4 done. A host that cannot call
+    // page_hidden() in time (the core in a Worker, the page on another thread) keeps the partial beacon of each step.
+    int progress() const;
+    // While a run is going: the beacon page_hidden() would send now (outcome "stopped", requests in flight aborted,
+    // not visible throughout). Empty otherwise. Leaves the run as it was.
+    std::string partial_beacon_json();
+    const std::string& beacon_url() const { return config_.beacon_url; }
     const std::string& page_load_id() const { return page_load_id_; }
     // Valid once state() == done.
     const Beacon& beacon() const { return beacon_; }
@@ -57,6 +64,10 @@ private:
     void start(const Slot& slot);
     void on_done(int request_id, const RequestOutcome& outcome);
     void finish(const std::string& outcome, const std::string& error);
+    // Fills b (its samples given) as the run ending now with `outcome` and returns its JSON.
+    std::string encode(Beacon& b, const std::string& outcome, const std::string& error,
+                       const ClientContext& context) const;
+    static Sample aborted_sample(const Slot& slot);
     std::string request_url(const Slot& slot) const;
     std::string random_id();
 

@@ -25,7 +25,7 @@ export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the minimum,
 
 /** How a --by grouping is named in headings. */
 export const BY_LABELS = Object.freeze({ region: 'region', browser: 'browser', browser_version: 'browser version', config: 'config',
-  effective_type: 'effective connection type', day: 'day' });
+  effective_type: 'effective connection type', context: 'where the module ran', day: 'day' });
 
 /**
  * How the report names the arms of a report.arms mode: by protocol in the experiment (h2-h3), by role and protocol in an

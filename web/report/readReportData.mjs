@@ -20,6 +20,7 @@ export const GROUP_BY = Object.freeze({
   browser_version: { what: 'the browser engine and major version', sql: "r.browser || ' ' || CAST(r.browser_major AS INTEGER)", runs: true },
   config: { what: "the experiment config's id", sql: "nullif(r.config_id, '')", runs: true },
   effective_type: { what: 'navigator.connection.effectiveType (4g, 3g, ...)', sql: "nullif(r.effective_type, '')", runs: true },
+  context: { what: 'where the page module ran its core: worker (a dedicated Worker) or main (the main thread)', sql: "nullif(r.run_context, '')", runs: true },
   day: { what: 'the UTC date the beacon was received', sql: 'substr(c.received_at, 1, 10)' },
 });
 

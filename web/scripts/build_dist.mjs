@@ -2,7 +2,8 @@
 // build (build/wasm). Bundled with esbuild, minified with terser (1.2 KB gzip smaller than esbuild's minifier on the
 // glue).
 //   h3probe.js            the gate: all a page loads before its first search (kill switch, sampling, remote config)
-//   run.js                the run, imported by h3probe.js for a sampled page load after its search
+//   run.js                the run, imported by h3probe.js for a sampled page load after its search: starts worker.js
+//   worker.js             the core's side of the run, a module Worker (or imported by run.js when no Worker can run)
 //   h3probe_browser.mjs   the Emscripten glue (minified) and h3probe_browser.wasm, located next to run.js
 //   node/                 the same core built for Node: the collector's decoder and the report
 import fs from 'node:fs';
@@ -35,7 +36,8 @@ const bundle = async (entry, external = []) => (await build({
   entryPoints: [path.join(src, entry)], bundle: true, format: 'esm', target: 'es2020', write: false, external, logLevel: 'warning',
 })).outputFiles[0].text;
 await writeMinified('h3probe.js', await bundle('h3probe.js', ['./run.js']));
-await writeMinified('run.js', await bundle('run.js'), EAGER);
+await writeMinified('run.js', await bundle('run.js', ['./worker.js']), EAGER);
+await writeMinified('worker.js', await bundle('worker.js'), EAGER);
 await writeMinified('h3probe_browser.mjs', fs.readFileSync(path.join(wasmBuild, 'h3probe_browser.mjs'), 'utf8'), EAGER);
 fs.copyFileSync(path.join(wasmBuild, 'h3probe_browser.wasm'), path.join(dist, 'h3probe_browser.wasm'));
 for (const file of ['h3probe_node.cjs', 'h3probe_node.wasm']) fs.copyFileSync(path.join(wasmBuild, file), path.join(dist, 'node', file));

@@ -33,6 +33,7 @@ export interface StoredRun {
   visible_throughout: number | null;
   module_load_ms: number | null;
   timer_resolution_ms: number | null;
+  run_context: string;
   /** The module's problems as a JSON array of strings. */
   errors: string;
   /** The report's per-run record: counts by class per arm (layout in stored_run.hpp). */

@@ -87,7 +87,7 @@ export const ARMS: readonly ['h2-h3', 'h2-h2', 'h3-h3'];
 /** The report of a store: text, optionally the HTML page. */
 export function makeReport(core: H3probeNode, options?: {
   db?: unknown; dbPath?: string; metric?: string; since?: string; arms?: 'h2-h3' | 'h2-h2' | 'h3-h3';
-  by?: 'region' | 'browser' | 'browser_version' | 'config' | 'effective_type' | 'day';
+  by?: 'region' | 'browser' | 'browser_version' | 'config' | 'effective_type' | 'context' | 'day';
   method?: 'delta' | 'bootstrap'; confidence?: number; htmlPath?: string | null; jsonPath?: string | null;
   /** The daily series as report.daily; default: when HTML or JSON is written. */
   daily?: boolean;

@@ -22,10 +22,11 @@ export function nextTask() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-// onError(where, error) records a problem; onRunEnded(queued) is called once the run's beacon has been given to the
-// browser; sending it is a run's last call to the host whichever way the run ended (see send_beacon in
-// wasm/core/platform.hpp).
-export function createBrowserHost({ onError, onRunEnded = () => {} }) {
+// onError(where, error) records a problem; send(url, body) gives a beacon to the browser (or to the thread that can) and
+// returns whether it was taken; onRunEnded(queued) is called once the run's beacon has been sent: sending it is a run's
+// last call to the host whichever way the run ended (see send_beacon in wasm/core/platform.hpp). afterCall() runs
+// after each call into the core.
+export function createBrowserHost({ onError, send, onRunEnded = () => {}, afterCall = () => {} }) {
   let session = null;
   let closed = false;
   const requests = new Map(); // request id -> { controller, reason, timer }
@@ -40,6 +41,7 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
     if (!session) return;
     try {
       session[method](...args);
+      afterCall();
     } catch (error) {
       onError(method, error);
     }
@@ -153,13 +155,18 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
       clearTimeout(timers.get(handle));
       timers.delete(handle);
     },
-    // The beacon goes out in a task of its own: a sendBeacon() call costs the main thread about as much as a fetch(),
-    // and the core has just summarised and encoded the run. flush() (the page being hidden, close()) sends it at once.
+    // The beacon goes out in a task of its own: a sendBeacon() call costs the thread about as much as a fetch(), and the
+    // core has just summarised and encoded the run. flush() (the page being hidden, close()) sends it at once.
     // The browser's answer reaches onRunEnded(queued); the core is told the beacon was taken.
     sendBeacon(url, body) {
       pending = () => {
         pending = null;
-        const queued = queueBeacon(url, body);
+        let queued = false;
+        try {
+          queued = send(url, body);
+        } catch (error) {
+          onError('sendBeacon', error);
+        }
         try {
           onRunEnded(queued);
         } catch (error) {
@@ -195,22 +202,5 @@ export function createBrowserHost({ onError, onRunEnded = () => {} }) {
         onError('close', error);
       }
       observer = null;
-    },
-  };
-
-  function queueBeacon(url, body) {
-    try {
-      if (navigator.sendBeacon && navigator.sendBeacon(url, body)) return true;
-    } catch (error) {
-      onError('sendBeacon', error);
-    }
-    try {
-      fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
-        .catch((error) => onError('beacon fetch', error));
-      return true;
-    } catch (error) {
-      onError('beacon fetch', error);
-      return false;
-    }
-  }
+    },  };
 }

@@ -22,10 +22,12 @@ function timerResolutionMs() {
 
 const finite = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
-export function clientContext({ moduleLoadMs }) {
+// pageOrigin: the host page's origin (a worker's own location is its script's); runContext: "worker" or "main".
+export function clientContext({ moduleLoadMs, pageOrigin, runContext }) {
   const connection = navigator.connection || {};
   return {
-    pageOrigin: location.origin, // never the path or query: they can hold personal data
+    pageOrigin, // never the path or query: they can hold personal data
+    runContext,
     effectiveType: typeof connection.effectiveType === 'string' ? connection.effectiveType : '',
     rtt: finite(connection.rtt),
     downlink: finite(connection.downlink),

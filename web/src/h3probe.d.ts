@@ -40,8 +40,17 @@ export interface H3probeConfig {
   enabled?: boolean;
   /** Probability that a page load runs at all, 0-1, drawn once per page load. Default 1. */
   sampleRate?: number;
-  /** Where the loader finds the WASM glue. Default build/h3probe_browser.mjs next to h3probe.js. Loader only. */
+  /**
+   * Where the loader finds the WASM glue (h3probe_browser.mjs; the .wasm and worker.js beside it). Default: next to
+   * h3probe.js. A Worker must come from the page's own origin: from another origin the run falls back to the main
+   * thread. Loader only.
+   */
   moduleUrl?: string;
+  /**
+   * false: run the core on the page's main thread instead of a dedicated Worker (default true; without a Worker, a CSP
+   * that blocks it or a worker that fails to load, the run falls back to the main thread anyway). Loader only.
+   */
+  worker?: boolean;
   /** A JSON object merged over this config, fetched once per page load. Loader only. */
   remoteConfigUrl?: string;
   /** How long to wait for the remote config, in ms. Default 2000. Loader only. */

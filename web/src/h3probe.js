@@ -15,10 +15,14 @@ let settle;
 const done = new Promise((resolve) => (settle = resolve));
 const errors = [];
 
-function record(where, error) {
-  // Errors stay inside the module: in status() and, once the core is loaded, in the beacon. Never on the console.
-  const text = `${where}: ${String((error && error.message) || error)}`;
+// Errors stay inside the module: in status() and, once the core is loaded, in the beacon. Never on the console.
+function keep(text) {
   if (errors.length < MAX_ERRORS) errors.push(text);
+}
+
+function record(where, error) {
+  const text = `${where}: ${String((error && error.message) || error)}`;
+  keep(text);
   try {
     if (active) active.noteError(text);
   } catch {
@@ -84,7 +88,7 @@ async function start() {
 
   state = 'loading';
   const { startRun } = await import('./run.js');
-  active = startRun({ record, errors, onEnd: end });
+  active = startRun({ record, keep, errors, onEnd: end });
   return active.start({ local, merged, remoteProblem, started });
 }
 

@@ -1,51 +1,25 @@
-// The part of h3probe that loads only for a sampled page load, after its search: the WASM core, the browser host it
-// drives, the client context. h3probe.js imports it lazily; it never throws into the page.
-import { createBrowserHost, nextTask } from './browserHost.js';
-import { clientContext } from './clientContext.js';
+// The part of h3probe that loads only for a sampled page load, after its search. It starts the core in a dedicated
+// Worker (worker.js), so that the core, its fetch() calls and its PerformanceObserver take none of the page's main
+// thread; the page keeps what only it can do: the visibility and pagehide listeners and sending the beacon. Where no
+// Worker can run (a CSP without worker-src, an old browser, a worker that fails to load, config worker: false) the
+// run happens here, on the main thread. It never throws into the page.
 
-// Keys the loader uses itself; every other key goes to the WASM core, which validates it.
-const LOADER_KEYS = ['moduleUrl', 'remoteConfigUrl', 'remoteConfigTimeoutMs'];
-
-function coreConfig(config) {
-  const core = { ...config };
-  for (const key of LOADER_KEYS) delete core[key];
-  return core;
-}
-
-// Where the Emscripten glue and its .wasm are: next to this file by default, written so that bundlers that follow
-// new URL(..., import.meta.url) (Vite, Rollup, webpack) copy both files; or wherever config.moduleUrl says, with the
-// .wasm beside the glue. A bundle without import.meta.url (an IIFE or a script) must set moduleUrl.
-function moduleFiles(moduleUrl) {
-  if (moduleUrl) {
-    const glue = new URL(moduleUrl, location.href).href;
-    return { glue, wasm: new URL('h3probe_browser.wasm', glue).href };
-  }
-  let glue;
-  let wasm;
+// Gives a beacon to the browser: sendBeacon, or a keepalive fetch where the browser refuses it. Returns whether it was
+// taken. Only a page can do this: a Worker has no sendBeacon.
+function queueBeacon(url, body, record) {
   try {
-    glue = new URL('./h3probe_browser.mjs', import.meta.url).href;
-    wasm = new URL('./h3probe_browser.wasm', import.meta.url).href;
-  } catch {
-    throw new Error('cannot locate h3probe_browser.mjs from this bundle (no import.meta.url): set the moduleUrl config key');
+    if (navigator.sendBeacon && navigator.sendBeacon(url, body)) return true;
+  } catch (error) {
+    record('sendBeacon', error);
   }
-  return { glue, wasm };
-}
-
-async function loadCore(moduleUrl) {
-  const { glue, wasm } = moduleFiles(moduleUrl);
-  // The glue loads while the .wasm is fetched and compiled (streaming, off the main thread), each started in a task of
-  // its own: a fetch() call alone holds the main thread for milliseconds. The glue then instantiates the compiled
-  // module in a later task, and never fetches the .wasm itself.
-  const [{ default: createModule }, compiled] = await Promise.all([import(/* @vite-ignore */ /* webpackIgnore: true */ glue),
-    nextTask().then(() => WebAssembly.compileStreaming(fetch(wasm)))]);
-  await nextTask();
-  // The glue's setup, then in a later task the instance and the core's registration of its classes and types.
-  // print/printErr: the Emscripten glue would otherwise write its failures to the console of the host page.
-  return new Promise((resolve, reject) => createModule({
-    instantiateWasm: (imports, ready) => (nextTask().then(() => WebAssembly.instantiate(compiled, imports)).then(ready)
-      .catch(reject), {}),
-    print() {}, printErr() {},
-  }).then(resolve, reject));
+  try {
+    fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
+      .catch((error) => record('beacon fetch', error));
+    return true;
+  } catch (error) {
+    record('beacon fetch', error);
+    return false;
+  }
 }
 
 // Returns a function that removes the listeners again.
@@ -61,26 +35,39 @@ function watchVisibility(pageHidden) {
   };
 }
 
-/**
- * record(where, error) keeps a problem in the loader's status; errors are those recorded before the core loaded;
- * onEnd() is called once, when the run is over. Returns the run's handle for the loader.
- */
-export function startRun({ record, errors, onEnd }) {
-  let session = null;
-  let host = null; // the browser host of this page load's run, until the run ends
-  let unwatchVisibility = () => {};
-  let closed = false;
-  let beaconQueued = false;
+// The worker: beside the run by default, written so that bundlers follow it to a file of its own; beside the glue
+// when moduleUrl is set. A Worker must come from the page's own origin: elsewhere the constructor throws or the worker
+// fails to load, and the run falls back to the main thread.
+function spawnWorker(moduleUrl) {
+  return moduleUrl ? new Worker(new URL('worker.js', moduleUrl), { type: 'module' })
+    : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+}
 
-  // The run is over (beacon sent, or no run will start): nothing of the module keeps listening or waiting. The session
-  // stays, so status() can still read the run's state and beacon.
+/**
+ * record(where, error) keeps a problem in the loader's status and sends it on to the core; keep(text) only keeps it
+ * (a problem the core met and noted itself); errors are those recorded before the core loaded; onEnd() is called once,
+ * when the run is over. Returns the run's handle for the loader.
+ */
+export function startRun({ record, keep, errors, onEnd }) {
+  let core = null; // the core on the main thread (worker.js's coreRun), when no Worker runs it
+  let worker = null;
+  let mirror = {}; // the worker's last word on its run: { run, pageLoadId }
+  let partial = null; // the worker's latest partial beacon, sent if the page is hidden before the run ends
+  let sent = null; // the beacon given to the browser, for a run in the worker
+  let beaconQueued = false;
+  let answered = false; // the run's outcome is known (started, or why not)
+  let closed = false;
+  let unwatchVisibility = () => {};
+
+  // The run is over (beacon sent, or no run will start): nothing of the module keeps listening, waiting or running.
+  // The state stays, so status() can still read the run's state and beacon.
   function close(queued) {
-    if (queued) beaconQueued = true; // from the host, once it gave the beacon to the browser
+    if (queued) beaconQueued = true;
     if (closed) return;
     closed = true;
     try {
-      if (host) host.close();
-      host = null;
+      if (worker && sent === null) worker.terminate(); // with its beacon sent, the worker ends itself
+      if (core) core.close();
       unwatchVisibility();
     } catch (error) {
       record('end', error);
@@ -88,61 +75,91 @@ export function startRun({ record, errors, onEnd }) {
     onEnd();
   }
 
-  // A page being hidden may never be shown again: beacon what was measured while the page can still send it.
+  // A beacon from the worker: the run's own at its end, or the latest partial one when the page is being hidden. The
+  // first one sent is the run's beacon; the worker stops with it, or once it has said how the run started (a run that
+  // ends before it has started, such as an error beacon, sends first).
+  function send(beacon) {
+    if (sent !== null) return;
+    sent = beacon.body;
+    mirror.run = 'done';
+    beaconQueued = queueBeacon(beacon.url, beacon.body, record);
+    if (answered) close();
+  }
+
+  // A page being hidden may never be shown again: beacon what was measured while the page can still send it. The
+  // worker's run cannot be asked in time, so its latest partial beacon goes, synchronously.
   function pageHidden() {
     try {
-      if (session) session.pageHidden();
-      if (host) host.flush();
+      if (core) core.pageHidden();
+      else if (partial && sent === null) {
+        send(partial);
+        worker.terminate();
+      }
     } catch (error) {
       record('pageHidden', error);
     }
   }
 
-  // The core's config problems, one message each; an empty list means accepted.
-  function configureCore(config) {
-    return Array.from(session.configure(coreConfig(config)), String);
+  // Resolves to the run's outcome, or to null when no worker could run the core (the reason kept in the errors).
+  function inWorker(args) {
+    return new Promise((resolve) => {
+      try {
+        worker = spawnWorker(args.local.moduleUrl);
+      } catch (error) {
+        record('worker', error);
+        resolve(null);
+        return;
+      }
+      let replied = false;
+      const fallBack = (reason) => {
+        record('worker', reason);
+        worker.terminate();
+        worker = null;
+        resolve(null);
+      };
+      worker.onmessage = ({ data }) => {
+        if (data.error && data.outcome !== null) keep(data.error);
+        if (data.run) mirror = { run: data.run, pageLoadId: data.pageLoadId };
+        if (data.partial) partial = data.partial;
+        if (data.toSend) send(data.toSend);
+        if (!('outcome' in data) || replied) return;
+        replied = true;
+        if (data.outcome === null) fallBack(data.error);
+        else resolve(data.outcome);
+      };
+      // A worker that cannot load (blocked by a CSP, not found, no module workers) fails here: the page runs the core.
+      worker.onerror = (event) => {
+        event.preventDefault();
+        const reason = event.message || 'the worker failed to load';
+        if (!replied) {
+          replied = true;
+          fallBack(reason);
+        } else {
+          record('worker', reason);
+          close();
+        }
+      };
+      worker.postMessage({ start: args });
+    });
   }
 
   async function start({ local, merged, remoteProblem, started }) {
-    // Each heavier step (the core's start, its config, the client context, the run's start) in its own task, so that
-    // none holds the main thread long: the first call into each part of the core also compiles it.
-    const wasm = await loadCore(local.moduleUrl);
-    await nextTask();
-    host = createBrowserHost({ onError: record, onRunEnded: close });
-    session = new wasm.Session(host);
-    host.bind(session);
-    for (const error of errors) session.noteError(error);
-
-    await nextTask();
-    // The core's first call into its config rules also compiles them (WebAssembly is compiled lazily, function by
-    // function, and so is the glue's JavaScript): an empty config, rejected and so without effect, pays for that in a
-    // task of its own.
-    session.configure({});
-    await nextTask();
-    const localProblems = configureCore(local);
-    if (localProblems.length) {
-      // The page's own config is wrong: a deploy problem, reported in status(); its beacon URL cannot be trusted.
-      record('config', localProblems.join('; '));
-      close();
-      return 'invalid_config';
+    const args = {
+      local: local.moduleUrl ? { ...local, moduleUrl: new URL(local.moduleUrl, location.href).href } : local,
+      merged, remoteProblem, startedAt: performance.timeOrigin + started, errors: errors.slice(),
+      pageOrigin: location.origin, // never the path or query: they can hold personal data
+    };
+    let outcome = local.worker === false || typeof Worker !== 'function' ? null : await inWorker(args);
+    if (outcome === null) {
+      const { coreRun } = await import('./worker.js');
+      core = coreRun({
+        onError: record, send: (url, body) => queueBeacon(url, body, record), onRunEnded: close,
+      });
+      outcome = await core.start({ ...args, errors: errors.slice(), runContext: 'main' });
     }
-    if (!remoteProblem && merged !== local) {
-      const problems = configureCore(merged);
-      if (problems.length) remoteProblem = `remote config: ${problems.join('; ')}`;
-    }
-    if (remoteProblem) {
-      // One error beacon per page load, to the page's own beacon URL, and only from sampled page loads.
-      record('remote config', remoteProblem);
-      session.fail(remoteProblem);
-      close(); // the beacon has ended it already; this covers a core that sent none
-      return 'invalid_remote_config';
-    }
-    await nextTask();
-    session.setContext(clientContext({ moduleLoadMs: performance.now() - started }));
-    await nextTask();
-    unwatchVisibility = watchVisibility(pageHidden);
-    const outcome = session.searchCompleted();
-    if (outcome !== 'started') close();
+    answered = true;
+    if (outcome === 'started' && sent === null) unwatchVisibility = watchVisibility(pageHidden);
+    else if (outcome !== 'started' || !core) close();
     return outcome;
   }
 
@@ -150,12 +167,13 @@ export function startRun({ record, errors, onEnd }) {
     start,
     close,
     noteError(text) {
-      if (session) session.noteError(text);
+      if (core) core.noteError(text);
+      else if (worker) worker.postMessage({ error: text });
     },
     detail() {
-      if (!session) return {};
-      return { run: session.state(), pageLoadId: session.pageLoadId(), beacon: session.beaconJson() || null,
-        beaconQueued };
+      if (core) return { ...core.detail(), beaconQueued };
+      if (!mirror.pageLoadId) return {};
+      return { ...mirror, beacon: sent, beaconQueued };
     },
   };
 }

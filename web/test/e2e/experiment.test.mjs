@@ -5,6 +5,7 @@ import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
 import { aaConfig, experimentUrl } from '../../devstack/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
+import { networkMsOf, recordWorkerEntries, workerEntries } from './workerEntries.mjs';
 
 let stack;
 let browser;
@@ -53,6 +54,39 @@ test('one search runs 3 pre-warm, 5 control and 5 treatment requests, beaconed o
   assert.equal(status.beaconQueued, true);
   assert.deepEqual(status.errors, []);
   assert.deepEqual(await tab.errors(), []);
+  await tab.context.close();
+});
+
+test('the core runs in a Worker: each network_ms is its own Resource Timing entry\'s, to the microsecond', async () => {
+  const { tab, status, run } = await loadAndSearch({ init: recordWorkerEntries });
+  assert.equal(run.run_context, 'worker');
+  // The page's own timeline has none of the probe's requests: they were made by the worker.
+  assert.equal(await tab.page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.includes('h3probe=')).length), 0);
+  const entries = await workerEntries(tab.page);
+  const byUrl = new Map(entries.map((e) => [e.name, e]));
+  const beacon = JSON.parse(status.beacon);
+  const runId = beacon.run_id;
+  assert.equal(beacon.samples.length, 13);
+  for (const s of beacon.samples) {
+    const url = [...byUrl.keys()].find((u) => u.endsWith(`h3probe=${runId}-${s.phase}-${s.idx}`));
+    assert.ok(url, `the worker's entry for ${s.phase}[${s.idx}]`);
+    const entry = byUrl.get(url);
+    assert.equal(s.network_ms, networkMsOf(entry), `${s.phase}[${s.idx}] network_ms`);
+    assert.equal(s.protocol, entry.nextHopProtocol);
+    assert.equal(s.server_protocol, entry.serverTiming.find((t) => t.name === 'proto').description);
+  }
+  assert.deepEqual(status.errors, []);
+  await tab.context.close();
+});
+
+test('with worker: false the core runs on the main thread, and the beacon says so', async () => {
+  const { tab, status, run, samples } = await loadAndSearch({ config: { worker: false } });
+  assert.equal(run.run_context, 'main');
+  assert.equal(run.outcome, 'complete');
+  assert.equal(samples.filter((s) => s.request_class.startsWith('usable_')).length, 10);
+  const own = await tab.page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.includes('h3probe=')).length);
+  assert.equal(own, 13, 'the requests are in the page\'s own timeline');
+  assert.deepEqual(status.errors, []);
   await tab.context.close();
 });
 

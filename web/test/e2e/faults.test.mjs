@@ -1,5 +1,5 @@
-// The probe under real-world faults, in real Chromium and real Firefox ESR against real Caddy: every case checks what
-// the beacon says,
+// The probe under real-world faults, in real Chromium and real Firefox ESR against real Caddy, with the core in its
+// Worker (the default) unless a case says otherwise: every case checks what the beacon says, where the core ran,
 // that the report's counts grew by exactly what the beacon's own summary says (the page and the collector classify
 // every request by the same C++ rule), and that the page saw no uncaught error, no unhandled rejection and no
 // console output from the module.
@@ -35,7 +35,9 @@ function stackIn(engine, stackOptions, browserOptions = {}) {
 
 // Loads the test page with `config`, searches `searches` times, and waits for a stored beacon (or, with
 // expectBeacon false, gives a beacon time to arrive and checks none did).
-async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor } = {}) {
+// context: where the core must have run (the beacon's run_context).
+async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor,
+  context = config.worker === false ? 'main' : 'worker' } = {}) {
   const { stack, browser } = ctx;
   const runsBefore = stack.store.countRuns();
   const countsBefore = await reportCounts(stack);
@@ -75,6 +77,7 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   if (status.run === 'done' || status.state !== 'started') assert.deepEqual(leaks, NO_LEAKS, 'nothing left running');
   // The beacon as the page sent it (the collector keeps rows, not the text).
   const beacon = run && JSON.parse(status.beacon);
+  if (run) assert.equal(run.run_context, context, 'where the core ran');
   const samples = beacon ? beacon.samples : [];
   const phase = (p) => samples.filter((s) => s.phase === p);
   const probeRequests = requests.filter((r) => r.url.includes('/noop'));
@@ -260,7 +263,7 @@ function faultMatrix(engine) {
       const { status, requests } = await probe(ctx, { expectBeacon: false,
         beforeSearch: { init: () => { delete window.WebAssembly; } } });
       assert.equal(status.state, 'unsupported');
-      assert.equal(requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|h3probe_browser\.)/.test(r.url)).length, 0);
+      assert.equal(requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|worker\.js|h3probe_browser\.)/.test(r.url)).length, 0);
     });
   });
 
@@ -283,31 +286,52 @@ function faultMatrix(engine) {
     });
   });
 
+  describe('Content-Security-Policy with worker-src \'none\'', () => {
+    const ctx = withStack({ pageCsp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'none'; connect-src 'self' https://*.h3probe.test:*" });
+    test('no Worker can start: the run falls back to the main thread and completes', async () => {
+      const { beacon, status } = await probe(ctx, { context: 'main' });
+      assert.equal(beacon.outcome, 'complete');
+      assert.equal(beacon.summary.control.n, 5);
+      assert.equal(beacon.summary.treatment.n, 5);
+      // Why it ran there, in status() and in the beacon.
+      assert.equal(status.errors.length, 1, status.errors.join('; '));
+      assert.match(status.errors[0], /^worker: /);
+      assert.deepEqual(beacon.errors, status.errors);
+    });
+  });
+
   describe('page lifecycle', () => {
     const ctx = withStack({ noopDelayMs: 300 });
     const hide = () => {
       Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
       document.dispatchEvent(new Event('visibilitychange'));
     };
-    test('tab hidden mid-run: the run stops and a partial beacon goes out at once', async () => {
-      let running;
-      const { beacon, phase, leaks } = await probe(ctx, { waitFor: async (page) => {
-        await page.waitForFunction(() => window.h3probeStatus().run === 'arms');
-        running = await moduleLeaks(page);
-        await page.evaluate(hide);
-      } });
-      // Mid-run the counters see the module at work (so their zero after the run means something).
-      assert.equal(running.observers, 1);
-      assert.ok(running.timers >= 1, `timers mid-run: ${running.timers}`);
-      assert.equal(running.listeners, 2, 'visibilitychange and pagehide');
-      assert.deepEqual(leaks, NO_LEAKS);
+    for (const worker of [true, false]) {
+      test(`tab hidden mid-run (core ${worker ? 'in its Worker' : 'on the main thread'}): the run stops and a partial beacon goes out at once`, async () => {
+        let running;
+        const { beacon, phase, leaks } = await probe(ctx, { config: { worker }, waitFor: async (page) => {
+          await page.waitForFunction(() => window.h3probeStatus().run === 'arms');
+          running = await moduleLeaks(page);
+          await page.evaluate(hide);
+        } });
+        // Mid-run the counters see the module at work (so their zero after the run means something). In a Worker the
+        // observer and the timers are the worker's: the page holds only the two listeners.
+        assert.equal(running.observers, worker ? 0 : 1);
+        assert.ok(worker ? running.timers === 0 : running.timers >= 1, `timers mid-run: ${running.timers}`);
+        assert.equal(running.listeners, 2, 'visibilitychange and pagehide');
+        assert.deepEqual(leaks, NO_LEAKS);
+        assertStoppedAfterPrewarm(beacon, phase);
+      });
+    }
+    // What a run hidden while its first arm (control) is in flight beacons: the pre-warm, the arm cut short.
+    function assertStoppedAfterPrewarm(beacon, phase) {
       assert.equal(beacon.outcome, 'stopped');
       assert.equal(beacon.error, 'page hidden');
       assert.equal(beacon.context.visible_throughout, false);
       assert.equal(phase('prewarm').length, 3);
       assert.ok(phase('control').every((s) => s.result === 'aborted'), 'the control arm was cut short');
       assert.equal(phase('treatment').length, 0);
-    });
+    }
     test('a search in a hidden tab starts no run', async () => {
       const { status, probeRequests } = await probe(ctx, { expectBeacon: false,
         waitFor: () => {}, beforeSearch: { init: () => {
@@ -352,7 +376,7 @@ function faultMatrix(engine) {
       'h3first.json': JSON.stringify({ order: 'h3-first', configId: 'remote-7' }),
     } });
     const noProbeTraffic = (requests) =>
-      requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|h3probe_browser\.)/.test(r.url) || r.url.includes('/beacon'));
+      requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|worker\.js|h3probe_browser\.)/.test(r.url) || r.url.includes('/beacon'));
 
     test('sample rate 0: no request at all, not even for the module', async () => {
       const { status, requests } = await probe(ctx, { expectBeacon: false, config: { sampleRate: 0 } });

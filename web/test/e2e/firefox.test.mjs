@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { startStack } from '../../devstack/stack.mjs';
 import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from '../../devstack/firefox.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { networkMsOf, recordWorkerEntries } from './workerEntries.mjs';
 
 const missing = fs.existsSync(FIREFOX_PATH) ? false
   : `Firefox not found at ${FIREFOX_PATH} (Debian package firefox-esr; npm run deps installs it)`;
@@ -28,6 +29,7 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
   const runsBefore = stack.store.countRuns();
   const tab = await openFirefoxPage(browser);
   try {
+    await tab.page.evaluateOnNewDocument(recordWorkerEntries);
     await tab.page.goto(experimentUrl(stack), { waitUntil: 'load' });
     await tab.page.type('#query', 'quarterly report');
     await tab.page.keyboard.press('Enter');
@@ -37,7 +39,11 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
     const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
     assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
     assert.equal(run.outcome, 'complete');
+    assert.equal(run.run_context, 'worker');
     assert.deepEqual(status.errors, []);
+    // The worker's own Resource Timing entries: each stored network_ms is its entry's, to the microsecond.
+    const entries = await tab.page.evaluate(() => window.__workerEntries);
+    const entryOf = (s) => entries.find((e) => e.name.endsWith(`h3probe=${run.run_id}-${s.phase}-${s.idx}`));
 
     const samples = stack.store.requestsFor(run.run_id);
     const byPhase = (p) => samples.filter((s) => s.phase === p);
@@ -48,6 +54,11 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
     for (const s of [...byPhase('control'), ...byPhase('treatment')]) {
       assert.equal(s.protocol, s.phase === 'control' ? 'h2' : 'h3', `${s.phase}[${s.idx}] nextHopProtocol`);
       assert.equal(s.result, 'ok', `${s.phase}[${s.idx}] result`);
+      const entry = entryOf(s);
+      assert.ok(entry, `${s.phase}[${s.idx}]: the worker's entry`);
+      assert.equal(s.network_ms, networkMsOf(entry), `${s.phase}[${s.idx}] network_ms`);
+      assert.equal(s.protocol, entry.nextHopProtocol);
+      assert.equal(s.server_protocol, entry.serverTiming.find((x) => x.name === 'proto')?.description);
       assert.ok(Number.isFinite(s.network_ms) && s.network_ms > 0, `${s.phase}[${s.idx}] network_ms ${s.network_ms}`);
       // Firefox exposes serverTiming too: both ends agree.
       assert.equal(s.server_protocol, s.phase === 'control' ? 'HTTP/2.0' : 'HTTP/3.0', `${s.phase}[${s.idx}] server_protocol`);

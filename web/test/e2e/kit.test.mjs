@@ -21,6 +21,7 @@ import { ENGINES, engineMissing } from '../../devstack/browsers.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { bundleApp, packAndInstall } from './tarball.mjs';
 import { DOCTOR_ID } from '../../cli/doctor.mjs';
+import { recordWorkerEntries, workerEntries } from './workerEntries.mjs';
 
 const { serverProtocols: SERVER_PROTOCOLS, serverTimingProtocol } = (await loadH3probeNode()).schema();
 
@@ -318,14 +319,14 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       });
       const context = await browser.newContext();
       const page = await context.newPage();
+      await page.addInitScript(recordWorkerEntries); // the probe's requests are its Worker's, in the worker's timeline
       await page.goto(`https://${SITES.page.host}/?${params}`);
       await page.fill('#query', 'quarterly report');
       await page.press('#query', 'Enter');
       await page.waitForFunction(() => window.h3probeStatus().beacon, null, { timeout: 20000 });
       const { pageLoadId, beacon } = await page.evaluate(() => window.h3probeStatus());
-      const entries = await page.evaluate(() => performance.getEntriesByType('resource')
-        .filter((e) => new URL(e.name).pathname === '/noop')
-        .map((e) => ({ host: new URL(e.name).host, protocol: e.nextHopProtocol, serverTiming: e.serverTiming.map((s) => s.toJSON()) })));
+      const entries = (await workerEntries(page)).filter((e) => new URL(e.name).pathname === '/noop')
+        .map((e) => ({ host: new URL(e.name).host, protocol: e.nextHopProtocol, serverTiming: e.serverTiming }));
       await context.close();
 
       // The collector (behind Caddy at beacon.h3kit.test) stored exactly this run.

@@ -60,20 +60,23 @@ async function runPage(folder, config = {}) {
   try {
     const { outcome, result } = await tab.page.evaluate(() => window.runOnce());
     let samples = [];
+    let run = null;
     if (outcome === 'started') {
       await stack.collector.waitForRuns(runsBefore + 1, 30000);
-      const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(result.pageLoadId);
+      run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(result.pageLoadId);
       assert.ok(run, `a run is stored for page load ${result.pageLoadId}`);
       samples = stack.store.requestsFor(run.run_id);
     }
-    return { outcome, result, samples, uncaught: await tab.uncaught() };
+    return { outcome, result, run, samples, uncaught: await tab.uncaught() };
   } finally {
     await tab.context.close();
   }
 }
 
-function assertCompleteRun({ outcome, result, samples, uncaught }) {
+// context: where the core must have run, worker or main.
+function assertCompleteRun({ outcome, result, run, samples, uncaught }, context = 'worker') {
   assert.equal(outcome, 'started', JSON.stringify(result));
+  assert.equal(run.run_context, context);
   assert.equal(result.run, 'done');
   assert.equal(result.beaconQueued, true);
   assert.deepEqual(result.errors, []);
@@ -85,7 +88,7 @@ function assertCompleteRun({ outcome, result, samples, uncaught }) {
 
 describe('npm pack', () => {
   test('ships the built module, the server parts, the types and the licence, and no tests or C++', () => {
-    for (const file of ['LICENSE', 'package.json', 'README.md', 'web/dist/h3probe.js', 'web/dist/run.js', 'web/dist/h3probe_browser.mjs',
+    for (const file of ['LICENSE', 'package.json', 'README.md', 'web/dist/h3probe.js', 'web/dist/run.js', 'web/dist/worker.js', 'web/dist/h3probe_browser.mjs',
       'web/dist/h3probe_browser.wasm', 'web/dist/node/h3probe_node.cjs', 'web/dist/node/h3probe_node.wasm', 'web/src/h3probe.d.ts',
       'web/server/index.mjs', 'web/server/index.d.ts', 'web/bin/h3probe.mjs']) {
       assert.ok(packedFiles.includes(file), `the tarball has ${file}`);
@@ -163,7 +166,7 @@ export async function serve(): Promise<number> {
 });
 
 describe('bundled by the page', () => {
-  test('esbuild, ESM with splitting: the run is a lazy chunk, glue and .wasm copied next to it; one complete h2/h3 run', async () => {
+  test('esbuild, ESM with splitting: the run is a lazy chunk, worker, glue and .wasm copied next to it; one complete h2/h3 run in the Worker', async () => {
     const out = path.join(site, 'esbuild');
     await bundleApp(project, out);
     assert.ok(fs.readdirSync(out).filter((f) => f.endsWith('.js')).length >= 2, 'a lazy chunk besides app.js');
@@ -191,8 +194,9 @@ describe('bundled by the page', () => {
   test('esbuild, IIFE: without moduleUrl a clear error and no exception; with it a complete run', async () => {
     const out = path.join(site, 'iife');
     await esbuild({ absWorkingDir: project, entryPoints: ['app.js'], bundle: true, format: 'iife', minify: true, outdir: out, logLevel: 'silent' });
-    fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', 'h3probe_browser.mjs'), path.join(out, 'h3probe_browser.mjs'));
-    fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', 'h3probe_browser.wasm'), path.join(out, 'h3probe_browser.wasm'));
+    for (const file of ['worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']) {
+      fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', file), path.join(out, file));
+    }
     fs.writeFileSync(path.join(out, 'index.html'), html('app.js', 'text/javascript'));
     const lost = await runPage('iife');
     assert.equal(lost.outcome, 'error');
@@ -202,7 +206,7 @@ describe('bundled by the page', () => {
     assertCompleteRun(await runPage('iife', { moduleUrl: '/iife/h3probe_browser.mjs' }));
   });
 
-  test('Vite: new URL(…, import.meta.url) makes it emit the glue and the .wasm; one complete h2/h3 run', async () => {
+  test('Vite: new Worker(new URL(…, import.meta.url)) makes it emit the worker, the glue and the .wasm; one complete h2/h3 run in the Worker', async () => {
     fs.writeFileSync(path.join(project, 'index.html'), html('/app.js'));
     const out = path.join(site, 'vite');
     await viteBuild({ root: project, base: '/vite/', logLevel: 'error', build: { outDir: out, emptyOutDir: true } });

@@ -36,8 +36,9 @@ export function packAndInstall(dir) {
 /** esbuild, ESM with splitting, of project/app.js into out, the glue and .wasm copied next to it, and an index.html. */
 export async function bundleApp(project, out) {
   await esbuild({ absWorkingDir: project, entryPoints: ['app.js'], bundle: true, format: 'esm', splitting: true, minify: true, outdir: out, logLevel: 'error' });
-  // What the README tells esbuild users to do: the glue and .wasm go next to the bundle (or set moduleUrl).
-  for (const file of ['h3probe_browser.mjs', 'h3probe_browser.wasm']) {
+  // What the README tells esbuild users to do: the worker, the glue and the .wasm go next to the bundle (or set
+  // moduleUrl): esbuild does not follow new Worker(new URL(…)).
+  for (const file of ['worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']) {
     fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', file), path.join(out, file));
   }
   fs.writeFileSync(path.join(out, 'index.html'), html('app.js'));

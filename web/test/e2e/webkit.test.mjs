@@ -9,6 +9,7 @@ import { startStack } from '../../devstack/stack.mjs';
 import { launchWebKit, webkitMissing } from '../../devstack/webkit.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { fromUserAgent } from '../../server/browserFor.mjs';
+import { networkMsOf, RECORD_WORKER_ENTRIES } from './workerEntries.mjs';
 
 const missing = webkitMissing();
 
@@ -35,7 +36,8 @@ const RECORD_ERRORS = `window.__h3probeTestErrors = [];
 
 // What the browser exposes, read in the page after the run: the probe's own Resource Timing entries (by the run's
 // h3probe= URL tag), and the features the compatibility table lists.
-const READ_PAGE = `const own = performance.getEntriesByType('resource').filter((e) => e.name.includes('h3probe='));
+const READ_PAGE = `const own = window.__workerEntries;
+  const inPage = performance.getEntriesByType('resource').filter((e) => e.name.includes('h3probe=')).length;
   const ticks = [];
   let last = performance.now();
   for (const t0 = last; ticks.length < 50 && performance.now() - t0 < 200;) {
@@ -48,7 +50,9 @@ const READ_PAGE = `const own = performance.getEntriesByType('resource').filter((
     serverTimingApi: typeof PerformanceServerTiming === 'function',
     minTickMs: Math.min(...ticks),
     entries: own.map((e) => ({ name: e.name, nextHopProtocol: e.nextHopProtocol, transferSize: e.transferSize,
-      requestStart: e.requestStart, responseStart: e.responseStart, serverTiming: e.serverTiming.map((t) => t.name) })),
+      requestStart: e.requestStart, responseStart: e.responseStart, fetchStart: e.fetchStart, responseEnd: e.responseEnd,
+      serverTiming: e.serverTiming.map((t) => t.name) })),
+    inPage,
     errors: window.__h3probeTestErrors,
   };`;
 
@@ -57,6 +61,7 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
   const runsBefore = stack.store.countRuns();
   await driver.get(experimentUrl(stack));
   await driver.executeScript(RECORD_ERRORS);
+  await driver.executeScript(RECORD_WORKER_ENTRIES);
   // The page's module script may still be running when the driver returns from get() on a loaded machine: wait for its
   // status function rather than read it once (a module that failed to load never defines it, and this fails).
   await driver.wait(async () => (await driver.executeScript('return typeof window.h3probeStatus')) === 'function', 10000)
@@ -72,6 +77,8 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
   assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
   assert.equal(stack.store.countRuns(), runsBefore + 1, 'the probe ran once');
   assert.equal(run.outcome, 'complete');
+  assert.equal(run.run_context, 'worker');
+  assert.equal(page.inPage, 0, 'the probe\'s requests are the worker\'s, not in the page\'s timeline');
   assert.deepEqual(status.errors, []);
   // No client hints in WebKit: the collector's User-Agent parse names the engine (browserFor.mjs).
   assert.equal(run.browser, 'webkit', `stored browser for ${page.userAgent}`);
@@ -86,7 +93,8 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
   for (const s of [...byPhase('control'), ...byPhase('treatment')]) {
     const where = `${s.phase}[${s.idx}]`;
     const entry = entryOf(s);
-    assert.ok(entry, `${where}: its Resource Timing entry is in the page`);
+    assert.ok(entry, `${where}: its Resource Timing entry is in the worker's timeline`);
+    assert.equal(s.network_ms, networkMsOf(entry), `${where} network_ms`);
     // The protocol the probe stored is the one the browser reported; WebKitGTK (libsoup) has no HTTP/3, so the
     // "HTTP/3" origin was reached over HTTP/2 on TCP (Caddy serves both on its port).
     assert.equal(s.protocol, entry.nextHopProtocol, `${where} protocol`);

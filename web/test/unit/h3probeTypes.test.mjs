@@ -1,5 +1,5 @@
-// The hand-written web/src/h3probe.d.ts against the code it describes (the gate h3probe.js and the lazily loaded
-// run.js): exports, config keys, status words and status fields.
+// The hand-written web/src/h3probe.d.ts against the code it describes (the gate h3probe.js, the lazily loaded run.js
+// and the worker.js it starts): exports, config keys, status words and status fields.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, test } from 'node:test';
@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 const read = (relative) => fs.readFileSync(new URL(relative, import.meta.url), 'utf8');
 const dts = read('../../src/h3probe.d.ts');
 const gateSource = read('../../src/h3probe.js');
-const runSource = read('../../src/run.js');
+const runSource = `${read('../../src/run.js')}\n${read('../../src/worker.js')}`;
 const loaderSource = `${gateSource}\n${runSource}`;
 const configSource = read('../../../wasm/core/config.cpp');
 const bindingsSource = read('../../../wasm/bindings/browser_bindings.cpp');
@@ -42,7 +42,7 @@ describe('h3probe.d.ts', () => {
     const coreKeys = arrayStrings(configSource, 'kKnownKeys');
     const loaderKeys = arrayStrings(loaderSource, 'LOADER_KEYS');
     assert.ok(coreKeys.includes('h2Origin') && coreKeys.includes('sampleRate'), 'the core\'s key list was read');
-    assert.deepEqual(loaderKeys.sort(), ['moduleUrl', 'remoteConfigTimeoutMs', 'remoteConfigUrl']);
+    assert.deepEqual(loaderKeys.sort(), ['moduleUrl', 'remoteConfigTimeoutMs', 'remoteConfigUrl', 'worker']);
     const declared = propertyNames(declaration('interface', 'H3probeConfig')).sort();
     assert.deepEqual(declared, [...coreKeys, ...loaderKeys].sort());
   });
@@ -67,10 +67,12 @@ describe('h3probe.d.ts', () => {
     const body = gateSource.match(/export function status\(\) \{([\s\S]*?)\n\}/);
     assert.ok(body, 'found status()');
     const returned = new Set([...body[1].matchAll(/return \{ (\w+), (\w+): /g)].flatMap((m) => [m[1], m[2]]));
-    const detail = runSource.match(/detail\(\) \{([\s\S]*?)\n {4}\}/);
-    assert.ok(detail, 'found the run\'s detail()');
+    const details = [...runSource.matchAll(/detail\(\) \{([\s\S]*?)\n {4}\}/g)];
+    assert.equal(details.length, 2, 'found the detail() of run.js and of worker.js');
     // Fields read from the session (`name: session...`) and the run's own (`name` shorthand).
-    for (const m of detail[1].matchAll(/(\w+): session|[{,]\s*(\w+)\s*(?=[,}])/g)) returned.add(m[1] ?? m[2]);
+    for (const detail of details) {
+      for (const m of detail[1].matchAll(/(\w+): session|[{,]\s*(\w+)\s*(?=[,}])/g)) returned.add(m[1] ?? m[2]);
+    }
     assert.ok(returned.has('run'), 'found the run detail in status()');
     assert.deepEqual(propertyNames(declaration('interface', 'H3probeStatus')).sort(), [...returned].sort());
   });

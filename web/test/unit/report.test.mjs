@@ -26,12 +26,12 @@ function sample(phase, idx, protocol, networkMs, extra = {}) {
 }
 
 // A run with h2 values hs, h3 values ts (each a number or [number, extra]), plus 3 pre-warm samples that never count.
-function run(id, { order = 'h2-first', hs = [], ts = [] } = {}) {
+function run(id, { order = 'h2-first', hs = [], ts = [], context = {} } = {}) {
   const prewarm = [sample('prewarm', 0, 'h2', 500), sample('prewarm', 1, 'h3', 400), sample('prewarm', 2, 'h2', 300)];
   const arm = (phase, protocol, list) => list.map((v, i) => (Array.isArray(v)
     ? sample(phase, i, protocol, v[0], v[1]) : sample(phase, i, protocol, v)));
   return { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'test', module_version: '0.1.0', order,
-    outcome: 'complete', error: '', samples: [...prewarm, ...arm('control', 'h2', hs), ...arm('treatment', 'h3', ts)] };
+    outcome: 'complete', error: '', context, samples: [...prewarm, ...arm('control', 'h2', hs), ...arm('treatment', 'h3', ts)] };
 }
 
 // Stored as the collector stores it: the beacon's text through the C++ decoder, then the store.
@@ -46,9 +46,9 @@ before(() => {
   const st = store(dbPath);
   const at = (day) => ({ receivedAt: `2024-05-${String(day).padStart(2, '0')}T12:00:00.000Z` });
   // Asia, 1 May: 2 runs, one in each order.
-  insert(st, run('a1', { hs: [100, 110, 120], ts: [90, 95, 100] }),
+  insert(st, run('a1', { hs: [100, 110, 120], ts: [90, 95, 100], context: { run_context: 'worker' } }),
     { ...at(1), region: 'Asia', country: 'JP', browser: 'chromium', browserMajor: 130 });
-  insert(st, run('a2', { order: 'h3-first', hs: [200, 210], ts: [150, [160, { protocol: 'h2' }]] }),
+  insert(st, run('a2', { order: 'h3-first', hs: [200, 210], ts: [150, [160, { protocol: 'h2' }]], context: { run_context: 'main' } }),
     { ...at(1), region: 'Asia', country: 'JP', browser: 'chromium', browserMajor: 131 });
   // Europe, 3 May: every exclusion reason once, and a run whose treatment arm is all fallbacks.
   insert(st, run('e1', {
@@ -119,7 +119,9 @@ describe('report', () => {
     assert.deepEqual(names(await report({ by: 'day' })), [['overall', 5], ['2024-05-01', 2], ['2024-05-03', 2], ['2024-05-05', 1]]);
     assert.deepEqual(names(await report({ by: 'config' })), [['overall', 5], ['test', 5]]);
     assert.deepEqual(names(await report({ by: 'effective_type' })), [['overall', 5], ['unknown', 5]]);
-    await assert.rejects(report({ by: 'user_id' }), /--by must be one of region, browser, browser_version, config, effective_type, day/);
+    // Where the module ran its core, from the beacon's context.run_context; runs without it are unknown.
+    assert.deepEqual(names(await report({ by: 'context' })), [['overall', 5], ['unknown', 3], ['main', 1], ['worker', 1]]);
+    await assert.rejects(report({ by: 'user_id' }), /--by must be one of region, browser, browser_version, config, effective_type, context, day/);
   });
 
   test('the daily series: a group per day received, with Δ at p50, p90 and p95', async () => {
