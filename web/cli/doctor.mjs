@@ -183,22 +183,27 @@ export async function runDoctor(o) {
   }
 
   // The module's files, fetched as the page fetches them (with its Origin when they are on another origin).
-  for (const file of ['glue', 'wasm']) {
-    const u = file === 'glue' ? o.module : o.wasm;
+  // The worker is looked for beside the glue, where run.js starts it when moduleUrl is set.
+  const worker = new URL(MODULE_FILES.worker.file, o.module);
+  for (const file of ['glue', 'worker', 'wasm']) {
+    const u = { glue: o.module, worker, wasm: o.wasm }[file];
     const rule = MODULE_FILES[file];
+    const fail = rule.required ? 'FAIL' : 'WARN';
     const label = `module ${file} ${u.pathname.split('/').pop()}`;
     let res;
     try {
       res = await get(u, { headers: u.origin === pageOrigin ? {} : { origin: pageOrigin } });
     } catch (err) {
-      add('FAIL', label, err.message, `serve ${u.href}`);
+      add(fail, label, err.message, `serve ${u.href}`);
       continue;
     }
     const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (res.status !== 200) {
-      add('FAIL', label, `GET ${u.href}: ${res.status}`, `serve the package's web/dist/${rule.file} there (or point --${file === 'glue' ? 'module' : 'wasm'} at it)`);
+      add(fail, label, `GET ${u.href}: ${res.status}`, `serve the package's web/dist/${rule.file} there (or point --${file === 'wasm' ? 'wasm' : 'module'} at it)`);
     } else if (!rule.types.includes(type)) {
-      add('FAIL', label, `Content-Type ${type || '(none)'}`, `serve it as ${rule.types[0]} (${rule.why})`);
+      add(fail, label, `Content-Type ${type || '(none)'}`, `serve it as ${rule.types[0]} (${rule.why})`);
+    } else if (file === 'worker' && u.origin !== pageOrigin) {
+      add('WARN', label, `on another origin than the page (${u.origin})`, `serve worker.js, the glue and the .wasm from the page's origin (${rule.why})`);
     } else if (u.origin !== pageOrigin && !allows(res.headers['access-control-allow-origin'], pageOrigin)) {
       add('FAIL', label, `on another origin without Access-Control-Allow-Origin for ${pageOrigin}`, 'send Access-Control-Allow-Origin for the page, or serve the module from the page\'s origin');
     } else {

@@ -42,24 +42,35 @@ export const ORIGIN_PROTOCOLS = Object.freeze({ h2: Object.freeze(['h1', 'h2']),
 /** Any path but /noop on a test origin. */
 export const OTHER_PATHS_STATUS = 404;
 
+// HTML's JavaScript MIME types: a module script (the glue, the worker) under any other type is refused.
+const JAVASCRIPT_TYPES = Object.freeze(['text/javascript', 'application/javascript', 'application/ecmascript',
+  'application/x-ecmascript', 'application/x-javascript', 'text/ecmascript', 'text/javascript1.0', 'text/javascript1.1',
+  'text/javascript1.2', 'text/javascript1.3', 'text/javascript1.4', 'text/javascript1.5', 'text/jscript',
+  'text/livescript', 'text/x-ecmascript', 'text/x-javascript']);
+
 /**
- * The module's two files as the page's server must serve them (wherever they are: next to the bundle, a CDN). `types`:
- * the Content-Types a browser accepts, the first the one to send. The glue is a module script, which browsers refuse
- * under any type but a JavaScript MIME type (HTML's list); the .wasm is compiled while it streams
- * (WebAssembly.compileStreaming), which refuses any type but application/wasm.
+ * The module's files as the page's server must serve them (wherever they are: next to the bundle, a CDN). `types`:
+ * the Content-Types a browser accepts, the first the one to send. The glue and the worker are module scripts; the
+ * .wasm is compiled while it streams (WebAssembly.compileStreaming), which refuses any type but application/wasm.
+ * `required: false`: without it the run still completes, on the page's main thread (the worker's fallback).
  */
 export const MODULE_FILES = Object.freeze({
   glue: Object.freeze({
     file: 'h3probe_browser.mjs',
-    types: Object.freeze(['text/javascript', 'application/javascript', 'application/ecmascript', 'application/x-ecmascript',
-      'application/x-javascript', 'text/ecmascript', 'text/javascript1.0', 'text/javascript1.1', 'text/javascript1.2',
-      'text/javascript1.3', 'text/javascript1.4', 'text/javascript1.5', 'text/jscript', 'text/livescript',
-      'text/x-ecmascript', 'text/x-javascript']),
+    types: JAVASCRIPT_TYPES,
+    required: true,
     why: 'a module script under any other type is refused: "Failed to fetch dynamically imported module", no run, no beacon',
+  }),
+  worker: Object.freeze({
+    file: 'worker.js',
+    types: JAVASCRIPT_TYPES,
+    required: false,
+    why: 'a module Worker under any other type fails to load, and one on another origin than the page cannot be started: the run then falls back to the page\'s main thread',
   }),
   wasm: Object.freeze({
     file: 'h3probe_browser.wasm',
     types: Object.freeze(['application/wasm']),
+    required: true,
     why: 'WebAssembly.compileStreaming refuses any other type: no run, no beacon',
   }),
 });

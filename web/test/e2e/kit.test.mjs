@@ -397,7 +397,8 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       assert.equal(r.status, 0);
       const statuses = Object.fromEntries(r.checks.map((c) => [c.check, c.status]));
       for (const check of ['HTTP/2 origin offers no HTTP/3', 'HTTP/3 origin announces HTTP/3', 'collector /healthz', 'collector CORS preflight',
-        'collector test beacon', 'module wasm h3probe_browser.wasm', 'module glue h3probe_browser.mjs', 'HTTP/3 origin /noop Server-Timing']) {
+        'collector test beacon', 'module wasm h3probe_browser.wasm', 'module glue h3probe_browser.mjs', 'module worker worker.js',
+        'HTTP/3 origin /noop Server-Timing']) {
         assert.equal(statuses[check], 'PASS', check);
       }
       assert.equal(r.checks.filter((c) => c.check.startsWith('TLS ')).length, 4, 'TLS of the four hosts');
