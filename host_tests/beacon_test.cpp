@@ -210,7 +210,7 @@ TEST_CASE("the decoder rejects an unknown arms mode and samples that asked anoth
     CHECK(decode_beacon(j.dump()).error == "samples[2].origin h3 does not match arms h2-h3 for phase control");
 }
 
-TEST_CASE("beacon times are rounded to the microsecond; the sample rate is not") {
+TEST_CASE("beacon times are rounded to the microsecond but the sample rate is not") {
     Beacon b = sample_beacon();
     b.run_ms = 321.123456789;
     b.sample_rate = 0.0001234567;
