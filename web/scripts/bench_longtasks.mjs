@@ -1,4 +1,4 @@
-// `npm run bench:longtasks -- [--loads 20] [--rate 4]`: long tasks in Chromium with the CPU slowed down rate times,
+// `npm run bench:longtasks -- [--loads 20] [--rate 4] [--tiny]`: long tasks in Chromium with the CPU slowed down rate times,
 // over `loads` page loads with the probe and as many with sampleRate 0 (the control), each with one search. Prints
 // every long frame the module's scripts took part in.
 import os from 'node:os';
@@ -7,7 +7,9 @@ import { startStack } from '../devstack/stack.mjs';
 import { launchBrowser } from '../devstack/chromium.mjs';
 import { compareLongTasks, LONG_TASK_MS } from '../devstack/longTasks.mjs';
 
-const { values: args } = parseArgs({ options: { loads: { type: 'string', default: '20' }, rate: { type: 'string', default: '4' } } });
+const { values: args } = parseArgs({ options: { loads: { type: 'string', default: '20' }, rate: { type: 'string', default: '4' },
+  tiny: { type: 'boolean', default: false } } }); // --tiny (npm test): the same path over 2 loads per arm
+if (args.tiny) args.loads = '2';
 const stack = await startStack();
 const browser = await launchBrowser(stack);
 try {
