@@ -417,6 +417,15 @@ TEST_CASE("text that is not JSON, or nests too deep, is refused whole") {
           "beacon is not valid JSON");
     CHECK(decode_beacon(std::string(text).replace(text.find("default"), 1, "\\ud800")).error ==
           "beacon is not valid JSON");
+    // A raw NUL byte anywhere is refused before parsing: after the object (which the JSON lexer would take for the
+    // end of input) and inside a string; an escaped \u0000 inside a string is text like any other.
+    const std::string nul(1, '\0');
+    CHECK(decode_beacon(text + nul).error == "beacon holds a NUL byte at offset " + std::to_string(text.size()));
+    CHECK(decode_beacon(text + nul + "{\"anything\": 1}").error ==
+          "beacon holds a NUL byte at offset " + std::to_string(text.size()));
+    CHECK(decode_beacon(std::string(text).replace(text.find("default"), 1, nul)).error ==
+          "beacon holds a NUL byte at offset " + std::to_string(text.find("default")));
+    CHECK(decode_beacon(std::string(text).replace(text.find("default"), 1, "\\u0000")).beacon.has_value());
     // Depth is counted in the text before it is parsed: even after a syntax error; not inside strings.
     CHECK(decode_beacon(R"({"a":x,"b":[[[[[[[[[]]]]]]]]]})").error == "beacon nests deeper than 8 levels");
     CHECK(decode_beacon(with_member(R"("future":"[[[[[[[[[[\"{{{{{{{{{")")).beacon.has_value());

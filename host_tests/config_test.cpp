@@ -55,6 +55,13 @@ TEST_CASE("config rejects bad input with an error naming the key") {
         CHECK_FALSE(r.config);
         CHECK(has_error(r, "not valid JSON"));
     }
+    SUBCASE("a raw NUL byte, which the JSON lexer would take for the end of input") {
+        const std::string text = R"({"h2Origin":"https://a.test","h3Origin":"https://b.test"})";
+        const auto r = parse_config(text + std::string(1, '\0') + "garbage");
+        CHECK_FALSE(r.config);
+        CHECK(has_error(r, "config: holds a NUL byte at offset " + std::to_string(text.size())));
+        CHECK(parse_config(text).config);
+    }
     SUBCASE("JSON that is not an object") { CHECK(has_error(parse_config("[1,2]"), "must be a JSON object")); }
     SUBCASE("unknown keys, e.g. a typo") {
         const auto r = parse_config(R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","requestPerArm":5})");

@@ -479,6 +479,10 @@ DecodeResult decode_beacon(std::string_view json_text) {
         return r.error = "beacon is larger than " + std::to_string(kMaxBeaconBytes) + " bytes", r;
     if (nesting_depth(json_text) > kMaxJsonDepth)
         return r.error = "beacon nests deeper than " + std::to_string(kMaxJsonDepth) + " levels", r;
+    // nlohmann/json's lexer takes a raw NUL byte for the end of input, so text after one would be ignored, not refused.
+    // JSON has no place for a raw NUL (inside a string it must be escaped as \u0000).
+    if (const auto nul = json_text.find('\0'); nul != std::string_view::npos)
+        return r.error = "beacon holds a NUL byte at offset " + std::to_string(nul), r;
     ParsedBeacon doc;
     BeaconReader reader(doc);
     if (!json::sax_parse(json_text.begin(), json_text.end(), &reader)) return r.error = "beacon is not valid JSON", r;
