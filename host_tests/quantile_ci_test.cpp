@@ -254,3 +254,17 @@ TEST_CASE("the bootstrap walk from the top and the walk from the bottom stop at 
     CHECK(both[1] == top[0]);
     CHECK(bootstrap_quantile_replicates(s, {0.1}, 40, 5)[0] == both[0]);
 }
+
+TEST_CASE("each interval carries its own mark: Δ ms [+0.01, +3.39] excludes 0 while Δ % [-3.5, +49.4] includes it") {
+    QuantileDifferenceRow row;
+    row.ci_ms_lo = 0.01;
+    row.ci_ms_hi = 3.39;
+    row.ci_pct_lo = -3.5;
+    row.ci_pct_hi = 49.4;
+    mark_significance(row);
+    CHECK(row.significant_ms);
+    CHECK_FALSE(row.significant_pct);
+    row.ci_pct_lo = NAN;  // an undefined bound marks nothing
+    mark_significance(row);
+    CHECK_FALSE(row.significant_pct);
+}
