@@ -504,12 +504,9 @@ DecodeResult decode_beacon(std::string_view json_text) {
         !f.number(K::run_ms, run_ms, kMaxDurationMs))
         return r;
     b.run_ms = run_ms.value_or(0);
-    // Absent in beacons from before A/A tests existed: those ran the experiment.
     Arms arms = Arms::h2_h3;
-    if (field(K::arms).type != Slot::Type::absent) {
-        if (!f.string(K::arms, b.arms, 64)) return r;
-        if (!parse_arms(b.arms, arms)) return f.fail(K::arms, "has an unknown value \"" + b.arms + "\""), r;
-    }
+    if (!f.string(K::arms, b.arms, 64)) return r;
+    if (!parse_arms(b.arms, arms)) return f.fail(K::arms, "has an unknown value \"" + b.arms + "\""), r;
     std::optional<double> sample_rate;
     if (!f.number(K::sample_rate, sample_rate, 1)) return r;
     b.sample_rate = sample_rate.value_or(1);

@@ -23,7 +23,6 @@ constexpr int kUsable[2] = {static_cast<int>(RequestClass::usable_control),
 // One record's fixed part, checked. Returns an error message, or "" with the record's parts set.
 struct RecordHead {
     std::uint8_t group = 0, order = 0;
-    int classes = 0;            // classes per arm in this record's format
     std::size_t head_bytes = 0;  // the group byte and the counts
     const std::uint8_t* by_class[2] = {nullptr, nullptr};
     std::size_t n[2] = {0, 0};  // usable requests per arm: the float64s that follow
@@ -36,14 +35,13 @@ std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at
     if (h.group == 0 || h.group >= groups) return where() + " names no group";
     if (size - at - 1 < 2) return where() + " is cut short";
     const std::uint8_t* counts = data + at + 1;
-    if (counts[0] < 1 || counts[0] > kRunRecordVersion)
-        return where() + " has format " + std::to_string(counts[0]) + ", not 1 to " + std::to_string(kRunRecordVersion);
-    if (size - at - 1 < arm_counts_bytes(counts[0])) return where() + " is cut short";
-    h.classes = kRecordClasses[counts[0]];
-    h.head_bytes = 1 + arm_counts_bytes(counts[0]);
+    if (counts[0] != kRunRecordVersion)
+        return where() + " has format " + std::to_string(counts[0]) + ", not " + std::to_string(kRunRecordVersion);
+    if (size - at - 1 < kArmCountsBytes) return where() + " is cut short";
+    h.head_bytes = 1 + kArmCountsBytes;
     h.order = counts[1];
     h.by_class[0] = counts + 2;
-    h.by_class[1] = counts + 2 + h.classes;
+    h.by_class[1] = counts + 2 + kRequestClassCount;
     h.n[0] = h.by_class[0][kUsable[0]];
     h.n[1] = h.by_class[1][kUsable[1]];
     if ((size - at - h.head_bytes) / 8 < h.n[0] + h.n[1]) return where() + " holds fewer values than its counts say";
@@ -83,7 +81,7 @@ std::string read_records(const std::uint8_t* data, std::size_t size, std::vector
         GroupReport& r = targets[0]->counts;
         std::size_t measured = 0;
         for (int arm = 0; arm < 2; ++arm)
-            for (int c = 0; c < h.classes; ++c) {
+            for (int c = 0; c < kRequestClassCount; ++c) {
                 r.classes[arm][c] += h.by_class[arm][c];
                 r.arm_requests[arm] += h.by_class[arm][c];
                 measured += h.by_class[arm][c];

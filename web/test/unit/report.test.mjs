@@ -31,7 +31,7 @@ function run(id, { order = 'h2-first', hs = [], ts = [] } = {}) {
   const arm = (phase, protocol, list) => list.map((v, i) => (Array.isArray(v)
     ? sample(phase, i, protocol, v[0], v[1]) : sample(phase, i, protocol, v)));
   return { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'test', module_version: '0.1.0', order,
-    outcome: 'complete', error: '', samples: [...prewarm, ...arm('control', 'h2', hs), ...arm('treatment', 'h3', ts)] };
+    arms: 'h2-h3', outcome: 'complete', error: '', samples: [...prewarm, ...arm('control', 'h2', hs), ...arm('treatment', 'h3', ts)] };
 }
 
 // Stored as the collector stores it: the beacon's text through the C++ decoder, then the store.

@@ -24,7 +24,7 @@ function sample(phase, idx, origin, protocol, extra = {}) {
 
 function beacon(runId, samples = [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', 'h3')]) {
   return { schema: 'h3probe/1', run_id: runId, page_load_id: `pl-${runId}`, config_id: 'default', module_version: '0.1.0',
-    order: 'h2-first', outcome: 'complete', error: '', samples,
+    order: 'h2-first', arms: 'h2-h3', outcome: 'complete', error: '', samples,
     summary: { control: { n: 1, min: 10, median: 10, max: 10 }, treatment: { n: 1, min: 10, median: 10, max: 10 }, diff_median_ms: 0 } };
 }
 
