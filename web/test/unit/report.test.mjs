@@ -161,12 +161,12 @@ describe('report', () => {
     assert.equal(group(r, 'overall').paired.n, 4);
   });
 
-  test('a database the first store version wrote is refused with what to do, until the store rebuilds it', () => {
+  test('a database the collector did not write is refused with the reason', () => {
     const old = path.join(tmp, 'v1.sqlite');
     const db = new Database(old);
     db.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, received_at TEXT, region TEXT, country TEXT, beacon_json TEXT);
       CREATE TABLE requests (run_id TEXT, phase TEXT, idx INTEGER, PRIMARY KEY (run_id, phase, idx));`);
-    assert.throws(() => readReportData(db, core.schema()), /older collector/);
+    assert.throws(() => readReportData(db, core.schema()), /not written by the h3probe collector/);
     db.close();
   });
 

@@ -73,37 +73,6 @@ describe('store', () => {
     store.close();
   });
 
-  test('rebuilds a database of the first store version through the decoder, keeping when and where each run came from', () => {
-    const file = path.join(tmp, `old${dbCount++}.sqlite`);
-    const old = new Database(file);
-    old.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, page_load_id TEXT, config_id TEXT, module_version TEXT,
-      run_order TEXT, outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT);
-      CREATE TABLE requests (run_id TEXT, phase TEXT, idx INTEGER, origin TEXT, result TEXT, protocol TEXT, network_ms REAL,
-      PRIMARY KEY (run_id, phase, idx));
-      CREATE INDEX runs_received_at ON runs (received_at);`);
-    const insert = old.prepare('INSERT INTO runs (run_id, outcome, received_at, region, country, beacon_json) VALUES (?, ?, ?, ?, ?, ?)');
-    insert.run('old-run', 'complete', '2023-01-02T00:00:00.000Z', 'Asia', 'JP',
-      JSON.stringify(beacon('old-run', [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', '')])));
-    insert.run('no-text', 'complete', '2023-01-03T00:00:00.000Z', 'Asia', 'JP', null);
-    old.close();
-
-    const store = openStore(file, core);
-    assert.deepEqual(store.migrated, { runs: 1, skipped: 1 });
-    const [run] = store.runsSince();
-    assert.deepEqual([run.run_id, run.received_at, run.region, run.country], ['old-run', '2023-01-02T00:00:00.000Z', 'Asia', 'JP']);
-    assert.deepEqual(store.requestsFor('old-run').map((r) => r.request_class), ['usable_control', 'protocol_unknown']);
-    // The run without its beacon text cannot be rebuilt: it stays where it was, not lost.
-    assert.equal(store.db.prepare('SELECT count(*) FROM runs_v1').pluck().get(), 2);
-    store.insertBeacon(decoded(beacon('new-run')));
-    assert.equal(store.countRuns(), 2);
-    store.close();
-    // Opened again: already rebuilt, nothing to do.
-    const again = openStore(file, core);
-    assert.equal(again.migrated, null);
-    assert.equal(again.countRuns(), 2);
-    again.close();
-  });
-
   test('a database written before a column existed gets it, empty in its old rows, and keeps taking beacons', () => {
     const file = path.join(tmp, `cols${dbCount++}.sqlite`);
     const first = openStore(file, core);
