@@ -89,7 +89,7 @@ async function scenario(title, stackOpts, { forceQuic = true, beacon = false, he
       await stack.collector.waitForRuns(1, 5000);
       const run = stack.store.runsSince()[0];
       console.log(`sendBeacon queued=${queued}; stored run ${run.run_id === runId ? 'matches' : 'DIFFERS'}: region=${run.region}, ` +
-        `${stack.store.requestsFor(runId).length} request rows; collector counts ${JSON.stringify(stack.collector.counts)}`);
+        `${stack.store.requestsFor(runId).length} request rows; collector metrics ${JSON.stringify(stack.collector.metrics)}`);
     }
     console.log('page errors:', JSON.stringify(await errors()));
   } finally {

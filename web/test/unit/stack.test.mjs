@@ -236,9 +236,9 @@ describe('collector', () => {
   test('answers 204 to a retried beacon and counts it as duplicate', async () => {
     const body = JSON.stringify(beacon('c-retry'));
     await post(body);
-    const dupBefore = collector.counts.duplicate;
+    const dupBefore = collector.metrics.duplicate;
     assert.equal((await post(body)).status, 204);
-    assert.equal(collector.counts.duplicate, dupBefore + 1);
+    assert.equal(collector.metrics.duplicate, dupBefore + 1);
   });
 
   test('loses nothing when 200 beacons arrive at once', async () => {
