@@ -49,7 +49,7 @@ std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at
 }
 
 // Reads every record into its group and into overall (groups[0]). Two passes: the first checks every record and
-// sizes each sample, so that the second fills them without growing a vector (copies were most of the time).
+// sizes each sample, so that the second fills them without growing a vector (a growing vector copies every value).
 std::string read_records(const std::uint8_t* data, std::size_t size, std::vector<ValueGroup>& groups) {
     std::vector<std::array<std::size_t, 4>> sizes(groups.size());  // values and runs per arm
     RecordHead h;
