@@ -69,7 +69,7 @@ function parseCtest(out) {
 }
 
 function nameOfEntry(out, entry) {
-  return out.match(new RegExp(`^${entry}: Test command: .*--test-case=(.*)$`, 'm'))?.[1] ?? '?';
+  return out.match(new RegExp(`^${entry}: Test command: .*--test-case=(.*)$`, 'm'))?.[1].replace(/^"|"$/g, '') ?? '?';
 }
 
 function parseFuzz(out) {
