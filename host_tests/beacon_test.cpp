@@ -174,7 +174,7 @@ TEST_CASE("the decoder rejects malformed beacons with a reason naming the field"
     }
 }
 
-TEST_CASE("the arms mode survives encode then decode, and a beacon without it ran the experiment") {
+TEST_CASE("the arms mode survives encode then decode, and a beacon without it is refused") {
     Beacon b = sample_beacon();
     CHECK(json::parse(encode_beacon(b))["arms"] == "h2-h3");
     b.arms = "h3-h3";
@@ -190,11 +190,11 @@ TEST_CASE("the arms mode survives encode then decode, and a beacon without it ra
     CHECK(r.beacon->summary.treatment.latency.n == 1);
     CHECK(r.beacon->summary.treatment.fallbacks == 1);
 
-    json old = json::parse(encode_beacon(sample_beacon()));
-    old.erase("arms");
-    const DecodeResult legacy = decode_beacon(old.dump());
-    REQUIRE_MESSAGE(legacy.beacon, legacy.error);
-    CHECK(legacy.beacon->arms == "h2-h3");
+    json without = json::parse(encode_beacon(sample_beacon()));
+    without.erase("arms");
+    const DecodeResult refused = decode_beacon(without.dump());
+    CHECK_FALSE(refused.beacon);
+    CHECK(refused.error == "arms is required");
 }
 
 TEST_CASE("the decoder rejects an unknown arms mode and samples that asked another protocol than their arm") {
@@ -210,7 +210,7 @@ TEST_CASE("the decoder rejects an unknown arms mode and samples that asked anoth
     CHECK(decode_beacon(j.dump()).error == "samples[2].origin h3 does not match arms h2-h3 for phase control");
 }
 
-TEST_CASE("beacon times are rounded to the microsecond; the sample rate is not") {
+TEST_CASE("beacon times are rounded to the microsecond but the sample rate is not") {
     Beacon b = sample_beacon();
     b.run_ms = 321.123456789;
     b.sample_rate = 0.0001234567;
@@ -234,7 +234,7 @@ TEST_CASE("beacon times are rounded to the microsecond; the sample rate is not")
     CHECK(encode_beacon(*r.beacon) == text);
 }
 
-TEST_CASE("beacons written before the rounding, with every digit, still decode") {
+TEST_CASE("the decoder keeps every digit a number holds, whatever the encoder would have rounded") {
     json j = json::parse(encode_beacon(sample_beacon()));
     j["run_ms"] = 321.12345678901234;
     j["samples"][2]["network_ms"] = 30.000000000000004;
@@ -417,6 +417,15 @@ TEST_CASE("text that is not JSON, or nests too deep, is refused whole") {
           "beacon is not valid JSON");
     CHECK(decode_beacon(std::string(text).replace(text.find("default"), 1, "\\ud800")).error ==
           "beacon is not valid JSON");
+    // A raw NUL byte anywhere is refused before parsing: after the object (which the JSON lexer would take for the
+    // end of input) and inside a string; an escaped \u0000 inside a string is text like any other.
+    const std::string nul(1, '\0');
+    CHECK(decode_beacon(text + nul).error == "beacon holds a NUL byte at offset " + std::to_string(text.size()));
+    CHECK(decode_beacon(text + nul + "{\"anything\": 1}").error ==
+          "beacon holds a NUL byte at offset " + std::to_string(text.size()));
+    CHECK(decode_beacon(std::string(text).replace(text.find("default"), 1, nul)).error ==
+          "beacon holds a NUL byte at offset " + std::to_string(text.find("default")));
+    CHECK(decode_beacon(std::string(text).replace(text.find("default"), 1, "\\u0000")).beacon.has_value());
     // Depth is counted in the text before it is parsed: even after a syntax error; not inside strings.
     CHECK(decode_beacon(R"({"a":x,"b":[[[[[[[[[]]]]]]]]]})").error == "beacon nests deeper than 8 levels");
     CHECK(decode_beacon(with_member(R"("future":"[[[[[[[[[[\"{{{{{{{{{")")).beacon.has_value());

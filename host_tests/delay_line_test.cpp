@@ -156,7 +156,7 @@ TEST_CASE("Gilbert loss: measured loss rate and mean burst length match the para
     CHECK(b.mean == doctest::Approx(8.0).epsilon(0.10));   // sd of the mean ~2.6 %
 }
 
-TEST_CASE("four-parameter Gilbert-Elliott loss matches (r*lossGood + p*lossBad) / (p + r); Bernoulli bursts are short") {
+TEST_CASE("four-parameter Gilbert-Elliott loss matches (r*lossGood + p*lossBad) / (p + r), and Bernoulli bursts are short") {
     const LossModel ge{0.01, 0.2, 0.001, 0.5};
     CHECK(ge.loss_rate() == doctest::Approx((0.2 * 0.001 + 0.01 * 0.5) / 0.21));
     const auto b = bursts_of(loss_pattern(ge, 3, 1000000));
@@ -266,7 +266,7 @@ TEST_CASE("below the bandwidth limit nothing is dropped and each packet waits it
     CHECK(line.counters().overflow == 0);
 }
 
-TEST_CASE("new settings apply to later packets only; queued ones keep their departure and order") {
+TEST_CASE("new settings apply to later packets only, and queued ones keep their departure and order") {
     LinkParams slow;
     slow.delay = milliseconds(100);
     DelayLine line(slow, 1);

@@ -39,7 +39,7 @@ TEST_CASE("link settings set each direction on its own") {
     CHECK(direction_seed(7, false) != direction_seed(7, true));
 }
 
-TEST_CASE("empty settings are a plain wire; the full Gilbert-Elliott model takes its four parameters") {
+TEST_CASE("empty settings are a plain wire, and the full Gilbert-Elliott model takes its four parameters") {
     const auto s = parse_link_settings("{}");
     CHECK(s.up.delay == milliseconds(0));
     CHECK(s.up.loss.lossless());

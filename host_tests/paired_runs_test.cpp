@@ -4,13 +4,26 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "infer_helpers.hpp"
 #include "paired_runs.hpp"
 
 using namespace h3probe;
+using namespace h3probe::test;
+
+namespace {
+PairedDifferenceSummary paired_summary(const std::vector<double>& diffs) {
+    const GroupReport g = infer_group(one_to(20), one_to(20), {0.5}, 0.95, diffs);
+    REQUIRE(g.paired.has_value());
+    return *g.paired;
+}
+OrderEffect order_effect(const std::vector<double>& h2_first, const std::vector<double>& h3_first, double confidence) {
+    return order_effect_from(moments(h2_first), moments(h3_first), confidence);
+}
+}  // namespace
 
 TEST_CASE("paired differences are summarised by mean, median, p10, p90 and their intervals") {
     // 1..5: mean 3, sd sqrt(2.5): CI 3 -/+ 1.96 sqrt(0.5); p10 = 1 + 0.4, p90 = 4 + 0.6. Too few for a median CI.
-    const auto s = summarize_paired_differences({5, 1, 4, 2, 3}, 0.95);
+    const auto s = paired_summary({5, 1, 4, 2, 3});
     CHECK(s.n == 5);
     CHECK(s.mean == doctest::Approx(3));
     CHECK(s.median == doctest::Approx(3));
@@ -22,7 +35,7 @@ TEST_CASE("paired differences are summarised by mean, median, p10, p90 and their
     SUBCASE("100 differences get the order-statistic interval (X_(40), X_(61)) for the median") {
         std::vector<double> d;
         for (int i = 100; i >= 1; --i) d.push_back(i);
-        const auto big = summarize_paired_differences(d, 0.95);
+        const auto big = paired_summary(d);
         CHECK(big.ci_median_lo == 40);
         CHECK(big.ci_median_hi == 61);
     }

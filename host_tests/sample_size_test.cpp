@@ -5,20 +5,33 @@
 #include <initializer_list>
 
 
+#include "infer_helpers.hpp"
 #include "sample_size.hpp"
 
 using namespace h3probe;
+using namespace h3probe::test;
 
 namespace {
 RunClusteredSample baseline(int copies_per_run) {
-    std::vector<double> v;
-    std::vector<std::int32_t> r;
+    RunClusteredSample s;
     for (int i = 1; i <= 100; ++i)
-        for (int k = 0; k < copies_per_run; ++k) {
-            v.push_back(i);
-            r.push_back(i);
-        }
-    return make_run_clustered_sample(v, r);
+        add_run(s, std::vector<double>(static_cast<std::size_t>(copies_per_run), i), static_cast<std::uint32_t>(i));
+    return s;
+}
+// The report's sample-size line for the baseline as its HTTP/2 arm (infer_report()).
+SampleSizePlan plan_sample_size(const RunClusteredSample& h2, double p, double mde, double alpha, double power) {
+    std::vector<ValueGroup> groups(1);
+    groups[0].arm[0] = h2;
+    ReportOptions o;
+    o.size_p = p;
+    o.size_mde = mde;
+    o.size_alpha = alpha;
+    o.size_power = power;
+    std::string error;
+    const auto reports = infer_values(groups, o, error);
+    REQUIRE(reports.size() == 1);
+    if (!reports[0].sample_size) return {NAN, NAN, NAN, NAN};
+    return *reports[0].sample_size;
 }
 }  // namespace
 
@@ -45,5 +58,5 @@ TEST_CASE("copies of a value within a run add requests but hardly any informatio
 TEST_CASE("sample size is undefined for a baseline too small or arguments out of range") {
     CHECK(std::isnan(plan_sample_size(baseline(1), 0.5, 0, 0.05, 0.8).runs_per_arm));
     CHECK(std::isnan(plan_sample_size(baseline(1), 0.5, 0.1, 1.5, 0.8).runs_per_arm));
-    CHECK(std::isnan(plan_sample_size(make_run_clustered_sample({1, 2, 3}, {1, 2, 3}), 0.5, 0.1, 0.05, 0.8).runs_per_arm));
+    CHECK(std::isnan(plan_sample_size(one_to(3), 0.5, 0.1, 0.05, 0.8).runs_per_arm));
 }

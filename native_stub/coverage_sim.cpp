@@ -4,8 +4,11 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
+#include "bootstrap.hpp"
 #include "standard_normal.hpp"
+#include "value_aggregates.hpp"
 
 namespace h3probe::sim {
 namespace {
@@ -49,36 +52,52 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
     std::mt19937_64 rng(sc.seed);
     std::normal_distribution<double> normal(0.0, 1.0);
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    std::vector<double> v2, v3;
-    std::vector<std::int32_t> runs2, runs3;
+    ReportOptions options;
+    options.percentiles = sc.ps;
+    options.confidence = sc.confidence;
     BootstrapOptions boot;
     boot.replicates = sc.bootstrap_replicates;
+    std::vector<ValueGroup> groups(1);
+    std::vector<double> values[2];
     for (int e = 0; e < sc.experiments; ++e) {
-        v2.clear();
-        v3.clear();
-        runs2.clear();
-        runs3.clear();
-        auto draw = [&](const ArmModel& arm, double run_factor, std::int32_t run, std::vector<double>& v,
-                        std::vector<std::int32_t>& runs) {
+        ValueGroup& g = groups[0];
+        g = ValueGroup{};
+        // Run ids: a run measured in both arms has one id; independent pairing gives the h3 arm ids of its own.
+        const std::uint32_t h3_offset = sc.pairing == ArmPairing::independent ? 1u << 30 : 0;
+        std::uint32_t next_own_id = 1u << 31;  // ignore_runs: every request a run of its own
+        auto draw = [&](const ArmModel& arm, double run_factor, std::uint32_t id, int index) {
+            values[index].clear();
             for (int k = 0; k < sc.requests_per_run; ++k) {
-                v.push_back(run_factor * std::exp(arm.mu + arm.sigma * normal(rng)));
-                runs.push_back(sc.ignore_runs ? -1 : run);
+                const double v = run_factor * std::exp(arm.mu + arm.sigma * normal(rng));
+                if (sc.ignore_runs) add_run(g.arm[index], {v}, next_own_id++);
+                else values[index].push_back(v);
             }
+            if (!values[index].empty()) add_run(g.arm[index], values[index], index == 1 ? id + h3_offset : id);
         };
-        for (int r = 0; r < sc.runs_per_arm; ++r) {
+        const auto runs = static_cast<std::uint32_t>(sc.runs_per_arm);
+        for (std::uint32_t r = 0; r < runs; ++r) {
             const double f = std::exp(sc.run_sigma * normal(rng));
             if (!sc.shared_runs) {
-                draw(sc.h2, f, r, v2, runs2);
-                draw(sc.h3, std::exp(sc.run_sigma * normal(rng)), sc.runs_per_arm + r, v3, runs3);
+                draw(sc.h2, f, r, 0);
+                draw(sc.h3, std::exp(sc.run_sigma * normal(rng)), runs + r, 1);
                 continue;
             }
             const double u = sc.single_arm_share > 0 ? uniform(rng) : 1.0;
-            if (u >= sc.single_arm_share / 2) draw(sc.h3, f, r, v3, runs3);        // not an h2-only run
-            if (u < sc.single_arm_share / 2 || u >= sc.single_arm_share) draw(sc.h2, f, r, v2, runs2);  // not h3-only
+            if (u >= sc.single_arm_share / 2) draw(sc.h3, f, r, 1);        // not an h2-only run
+            if (u < sc.single_arm_share / 2 || u >= sc.single_arm_share) draw(sc.h2, f, r, 0);  // not h3-only
         }
-        boot.seed = sc.seed + static_cast<std::uint64_t>(e) * 7919;
-        const auto a = analyze_arms(make_run_clustered_sample(v2, runs2), make_run_clustered_sample(v3, runs3), sc.ps,
-                                    sc.method, sc.confidence, boot, sc.pairing);
+        // The report's path: the in-process aggregate source, infer_report(); then the bootstrap if asked.
+        std::string error;
+        std::vector<GroupReport> reports = infer_values(groups, options, error);
+        if (!error.empty() || reports.size() != 1) {
+            res.undefined += static_cast<int>(P);
+            continue;
+        }
+        ArmsAnalysis& a = reports[0].analysis;
+        if (sc.method == IntervalMethod::bootstrap) {
+            boot.seed = sc.seed + static_cast<std::uint64_t>(e) * 7919;
+            bootstrap_intervals(a, g.arm[0], g.arm[1], boot);
+        }
         for (std::size_t k = 0; k < P; ++k) {
             const auto& row = a.rows[k];
             est_ms[k].add(row.diff_ms);

@@ -1,4 +1,5 @@
-// Coverage simulation: many experiments drawn from known, run-clustered latency distributions, to check that the
+// Coverage simulation: many experiments drawn from known, run-clustered latency distributions, each inferred by the
+// report's own path (the in-process aggregate source and infer_report(), or the bootstrap), to check that the
 // report's intervals for the h3 - h2 quantile difference cover the true difference at the nominal rate and are as
 // wide as the estimate's actual spread (not merely wide enough).
 #pragma once
@@ -6,9 +7,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "bootstrap.hpp"
 #include "quantile_ci.hpp"
 
 namespace h3probe::sim {
+
+// How the simulation labels the arms' runs. by_run_id: a run that measured both arms has one id in both (the design of
+// the experiment, and what the report sees). independent: the h3 arm's runs get ids of their own, as if the arms came
+// from disjoint runs (no covariance term, independent bootstrap weights): too wide on paired data, which the
+// simulation shows so that a lost pairing would be caught.
+enum class ArmPairing { by_run_id, independent };
 
 // Request latency = run factor * request draw: log(run factor) ~ N(0, run_sigma^2) shared by the run's requests,
 // log(request) ~ N(mu, sigma^2) per request. The marginal is then exactly lognormal(mu, sqrt(sigma^2 + run_sigma^2)),

@@ -1,7 +1,6 @@
-// h3probe_bench: exact quantiles of 10 M values (lognormal, or read from a file of float64), and the report's
-// interval table on a Dropbox-sized sample (2 x 420k runs x 5 requests), timed natively.
-// Usage: h3probe_bench [values.f64 | count] [bootstrap replicates, 0 to skip]. Prints one line per figure, in the
-// `key: value` form web/scripts/bench_quantiles.mjs reads.
+// h3probe_bench: exact quantiles of 10 M values (lognormal, or read from a file of float64), timed natively.
+// Usage: h3probe_bench [values.f64 | count]. Prints one line per figure, in the `key: value` form
+// web/scripts/bench_quantiles.mjs reads. The report's interval table is timed by npm run bench:report.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +12,6 @@
 #include <random>
 #include <vector>
 
-#include "quantile_ci.hpp"
 #include "quantiles.hpp"
 
 using namespace h3probe;
@@ -39,7 +37,6 @@ double best_of(int repeats, F&& f) {
 
 int main(int argc, char** argv) {
     const std::string source = argc > 1 ? argv[1] : "10000000";
-    const unsigned replicates = argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10)) : 400;
     std::mt19937_64 rng(1);
     std::vector<double> values;
     if (!source.empty() && std::isdigit(static_cast<unsigned char>(source[0]))) {
@@ -86,32 +83,5 @@ int main(int argc, char** argv) {
     });
     std::printf("native_full_sort_ms: %.2f\n", sort_ms);
 
-    // Dropbox scale: 4.2 M requests = 2 arms x 420k runs x 5.
-    const int runs = 420'000, per_run = 5;
-    std::normal_distribution<double> normal(0.0, 1.0);
-    auto arm = [&](double mu, double sigma) {
-        std::vector<double> v;
-        std::vector<std::int32_t> r;
-        for (int i = 0; i < runs; ++i) {
-            const double f = std::exp(0.3 * normal(rng));
-            for (int k = 0; k < per_run; ++k) {
-                v.push_back(f * std::exp(mu + sigma * normal(rng)));
-                r.push_back(i);
-            }
-        }
-        return make_run_clustered_sample(v, r);
-    };
-    const auto h2 = arm(std::log(60.0), 0.6), h3 = arm(std::log(58.0), 0.45);
-    ArmsAnalysis a;
-    const double delta_ms = best_of(3, [&] { a = analyze_arms(h2, h3, ps, IntervalMethod::delta, 0.95); });
-    std::printf("native_analyze_delta_ms: %.2f\n", delta_ms);
-    std::printf("native_analyze_delta_p95: %.3f [%.3f, %.3f]\n", a.rows[3].diff_ms, a.rows[3].ci_ms_lo, a.rows[3].ci_ms_hi);
-    if (replicates == 0) return 0;
-    BootstrapOptions boot;
-    boot.replicates = replicates;
-    const double boot_ms = best_of(1, [&] { a = analyze_arms(h2, h3, ps, IntervalMethod::bootstrap, 0.95, boot); });
-    std::printf("native_analyze_bootstrap_ms: %.2f\n", boot_ms);
-    std::printf("native_analyze_bootstrap_p95: %.3f [%.3f, %.3f] B=%u\n", a.rows[3].diff_ms, a.rows[3].ci_ms_lo,
-                a.rows[3].ci_ms_hi, replicates);
     return 0;
 }

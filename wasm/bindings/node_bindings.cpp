@@ -132,7 +132,8 @@ val analysis_js(const ArmsAnalysis& a) {
         row.set("ci_pct", pair(r.ci_pct_lo, r.ci_pct_hi));
         row.set("ci_h2", pair(r.ci_h2_lo, r.ci_h2_hi));
         row.set("ci_h3", pair(r.ci_h3_lo, r.ci_h3_hi));
-        row.set("significant", r.significant);
+        row.set("significant_ms", r.significant_ms);
+        row.set("significant_pct", r.significant_pct);
         row.set("corr", js(r.corr));
         rows.set(i, row);
     }

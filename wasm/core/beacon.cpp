@@ -479,6 +479,10 @@ DecodeResult decode_beacon(std::string_view json_text) {
         return r.error = "beacon is larger than " + std::to_string(kMaxBeaconBytes) + " bytes", r;
     if (nesting_depth(json_text) > kMaxJsonDepth)
         return r.error = "beacon nests deeper than " + std::to_string(kMaxJsonDepth) + " levels", r;
+    // nlohmann/json's lexer takes a raw NUL byte for the end of input, so text after one would be ignored, not refused.
+    // JSON has no place for a raw NUL (inside a string it must be escaped as \u0000).
+    if (const auto nul = json_text.find('\0'); nul != std::string_view::npos)
+        return r.error = "beacon holds a NUL byte at offset " + std::to_string(nul), r;
     ParsedBeacon doc;
     BeaconReader reader(doc);
     if (!json::sax_parse(json_text.begin(), json_text.end(), &reader)) return r.error = "beacon is not valid JSON", r;
@@ -500,12 +504,9 @@ DecodeResult decode_beacon(std::string_view json_text) {
         !f.number(K::run_ms, run_ms, kMaxDurationMs))
         return r;
     b.run_ms = run_ms.value_or(0);
-    // Absent in beacons from before A/A tests existed: those ran the experiment.
     Arms arms = Arms::h2_h3;
-    if (field(K::arms).type != Slot::Type::absent) {
-        if (!f.string(K::arms, b.arms, 64)) return r;
-        if (!parse_arms(b.arms, arms)) return f.fail(K::arms, "has an unknown value \"" + b.arms + "\""), r;
-    }
+    if (!f.string(K::arms, b.arms, 64)) return r;
+    if (!parse_arms(b.arms, arms)) return f.fail(K::arms, "has an unknown value \"" + b.arms + "\""), r;
     std::optional<double> sample_rate;
     if (!f.number(K::sample_rate, sample_rate, 1)) return r;
     b.sample_rate = sample_rate.value_or(1);

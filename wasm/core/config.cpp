@@ -154,6 +154,12 @@ ArmTarget arm_target(const Config& config, Phase arm) {
 }
 
 ConfigResult parse_config(std::string_view json_text) {
+    // nlohmann/json's lexer takes a raw NUL byte for the end of input; JSON has no place for one.
+    if (const auto nul = json_text.find('\0'); nul != std::string_view::npos) {
+        ConfigResult result;
+        result.errors.push_back("config: holds a NUL byte at offset " + std::to_string(nul));
+        return result;
+    }
     const json doc = json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) {
         ConfigResult result;

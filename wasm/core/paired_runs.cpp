@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "quantiles.hpp"
 #include "standard_normal.hpp"
 
 namespace h3probe {
@@ -40,41 +39,10 @@ std::vector<double> finite_only(const std::vector<double>& xs) {
 
 }  // namespace
 
-PairedDifferenceSummary summarize_paired_differences(const std::vector<double>& diffs_in, double confidence) {
-    PairedDifferenceSummary s;
-    const std::vector<double> diffs = finite_only(diffs_in);
-    s.n = diffs.size();
-    s.mean = s.median = s.p10 = s.p90 = kNaN;
-    s.ci_mean_lo = s.ci_mean_hi = s.ci_median_lo = s.ci_median_hi = kNaN;
-    if (diffs.empty()) return s;
-    const auto q = quantiles(diffs, {0.5, 0.1, 0.9});
-    s.median = q[0];
-    s.p10 = q[1];
-    s.p90 = q[2];
-    const MeanVar mv = mean_var(diffs);
-    s.mean = mv.mean;
-    const double z = two_sided_z(confidence);
-    if (s.n >= 2 && confidence > 0 && confidence < 1) {
-        const double se = std::sqrt(mv.var / static_cast<double>(s.n));
-        s.ci_mean_lo = s.mean - z * se;
-        s.ci_mean_hi = s.mean + z * se;
-        std::vector<std::int32_t> own_run(s.n, -1);  // each difference is a run of its own
-        const auto median = quantile_intervals_delta(make_run_clustered_sample(diffs, own_run), {0.5}, confidence)[0];
-        s.ci_median_lo = median.lo;
-        s.ci_median_hi = median.hi;
-    }
-    return s;
-}
-
 Moments moments(const std::vector<double>& xs) {
     const auto finite = finite_only(xs);
     const MeanVar mv = mean_var(finite);
     return {finite.size(), mv.mean, mv.var};
-}
-
-OrderEffect order_effect(const std::vector<double>& diffs_h2_first, const std::vector<double>& diffs_h3_first,
-                         double confidence) {
-    return order_effect_from(moments(diffs_h2_first), moments(diffs_h3_first), confidence);
 }
 
 OrderEffect order_effect_from(const Moments& a, const Moments& b, double confidence) {

@@ -17,10 +17,10 @@ struct PairedDifferenceSummary {
     double ci_median_lo = 0, ci_median_hi = 0;      // order-statistic interval (each run one unit); NaN if undefined
 };
 
-// One value per run, so runs are the units and the plain formulas apply: the mean's interval is the normal
-// approximation (z, not Student's t: the report has hundreds of runs at least), the median's is the distribution-free
-// binomial interval [X_(l), X_(u)], l, u = n/2 -/+ z sqrt(n)/2 + 1/2 (quantile_intervals_delta with one value per run).
-PairedDifferenceSummary summarize_paired_differences(const std::vector<double>& diffs, double confidence);
+// One value per run, so runs are the units and the plain formulas apply (infer_report() computes it from the
+// differences' aggregates): the mean's interval is the normal approximation (z, not Student's t: the report has
+// hundreds of runs at least), the median's is the distribution-free binomial interval [X_(l), X_(u)],
+// l, u = n/2 -/+ z sqrt(n)/2 + 1/2 (the delta interval with one value per run).
 
 struct OrderEffect {
     std::size_t n_h2_first = 0, n_h3_first = 0;
@@ -35,10 +35,7 @@ struct OrderEffect {
 // p = 2 (1 - Phi(|diff| / se)). Normal approximation in place of the t distribution with Welch-Satterthwaite df:
 // the difference is negligible beyond ~30 runs per group. If HTTP/3 looks faster only when it runs second (warmer
 // path, or the HTTP/2 burst still draining), diff is non-zero and the fixed h2-first design is biased.
-OrderEffect order_effect(const std::vector<double>& diffs_h2_first, const std::vector<double>& diffs_h3_first,
-                         double confidence);
-
-// The same from each group's aggregates: count, mean and sample variance (NaN when undefined).
+// It reads each order's count, mean and sample variance (NaN when undefined): aggregates.
 struct Moments {
     std::size_t n = 0;
     double mean = 0, var = 0;

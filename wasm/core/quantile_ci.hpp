@@ -1,5 +1,7 @@
-// Confidence intervals for quantiles and for the HTTP/3 - HTTP/2 difference of quantiles, with the run (page load)
-// as the unit of variance: a run-clustered delta-method interval (default) and a run-level bootstrap (for comparison).
+// The delta method's formulas for run-clustered quantile intervals and for the HTTP/3 - HTTP/2 difference of quantiles,
+// with the run (page load) as the unit of variance. They take aggregates only (counts, sums, order statistics):
+// infer_report() (report_aggregates.hpp) asks an aggregate source for those and calls these. The run-level bootstrap,
+// which needs the values themselves, is bootstrap.hpp.
 #pragma once
 
 #include <cstddef>
@@ -11,20 +13,15 @@ namespace h3probe {
 
 // One arm's sample: every value with the run it was measured in. The requests of one run share the user's device
 // and network at that moment, so they are correlated; all variances below treat the run as the independent unit.
+// Built run by run (add_run in value_aggregates.hpp): a run's values are adjacent.
 struct RunClusteredSample {
-    std::vector<double> values;      // in input order
+    std::vector<double> values;      // run by run
     std::vector<std::uint32_t> run;  // dense run index (0 .. runs-1) of each value
     std::vector<std::uint32_t> run_size;  // values per dense run index
-    std::vector<std::int32_t> run_id;     // the caller's id of each dense run; -1 for a run of its own (negative id)
+    std::vector<std::uint32_t> run_id;    // the run's id (its record): the same id in both arms is the same page load
     std::size_t runs() const { return run_size.size(); }
     std::size_t size() const { return values.size(); }
 };
-
-// Builds the sample from values and run ids (any int32: ids >= 0 are grouped, each negative id is a run of its own).
-// Non-finite values are dropped. values and run_ids must have the same length (extra entries of either are ignored).
-// A non-negative id names a page load: the same id in the h2 and the h3 sample is the same run, which is what pairs
-// the arms below. A negative id is a run of its own in its arm and is never paired with anything.
-RunClusteredSample make_run_clustered_sample(const std::vector<double>& values, const std::vector<std::int32_t>& run_ids);
 
 // Fewer runs than this in an arm: no interval (null in JSON). The intervals are asymptotic in the number of runs;
 // below ~10 runs the run-level variance is itself too noisy to mean anything.
@@ -77,36 +74,12 @@ double delta_cross(const CrossSums& c, std::size_t N2, std::uint64_t below2, std
 //   se   = (X_(u) - X_(l)) / (2 z)
 //   se_woodruff = (Q(p + z sd(F^)) - Q(p - z sd(F^))) / (2 z), Q the type-7 quantile (Woodruff 1952, "Confidence
 //                 intervals for medians and other position measures", JASA 47): the same slope without the outward
-//                 rounding of l and u, which adds one to two ranks and so overstates se by a few % at N ~ 2000.
+//                 rounding of l and u, which adds one to two ranks and so overstates se at small N.
 // Independent requests would give Var(F^) = p (1 - p) / N (the textbook binomial interval); clustering inflates it
 // by the design effect. The interval is undefined (NaN) when l < 1 or u > N (p too extreme for the sample size)
-// or when there are fewer than kMinRunsForInterval runs. Cost: one selection pass plus O(N) per p.
-std::vector<QuantileInterval> quantile_intervals_delta(const RunClusteredSample& sample, const std::vector<double>& ps,
-                                                       double confidence);
-
-// Run-level (cluster) bootstrap by Poisson(1) weights: each replicate gives every run a weight w ~ Poisson(1) and
-// counts each of its values w times (the Poisson approximation of resampling runs with replacement, which needs no
-// re-indexing and streams over data sorted once). Returns [p][b]: the type-7 quantile of replicate b's weighted
-// sample. A run's weight in replicate b is a hash of (seed, b, run id), not the next draw of a stream, so two samples
-// bootstrapped with the same seed give a run id the same weight in both: that is how analyze_arms resamples whole
-// page loads, both arms at once. Runs with a negative id hash (seed, b, own_run_stream, dense index) instead; give each
-// arm its own own_run_stream (< 2^31) so that such runs stay independent across arms. Cost: one sort, then per replicate one
-// hash per run and a walk over the sorted values from the nearer end to the farthest quantile (O(N)).
-std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClusteredSample& sample,
-                                                               const std::vector<double>& ps, unsigned replicates,
-                                                               std::uint64_t seed, std::uint64_t own_run_stream = 0);
+// or when there are fewer than kMinRunsForInterval runs.
 
 enum class IntervalMethod { delta, bootstrap };
-
-// How analyze_arms treats the two arms. by_run_id: runs with the same id in both arms are one unit (the design of
-// the experiment). independent: as if the arms came from disjoint runs (no covariance term, independent bootstrap
-// weights): too wide on paired data, kept only so the coverage simulation can show that and catch a regression.
-enum class ArmPairing { by_run_id, independent };
-
-struct BootstrapOptions {
-    unsigned replicates = 400;
-    std::uint64_t seed = 0x6833'7072'6f62'6521ULL;
-};
 
 struct QuantileDifferenceRow {
     double p = 0;
@@ -117,7 +90,9 @@ struct QuantileDifferenceRow {
     double ci_pct_lo = 0, ci_pct_hi = 0;  // NaN when undefined
     double ci_h2_lo = 0, ci_h2_hi = 0;    // each arm's own interval (delta: outer CI; bootstrap: percentile)
     double ci_h3_lo = 0, ci_h3_hi = 0;
-    bool significant = false;   // the ms interval is defined and excludes 0
+    // Each interval's own mark: it is defined and excludes 0. The Δ ms and the Δ % interval are computed apart (the
+    // second through the ratio's variance), so near 0 one can exclude 0 while the other does not.
+    bool significant_ms = false, significant_pct = false;
     double corr = 0;            // estimated correlation of the two arms' quantile estimates (rho below); NaN if none
 };
 
@@ -127,6 +102,7 @@ struct ArmsAnalysis {
     std::size_t n_h2 = 0, n_h3 = 0, runs_h2 = 0, runs_h3 = 0;
     std::size_t runs_paired = 0;              // runs (ids >= 0) with values in both arms
     std::vector<QuantileDifferenceRow> rows;  // empty if an arm has no values
+    std::vector<QuantileInterval> h2, h3;     // each arm's own delta interval per row
 };
 
 // The headline table with intervals, Delta = h3 - h2 and the ratio r = h3 / h2 (Delta% = 100 (r - 1)).
@@ -134,12 +110,10 @@ struct ArmsAnalysis {
 // Most runs measure both arms, and a run's conditions (device, access network, its base latency) move both arms'
 // values the same way, so the two quantile estimates are positively correlated and
 //   Var(Delta) = Var(h3) + Var(h2) - 2 Cov(h2, h3).
-// Leaving out the covariance (ArmPairing::independent) overstates the variance by 2 Cov: on paired data with a
-// strong run effect the median's interval came out several times too wide.
+// Leaving out the covariance overstates the variance by 2 Cov (the coverage simulation checks that it would).
 //
-// delta: the per-arm se_a is se_woodruff (quantile_intervals_delta above): an order-statistic slope, so no kernel
-// density estimate is needed. Not the outer interval's se: in the coverage simulation (400 runs x 5 requests) it came
-// out 0-7% above the SD of each arm's estimate, se_woodruff -1-3%, and Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov, a
+// The per-arm se_a is se_woodruff (above): an order-statistic slope, so no kernel density estimate is needed. Not
+// the outer interval's se, whose outward rounding biases it upwards, and Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov, a
 // difference, magnifies such a bias when the arms correlate. For the covariance, the Bahadur representation q^_a - q_a ~ -(F^_a(q_a) - p) / f_a(q_a) makes
 // the two quantile estimates correlate exactly as the two arms' F^_a do, and F^_a is a ratio of run totals, whose
 // delta-method linearisation per run i is the residual e_ai = S_ai - F^_a N_ai. Taking the runs of either arm as the
@@ -153,22 +127,17 @@ struct ArmsAnalysis {
 // negative id) adds its residual to its own arm's sum of squares and nothing to the cross sum: it widens its arm's
 // interval as any run does and dilutes rho, never inflates it.
 //
-// bootstrap: each replicate draws one Poisson(1) weight per run id and applies it to the run's values in both arms
-// (bootstrap_quantile_replicates with one seed), so a replicate resamples page loads, not arms; percentile intervals
-// of the replicate differences h3_b - h2_b and of 100 (h3_b / h2_b - 1). Runs with only one arm get a weight too and
-// move only their own arm's replicate quantile. corr is the correlation of the h2 and h3 replicate quantiles.
-//
-// The report's default is delta: a few O(N) passes after one radix selection per arm, deterministic (4.2 M requests
-// in ~70 ms natively). The bootstrap needs a sort and B replicates (seconds at Dropbox scale) and adds Monte Carlo
-// noise to the bounds. Coverage and width of both: native_stub/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
+// The bootstrap (bootstrap.hpp) keeps these point estimates and replaces the intervals. Coverage and width of both:
+// native_stub/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
 // Inference from aggregates, last step: one row of the table from each arm's interval (estimate, lo, hi, se_woodruff)
 // and rho, by the formulas above. enough_runs: both arms have kMinRunsForInterval runs and the confidence is valid.
+// Sets significant_ms and significant_pct from the row's intervals.
+void mark_significance(QuantileDifferenceRow& row);
+
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& h2, const QuantileInterval& h3, double rho,
                                            bool enough_runs, double z);
 
-ArmsAnalysis analyze_arms(const RunClusteredSample& h2, const RunClusteredSample& h3, const std::vector<double>& ps,
-                          IntervalMethod method, double confidence, const BootstrapOptions& bootstrap = {},
-                          ArmPairing pairing = ArmPairing::by_run_id);
+
 
 
 }  // namespace h3probe

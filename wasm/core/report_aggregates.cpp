@@ -57,7 +57,7 @@ public:
         return nullptr;
     }
 
-    // quantile_intervals_delta's interval at p from the aggregates; fit receives the delta fit (sum_sq NaN when
+    // One arm's delta interval at p (quantile_ci.hpp) from the aggregates; fit receives the delta fit (sum_sq NaN when
     // there is none) and sums the sums it used (null when missing).
     QuantileInterval interval(SampleKind s, double p, double z, DeltaFit& fit, const BelowSums*& sums) {
         QuantileInterval qi;
@@ -122,6 +122,8 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
             }
         }
         a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, z));
+        a.h2.push_back(i2);
+        a.h3.push_back(i3);
     }
     return a;
 }
@@ -186,6 +188,19 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
         out.push_back(std::move(r));
     }
     return out;
+}
+
+std::vector<GroupReport> infer_from(AggregateSource& source, const ReportOptions& options, std::string& error) {
+    std::vector<GroupAggregates> aggregates = source.start();
+    // Four rounds suffice (see report_aggregates.hpp); more means a source that does not deliver what was asked.
+    for (int round = 0; round <= 8; ++round) {
+        Needs needs;
+        std::vector<GroupReport> reports = infer_report(aggregates, options, needs);
+        if (needs.empty()) return reports;
+        source.fill(aggregates, needs);
+    }
+    error = "the inference still needs aggregates after 8 rounds";
+    return {};
 }
 
 namespace {

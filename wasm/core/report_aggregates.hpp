@@ -58,6 +58,19 @@ struct Needs {
 // whatever is missing; the returned groups are complete only when needs comes back empty.
 std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups, const ReportOptions& options, Needs& needs);
 
+// Where aggregates come from: values in memory (value_aggregates.hpp) or a warehouse. start() gives every group's
+// counts and sizes; fill() adds what a round of infer_report() listed in needs.
+class AggregateSource {
+public:
+    virtual ~AggregateSource() = default;
+    virtual std::vector<GroupAggregates> start() = 0;
+    virtual void fill(std::vector<GroupAggregates>& aggregates, const Needs& needs) = 0;
+};
+
+// The driver: calls infer_report() and asks the source for what it needs until nothing is missing. error is set (and
+// nothing returned) if a round fails to make progress.
+std::vector<GroupReport> infer_from(AggregateSource& source, const ReportOptions& options, std::string& error);
+
 // The aggregates as JSON and back (for the Node binding): see web/report/clickhouseAggregates.mjs for the layout.
 std::vector<GroupAggregates> aggregates_from_json(const std::string& text, std::string& error);
 std::string needs_to_json(const Needs& needs);

@@ -9,15 +9,6 @@
 
 namespace h3probe {
 
-SampleSizePlan plan_sample_size(const RunClusteredSample& baseline, double p, double mde_relative, double alpha,
-                                double power) {
-    QuantileInterval qi;
-    qi.estimate = qi.se = qi.design_effect = std::numeric_limits<double>::quiet_NaN();
-    if ((alpha > 0 && alpha < 1) && (power > 0 && power < 1) && mde_relative > 0)
-        qi = quantile_intervals_delta(baseline, {p}, 1 - alpha)[0];
-    return plan_from_interval(baseline.size(), baseline.runs(), qi, mde_relative, alpha, power);
-}
-
 SampleSizePlan plan_from_interval(std::size_t values, std::size_t runs, const QuantileInterval& qi, double mde_relative,
                                   double alpha, double power) {
     constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -16,16 +16,13 @@ struct SampleSizePlan {
 
 // From a baseline arm (values + run ids), for quantile p, a minimum detectable relative change mde (0.05 = 5%),
 // two-sided level alpha and power:
-//   se(q)       = (X_(u) - X_(l)) / (2 z_{1-alpha/2})   the run-clustered outer interval of quantile_intervals_delta,
+//   se(q)       = (X_(u) - X_(l)) / (2 z_{1-alpha/2})   the run-clustered outer delta interval (quantile_ci.hpp),
 //                                                       = sqrt(DE p (1 - p) / (N f(q)^2)) without estimating f
 //   sigma2_run  = n_runs * se(q)^2                      the variance of q^ scaled to one run
 //   runs_per_arm = ceil(2 (z_{1-alpha/2} + z_{power})^2 sigma2_run / (mde q)^2)
 // The factor 2 is the two arms (equal sizes, equal variance assumed: the baseline stands in for both).
 // Equivalently runs = 2 (z_a + z_b)^2 DE p (1 - p) / (m f(q)^2 (mde q)^2) with m requests per run.
-SampleSizePlan plan_sample_size(const RunClusteredSample& baseline, double p, double mde_relative, double alpha,
-                                double power);
-
-// The same from the baseline's size, runs and its interval at p (quantile_intervals_delta at confidence 1 - alpha).
+// From the baseline's size, runs and its delta interval at p (confidence 1 - alpha; infer_report() computes it).
 SampleSizePlan plan_from_interval(std::size_t values, std::size_t runs, const QuantileInterval& qi, double mde_relative,
                                   double alpha, double power);
 

@@ -68,12 +68,9 @@ std::vector<std::string> metric_names();
 //               usable control request in idx order, then each usable treatment request in idx order.
 // The usable counts in arm_counts say where the control values end. Counts fit a byte: a beacon holds at most
 // kMaxSamples requests.
-// Format 2 added the class protocol_mismatch; records of format 1 (written before it) hold one class fewer per arm and
-// are still read (report.cpp), their missing classes counting 0.
+// The report reads records of this format only: one with another version byte is an error, not a guess.
 inline constexpr std::uint8_t kRunRecordVersion = 2;
-inline constexpr int kRecordClasses[kRunRecordVersion + 1] = {0, kRequestClassCount - 1, kRequestClassCount};
-inline constexpr std::size_t arm_counts_bytes(std::uint8_t version) { return 2 + 2 * kRecordClasses[version]; }
-inline constexpr std::size_t kArmCountsBytes = arm_counts_bytes(kRunRecordVersion);
+inline constexpr std::size_t kArmCountsBytes = 2 + 2 * kRequestClassCount;
 static_assert(kMaxSamples <= 255, "a class count must fit one byte");
 
 struct StoredRun {

@@ -83,13 +83,13 @@ async function scenario(title, stackOpts, { forceQuic = true, beacon = false, he
     if (beacon) {
       const runId = `smoke-${Date.now()}`;
       const body = JSON.stringify({ schema: 'h3probe/1', run_id: runId, page_load_id: 'p', config_id: 'default', module_version: '0.0.0',
-        order: 'h2-first', outcome: 'complete', error: '', summary: { diff_median_ms: 0 },
+        order: 'h2-first', arms: 'h2-h3', outcome: 'complete', error: '', summary: { diff_median_ms: 0 },
         samples: rows.map((r, idx) => ({ phase: 'control', idx, origin: 'h2', result: 'ok', http_status: 204, protocol: r.proto ?? '', reused: null, network_ms: r.total })) });
       const queued = await page.evaluate((b) => navigator.sendBeacon('/beacon', b), body);
       await stack.collector.waitForRuns(1, 5000);
       const run = stack.store.runsSince()[0];
       console.log(`sendBeacon queued=${queued}; stored run ${run.run_id === runId ? 'matches' : 'DIFFERS'}: region=${run.region}, ` +
-        `${stack.store.requestsFor(runId).length} request rows; collector counts ${JSON.stringify(stack.collector.counts)}`);
+        `${stack.store.requestsFor(runId).length} request rows; collector metrics ${JSON.stringify(stack.collector.metrics)}`);
     }
     console.log('page errors:', JSON.stringify(await errors()));
   } finally {

@@ -98,7 +98,7 @@ export function* syntheticBeacons({ runs = 420_000, perArm = 5, days = 14, seed 
     const runId = `bench-${String(i).padStart(8, '0')}`;
     yield {
       beacon: { schema: 'h3probe/1', run_id: runId, page_load_id: `pl-${i}`, config_id: 'bench', module_version: '0.1.0',
-        order: runOrder, outcome: 'complete', error: '', run_ms: 400, sample_rate: 1,
+        order: runOrder, arms: 'h2-h3', outcome: 'complete', error: '', run_ms: 400, sample_rate: 1,
         context: { page_origin: 'https://app.example.com', effective_type: '4g', rtt_ms: base, downlink_mbps: 10,
           save_data: false, visible_throughout: true, module_load_ms: 20, timer_resolution_ms: 0.1 },
         errors: [], samples },

@@ -140,8 +140,8 @@ export function formatComparison(report, profile) {
     const cell = (p, unit) => {
       const r = at(p);
       if (!r) return 'n/a';
-      return unit === 'ms' ? `${fmt(r.diff_ms)} ${interval(r.ci_ms)}${r.significant ? ' *' : ''}`
-        : `${fmt(r.diff_pct)}% ${interval(r.ci_pct)}`;
+      return unit === 'ms' ? `${fmt(r.diff_ms)} ${interval(r.ci_ms)}${r.significant_ms ? ' *' : ''}`
+        : `${fmt(r.diff_pct)}% ${interval(r.ci_pct)}${r.significant_pct ? ' *' : ''}`;
     };
     const name = g.name === 'overall' ? 'overall' : g.name;
     return [name, String(g.runs), cell(0.9, 'ms'), cell(0.9, '%'), cell(0.95, 'ms'), cell(0.95, '%'),

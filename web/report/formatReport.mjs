@@ -10,16 +10,21 @@ const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '-'
 const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && Number.isFinite(ci[0]) && Number.isFinite(ci[1])
   ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : 'n/a');
 export const percentileLabel = (p) => `p${Number((p * 100).toFixed(1))}`;
-const hasInterval = (r) => Array.isArray(r.ci_ms) && Number.isFinite(r.ci_ms[0]) && Number.isFinite(r.ci_ms[1]);
+// A row carries two intervals, Δ ms (ci_ms) and Δ % (ci_pct), each with its own mark (significant_ms, significant_pct):
+// they are computed apart (Δ % through the ratio's variance), so near 0 one can exclude 0 while the other includes it.
+const INTERVAL = Object.freeze({ ms: 'ci_ms', pct: 'ci_pct' });
+const hasInterval = (r, unit) => Array.isArray(r[INTERVAL[unit]]) && r[INTERVAL[unit]].every(Number.isFinite);
 
-/** The marks after a Δ in the summary tables, text and HTML alike, and what each means. */
+/** The marks after an interval, text and HTML alike, and what each means. */
 export const MARKS = Object.freeze({
-  significant: { mark: '*', what: 'the interval of Δ excludes 0' },
-  includesZero: { mark: '', what: 'the interval of Δ includes 0: no difference shown' },
+  significant: { mark: '*', what: 'the interval excludes 0' },
+  includesZero: { mark: '', what: 'the interval includes 0: no difference shown' },
   noInterval: { mark: '?', what: 'no interval: fewer runs in an arm than the minimum, or the percentile too extreme for this many requests' },
 });
-/** A row's mark: significant, includesZero or noInterval. */
-export const markOf = (r) => (!hasInterval(r) ? 'noInterval' : r.significant ? 'significant' : 'includesZero');
+/** The mark of a row's Δ ms (unit 'ms') or Δ % (unit 'pct') interval: significant, includesZero or noInterval. */
+export const markOf = (r, unit) => (!hasInterval(r, unit) ? 'noInterval'
+  : r[unit === 'ms' ? 'significant_ms' : 'significant_pct'] ? 'significant' : 'includesZero');
+const starOf = (r, unit) => (markOf(r, unit) === 'significant' ? '*' : '');
 /** What "n/a" means wherever an interval is printed. */
 export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the minimum, or the percentile too extreme for this many requests)';
 
@@ -47,7 +52,8 @@ export function formatReport(report) {
       `${L.aa ? ` with arms ${report.arms}` : ''}; ` +
       `${conf} intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'}, the run (page load) as the unit`,
     ...(L.aa ? [L.aa] : []),
-    `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * = the interval of Δ excludes 0`,
+    `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * after an interval = that interval excludes 0 ` +
+      '(Δ ms and Δ % each carry their own)',
     ...(report.verdict ? ['', report.verdict.text] : []),
   ];
   const by = BY_LABELS[report.by ?? 'region'];
@@ -79,11 +85,13 @@ function formatGroup(g, report) {
   if (rows.length === 0) {
     lines.push('(no table: an arm has no usable samples)');
   } else {
-    const header = ['', `${L.control} ms`, `${L.treatment} ms`, 'Δ ms', `${conf} CI Δ ms`, 'Δ %', `${conf} CI Δ %`, ''];
+    const header = ['', `${L.control} ms`, `${L.treatment} ms`, 'Δ ms', `${conf} CI Δ ms`, '', 'Δ %', `${conf} CI Δ %`, ''];
     const cells = rows.map((r) => [percentileLabel(r.p), num(r.h2), num(r.h3), signed(r.diff_ms), interval(r.ci_ms, 2),
-      `${signed(r.diff_pct, 1)}%`, interval(r.ci_pct, 1, '%'), r.significant ? '*' : '']);
+      starOf(r, 'ms'), `${signed(r.diff_pct, 1)}%`, interval(r.ci_pct, 1, '%'), starOf(r, 'pct')]);
     lines.push(...alignTable(header, cells));
-    if (rows.some((r) => !hasInterval(r))) lines.push(`${NA_TEXT}; the minimum is ${report.minRunsForInterval} runs`);
+    if (rows.some((r) => !hasInterval(r, 'ms') || !hasInterval(r, 'pct'))) {
+      lines.push(`${NA_TEXT}; the minimum is ${report.minRunsForInterval} runs`);
+    }
   }
 
   if (g.paired) {
@@ -115,8 +123,8 @@ function sampleSizeLine(g, report) {
     `in the smaller arm so far (design effect ${num(s.design_effect)}, ${num(s.requests_per_run, 1)} requests per run, baseline ${num(s.quantile)} ms)`;
 }
 
-// Δ% with its mark, padded so that the numbers line up whatever the mark.
-const markedPct = (r) => (r ? `${signed(r.diff_pct, 1)}${MARKS[markOf(r)].mark || ' '}` : '-');
+// Δ% with the mark of its own interval, padded so that the numbers line up whatever the mark.
+const markedPct = (r) => (r ? `${signed(r.diff_pct, 1)}${MARKS[markOf(r, 'pct')].mark || ' '}` : '-');
 const legend = () => `${Object.values(MARKS).filter((m) => m.mark).map((m) => `${m.mark} ${m.what}`).join('; ')}; ` +
   'no mark: the interval includes 0';
 

@@ -36,7 +36,7 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
   const grouping = GROUP_BY[by];
   if (!Object.hasOwn(GROUP_BY, by)) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
   if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) {
-    throw new Error('this database was written by an older collector: open it once with the store (npm run export does) to rebuild it');
+    throw new Error('this database has no run_records table: it was not written by the h3probe collector');
   }
   const sinceIso = normalizeSince(since);
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';

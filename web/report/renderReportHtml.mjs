@@ -28,7 +28,7 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
     `<p class="lede">Network time of the no-op requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
       ${int(report.storedRuns)} stored runs${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
       ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
-      negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0.</p>`,
+      negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0 (Δ ms and Δ % each carry their own).</p>`,
     groups.length >= 1 ? summarySection(report) : '',
     report.daily?.days?.length ? dailySection(report) : '',
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
@@ -70,7 +70,7 @@ h1 { font-size: 24px; margin: 0 0 8px; } h2 { font-size: 19px; margin: 32px 0 6p
 figure { margin: 0; } figcaption { font-size: 12.5px; color: #4b5563; margin: 2px 0 0 4px; }
 table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 9px; text-align: right; border-bottom: 1px solid #eef0f3; } th { background: #f9fafb; font-weight: 600; }
-td:first-child, th:first-child { text-align: left; } td.sig { font-weight: 700; } tr.sig td { background: #fff7ed; }
+td:first-child, th:first-child { text-align: left; } td.sig { font-weight: 700; background: #fff7ed; }
 td, th { white-space: nowrap; } .summary th { white-space: normal; vertical-align: bottom; }
 .ci { display: block; font-size: 11.5px; font-weight: 400; color: #6b7280; }
 .meta { color: #4b5563; margin: 2px 0; } .muted { color: #9ca3af; } .legend { font-size: 12.5px; color: #4b5563; max-width: 1000px; }
@@ -81,12 +81,18 @@ svg .grid { stroke: #eef0f3; stroke-width: 1; } svg .zero { stroke: #6b7280; str
 footer { margin-top: 36px; color: #6b7280; font-size: 12px; }
 `;
 
-// A Δ% cell with its mark and interval, the same marks as the text report's.
+// A Δ% cell with the mark of its own interval, the same marks as the text report's.
 function deltaCell(r) {
   if (!r) return '<td>–</td>';
-  const mark = markOf(r);
+  const mark = markOf(r, 'pct');
   return `<td class="${mark === 'significant' ? 'sig' : mark === 'noInterval' ? 'noci' : ''}">${signed(r.diff_pct, 1)}%` +
     `${MARKS[mark].mark ? ` ${MARKS[mark].mark}` : ''}<span class="ci">${ci(r.ci_pct, 1)}</span></td>`;
+}
+
+// A Δ and its interval as two cells, both marked (bold, *) when that interval excludes 0.
+function markedCells(r, unit, delta, interval) {
+  const sig = markOf(r, unit) === 'significant';
+  return `<td${sig ? ' class="sig"' : ''}>${delta}${sig ? ' *' : ''}</td><td${sig ? ' class="sig"' : ''}>${interval}</td>`;
 }
 
 function legend(report) {
@@ -123,8 +129,8 @@ function groupSection(g, report, index) {
   const rows = g.analysis?.rows ?? [];
   const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<table class="arms">
 <thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th></tr></thead>
-<tbody>${rows.map((r) => `<tr class="${r.significant ? 'sig' : ''}"><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
-<td>${signed(r.diff_ms)}</td><td>${ci(r.ci_ms, 2)}</td><td>${signed(r.diff_pct, 1)}%${r.significant ? ' *' : ''}</td><td>${ci(r.ci_pct, 1, '%')}</td></tr>`).join('')}</tbody></table>`;
+<tbody>${rows.map((r) => `<tr><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
+${markedCells(r, 'ms', signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, 'pct', `${signed(r.diff_pct, 1)}%`, ci(r.ci_pct, 1, '%'))}</tr>`).join('')}</tbody></table>`;
   const p = g.paired;
   const o = g.order;
   const s = g.sampleSize;
@@ -143,7 +149,7 @@ ${L.treatment} fallback rate ${pct(g.fallback.rate)}.</p>
 filled: the interval excludes 0; open: it includes 0; grey diamond: no interval.</figcaption></figure>
 </div>
 ${table}
-${rows.some((r) => markOf(r) === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the minimum is ${int(report.minRunsForInterval)} runs.</p>` : ''}
+${rows.some((r) => markOf(r, 'ms') === 'noInterval' || markOf(r, 'pct') === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the minimum is ${int(report.minRunsForInterval)} runs.</p>` : ''}
 <p class="meta">Paired within-run Δ (median ${L.treatment} − median ${L.control} of each run): ${p ? `${int(p.n)} runs, mean ${signed(p.mean)} ms ${ci(p.ci_mean, 2)},
 median ${signed(p.median)} ms ${ci(p.ci_median, 2)}, p10 ${signed(p.p10)} ms, p90 ${signed(p.p90)} ms.` : 'fewer than 2 runs with both arms.'}</p>
 <p class="meta">Order effect: ${o ? `mean paired Δ ${signed(o.mean_h2_first)} ms with ${L.control} first (${int(o.n_h2_first)} runs),
@@ -246,7 +252,7 @@ function intervalChart(points, yLabel, cls, width = W) {
     }
     if (!Number.isFinite(r.diff_pct)) return;
     const y = f1(sy(r.diff_pct));
-    const mark = markOf(r);
+    const mark = markOf(r, 'pct'); // the interval drawn is Δ %'s
     parts.push(mark === 'noInterval'
       ? `<path class="delta-point no-interval" data-mark="${mark}" d="M${x},${f1(y - 6)}L${f1(x + 6)},${y}L${x},${f1(y + 6)}L${f1(x - 6)},${y}Z" `
         + `fill="#fff" stroke="#9ca3af" stroke-width="2"><title>${esc(title)} (no interval)</title></path>`
@@ -273,7 +279,7 @@ function dailySection(report) {
   const width = 380;
   const charts = percentiles.map((p) => {
     const points = days.map((d) => {
-      const r = d.rows.find((x) => x.p === p) ?? { p, diff_pct: NaN, ci_pct: null, significant: false };
+      const r = d.rows.find((x) => x.p === p) ?? { p, diff_pct: NaN, ci_pct: null, significant_pct: false };
       return { label: d.day.slice(5), key: d.day, row: r, title: `${d.day} ${percentileLabel(p)}: ${signed(r.diff_pct, 1)}% ${ci(r.ci_pct, 1, '%')}, ${int(d.runs)} runs` };
     });
     return `<figure>${intervalChart(points, `${percentileLabel(p)} Δ %`, `daily-chart daily-${percentileLabel(p)}`, width)}

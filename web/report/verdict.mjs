@@ -1,16 +1,20 @@
 // The report's answer in one line: at which percentiles the treatment arm is faster or slower with confidence, by how
-// much, over how many runs and which dates; and the cautions that must be read with it (too few runs, loopback only).
+// much, over how many runs and which dates. It reads one interval, Δ ms's (VERDICT_INTERVAL), and says so: the Δ %
+// interval is computed apart and can include 0 where Δ ms's does not; and the cautions that must be read with it (too few runs, loopback only).
 // Text and HTML print it first; the JSON report carries it as data.
-import { armLabels, percentileLabel } from './formatReport.mjs';
+import { armLabels, markOf, percentileLabel } from './formatReport.mjs';
 
 // The region the collector gives loopback clients (web/server/regionFor.mjs): no real network between browser and origins.
 const LOOPBACK_REGION = 'local';
+
+/** The interval the verdict reads: the row's Δ ms interval and its mark. */
+export const VERDICT_INTERVAL = Object.freeze({ unit: 'ms', name: 'Δ ms' });
 
 const signed = (v, d) => `${v > 0 ? '+' : ''}${v.toFixed(d)}`;
 const day = (iso) => (iso ? iso.slice(0, 10) : '?');
 
 /**
- * report: from buildReport(). Returns { text, cautions: [text], runs, received: {first, last}, percentiles: [{p, verdict:
+ * report: from buildReport(). Returns { text, interval: 'ms' (the one it reads), cautions: [text], runs, received: {first, last}, percentiles: [{p, verdict:
  * 'faster'|'slower'|'no difference shown'|'no interval', diff_ms, diff_pct, ci_ms}] } for the overall group.
  */
 export function verdict(report) {
@@ -19,8 +23,9 @@ export function verdict(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const rows = overall?.analysis?.rows ?? [];
   const percentiles = rows.map((r) => {
-    const hasCi = Array.isArray(r.ci_ms) && Number.isFinite(r.ci_ms[0]) && Number.isFinite(r.ci_ms[1]);
-    const word = !hasCi ? 'no interval' : !r.significant ? 'no difference shown' : r.diff_ms < 0 ? 'faster' : 'slower';
+    const mark = markOf(r, VERDICT_INTERVAL.unit);
+    const hasCi = mark !== 'noInterval';
+    const word = !hasCi ? 'no interval' : mark !== 'significant' ? 'no difference shown' : r.diff_ms < 0 ? 'faster' : 'slower';
     return { p: r.p, verdict: word, diff_ms: r.diff_ms, diff_pct: r.diff_pct, ci_ms: hasCi ? r.ci_ms : null };
   });
   const runs = overall?.runs ?? 0;
@@ -51,7 +56,8 @@ export function verdict(report) {
   } else if (noCi.length) {
     cautions.push(`${runs} runs are too few for intervals at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
   }
-  const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}): ${parts.join('; ')}` +
+  const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of ` +
+    `${VERDICT_INTERVAL.name}): ${parts.join('; ')}` +
     cautions.map((c) => `\nCAUTION: ${c}`).join('');
-  return { text, cautions, runs, received: report.received, percentiles };
+  return { text, interval: VERDICT_INTERVAL.unit, cautions, runs, received: report.received, percentiles };
 }

@@ -25,8 +25,10 @@ const { values: args } = parseArgs({
     template: { type: 'string', default: '20000' },
     repeat: { type: 'string', default: '3' },
     'sqlite-max': { type: 'string', default: '1e6' },
+    tiny: { type: 'boolean', default: false }, // npm test: the same path at a size that finishes in seconds
   },
 });
+if (args.tiny) Object.assign(args, { sizes: '1e4', template: '1000', repeat: '1', 'sqlite-max': '1e4' });
 const sizes = args.sizes.split(',').map(Number);
 const templateRuns = Number(args.template);
 const repeat = Math.max(1, Number(args.repeat));
@@ -38,7 +40,7 @@ const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
 const core = await loadH3probeNode();
 const schema = core.schema();
-const plan = await planClickHouse('bench');
+const plan = await planClickHouse(args.tiny ? 'bench-tiny' : 'bench'); // the tiny run keeps off the full run's data
 const server = await startClickHouse(plan);
 const url = `clickhouse://127.0.0.1:${plan.httpPort}`;
 const admin = clickhouseClient(server.url, { timeoutMs: 3_600_000 });

@@ -20,8 +20,10 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '2' },
     warmup: { type: 'string', default: '2' },
     workers: { type: 'string', default: '1' },
+    tiny: { type: 'boolean', default: false }, // npm test: the same path at a size that finishes in seconds
   },
 });
+if (args.tiny) Object.assign(args, { connections: '10', duration: '1', rounds: '1', warmup: '1' });
 const connections = Number(args.connections);
 const duration = Number(args.duration);
 const root = fileURLToPath(new URL('../../', import.meta.url));

@@ -1,17 +1,20 @@
 // `npm run bench:quantiles`: exact quantiles (p50, p75, p90, p95, p99) of the same 10 M lognormal values through the
-// WASM module in Node, natively (build/native/h3probe_bench) and with numpy.percentile, side by side in one run; then
-// the report's interval table (analyzeArms) on a Dropbox-sized sample: 2 arms x 420k runs x 5 requests = 4.2 M.
-// Options: --n N (values, default 10000000), --no-bootstrap (skip the optional bootstrap timing).
+// Node module's quantiles() (the lab's path), natively (build/native/h3probe_bench) and with numpy.percentile, side by
+// side in one run. Budget (docs/design.md): numpy/WASM at least 3x. The report's interval table is npm run bench:report.
+// Options: --n N (values, default 10000000), --tiny (100,000 values: the same path in a second, for npm test).
+// Exits nonzero if a step fails or the three disagree on a quantile.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { repoRoot } from '../devstack/paths.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
-const args = process.argv.slice(2);
-const n = Number(args[args.indexOf('--n') + 1]) || 10_000_000;
-const withBootstrap = !args.includes('--no-bootstrap');
+const { values: args } = parseArgs({
+  options: { n: { type: 'string', default: '10000000' }, tiny: { type: 'boolean', default: false } },
+});
+const n = args.tiny ? 100_000 : Number(args.n);
 const ps = [0.5, 0.75, 0.9, 0.95, 0.99];
 
 // A seeded generator, so every run benchmarks the same data: xorshift64* and Box-Muller.
@@ -43,6 +46,7 @@ function bestOf(repeats, f) {
 }
 
 const fmt = (ms) => `${ms.toFixed(1)} ms`;
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const normal = makeNormal(20240601);
 const values = new Float64Array(n);
 for (let i = 0; i < n; i += 1) values[i] = Math.exp(normal());
@@ -58,7 +62,7 @@ try {
   console.log(`  WASM (Node)       ${fmt(wasm.ms)}   of which JS->WASM copy ~${fmt(copyOnly.ms)}`);
 
   const nativeBin = path.join(repoRoot, 'build', 'native', 'h3probe_bench');
-  const native = spawnSync(nativeBin, [dataPath, withBootstrap ? '400' : '0'], { encoding: 'utf8' });
+  const native = spawnSync(nativeBin, [dataPath], { encoding: 'utf8' });
   if (native.status !== 0) throw new Error(`h3probe_bench failed: ${native.stderr || native.error}`);
   const field = (key) => native.stdout.match(new RegExp(`^${key}: (.*)$`, 'm'))?.[1];
   const nativeMs = Number(field('native_quantiles_ms'));
@@ -87,33 +91,12 @@ print(best * 1e3); print(' '.join(repr(float(v)) for v in q)); print(np.__versio
   console.log(`  ratio numpy/WASM ${(numpyMs / wasm.ms).toFixed(2)}x, numpy/native ${(numpyMs / nativeMs).toFixed(2)}x; ` +
     `largest difference from numpy's values ${maxDiff.toExponential(1)}`);
   console.log(`  quantiles: ${ps.map((p, i) => `p${p * 100}=${wasm.result[i].toFixed(4)}`).join(' ')}`);
-
-  // The report's table at Dropbox scale: 4.2 M requests, runs of 5 sharing a run factor.
-  const runs = 420_000;
-  const arm = (mu, sigma) => {
-    const v = new Float64Array(runs * 5), r = new Int32Array(runs * 5);
-    for (let i = 0, k = 0; i < runs; i += 1) {
-      const f = Math.exp(0.3 * normal());
-      for (let j = 0; j < 5; j += 1, k += 1) { v[k] = f * Math.exp(mu + sigma * normal()); r[k] = i; }
-    }
-    return [v, r];
-  };
-  const [v2, r2] = arm(Math.log(60), 0.6);
-  const [v3, r3] = arm(Math.log(58), 0.45);
-  const psArray = new Float64Array(ps);
-  console.log('\nreport table with run-level 95% intervals, 2 arms x 420,000 runs x 5 requests = 4.2 M requests');
-  const delta = bestOf(3, () => core.analyzeArms(v2, r2, v3, r3, psArray, 'delta', 0.95));
-  const copy = bestOf(3, () => core.analyzeArms(v2, r2, v3, r3, new Float64Array(0), 'delta', 0.95));
-  const p95 = JSON.parse(delta.result).rows[3];
-  console.log(`  WASM delta        ${fmt(delta.ms)}   (copy in + run grouping alone ${fmt(copy.ms)}); ` +
-    `p95 diff ${p95.diff_ms.toFixed(2)} ms [${p95.ci_ms.map((x) => x.toFixed(2)).join(', ')}]`);
-  console.log(`  native delta      ${fmt(Number(field('native_analyze_delta_ms')))}`);
-  if (withBootstrap) {
-    const boot = bestOf(1, () => core.analyzeArms(v2, r2, v3, r3, psArray, 'bootstrap', 0.95));
-    const b95 = JSON.parse(boot.result).rows[3];
-    console.log(`  WASM bootstrap    ${fmt(boot.ms)}   (B=400) p95 [${b95.ci_ms.map((x) => x.toFixed(2)).join(', ')}]`);
-    console.log(`  native bootstrap  ${fmt(Number(field('native_analyze_bootstrap_ms')))}`);
-  }
+  console.log(`  load average ${load()}`);
+  if (!(maxDiff <= 1e-9 * Math.max(...numpyValues))) throw new Error(`the quantiles differ from numpy's by ${maxDiff}`);
+} catch (err) {
+  // Reported here: uncaught, it would surface through the Emscripten glue's own handler, which prints its source.
+  console.error(`bench:quantiles failed: ${err.message}`);
+  process.exitCode = 1;
 } finally {
   fs.rmSync(dataPath, { force: true });
 }

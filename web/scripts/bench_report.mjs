@@ -1,4 +1,4 @@
-// `npm run bench:report -- [--runs N] [--seed S] [--method delta|bootstrap] [--repeat K]`: the report at Dropbox scale, on
+// `npm run bench:report -- [--runs N] [--seed S] [--method delta|bootstrap] [--repeat K] [--tiny]`: the report at Dropbox scale, on
 // a database written the way the collector writes one. Writes (or reuses) N synthetic runs × (5 + 5) measured requests
 // + 3 pre-warm requests each, every beacon's text through the C++ decoder and the store's group commit (default 420,000
 // runs: 4.2 M measured requests, 300k/day over 14 days); prints the database's bytes per run; then times the report in
@@ -21,8 +21,10 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '1' },
     method: { type: 'string', default: 'delta' },
     repeat: { type: 'string', default: '5' },
+    tiny: { type: 'boolean', default: false }, // npm test: the same path at 2,000 runs
   },
 });
+if (args.tiny) Object.assign(args, { runs: '2000', repeat: '2' });
 const runs = Number(args.runs);
 const repeat = Math.max(1, Number(args.repeat));
 const ms = (v) => `${Math.round(v)} ms`;

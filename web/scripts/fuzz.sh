@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (host_tests/fuzz/) with clang and runs each for a bounded time.
-#   bash web/scripts/fuzz.sh [seconds per target, default 60] [target ...]   (targets: beacon config; default both)
+# Builds the libFuzzer targets (host_tests/fuzz/) and the host tests with clang, ASan and UBSan (one build folder), and
+# runs each target for a bounded time.
+#   bash web/scripts/fuzz.sh [--host-tests] [seconds per target, default 60] [target ...]   (targets: beacon config)
+# --host-tests first runs every doctest host test case in the sanitizer build and prints
+# "sanitized host tests: N passed, M failed" (a sanitizer report fails the run).
 # Each run starts from the committed seeds (host_tests/fuzz/corpus/<target>/) and the inputs grown by earlier runs
 # (build/fuzz/corpus/<target>/, where new ones are written); a crash is saved under build/fuzz/artifacts/<target>/.
 # Prints per target: executions, exec/s, coverage, corpus size and any crash; the last line counts targets as tests
@@ -10,6 +13,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
+host_tests=0
+if [[ "${1:-}" == --host-tests ]]; then host_tests=1; shift; fi
 seconds="${1:-60}"
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: seconds must be a positive integer, got '$seconds'" >&2; exit 2; }
 shift || true
@@ -22,6 +27,24 @@ out="$root/build/fuzz"
 build="$out/cmake"
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DH3PROBE_FUZZ=ON >/dev/null
 cmake --build "$build" -j2 >/dev/null
+
+if ((host_tests)); then
+  log="$out/host_tests.log"
+  status=0
+  # halt_on_error: the first ASan report ends the run with a nonzero status; UBSan is already fatal
+  # (-fno-sanitize-recover=all). detect_leaks stays on.
+  ASAN_OPTIONS=halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 "$build/h3probe_host_tests" >"$log" 2>&1 || status=$?
+  summary=$(grep -E '^\[doctest\] test cases:' "$log" | tail -1)
+  hpassed=$(sed -n 's/.*| *\([0-9]*\) passed.*/\1/p' <<<"$summary")
+  hfailed=$(sed -n 's/.*| *\([0-9]*\) failed.*/\1/p' <<<"$summary")
+  if ((status != 0)); then
+    echo "sanitized host tests: FAILED (exit $status); the report:"
+    grep -E 'ERROR|SUMMARY|runtime error|^ *#[0-9]+ .*/(host_tests|wasm|lab|native_stub)/|TEST CASE|CHECK|REQUIRE' "$log" |
+      head -40 | sed 's/^/  /'
+    ((${hfailed:-0} > 0)) || hfailed=1
+  fi
+  echo "sanitized host tests: ${hpassed:-0} passed, ${hfailed:-1} failed (ASan + UBSan, log $log)"
+fi
 
 passed=0
 failed=0

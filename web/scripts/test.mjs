@@ -1,63 +1,143 @@
-// `npm test`: every test suite in turn (doctest host tests via ctest, a short libFuzzer run of each fuzz target, Node
-// unit tests, Chromium, Firefox and WebKitGTK end-to-end tests), then one closing line with the totals.
-import { spawn } from 'node:child_process';
+// `npm test` (`node web/scripts/test.mjs [suite-prefix ...]` runs only the suites whose names start so): every test suite in turn (doctest host tests via ctest, the sanitizer build's host tests and a short
+// libFuzzer run of each fuzz target, Node unit tests, Chromium, Firefox and WebKitGTK end-to-end tests, every
+// benchmark at its tiny size), then one closing line with the totals and every skipped test by name.
+//
+// A suite cannot pass without running: one that reports no counts fails; ctest must hold exactly one entry per doctest
+// test case, each running one test case; and on a machine where everything can run (root, every browser installed), a
+// test skipped for want of its environment fails the run.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { engineMissing, ENGINES } from '../devstack/browsers.mjs';
+import { repoRoot } from '../devstack/paths.mjs';
+import { webkitMissing } from '../devstack/webkit.mjs';
+
+const HOST_TESTS = path.join(repoRoot, 'build/native/h3probe_host_tests');
+const BENCH_TIMEOUT_MS = 5 * 60_000; // a tiny bench takes under a minute; five is a hang on a loaded machine
+
+// A skip reason that names a missing environment (root, a browser, a build) rather than a case a browser cannot express.
+const ENVIRONMENT_SKIP = /unavailable|not found|needs root|needs the native build|missing/i;
+const environmentGaps = [
+  ...(process.platform === 'linux' && process.getuid?.() === 0 ? [] : ['not root on Linux']),
+  ...ENGINES.map(engineMissing).filter(Boolean),
+  ...[webkitMissing()].filter(Boolean),
+];
+
+const benches = Object.keys(JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).scripts)
+  .filter((name) => name.startsWith('bench:'));
 
 const suites = [
-  { name: 'host (doctest via ctest)', cmd: 'ctest', args: ['--test-dir', 'build/native', '--output-on-failure'], parse: parseCtest },
-  // Each target one test: it passes if a bounded run (seconds per target) finds no crash and no broken invariant.
-  { name: 'fuzz (libFuzzer, 15 s per target)', cmd: 'bash', args: ['web/scripts/fuzz.sh', '15'], parse: parseFuzz },
+  {
+    name: 'host (doctest via ctest)', cmd: 'ctest', args: ['--test-dir', 'build/native', '-V'], parse: parseCtest,
+    echo: (line) => !/^\d+: /.test(line), // the per-test output is shown for failures only (below)
+  },
+  // The same host tests and each fuzz target built with ASan + UBSan; each target one test: it passes if a bounded run
+  // (seconds per target, from the committed seeds) finds no crash and no broken invariant.
+  { name: 'sanitizers (host tests; libFuzzer, 15 s per target)', cmd: 'bash', args: ['web/scripts/fuzz.sh', '--host-tests', '15'], parse: parseFuzz },
   { name: 'unit (node --test)', cmd: process.execPath, args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/unit/'], parse: parseTap },
   {
     name: 'end-to-end (Chromium, Firefox, WebKitGTK + Caddy + SQLite)', cmd: process.execPath,
     args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/e2e/'], parse: parseTap,
   },
+  ...benches.map((name) => ({
+    name: `${name} --tiny`, cmd: 'npm', args: ['run', '--silent', name, '--', '--tiny'], timeoutMs: BENCH_TIMEOUT_MS,
+    parse: (out, code) => ({ passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, skipped: [] }),
+  })),
 ];
 
 function parseCtest(out) {
   const m = out.match(/tests passed, (\d+) tests failed out of (\d+)/);
-  return m ? { passed: Number(m[2]) - Number(m[1]), failed: Number(m[1]) } : null;
+  if (!m) return null;
+  const total = Number(m[2]);
+  const counts = { passed: total - Number(m[1]), failed: Number(m[1]), skipped: [], problems: [] };
+  // Each entry's own doctest summary: "12: [doctest] test cases: 1 | 1 passed | 0 failed | 118 skipped".
+  const perEntry = new Map();
+  for (const line of out.matchAll(/^(\d+): \[doctest\] test cases: *(\d+)/gm)) perEntry.set(Number(line[1]), Number(line[2]));
+  const notOne = [...perEntry].filter(([, ran]) => ran !== 1);
+  if (perEntry.size !== total) counts.problems.push(`${total} ctest entries but ${perEntry.size} doctest summaries`);
+  for (const [entry, ran] of notOne) counts.problems.push(`ctest entry ${entry} ran ${ran} test cases, not 1: ${nameOfEntry(out, entry)}`);
+  const listed = spawnSync(HOST_TESTS, ['--count'], { encoding: 'utf8' });
+  const own = Number(listed.stdout?.match(/test cases passing the current filters: (\d+)/)?.[1]);
+  if (own !== total) counts.problems.push(`ctest has ${total} entries, doctest counts ${Number.isNaN(own) ? '?' : own} test cases`);
+  // Show the output of failed entries only.
+  const failedEntries = [...out.matchAll(/^\s*\d+\/\d+ Test +#(\d+): .*\*\*\*Failed/gm)].map((f) => Number(f[1]));
+  for (const entry of failedEntries) {
+    console.log(`--- output of ctest entry ${entry}:`);
+    console.log(out.split('\n').filter((l) => l.startsWith(`${entry}: `)).join('\n'));
+  }
+  return counts;
+}
+
+function nameOfEntry(out, entry) {
+  return out.match(new RegExp(`^${entry}: Test command: .*--test-case=(.*)$`, 'm'))?.[1].replace(/^"|"$/g, '') ?? '?';
 }
 
 function parseFuzz(out) {
-  const m = out.match(/^fuzz: (\d+) passed, (\d+) failed$/m);
-  return m ? { passed: Number(m[1]), failed: Number(m[2]) } : null;
+  const fuzz = out.match(/^fuzz: (\d+) passed, (\d+) failed$/m);
+  const host = out.match(/^sanitized host tests: (\d+) passed, (\d+) failed/m);
+  if (!fuzz || !host) return null;
+  return { passed: Number(fuzz[1]) + Number(host[1]), failed: Number(fuzz[2]) + Number(host[2]), skipped: [] };
 }
 
 function parseTap(out) {
   const pass = out.match(/^# pass (\d+)$/m);
   const fail = out.match(/^# fail (\d+)$/m);
-  return pass && fail ? { passed: Number(pass[1]), failed: Number(fail[1]) } : null;
+  if (!pass || !fail) return null;
+  // "ok 3 - name # SKIP reason", at any depth (a skipped describe is one line; its tests do not run).
+  const skipped = [...out.matchAll(/^\s*ok \d+ - (.*?) # SKIP ?(.*)$/gm)].map((m) => ({ name: m[1], reason: m[2] }));
+  return { passed: Number(pass[1]), failed: Number(fail[1]), skipped };
 }
 
-function run({ cmd, args }) {
+function run({ cmd, args, echo = () => true, timeoutMs }) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], ...(timeoutMs && { timeout: timeoutMs }) });
     let out = '';
+    let pending = '';
     child.stdout.on('data', (chunk) => {
       out += chunk;
-      process.stdout.write(chunk);
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop();
+      for (const line of lines) if (echo(line)) process.stdout.write(`${line}\n`);
     });
-    child.on('close', (code) => resolve({ code, out }));
+    child.on('close', (code, signal) => {
+      if (pending && echo(pending)) process.stdout.write(`${pending}\n`);
+      resolve({ code: signal ? `signal ${signal}` : code, out });
+    });
   });
 }
 
 let passed = 0;
 let failed = 0;
 const lines = [];
-for (const suite of suites) {
+const skips = [];
+const only = process.argv.slice(2);
+for (const suite of suites.filter((s) => !only.length || only.some((prefix) => s.name.startsWith(prefix)))) {
   console.log(`\n=== ${suite.name} ===`);
   const { code, out } = await run(suite);
-  const counts = suite.parse(out);
+  const counts = suite.parse(out, code);
   if (!counts) {
     failed += 1; // a suite that did not report is a failure, not zero tests
     lines.push(`${suite.name}: no result (exit ${code})`);
     continue;
   }
   if (code !== 0 && counts.failed === 0) counts.failed = 1;
+  for (const problem of counts.problems ?? []) {
+    counts.failed += 1;
+    lines.push(`${suite.name}: ${problem}`);
+  }
   passed += counts.passed;
   failed += counts.failed;
-  lines.push(`${suite.name}: ${counts.passed} passed, ${counts.failed} failed`);
+  skips.push(...counts.skipped.map((s) => ({ ...s, suite: suite.name })));
+  lines.push(`${suite.name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped.length} skipped`);
 }
+
+const wrongSkips = environmentGaps.length ? [] : skips.filter((s) => ENVIRONMENT_SKIP.test(s.reason));
+failed += wrongSkips.length;
 console.log(`\n${lines.join('\n')}`);
-console.log(`tests: ${passed} passed, ${failed} failed`);
+if (skips.length) {
+  console.log(`\nskipped (${skips.length}):`);
+  for (const s of skips) console.log(`  ${wrongSkips.includes(s) ? 'FAILED, should run here: ' : ''}${s.suite}: ${s.name}: ${s.reason}`);
+}
+if (environmentGaps.length) console.log(`\nthis machine cannot run everything: ${environmentGaps.join('; ')}`);
+console.log(`tests: ${passed} passed, ${failed} failed, ${skips.length} skipped`);
 process.exit(failed === 0 ? 0 : 1);

@@ -49,8 +49,6 @@ export async function startCollector({
   const metrics = createMetrics();
   const allowAny = allowedOrigins.includes('*');
   const origins = new Set(allowedOrigins);
-  // The older counts object, kept for callers of startCollector (rejected = invalid beacons).
-  const counts = { accepted: 0, rejected: 0, duplicate: 0, tooLarge: 0, failed: 0 };
   const waiters = new Set();
   let draining = false;
 
@@ -124,7 +122,6 @@ export async function startCollector({
     }
     const body = await readBody(req, maxBody);
     if (body === null) {
-      counts.tooLarge++;
       return reject(res, 'too_large', 413, `beacon larger than ${maxBody} bytes`, { ...corsHeaders, Connection: 'close' });
     }
     let decoded;
@@ -134,7 +131,6 @@ export async function startCollector({
       decoded = { ok: false, error: `decoder failed: ${err.message}` };
     }
     if (!decoded?.ok) {
-      counts.rejected++;
       return reject(res, 'invalid', 400, String(decoded?.error ?? 'invalid beacon'), corsHeaders);
     }
     let duplicate;
@@ -144,14 +140,11 @@ export async function startCollector({
       const { browser, browserMajor } = browserFor(req.headers);
       ({ duplicate } = await backend.store(decoded, { receivedAt: new Date().toISOString(), region, country, browser, browserMajor }));
     } catch (err) {
-      counts.failed++;
       return reject(res, 'store_error', 500, `could not store beacon: ${err.message}`, corsHeaders);
     }
     if (duplicate) {
-      counts.duplicate++;
       metrics.duplicate++;
     } else {
-      counts.accepted++;
       metrics.accepted++;
       countTreatment(metrics, decoded.requests);
     }
@@ -193,7 +186,6 @@ export async function startCollector({
 
   return {
     port: server.address().port,
-    counts,
     /** This process's metrics (createMetrics()): a snapshot is the object itself. */
     metrics,
     /** Resolves with the run count once at least n runs are stored; rejects after timeoutMs. */
@@ -202,7 +194,7 @@ export async function startCollector({
         const w = { n };
         const timer = setTimeout(() => {
           waiters.delete(w);
-          reject(new Error(`waited ${timeoutMs} ms for ${n} runs, have ${backend.countRuns()} (${JSON.stringify(counts)})`));
+          reject(new Error(`waited ${timeoutMs} ms for ${n} runs, have ${backend.countRuns()} (accepted ${metrics.accepted}, duplicate ${metrics.duplicate}, rejected ${JSON.stringify(metrics.rejected)})`));
         }, timeoutMs);
         w.done = () => { clearTimeout(timer); waiters.delete(w); resolve(backend.countRuns()); };
         waiters.add(w);

@@ -95,7 +95,10 @@ export interface QuantileRow {
   ci_pct: Interval;
   ci_h2: Interval;
   ci_h3: Interval;
-  significant: boolean;
+  /** The Δ ms interval is defined and excludes 0. */
+  significant_ms: boolean;
+  /** The Δ % interval is defined and excludes 0 (computed apart from the Δ ms one: near 0 they can disagree). */
+  significant_pct: boolean;
   /** Estimated correlation of the two arms' quantile estimates (runs shared by both arms); null without an interval. */
   corr: number | null;
 }

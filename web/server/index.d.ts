@@ -46,12 +46,11 @@ export interface Store {
 export const STORE_VERSION: number;
 /** The store's tables as SQL, from the core's schema(). */
 export function storeSchemaSql(schema: ReturnType<H3probeNode['schema']>): string;
-/** Opens (creates, migrates) the SQLite store at dbPath. Needs better-sqlite3. */
+/** Opens (creates, adds missing columns to) the SQLite store at dbPath. Needs better-sqlite3. */
 export function openStore(dbPath: string, core: H3probeNode): Store;
 
 export interface Collector {
   port: number;
-  counts: Record<string, number>;
   /** Resolves with the run count once at least n runs are stored; rejects after timeoutMs. */
   waitForRuns(n: number, timeoutMs?: number): Promise<number>;
   /** This process's metrics, as /metrics exposes them. */

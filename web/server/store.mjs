@@ -59,10 +59,7 @@ CREATE INDEX IF NOT EXISTS run_records_region ON run_records (arms, region, rece
 `;
 }
 
-/**
- * dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema and, when the file was written
- * by an older version, to rebuild its rows from the stored beacons through the same decoder.
- */
+/** dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. */
 export function openStore(dbPath, core) {
   if (typeof core?.schema !== 'function') throw new Error('openStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
@@ -70,7 +67,6 @@ export function openStore(dbPath, core) {
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  const migrated = migrateVersion1(db, core, schema);
   db.exec(storeSchemaSql(schema));
   addNewColumns(db, schema);
   db.pragma(`user_version = ${STORE_VERSION}`);
@@ -117,8 +113,6 @@ export function openStore(dbPath, core) {
 
   return {
     db,
-    /** Runs rebuilt from an older database when it was opened ({runs, skipped}), or null. */
-    migrated,
     /**
      * decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt (ISO, default now), region, country, browser,
      * browserMajor} (browserFor.mjs).
@@ -178,38 +172,6 @@ export async function writeRunsNdjson(stream, { runsAfter, requestsBetween }) {
     }
     after = runs.at(-1).run_id;
   }
-}
-
-// A database from the first version of the store (runs with the beacon's text in beacon_json) is rebuilt once: its
-// tables are renamed, each stored beacon goes through the decoder again (so its requests get their classes and the
-// run its report record), keeping the received time and location. Runs stored without their beacon text cannot be
-// rebuilt and stay in runs_v1. All in one transaction: an interruption leaves the old tables as they were.
-function migrateVersion1(db, core, schema) {
-  const hasRuns = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").get();
-  if (!hasRuns) return null;
-  const columns = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
-  if (!columns.has('beacon_json')) return null;
-  return db.transaction(() => {
-    db.exec('ALTER TABLE runs RENAME TO runs_v1; ALTER TABLE requests RENAME TO requests_v1;');
-    db.exec('DROP INDEX IF EXISTS runs_received_at');
-    db.exec(storeSchemaSql(schema));
-    const insertRows = prepareInsert(db, schema);
-    // In pages: better-sqlite3 allows no write while a read cursor is open.
-    const page = db.prepare(`SELECT rowid, beacon_json, received_at, region, country FROM runs_v1
-      WHERE rowid > ? ORDER BY rowid LIMIT 500`);
-    let runs = 0;
-    let skipped = 0;
-    for (let after = 0, rows; (rows = page.all(after)).length > 0; after = rows.at(-1).rowid) {
-      for (const old of rows) {
-        const decoded = old.beacon_json ? core.decodeBeacon(old.beacon_json) : { ok: false };
-        if (!decoded.ok) { skipped++; continue; }
-        insertRows(decoded, { received_at: old.received_at, region: old.region, country: old.country, browser: null, browser_major: null });
-        runs++;
-      }
-    }
-    if (skipped === 0) db.exec('DROP TABLE runs_v1; DROP TABLE requests_v1;');
-    return { runs, skipped };
-  })();
 }
 
 // Columns are only ever added (at the end of the core's lists or of COLLECTOR_COLUMNS): a database written before a

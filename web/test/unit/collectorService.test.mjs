@@ -33,7 +33,7 @@ function sample(phase, idx, origin, protocol) {
 }
 // Two treatment requests, one of them a fallback to h2.
 const beacon = (runId) => JSON.stringify({ schema: 'h3probe/1', run_id: runId, page_load_id: `pl-${runId}`, config_id: 'default',
-  module_version: '0.1.0', order: 'h2-first', outcome: 'complete', error: '',
+  module_version: '0.1.0', order: 'h2-first', arms: 'h2-h3', outcome: 'complete', error: '',
   samples: [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', 'h3'), sample('treatment', 1, 'h3', 'h2')] });
 
 /** One request on its own connection: {status, headers, body}. */

@@ -25,7 +25,7 @@ function union(name) {
 const sample = (phase, idx, origin, protocol, extra = {}) => ({ phase, idx, origin, result: 'ok', http_status: 204, protocol,
   reused: true, network_ms: 10 + idx, ...extra });
 const beacon = (extra = {}) => ({ schema: 'h3probe/1', run_id: 'r1', page_load_id: 'p1', config_id: 'c', module_version: '0.1.0',
-  order: 'h2-first', outcome: 'complete', error: '', samples: [sample('prewarm', 0, 'h3', 'h2'), sample('control', 0, 'h2', 'h2'),
+  order: 'h2-first', arms: 'h2-h3', outcome: 'complete', error: '', samples: [sample('prewarm', 0, 'h3', 'h2'), sample('control', 0, 'h2', 'h2'),
     sample('treatment', 0, 'h3', 'h3'), sample('treatment', 1, 'h3', 'h2')], ...extra });
 
 test('the .d.ts names every stored column, class and metric the core defines, and no other', () => {

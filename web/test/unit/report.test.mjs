@@ -31,7 +31,7 @@ function run(id, { order = 'h2-first', hs = [], ts = [], context = {} } = {}) {
   const arm = (phase, protocol, list) => list.map((v, i) => (Array.isArray(v)
     ? sample(phase, i, protocol, v[0], v[1]) : sample(phase, i, protocol, v)));
   return { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'test', module_version: '0.1.0', order,
-    outcome: 'complete', error: '', context, samples: [...prewarm, ...arm('control', 'h2', hs), ...arm('treatment', 'h3', ts)] };
+    arms: 'h2-h3', outcome: 'complete', error: '', context, samples: [...prewarm, ...arm('control', 'h2', hs), ...arm('treatment', 'h3', ts)] };
 }
 
 // Stored as the collector stores it: the beacon's text through the C++ decoder, then the store.
@@ -163,12 +163,12 @@ describe('report', () => {
     assert.equal(group(r, 'overall').paired.n, 4);
   });
 
-  test('a database the first store version wrote is refused with what to do, until the store rebuilds it', () => {
+  test('a database the collector did not write is refused with the reason', () => {
     const old = path.join(tmp, 'v1.sqlite');
     const db = new Database(old);
     db.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, received_at TEXT, region TEXT, country TEXT, beacon_json TEXT);
       CREATE TABLE requests (run_id TEXT, phase TEXT, idx INTEGER, PRIMARY KEY (run_id, phase, idx));`);
-    assert.throws(() => readReportData(db, core.schema()), /older collector/);
+    assert.throws(() => readReportData(db, core.schema()), /not written by the h3probe collector/);
     db.close();
   });
 
@@ -307,7 +307,7 @@ describe('verdict, JSON report, one-region table', () => {
     const lines = stdout.split('\n');
     const at = lines.findIndex((l) => l.startsWith('verdict ('));
     assert.ok(at > 0 && at < lines.findIndex((l) => l.startsWith('== overall')), 'the verdict precedes the tables');
-    assert.match(lines[at], /^verdict \(5 runs, received 2024-05-01 to 2024-05-05\): no interval at p50, p75, p90, p95, p99$/);
+    assert.match(lines[at], /^verdict \(5 runs, received 2024-05-01 to 2024-05-05; by the 95% interval of Δ ms\): no interval at p50, p75, p90, p95, p99$/);
     assert.match(stdout, /^CAUTION: 5 runs: too few for any interval \(at least 10 runs per arm\)$/m);
     assert.match(stdout, /runs per arm, 4 in the smaller arm so far|sample size .*: not enough data/);
   });
@@ -340,7 +340,7 @@ describe('verdict, JSON report, one-region table', () => {
     }
     st.close();
     const { text, report: r } = await makeReport(core, { dbPath: file });
-    assert.match(text, /^verdict \(24 runs, received 2024-06-01 to 2024-06-03\): HTTP\/3 faster at p50 \(-10\.00 ms/m);
+    assert.match(text, /^verdict \(24 runs, received 2024-06-01 to 2024-06-03; by the 95% interval of Δ ms\): HTTP\/3 faster at p50 \(-10\.00 ms/m);
     assert.match(text, /^CAUTION: every run came from loopback \(region "local"\)/m);
     assert.match(text, /^by region/m);
     assert.match(text, /^local +24 /m);

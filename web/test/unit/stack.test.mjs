@@ -24,7 +24,7 @@ function sample(phase, idx, origin, protocol, extra = {}) {
 
 function beacon(runId, samples = [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', 'h3')]) {
   return { schema: 'h3probe/1', run_id: runId, page_load_id: `pl-${runId}`, config_id: 'default', module_version: '0.1.0',
-    order: 'h2-first', outcome: 'complete', error: '', samples,
+    order: 'h2-first', arms: 'h2-h3', outcome: 'complete', error: '', samples,
     summary: { control: { n: 1, min: 10, median: 10, max: 10 }, treatment: { n: 1, min: 10, median: 10, max: 10 }, diff_median_ms: 0 } };
 }
 
@@ -71,37 +71,6 @@ describe('store', () => {
     // Absent in the beacon: the decoder's defaults (run_ms 0, sample rate 1, no text) and NULL where nothing is known.
     assert.deepEqual({ ...row('bare') }, { run_ms: 0, sample_rate: 1, effective_type: '', visible_throughout: null, save_data: null });
     store.close();
-  });
-
-  test('rebuilds a database of the first store version through the decoder, keeping when and where each run came from', () => {
-    const file = path.join(tmp, `old${dbCount++}.sqlite`);
-    const old = new Database(file);
-    old.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, page_load_id TEXT, config_id TEXT, module_version TEXT,
-      run_order TEXT, outcome TEXT, error TEXT, received_at TEXT, region TEXT, country TEXT, summary_json TEXT, beacon_json TEXT);
-      CREATE TABLE requests (run_id TEXT, phase TEXT, idx INTEGER, origin TEXT, result TEXT, protocol TEXT, network_ms REAL,
-      PRIMARY KEY (run_id, phase, idx));
-      CREATE INDEX runs_received_at ON runs (received_at);`);
-    const insert = old.prepare('INSERT INTO runs (run_id, outcome, received_at, region, country, beacon_json) VALUES (?, ?, ?, ?, ?, ?)');
-    insert.run('old-run', 'complete', '2023-01-02T00:00:00.000Z', 'Asia', 'JP',
-      JSON.stringify(beacon('old-run', [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', '')])));
-    insert.run('no-text', 'complete', '2023-01-03T00:00:00.000Z', 'Asia', 'JP', null);
-    old.close();
-
-    const store = openStore(file, core);
-    assert.deepEqual(store.migrated, { runs: 1, skipped: 1 });
-    const [run] = store.runsSince();
-    assert.deepEqual([run.run_id, run.received_at, run.region, run.country], ['old-run', '2023-01-02T00:00:00.000Z', 'Asia', 'JP']);
-    assert.deepEqual(store.requestsFor('old-run').map((r) => r.request_class), ['usable_control', 'protocol_unknown']);
-    // The run without its beacon text cannot be rebuilt: it stays where it was, not lost.
-    assert.equal(store.db.prepare('SELECT count(*) FROM runs_v1').pluck().get(), 2);
-    store.insertBeacon(decoded(beacon('new-run')));
-    assert.equal(store.countRuns(), 2);
-    store.close();
-    // Opened again: already rebuilt, nothing to do.
-    const again = openStore(file, core);
-    assert.equal(again.migrated, null);
-    assert.equal(again.countRuns(), 2);
-    again.close();
   });
 
   test('a database written before a column existed gets it, empty in its old rows, and keeps taking beacons', () => {
@@ -267,9 +236,9 @@ describe('collector', () => {
   test('answers 204 to a retried beacon and counts it as duplicate', async () => {
     const body = JSON.stringify(beacon('c-retry'));
     await post(body);
-    const dupBefore = collector.counts.duplicate;
+    const dupBefore = collector.metrics.duplicate;
     assert.equal((await post(body)).status, 204);
-    assert.equal(collector.counts.duplicate, dupBefore + 1);
+    assert.equal(collector.metrics.duplicate, dupBefore + 1);
   });
 
   test('loses nothing when 200 beacons arrive at once', async () => {

@@ -1,0 +1,51 @@
+// The in-process aggregate source: each group's usable values in memory, run by run, answering what infer_report()
+// asks for (order statistics by radix selection, per-run counts at or below a threshold summed over the runs, and
+// the same counts crossed over the runs that measured both arms). The report over SQLite and the coverage simulation
+// both infer through it; a warehouse computes the same aggregates in SQL (web/report/clickhouseAggregates.mjs).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "quantile_ci.hpp"
+#include "quantiles.hpp"
+#include "report.hpp"
+#include "report_aggregates.hpp"
+
+namespace h3probe {
+
+// One group's values. diffs: one paired within-run difference per run with both arms (median of its h3 values -
+// median of its h2 values), also split by the run's order.
+struct ValueGroup {
+    GroupReport counts;          // name and counts by class; the inference fills the rest
+    RunClusteredSample arm[2];   // h2, h3
+    std::vector<double> diffs, diffs_h2_first, diffs_h3_first;
+};
+
+// Adds one run's values (non-empty) to an arm; id names the run, the same in both arms.
+void add_run(RunClusteredSample& sample, const std::vector<double>& values, std::uint32_t id);
+
+// Adds one run to the group: its values in each arm (either may be empty) and, when both arms have values, its paired
+// difference; order 0 = h2 first, 1 = h3 first, anything else = not randomised. Sorts the values in place.
+void add_run(ValueGroup& group, std::vector<double> (&values)[2], std::uint32_t id, int order);
+
+class ValueAggregates : public AggregateSource {
+public:
+    explicit ValueAggregates(const std::vector<ValueGroup>& groups);
+    std::vector<GroupAggregates> start() override;
+    void fill(std::vector<GroupAggregates>& aggregates, const Needs& needs) override;
+
+private:
+    OrderStatistics& stats(std::size_t group, int sample);
+    const std::vector<ValueGroup>& groups_;
+    std::vector<std::array<std::unique_ptr<OrderStatistics>, kSampleKinds>> stats_;
+};
+
+// infer_from() over the groups' values: the report of each group (delta intervals).
+std::vector<GroupReport> infer_values(const std::vector<ValueGroup>& groups, const ReportOptions& options,
+                                      std::string& error);
+
+}  // namespace h3probe
