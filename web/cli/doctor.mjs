@@ -49,7 +49,7 @@ Exit status: 0 when nothing FAILs, 1 when a check fails, 2 for bad options.`;
 export function doctorBeacon(moduleVersion) {
   return {
     schema: 'h3probe/1', run_id: DOCTOR_ID, page_load_id: DOCTOR_ID, config_id: DOCTOR_ID, module_version: moduleVersion,
-    order: 'h2-first', outcome: 'error', error: 'h3probe doctor: test beacon', run_ms: 0, sample_rate: 1, errors: [], samples: [],
+    order: 'h2-first', arms: 'h2-h3', outcome: 'error', error: 'h3probe doctor: test beacon', run_ms: 0, sample_rate: 1, errors: [], samples: [],
   };
 }
 
