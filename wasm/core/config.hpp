@@ -52,7 +52,7 @@ public:
     virtual bool boolean(const char* key) const = 0;
 };
 
-// Parses a JSON object of config keys (camelCase, see README); absent keys keep their defaults.
+// Parses a JSON object of config keys (camelCase, docs/embedding.md); absent keys keep their defaults.
 ConfigResult parse_config(std::string_view json_text);
 // The same rules over any source of config keys.
 ConfigResult validate_config(const ConfigSource& doc);
