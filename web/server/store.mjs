@@ -1,11 +1,15 @@
-// SQLite storage of decoded beacons: one row per run and one per request, with the columns the C++ core names
-// (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per event-loop turn.
+// SQLite storage of decoded beacons: one row per run, its requests and the report's records, with the columns the C++
+// core names (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per
+// event-loop turn. A beacon's requests are kept in its run row (runs.request_list, one JSON array per request) and read
+// as rows through the view `requests`: one row written per run instead of one per request, the same rows read.
 import { peer } from './peer.mjs';
 
 // 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
 // run_records and arm_values, no beacon text).
 // 3: requests.server_protocol, runs.browser and browser_major (added, empty, to a version-2 file when it is opened).
-export const STORE_VERSION = 3;
+// 4: the requests of a new run in runs.request_list; the rows of older runs in the table request_rows (the table
+// `requests` of a version-3 file, renamed when it is opened); the view `requests` reads both.
+export const STORE_VERSION = 4;
 const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
 const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };
@@ -31,6 +35,24 @@ export function storeColumns(schema) {
   };
 }
 
+// The request columns of runs.request_list, in order: each request is a JSON array of these values (its run_id is
+// the run's).
+const packedRequestColumns = (schema) => storeColumns(schema).requests.map(([name]) => name).filter((n) => n !== 'run_id');
+
+/**
+ * The view `requests`: the rows of request_rows, then each request of runs.request_list as a row, with the columns in
+ * the order given (request_rows' own order, so that a file's rows read as they always did).
+ */
+function requestsViewSql(schema, columns) {
+  const packed = packedRequestColumns(schema);
+  const fromList = columns.map((name) => (name === 'run_id' ? 'runs.run_id AS run_id'
+    : packed.includes(name) ? `json_extract(r.value, '$[${packed.indexOf(name)}]') AS ${name}` : `NULL AS ${name}`));
+  return `CREATE VIEW requests AS
+  SELECT ${columns.join(', ')} FROM request_rows
+  UNION ALL
+  SELECT ${fromList.join(', ')} FROM runs, json_each(runs.request_list) AS r WHERE runs.request_list IS NOT NULL;`;
+}
+
 /** The store's tables as SQL, from the core's schema(): what the collector keeps, and the only place it is written. */
 export function storeSchemaSql(schema) {
   const columns = storeColumns(schema);
@@ -38,12 +60,14 @@ export function storeSchemaSql(schema) {
   const requestColumns = columns.requests.map(([name, type]) => `${name} ${type}`);
   return `
 CREATE TABLE IF NOT EXISTS runs (
-  ${runColumns.join(',\n  ')}
+  ${runColumns.join(',\n  ')},
+  request_list TEXT
 );
-CREATE TABLE IF NOT EXISTS requests (
+CREATE TABLE IF NOT EXISTS request_rows (
   ${requestColumns.join(',\n  ')},
   PRIMARY KEY (run_id, phase, idx)
 ) WITHOUT ROWID;
+${requestsViewSql(schema, columns.requests.map(([name]) => name)).replace('CREATE VIEW', 'CREATE VIEW IF NOT EXISTS')}
 -- The report reads only these two narrow tables (a run's record is described in the core's stored_run.hpp): one row
 -- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
 -- metric is the metric's position in the core's list (metrics are only ever added at its end).
@@ -71,8 +95,12 @@ export function openStore(dbPath, core) {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   const migrated = migrateVersion1(db, core, schema);
+  const isTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'requests'").get();
+  if (isTable) db.exec('ALTER TABLE requests RENAME TO request_rows');
   db.exec(storeSchemaSql(schema));
   addNewColumns(db, schema);
+  const rowOrder = db.prepare('PRAGMA table_info(request_rows)').all().map((c) => c.name);
+  db.exec(`DROP VIEW requests; ${requestsViewSql(schema, rowOrder)}`);
   db.pragma(`user_version = ${STORE_VERSION}`);
 
   const insertRows = prepareInsert(db, schema);
@@ -215,7 +243,8 @@ function migrateVersion1(db, core, schema) {
 // Columns are only ever added (at the end of the core's lists or of COLLECTOR_COLUMNS): a database written before a
 // column existed gets it, empty (NULL) in the rows it already holds.
 function addNewColumns(db, schema) {
-  for (const [table, columns] of Object.entries(storeColumns(schema))) {
+  const { runs, requests } = storeColumns(schema);
+  for (const [table, columns] of [['runs', [...runs, ['request_list', 'TEXT']]], ['request_rows', requests]]) {
     const have = new Set(db.prepare(`PRAGMA table_info(${table})`).all().map((c) => c.name));
     for (const [name, type] of columns) if (!have.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
   }
@@ -230,19 +259,17 @@ function runRowColumns(schema) {
 // each of COLLECTOR_COLUMNS.
 // Call it inside a transaction: the run's rows are written all or none.
 function prepareInsert(db, schema) {
-  const runColumns = runRowColumns(schema);
-  const requestColumns = [...schema.requestColumns.map((c) => c.name), ...schema.durations.map((d) => d.name)];
+  const runColumns = [...runRowColumns(schema), 'request_list'];
+  const packed = packedRequestColumns(schema);
   const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
-  const insertRequest = db.prepare(`INSERT INTO requests (${requestColumns.join(', ')})
-    VALUES (${requestColumns.map((c) => `@${c}`).join(', ')})`);
   const insertRecord = db.prepare('INSERT INTO run_records (run, received_at, region, arm_counts, arms) VALUES (?, ?, ?, ?, ?)');
   const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
   return ({ run, requests }, meta) => {
-    const stored = insertRun.run({ ...run, ...meta });
+    const requestList = JSON.stringify(requests.map((q) => packed.map((c) => q[c] ?? null)));
+    const stored = insertRun.run({ ...run, ...meta, request_list: requestList });
     // A retried beacon carries the same run_id: keep the first copy.
     if (stored.changes === 0) return { duplicate: true };
-    for (const request of requests) insertRequest.run(request);
     const id = stored.lastInsertRowid;
     insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms);
     schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));

@@ -35,6 +35,13 @@ function decoded(b) {
   return d;
 }
 
+// A store file turned back into version 3's layout: every request as a row of the table requests, none in run rows.
+function toVersion3(db) {
+  db.exec(`INSERT INTO request_rows SELECT * FROM requests WHERE run_id IN (SELECT run_id FROM runs WHERE request_list IS NOT NULL);
+    DROP VIEW requests; ALTER TABLE request_rows RENAME TO requests; ALTER TABLE runs DROP COLUMN request_list;
+    PRAGMA user_version = 3;`);
+}
+
 describe('store', () => {
   test('opens the database in WAL mode with synchronous NORMAL', () => {
     const store = freshStore();
@@ -109,8 +116,9 @@ describe('store', () => {
     const first = openStore(file, core);
     first.insertBeacon(decoded(beacon('before')), { receivedAt: '2024-01-01T00:00:00.000Z', region: 'Asia', country: 'JP' });
     first.close();
-    // As the store was before the server's protocol and the browser were recorded.
+    // As the store was before the server's protocol and the browser were recorded (version 2: request rows in a table).
     const db = new Database(file);
+    toVersion3(db);
     db.exec('ALTER TABLE requests DROP COLUMN server_protocol; ALTER TABLE runs DROP COLUMN browser; ALTER TABLE runs DROP COLUMN browser_major;');
     db.close();
     const store = openStore(file, core);
@@ -143,10 +151,10 @@ describe('store', () => {
     store.close();
   });
 
-  // Rows that cannot be stored (the decoder never returns such; a second request with the same key stands in).
+  // Rows that cannot be stored (the decoder never returns such): a record SQLite cannot bind, written after the run row.
   const unstorable = (runId) => {
     const d = decoded(beacon(runId));
-    return { run: d.run, requests: [d.requests[0], d.requests[0]] };
+    return { run: { ...d.run, arm_counts: {} }, requests: d.requests };
   };
 
   test('rolls back the whole run when one request cannot be stored', () => {
@@ -167,6 +175,49 @@ describe('store', () => {
     assert.equal(store.requestsFor('bad').length, 0);
     assert.equal(store.requestsFor('q2').length, 2);
     store.close();
+  });
+
+  test('a mixed database (request rows of older runs in a table, newer runs\' in their run row): the same export and report', async () => {
+    const { syntheticBeacons } = await import('../../devstack/syntheticBeacons.mjs');
+    const { makeReport } = await import('../../report/makeReport.mjs');
+    const files = ['new', 'mixed', 'v3'].map((name) => path.join(tmp, `${name}${dbCount++}.sqlite`));
+    const all = [...syntheticBeacons({ runs: 400, seed: 5, days: 2 })];
+    for (const file of files) {
+      const store = openStore(file, core);
+      for (const { beacon: b, meta } of all) store.insertBeacon(decoded(b), meta);
+      store.close();
+    }
+    // mixed: the first half of the runs as a version-3 store held them, then reopened (so the view reads both).
+    const mixed = new Database(files[1]);
+    mixed.exec(`INSERT INTO request_rows SELECT * FROM requests WHERE run_id IN (SELECT run_id FROM runs WHERE rowid <= 200);
+      UPDATE runs SET request_list = NULL WHERE rowid <= 200;`);
+    mixed.close();
+    // v3: a version-3 file as that store wrote it, upgraded when opened.
+    const v3 = new Database(files[2]);
+    toVersion3(v3);
+    assert.equal(v3.prepare("SELECT type FROM sqlite_master WHERE name = 'requests'").pluck().get(), 'table');
+    v3.close();
+    const outputs = [];
+    for (const file of files) {
+      const store = openStore(file, core);
+      let text = '';
+      const sink = new Writable({ write(chunk, _enc, cb) { text += chunk; cb(); } });
+      assert.equal(await store.exportNdjson(sink), 400);
+      const counts = store.db.prepare('SELECT (SELECT count(*) FROM request_rows) AS rows, (SELECT count(*) FROM requests) AS requests').get();
+      store.close();
+      const report = await makeReport(core, { dbPath: file, htmlPath: path.join(tmp, `r${dbCount++}.html`) });
+      outputs.push({ text, counts, report: report.text, html: fs.readFileSync(path.join(tmp, `r${dbCount - 1}.html`), 'utf8')
+        .replace(/Generated \S+/g, '') });
+    }
+    const requests = all.reduce((n, { beacon: b }) => n + b.samples.length, 0);
+    assert.deepEqual(outputs.map((o) => o.counts.requests), [requests, requests, requests]);
+    assert.deepEqual(outputs.map((o) => o.counts.rows > 0), [false, true, true], 'the files hold what each case says');
+    assert.match(outputs[0].text, /"request_class":"usable_control"/);
+    for (const o of outputs.slice(1)) {
+      assert.equal(o.text, outputs[0].text);
+      assert.equal(o.report, outputs[0].report);
+      assert.equal(o.html, outputs[0].html);
+    }
   });
 
   test('exports one NDJSON line per run with its requests nested, without the report records', async () => {
