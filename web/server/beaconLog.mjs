@@ -15,7 +15,7 @@ const SEGMENT = /^(.*)\.(\d{8})\.log$/;
 
 /**
  * Opens (creating) the log whose files are named after base: BASE.NNNNNNNN.log segments and BASE.shipped (how far the
- * shipper got: {segment, offset}). Returns { append(line) → Promise, seal(), take(maxLines, maxBytes) → batch | null,
+ * shipper got: {segment, offset}). Returns { append(line) → Promise, seal(), sealIfCaughtUp(), take(maxLines, maxBytes) → batch | null,
  * shipped(batch), backlog() → {bytes, segments}, failed(), close() }.
  */
 export function openBeaconLog(base) {
@@ -133,6 +133,13 @@ export function openBeaconLog(base) {
     },
     /** Seals the current segment (when it holds anything): its lines can be taken. Returns the new segment's number. */
     seal,
+    /**
+     * Seals the current segment only when every sealed line is shipped: while the store is behind (an outage), the
+     * current segment keeps growing, so that it is later taken in a few large batches, not in many small ones.
+     */
+    sealIfCaughtUp() {
+      if (!segments().some((n) => n < current)) seal();
+    },
     /** Appends lines at once, synchronously (lines carried over when opening, before any append). */
     appendNow(lines) {
       if (lines.length === 0) return;

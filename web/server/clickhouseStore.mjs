@@ -15,11 +15,16 @@ import { COLLECTOR_COLUMNS, writeRunsNdjson } from './store.mjs';
 // The tables' layout version (a column is only ever added, with ALTER TABLE … ADD COLUMN IF NOT EXISTS).
 export const CLICKHOUSE_STORE_VERSION = 1;
 const TYPE = { text: 'String', real: 'Nullable(Float64)', flag: 'Nullable(UInt8)' };
-const INSERT_TIMEOUT_MS = 15_000;
+// A batch of the log may be 20,000 beacons (~130 MB of JSON): its insert is given time (nothing waits for it but the
+// log); past this it is taken as failed and sent again with what ClickHouse already holds left out.
+const INSERT_TIMEOUT_MS = 120_000;
 const READ_TIMEOUT_MS = 30 * 60_000;
 const RETRY_MS = 500;
+// How long closing the store (the collector's drain) waits for the log's last batches.
+const CLOSE_SHIP_MS = 10_000;
 // One batch per table about once a second (ClickHouse's advice: ~1 insert per second, of thousands of rows), or sooner
-// when this many beacons wait (about 13 request rows each: the request batch stays one insert block of ClickHouse's).
+// when this many beacons wait (about 13 request rows each: the request batch stays one insert block of ClickHouse's,
+// 1,048,576 rows, so that it goes in whole or not at all).
 const FLUSH_MS = 1000;
 const MAX_BATCH = 20_000;
 const MAX_BATCH_BYTES = 256 * 1024 * 1024;
@@ -335,7 +340,7 @@ export async function openClickHouseStore(spec, core, {
       base ??= Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
       tablesReady = true;
     }
-    log.seal();
+    log.sealIfCaughtUp();
     for (let batch; (batch = log.take(maxBatch, MAX_BATCH_BYTES));) {
       const fresh = await insertBatch(batch.lines);
       log.shipped(batch);
@@ -415,12 +420,17 @@ export async function openClickHouseStore(spec, core, {
       }
     },
     exportNdjson: (stream) => exportNdjson(schema, client, stream),
-    /** Takes no more beacons, ships what the log holds (what ClickHouse does not take stays there for the next start). */
+    /**
+     * Takes no more beacons and ships what the log holds, for at most CLOSE_SHIP_MS (what ClickHouse does not take by
+     * then stays in the log for the next start).
+     */
     async close() {
       if (closed) return;
       closed = true;
       await new Promise((r) => setImmediate(r));  // the appends of this turn
-      await shipNow();
+      const deadline = new Promise((r) => setTimeout(r, CLOSE_SHIP_MS).unref());
+      // Twice: a pass after a failure ships the sealed segments, the next one the segment written meanwhile.
+      await Promise.race([shipNow().then(() => (lastError || log.backlog().bytes === 0 ? null : shipNow())), deadline]);
       clearTimeout(timer);
       log.close();
     },
