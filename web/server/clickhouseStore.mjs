@@ -59,7 +59,7 @@ export function parseClickHouseUrl(spec) {
   return { url, database, cluster, shards, spool };
 }
 
-/** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insert(table, rows) (JSONEachRow). */
+/** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insertText(table, lines) (JSONEachRow). */
 export function clickhouseClient(url, { database = null, settings = {}, timeoutMs: defaultTimeout = INSERT_TIMEOUT_MS } = {}) {
   // node:http without keep-alive: a fresh connection per request. fetch() reuses idle sockets, and ClickHouse closes
   // its idle keep-alive connections after 3 s (keep_alive_timeout), so a request after a pause could meet a socket
@@ -100,11 +100,7 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
       const text = await post({ output_format_json_quote_64bit_integers: '0', ...extra }, `${sql}\nFORMAT JSON`, timeoutMs);
       return JSON.parse(text).data;
     },
-    insert(table, rows, { timeoutMs } = {}) {
-      if (rows.length === 0) return Promise.resolve('');
-      return post({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, rows.map((r) => JSON.stringify(r)).join('\n'), timeoutMs);
-    },
-    /** The same with each row already serialized (JSON text per row). */
+    /** INSERT … FORMAT JSONEachRow of rows already serialized (one JSON text per row). */
     insertText(table, lines, { timeoutMs } = {}) {
       if (lines.length === 0) return Promise.resolve('');
       return post({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, lines.join('\n'), timeoutMs);
