@@ -196,13 +196,8 @@ export function clickhouseRows(schema, { run, requests }, {
   const runRow = {};
   for (const c of schema.runColumns) runRow[c.name] = run[c.name] ?? (c.type === 'text' ? '' : null);
   Object.assign(runRow, { received_at: receivedAt, region, country, browser, browser_major: browserMajor });
-  const requestRows = requests.map((q) => {
-    const row = {};
-    for (const c of schema.requestColumns) row[c.name] = q[c.name] ?? (c.type === 'text' ? '' : null);
-    for (const d of schema.durations) row[d.name] = q[d.name] ?? null;
-    return row;
-  });
-  return { run: runRow, requests: requestRows, record: recordRow(schema, run, { receivedAt, region }) };
+  // The decoder's request objects are the request rows already: the core's request columns and durations, in order.
+  return { run: runRow, requests, record: recordRow(schema, run, { receivedAt, region }) };
 }
 
 // The run_records row from the core's record: arm_counts is [version][order][control counts by class][treatment
