@@ -148,6 +148,30 @@ describe('ClickHouse store', () => {
     }
   });
 
+  test('ClickHouse not there when the collector starts: beacons are acknowledged from the log and go in once it is', { timeout: 120_000 }, async () => {
+    const late = await planClickHouse(`test-late-${process.pid}`);
+    const store = await openClickHouseStore(`clickhouse://127.0.0.1:${late.httpPort}/late`, core,
+      { spool: path.join(tmp, 'late'), retryMs: 100, flushMs: 100 });
+    let lateServer;
+    try {
+      const some = beacons(25, 21);
+      const answers = await Promise.all(some.map((b) => store.queueBeacon(core.decodeBeacon(b.text), b.meta)));
+      assert.deepEqual(answers.map((a) => a.duplicate), some.map(() => false));
+      while (store.state().failures === 0) await new Promise((r) => setTimeout(r, 50));
+      assert.match(store.checkWritable().clickhouse, /^failing: /);
+      assert.equal(store.checkWritable().ok, true, 'the log still takes beacons');
+      lateServer = await startClickHouse(late, { fresh: true, keepHttpPort: true });
+      await store.flushed(60_000);
+      const [row] = await store.client.json('SELECT count() AS n, uniqExact(run_id) AS ids FROM runs');
+      assert.deepEqual(row, { n: 25, ids: 25 });
+      assert.equal(store.countRuns(), 25);
+    } finally {
+      await store.close();
+      await lateServer?.kill();
+      fs.rmSync(late.dir, { recursive: true, force: true });
+    }
+  });
+
   test('a replay after an insert whose answer was lost inserts nothing twice', async () => {
     const spool = path.join(tmp, 'lost.ndjson');
     const store = await openClickHouseStore(url('lost'), core, { spool });
