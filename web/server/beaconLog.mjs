@@ -98,8 +98,9 @@ export function openBeaconLog(base) {
       });
     },
     /**
-     * The next batch of sealed lines in order: at most maxLines lines and about maxBytes, never across a segment's end.
-     * null when every sealed line is shipped.
+     * The next batch of sealed lines in order: at most maxLines lines and about maxBytes, never across a segment's end;
+     * {segment, offset, end, last, count (lines), bytes (the lines, each with its newline)}. null when every sealed
+     * line is shipped.
      */
     take(maxLines, maxBytes) {
       for (;;) {
@@ -127,8 +128,7 @@ export function openBeaconLog(base) {
           lines++;
         }
         if (lines === 0) throw new Error(`beacon log ${file}: a line longer than ${maxBytes} bytes at offset ${offset}`);
-        const text = buf.toString('utf8', 0, end);
-        return { segment: n, offset, end: offset + end, last: offset + end >= total, lines: text.slice(0, -1).split('\n') };
+        return { segment: n, offset, end: offset + end, last: offset + end >= total, count: lines, bytes: buf.subarray(0, end) };
       }
     },
     /** Seals the current segment (when it holds anything): its lines can be taken. Returns the new segment's number. */

@@ -28,6 +28,8 @@ const CLOSE_SHIP_MS = 10_000;
 const FLUSH_MS = 1000;
 const MAX_BATCH = 20_000;
 const MAX_BATCH_BYTES = 256 * 1024 * 1024;
+// Lines of a batch turned into insert bodies between two yields to the event loop (~2 MB, a few ms).
+const SLICE_LINES = 300;
 // Run_ids remembered to answer a client's retry as a duplicate at once (two generations of this many).
 const RECENT_IDS = 100_000;
 const EXPORT_PAGE = 500;
@@ -59,7 +61,7 @@ export function parseClickHouseUrl(spec) {
   return { url, database, cluster, shards, spool };
 }
 
-/** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insertText(table, lines) (JSONEachRow). */
+/** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insertChunks(table, buffers) (JSONEachRow). */
 export function clickhouseClient(url, { database = null, settings = {}, timeoutMs: defaultTimeout = INSERT_TIMEOUT_MS } = {}) {
   // node:http without keep-alive: a fresh connection per request. fetch() reuses idle sockets, and ClickHouse closes
   // its idle keep-alive connections after 3 s (keep_alive_timeout), so a request after a pause could meet a socket
@@ -67,7 +69,8 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
   const base = new URL(url);
   function post(params, body, timeoutMs = defaultTimeout) {
     const q = new URLSearchParams({ ...(database ? { database } : {}), ...settings, ...params });
-    const payload = Buffer.from(body);
+    const chunks = Array.isArray(body) ? body : [Buffer.from(body)];
+    const length = chunks.reduce((n, c) => n + c.length, 0);
     return new Promise((resolve, reject) => {
       const unreachable = (err) => {
         const e = new Error(`ClickHouse at ${url} unreachable: ${err.code ?? err.message}`);
@@ -75,7 +78,7 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
         reject(e);
       };
       const req = http.request({ host: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, method: 'POST', path: `/?${q}`, agent: false,
-        headers: { 'Content-Length': payload.length, 'Content-Type': 'text/plain; charset=utf-8' } }, (res) => {
+        headers: { 'Content-Length': length, 'Content-Type': 'text/plain; charset=utf-8' } }, (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
         res.on('error', unreachable);
@@ -90,7 +93,8 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
       });
       req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
       req.on('error', unreachable);
-      req.end(payload);
+      for (const c of chunks) req.write(c);
+      req.end();
     });
   }
   return {
@@ -100,10 +104,10 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
       const text = await post({ output_format_json_quote_64bit_integers: '0', ...extra }, `${sql}\nFORMAT JSON`, timeoutMs);
       return JSON.parse(text).data;
     },
-    /** INSERT … FORMAT JSONEachRow of rows already serialized (one JSON text per row). */
-    insertText(table, lines, { timeoutMs } = {}) {
-      if (lines.length === 0) return Promise.resolve('');
-      return post({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, lines.join('\n'), timeoutMs);
+    /** INSERT … FORMAT JSONEachRow of rows already serialized: Buffers of JSON texts, each ending with a newline. */
+    insertChunks(table, buffers, { timeoutMs } = {}) {
+      if (buffers.length === 0) return Promise.resolve('');
+      return post({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, buffers, timeoutMs);
     },
   };
 }
@@ -295,29 +299,49 @@ export async function openClickHouseStore(spec, core, {
     if (recent.size >= RECENT_IDS) { older = recent; recent = new Set(); }
   };
 
-  // One batch of log lines into the three tables: request rows and records first, the run rows last (a run row is the
-  // mark that its beacon is in, which a later check trusts). Rows of a run_id already in runs are left out (a retry),
-  // and when uncertain those already in each table.
-  async function insertBatch(lines) {
-    const beacons = lines.map((l) => {
-      const parts = l.split('\t');
-      return { id: parts[0], run: parts[1], record: parts[2], requests: parts.slice(3) };
-    });
+  // One batch of log lines (their bytes) into the three tables: request rows and records first, the run rows last (a
+  // run row is the mark that its beacon is in, which a later check trusts). Rows of a run_id already in runs are left
+  // out (a retry), and when uncertain those already in each table. The lines are turned into the insert bodies a slice
+  // at a time, yielding to the event loop between slices, so that a second's batch never holds up the answers.
+  async function insertBatch(bytes) {
+    const starts = [];
+    const ids = [];
+    for (let at = 0; at < bytes.length;) {
+      starts.push(at);
+      // run_ids are ASCII: letters, digits, - and _ (the decoder's rule).
+      ids.push(bytes.toString('latin1', at, bytes.indexOf(0x09, at)));
+      at = bytes.indexOf(0x0a, at) + 1;
+    }
+    starts.push(bytes.length);
     const existing = async (table) => {
-      const inList = [...new Set(beacons.map((b) => quote(b.id)))].join(',');
+      const inList = [...new Set(ids)].map(quote).join(',');
       const rows = await client.json(`SELECT DISTINCT run_id FROM ${table} WHERE run_id IN (${inList})`,
         { settings: { max_query_size: String(64 * 1024 * 1024) } });
       return new Set(rows.map((r) => r.run_id));
     };
-    const inRuns = await existing('runs');
+    const none = new Set();
+    const [inRuns, skipRequests, skipRecords] = await Promise.all([existing('runs'),
+      uncertain ? existing('requests') : none, uncertain ? existing('run_records') : none]);
     const seen = new Set();
-    const fresh = beacons.filter((b) => !inRuns.has(b.id) && !seen.has(b.id) && seen.add(b.id));
-    await Promise.all([['requests', (b) => b.requests], ['run_records', (b) => [b.record]]].map(async ([table, pick]) => {
-      const skip = uncertain ? await existing(table) : new Set();
-      await client.insertText(table, fresh.filter((b) => !skip.has(b.id)).flatMap(pick));
-    }));
-    await client.insertText('runs', fresh.map((b) => b.run));
-    return fresh.length;
+    const keep = ids.map((id) => !inRuns.has(id) && !seen.has(id) && seen.add(id));
+    const bodies = { runs: [], requests: [], run_records: [] };
+    for (let first = 0; first < ids.length; first += SLICE_LINES) {
+      const last = Math.min(ids.length, first + SLICE_LINES);
+      const lines = bytes.toString('utf8', starts[first], starts[last]).split('\n');
+      const out = { runs: [], requests: [], run_records: [] };
+      for (let i = first; i < last; i++) {
+        if (!keep[i]) continue;
+        const parts = lines[i - first].split('\t');
+        out.runs.push(parts[1]);
+        if (!skipRecords.has(ids[i])) out.run_records.push(parts[2]);
+        if (!skipRequests.has(ids[i])) for (let k = 3; k < parts.length; k++) out.requests.push(parts[k]);
+      }
+      for (const [table, rows] of Object.entries(out)) if (rows.length > 0) bodies[table].push(Buffer.from(`${rows.join('\n')}\n`));
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all([client.insertChunks('requests', bodies.requests), client.insertChunks('run_records', bodies.run_records)]);
+    await client.insertChunks('runs', bodies.runs);
+    return keep.filter(Boolean).length;
   }
 
   // Each tick seals the log's current segment and ships every sealed line, in batches of at most maxBatch beacons.
@@ -333,13 +357,13 @@ export async function openClickHouseStore(spec, core, {
     }
     log.sealIfCaughtUp();
     for (let batch; (batch = log.take(maxBatch, MAX_BATCH_BYTES));) {
-      const fresh = await insertBatch(batch.lines);
+      const fresh = await insertBatch(batch.bytes);
       log.shipped(batch);
       uncertain = false;
       stats.batches++;
       stats.inserted += fresh;
-      stats.duplicates += batch.lines.length - fresh;
-      if (batch.segment >= firstSegment) pendingHere -= batch.lines.length;
+      stats.duplicates += batch.count - fresh;
+      if (batch.segment >= firstSegment) pendingHere -= batch.count;
       base += fresh;
     }
   }
