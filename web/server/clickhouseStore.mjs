@@ -1,5 +1,5 @@
 // The ClickHouse store: the same decoded rows as the SQLite store (store.mjs), kept in a ClickHouse database over its
-// HTTP interface (Node's fetch, no driver). Its tables are made from the core's schema(), as SQLite's are: the run and
+// HTTP interface (node:http, no driver). Its tables are made from the core's schema(), as SQLite's are: the run and
 // request columns, and a narrow per-run table for the report (run_records) whose columns are the core's per-run record.
 // A beacon is acknowledged once it is in a local log (beaconLog.mjs: fsynced, one fsync per event-loop turn); the log
 // goes to ClickHouse in large batches, one INSERT per table about once a second, as ClickHouse wants its inserts. While
