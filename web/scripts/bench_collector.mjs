@@ -1,8 +1,11 @@
-// `npm run bench:collector`: the collector's throughput as a share of a bare Node HTTP server that answers 204, both
-// measured by this one script in one run, with autocannon at the same connections and duration, alternating rounds
-// (bare, collector, bare, collector, ...) so drift in the machine's load hits both. The collector runs as deployed
-// (`h3probe collector`, its SQLite store, the WASM decoder), fed distinct realistic beacons (syntheticBeacons, each
-// with its own run_id); afterwards every beacon answered 2xx must be in the database.
+// `npm run bench:collector`: the collector's throughput into each store as a share of a bare Node HTTP server that
+// answers 204, all measured by this one script in one run: autocannon at the same connections and duration, rounds
+// alternating (bare, SQLite collector, ClickHouse collector, bare, ...) so that drift in the machine's load hits every
+// side. The collectors run as deployed (`h3probe collector`, the WASM decoder), fed distinct realistic beacons
+// (syntheticBeacons, each with its own run_id); ClickHouse is a local clickhouse-server started here
+// (devstack/clickhouse.mjs). Then each side again at 80 % of its own maximum rate, for the time to acknowledge at that
+// load (p99). Afterwards every beacon answered 2xx must be stored once, and ClickHouse's query_log and system.parts give
+// the inserts per table and second and the parts they made. --tiny: the same, a few seconds per side.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,35 +14,43 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
+import { clickhouseClient } from '../server/clickhouseStore.mjs';
+import { clickhouseInstalled, planClickHouse, startClickHouse } from '../devstack/clickhouse.mjs';
 import { syntheticBeacons } from '../devstack/syntheticBeacons.mjs';
 
 const { values: args } = parseArgs({
   options: {
-    connections: { type: 'string', default: '50' },
-    duration: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '2' },
-    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string' },
+    duration: { type: 'string' },
+    rounds: { type: 'string' },
+    warmup: { type: 'string' },
     workers: { type: 'string', default: '1' },
-    tiny: { type: 'boolean', default: false }, // npm test: the same path at a size that finishes in seconds
+    stores: { type: 'string', default: 'sqlite,clickhouse' },
+    'rate-share': { type: 'string', default: '0.8' },
+    tiny: { type: 'boolean', default: false },
   },
 });
-if (args.tiny) Object.assign(args, { connections: '10', duration: '1', rounds: '1', warmup: '1' });
-const connections = Number(args.connections);
-const duration = Number(args.duration);
+const tiny = args.tiny;
+const connections = Number(args.connections ?? (tiny ? 8 : 50));
+const duration = Number(args.duration ?? (tiny ? 3 : 10));
+const rounds = Number(args.rounds ?? (tiny ? 1 : 2));
+const warmup = Number(args.warmup ?? (tiny ? 1 : 2));
+const rateShare = Number(args['rate-share']);
+const stores = args.stores.split(',').filter(Boolean);
+for (const s of stores) if (!['sqlite', 'clickhouse'].includes(s)) throw new Error(`--stores: sqlite and/or clickhouse, not "${s}"`);
+if (stores.includes('clickhouse') && !clickhouseInstalled()) throw new Error('clickhouse-server is not installed: npm run deps');
+
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-bench-collector-'));
-const db = path.join(dir, 'beacons.sqlite');
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 
 // A pool of distinct beacons; each request takes the next one with a fresh run_id, so none is a duplicate.
 const pool = [...syntheticBeacons({ runs: 1000, seed: 7 })].map(({ beacon }) => JSON.stringify(beacon).split(beacon.run_id));
 let sent = 0;
-const nextBeacon = () => {
-  const parts = pool[sent % pool.length];
-  return parts.join(`bench-${(sent++).toString(36)}`);
-};
+const nextBeacon = () => pool[sent % pool.length].join(`bench-${(sent++).toString(36)}`);
 const bytes = nextBeacon().length;
 
-// The bare server: its own process, like the collector, so neither shares an event loop with autocannon.
+// The bare server: its own process, like the collectors, so none shares an event loop with autocannon.
 const BARE = `const http = require('node:http');
 const s = http.createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(204); res.end(); }); });
 s.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: s.address().port })));
@@ -51,8 +62,8 @@ function start(argv) {
     let buf = '';
     child.stdout.on('data', (chunk) => {
       buf += chunk;
-      const line = buf.split('\n').find((l) => l.includes('"port"') || l.includes('"listening"'));
-      if (line) resolve(JSON.parse(line).port ?? Number(new URL(JSON.parse(line).listening).port));
+      const line = buf.split('\n').find((l) => l.includes('"port"'));
+      if (line) resolve(JSON.parse(line).port);
     });
     child.once('exit', (code) => reject(new Error(`${argv.join(' ')} exited with ${code}`)));
   });
@@ -65,54 +76,113 @@ async function stop(child) {
   return exited;
 }
 
-function load(port, seconds, beacons) {
+function drive(port, seconds, beacons, overallRate) {
   return autocannon({
-    url: `http://127.0.0.1:${port}/beacon`, connections, duration: seconds,
+    url: `http://127.0.0.1:${port}/beacon`, connections, duration: seconds, ...(overallRate ? { overallRate } : {}),
     requests: [{ method: 'POST', headers: { 'content-type': 'text/plain;charset=UTF-8' },
       setupRequest: (req) => ({ ...req, body: beacons ? nextBeacon() : 'x'.repeat(bytes) }) }],
   });
 }
 
-const bare = start(['-e', BARE]);
-const collector = start(['web/bin/h3probe.mjs', 'collector', '--port', '0', '--db', db, '--workers', args.workers]);
-const ports = { bare: await bare.port, collector: await collector.port };
+let clickhouse = null;
+const sides = { bare: start(['-e', BARE]) };
+const collectorArgs = ['web/bin/h3probe.mjs', 'collector', '--port', '0', '--workers', args.workers, '--rate-limit', '0'];
+if (stores.includes('sqlite')) sides.sqlite = start([...collectorArgs, '--store', `sqlite:${path.join(dir, 'beacons.sqlite')}`]);
+if (stores.includes('clickhouse')) {
+  const plan = await planClickHouse('bench-collector');
+  clickhouse = await startClickHouse(plan, { fresh: true });
+  const spool = path.join(dir, 'clickhouse-log.ndjson');
+  sides.clickhouse = start([...collectorArgs, '--store',
+    `clickhouse://127.0.0.1:${plan.httpPort}/bench?spool=${encodeURIComponent(spool)}`]);
+}
+const names = Object.keys(sides);
+const ports = {};
+for (const n of names) ports[n] = await sides[n].port;
 
-const loadBefore = os.loadavg();
-await load(ports.bare, Number(args.warmup), false);
-const warm = await load(ports.collector, Number(args.warmup), true);
-const results = { bare: [], collector: [] };
-let accepted = 0;
-for (let round = 0; round < Number(args.rounds); round++) {
-  for (const side of ['bare', 'collector']) {
-    const r = await load(ports[side], duration, side === 'collector');
+const loadBefore = load();
+const acked = Object.fromEntries(names.map((n) => [n, 0]));
+const failures = [];
+const tally = (side, r) => {
+  acked[side] += r['2xx'];
+  if (r.non2xx > 0 || r.errors > 0) failures.push(`${side}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+};
+for (const side of names) tally(side, await drive(ports[side], warmup, side !== 'bare'));
+
+const results = Object.fromEntries(names.map((n) => [n, []]));
+const windows = [];  // the ClickHouse collector's rounds, [start, end] in ms
+for (let round = 0; round < rounds; round++) {
+  for (const side of names) {
+    const t0 = Date.now();
+    const r = await drive(ports[side], duration, side !== 'bare');
+    if (side === 'clickhouse') windows.push([t0, Date.now()]);
+    tally(side, r);
     results[side].push(r);
-    console.log(`round ${round + 1} ${side.padEnd(9)}: ${(r['2xx'] / r.duration).toFixed(0)} req/s, p50 ${r.latency.p50} ms, ` +
+    console.log(`round ${round + 1} ${side.padEnd(10)}: ${(r['2xx'] / r.duration).toFixed(0)} req/s, p50 ${r.latency.p50} ms, ` +
       `p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}, load ${os.loadavg()[0].toFixed(2)}`);
   }
 }
-const loadAfter = os.loadavg();
-await stop(bare.child);
-const collectorExit = await stop(collector.child);
-
 const sum = (list, f) => list.reduce((a, r) => a + f(r), 0);
 const rate = (side) => sum(results[side], (r) => r['2xx']) / sum(results[side], (r) => r.duration);
 const median = (side, k) => results[side].map((r) => r.latency[k]).sort((a, b) => a - b)[Math.floor(results[side].length / 2)];
-for (const r of results.collector) accepted += r['2xx'];
-const stored = new Database(db, { readonly: true }).prepare('SELECT count(*) FROM runs').pluck().get();
-const bareRate = rate('bare');
-const collectorRate = rate('collector');
-const ratio = collectorRate / bareRate;
 
-console.log(`\nbeacon ${bytes} bytes; ${connections} connections, ${args.rounds} × ${duration} s per side, collector workers ${args.workers}; ` +
-  `${os.cpus().length} CPUs (${os.cpus()[0].model}), node ${process.version}`);
-console.log(`bare node http (204):   ${bareRate.toFixed(0)} req/s, p50 ${median('bare', 'p50')} ms, p99 ${median('bare', 'p99')} ms`);
-console.log(`h3probe collector:      ${collectorRate.toFixed(0)} beacons/s, p50 ${median('collector', 'p50')} ms, p99 ${median('collector', 'p99')} ms`);
-console.log(`ratio collector / bare: ${(100 * ratio).toFixed(1)} % (target ≥ 50 %)`);
-console.log(`load average (1/5/15 min): before ${loadBefore.map((l) => l.toFixed(2)).join(' ')}, after ${loadAfter.map((l) => l.toFixed(2)).join(' ')}`);
-// Every 2xx (warm-up included) must be stored; a few more may be, whose answers autocannon cut at the end of a round.
-const acked = accepted + warm['2xx'];
-const lost = stored < acked;
-console.log(`stored ${stored} runs for ${acked} answered 2xx (${sent} sent); collector exit ${collectorExit}; ` +
-  `${lost ? `LOST ${acked - stored} BEACONS` : 'nothing lost'}`);
+// The time to acknowledge at rateShare of each side's own maximum.
+const paced = {};
+for (const side of names) {
+  const target = Math.max(1, Math.round(rateShare * rate(side)));
+  const r = await drive(ports[side], duration, side !== 'bare', target);
+  tally(side, r);
+  paced[side] = { target, rate: r['2xx'] / r.duration, p50: r.latency.p50, p99: r.latency.p99 };
+}
+const loadAfter = load();
+
+const exits = {};
+for (const side of names) exits[side] = await stop(sides[side].child);
+
+console.log(`\nbeacon ${bytes} bytes; ${connections} connections, ${rounds} × ${duration} s per side (warm-up ${warmup} s), ` +
+  `collector workers ${args.workers}; ${os.cpus().length} CPUs (${os.cpus()[0].model}), node ${process.version}`);
+const bareRate = rate('bare');
+for (const side of names) {
+  const label = { bare: 'bare node http (204)', sqlite: 'collector, SQLite', clickhouse: 'collector, ClickHouse' }[side];
+  const share = side === 'bare' ? '' : `, ${(100 * rate(side) / bareRate).toFixed(1)} % of bare`;
+  console.log(`${`${label}:`.padEnd(23)} ${rate(side).toFixed(0)} req/s${share}, p50 ${median(side, 'p50')} ms, p99 ${median(side, 'p99')} ms; ` +
+    `at ${Math.round(100 * rateShare)} % (${paced[side].target}/s): ${paced[side].rate.toFixed(0)}/s, p50 ${paced[side].p50} ms, p99 ${paced[side].p99} ms`);
+}
+console.log(`targets: SQLite ≥ 50 % of bare; ClickHouse ≥ 2,000 beacons/s per worker, ≤ 2 inserts/s per table; p99 ≤ 50 ms at 80 %`);
+console.log(`load average (1/5/15 min): before ${loadBefore}, after ${loadAfter}`);
+
+// Every 2xx must be stored, once; a few more may be, whose answers autocannon cut at the end of a round.
+const lost = [];
+const report = (side, stored, distinct = stored) => {
+  const bad = stored < acked[side] || distinct !== stored;
+  if (bad) lost.push(side);
+  console.log(`${side}: stored ${stored} runs (${distinct} distinct) for ${acked[side]} answered 2xx; exit ${exits[side]}; ` +
+    `${bad ? 'LOST OR DOUBLED BEACONS' : 'nothing lost or doubled'}`);
+};
+if (sides.sqlite) report('sqlite', new Database(path.join(dir, 'beacons.sqlite'), { readonly: true }).prepare('SELECT count(*) FROM runs').pluck().get());
+if (clickhouse) {
+  const ch = clickhouseClient(clickhouse.url, { database: 'bench', timeoutMs: 120_000 });
+  const [runs] = await ch.json('SELECT count() AS n, uniqExact(run_id) AS ids FROM runs');
+  report('clickhouse', runs.n, runs.ids);
+  await ch.query('SYSTEM FLUSH LOGS').catch(() => new Promise((r) => setTimeout(r, 2500)));
+  const inserts = await ch.json(`SELECT query, toUInt32(event_time) AS t FROM system.query_log
+    WHERE type = 2 AND event_date >= yesterday() AND query LIKE 'INSERT INTO %'`);
+  const seconds = sum(windows, ([a, b]) => (b - a) / 1000);
+  const inWindow = (t) => windows.some(([a, b]) => t * 1000 >= a - 1000 && t * 1000 <= b + 1000);
+  const parts = await ch.json(`SELECT table, countIf(active) AS active, count() AS made FROM system.parts
+    WHERE database = 'bench' GROUP BY table ORDER BY table`);
+  for (const table of ['runs', 'requests', 'run_records']) {
+    const times = inserts.filter((q) => q.query.startsWith(`INSERT INTO ${table} `) && inWindow(q.t)).map((q) => q.t);
+    const perSecond = new Map();
+    for (const t of times) perSecond.set(t, (perSecond.get(t) ?? 0) + 1);
+    const p = parts.find((x) => x.table === table) ?? { active: 0, made: 0 };
+    console.log(`clickhouse ${table.padEnd(11)}: ${times.length} inserts in ${seconds.toFixed(0)} s of rounds ` +
+      `(${(times.length / seconds).toFixed(2)}/s, at most ${Math.max(0, ...perSecond.values())} in one second); ` +
+      `parts ${p.active} active, ${p.made} on disk`);
+  }
+  await clickhouse.kill();
+  fs.rmSync(clickhouse.dir, { recursive: true, force: true });
+}
 fs.rmSync(dir, { recursive: true, force: true });
-process.exit(!lost && collectorExit === 0 && results.collector.every((r) => r.non2xx === 0) ? 0 : 1);
+if (failures.length > 0) console.log(`FAILED REQUESTS: ${failures.join('; ')}`);
+const ok = lost.length === 0 && failures.length === 0 && Object.values(exits).every((c) => c === 0);
+process.exit(ok ? 0 : 1);

@@ -1,21 +1,37 @@
 // The ClickHouse store: the same decoded rows as the SQLite store (store.mjs), kept in a ClickHouse database over its
-// HTTP interface (Node's fetch, no driver). Its tables are made from the core's schema(), as SQLite's are: the run and
-// request columns, and a narrow per-run table for the report (run_records) whose columns follow the core's request
-// classes and metrics. Inserts are batched (one INSERT per table for every beacon queued while the previous batch was
-// in flight). When ClickHouse cannot be reached, beacons go to a local append-only spool file, fsynced before they are
-// acknowledged, and are replayed in order once it answers again: nothing acknowledged is lost, and a replayed run is
-// inserted once (a table that already holds a run_id of the batch skips it).
+// HTTP interface (node:http, no driver). Its tables are made from the core's schema(), as SQLite's are: the run and
+// request columns, and a narrow per-run table for the report (run_records) whose columns are the core's per-run record.
+// A beacon is acknowledged once it is in a local log (beaconLog.mjs: fsynced, one fsync per event-loop turn); the log
+// goes to ClickHouse in large batches, one INSERT per table about once a second, as ClickHouse wants its inserts. While
+// ClickHouse cannot be reached the log grows, and it drains when ClickHouse answers again: nothing acknowledged is
+// lost, and a beacon sent again after a failure or a crash is inserted once (rows whose run_id a table already holds are
+// left out).
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { openBeaconLog } from './beaconLog.mjs';
 import { COLLECTOR_COLUMNS, writeRunsNdjson } from './store.mjs';
 
 // The tables' layout version (a column is only ever added, with ALTER TABLE … ADD COLUMN IF NOT EXISTS).
 export const CLICKHOUSE_STORE_VERSION = 1;
 const TYPE = { text: 'String', real: 'Nullable(Float64)', flag: 'Nullable(UInt8)' };
-const INSERT_TIMEOUT_MS = 15_000;
+// A batch of the log may be 20,000 beacons (~130 MB of JSON): its insert is given time (nothing waits for it but the
+// log); past this it is taken as failed and sent again with what ClickHouse already holds left out.
+const INSERT_TIMEOUT_MS = 120_000;
 const READ_TIMEOUT_MS = 30 * 60_000;
 const RETRY_MS = 500;
+// How long closing the store (the collector's drain) waits for the log's last batches.
+const CLOSE_SHIP_MS = 10_000;
+// One batch per table about once a second (ClickHouse's advice: ~1 insert per second, of thousands of rows), or sooner
+// when this many beacons wait (about 13 request rows each: the request batch stays one insert block of ClickHouse's,
+// 1,048,576 rows, so that it goes in whole or not at all).
+const FLUSH_MS = 1000;
+const MAX_BATCH = 20_000;
+const MAX_BATCH_BYTES = 256 * 1024 * 1024;
+// Lines of a batch turned into insert bodies between two yields to the event loop (~2 MB, a few ms).
+const SLICE_LINES = 300;
+// Run_ids remembered to answer a client's retry as a duplicate at once (two generations of this many).
+const RECENT_IDS = 100_000;
 const EXPORT_PAGE = 500;
 
 /**
@@ -45,7 +61,7 @@ export function parseClickHouseUrl(spec) {
   return { url, database, cluster, shards, spool };
 }
 
-/** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insert(table, rows) (JSONEachRow). */
+/** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insertChunks(table, buffers) (JSONEachRow). */
 export function clickhouseClient(url, { database = null, settings = {}, timeoutMs: defaultTimeout = INSERT_TIMEOUT_MS } = {}) {
   // node:http without keep-alive: a fresh connection per request. fetch() reuses idle sockets, and ClickHouse closes
   // its idle keep-alive connections after 3 s (keep_alive_timeout), so a request after a pause could meet a socket
@@ -53,7 +69,8 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
   const base = new URL(url);
   function post(params, body, timeoutMs = defaultTimeout) {
     const q = new URLSearchParams({ ...(database ? { database } : {}), ...settings, ...params });
-    const payload = Buffer.from(body);
+    const chunks = Array.isArray(body) ? body : [Buffer.from(body)];
+    const length = chunks.reduce((n, c) => n + c.length, 0);
     return new Promise((resolve, reject) => {
       const unreachable = (err) => {
         const e = new Error(`ClickHouse at ${url} unreachable: ${err.code ?? err.message}`);
@@ -61,7 +78,7 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
         reject(e);
       };
       const req = http.request({ host: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, method: 'POST', path: `/?${q}`, agent: false,
-        headers: { 'Content-Length': payload.length, 'Content-Type': 'text/plain; charset=utf-8' } }, (res) => {
+        headers: { 'Content-Length': length, 'Content-Type': 'text/plain; charset=utf-8' } }, (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
         res.on('error', unreachable);
@@ -76,19 +93,21 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
       });
       req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
       req.on('error', unreachable);
-      req.end(payload);
+      for (const c of chunks) req.write(c);
+      req.end();
     });
   }
   return {
     url,
     query: (sql, { timeoutMs } = {}) => post({}, sql, timeoutMs),
-    async json(sql, { timeoutMs } = {}) {
-      const text = await post({ output_format_json_quote_64bit_integers: '0' }, `${sql}\nFORMAT JSON`, timeoutMs);
+    async json(sql, { timeoutMs, settings: extra = {} } = {}) {
+      const text = await post({ output_format_json_quote_64bit_integers: '0', ...extra }, `${sql}\nFORMAT JSON`, timeoutMs);
       return JSON.parse(text).data;
     },
-    insert(table, rows, { timeoutMs } = {}) {
-      if (rows.length === 0) return Promise.resolve('');
-      return post({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, rows.map((r) => JSON.stringify(r)).join('\n'), timeoutMs);
+    /** INSERT … FORMAT JSONEachRow of rows already serialized: Buffers of JSON texts, each ending with a newline. */
+    insertChunks(table, buffers, { timeoutMs } = {}) {
+      if (buffers.length === 0) return Promise.resolve('');
+      return post({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, buffers, timeoutMs);
     },
   };
 }
@@ -170,8 +189,10 @@ export async function ensureClickHouseTables(schema, { url, database, cluster = 
 
 /**
  * The rows the collector writes for one decoded beacon ({run, requests} from core.decodeBeacon) and its meta: the run
- * row, the request rows, and the report's run_records row. The class of each request is the core's (request_class);
- * nothing is re-derived here: a request's arm is its phase, its values go to that arm when its class is usable.
+ * row, the request rows, and the report's run_records row. The run_records row is the core's own per-run record
+ * (run.arm_counts and run.arm_<metric>, stored_run.hpp) laid out as columns: the counts by arm and class as the core
+ * counted them, and per metric each arm's values (a usable request without a value is NaN in the record: counted as
+ * missing, not kept).
  */
 export function clickhouseRows(schema, { run, requests }, {
   receivedAt, region = null, country = null, browser = null, browserMajor = null,
@@ -179,240 +200,262 @@ export function clickhouseRows(schema, { run, requests }, {
   const runRow = {};
   for (const c of schema.runColumns) runRow[c.name] = run[c.name] ?? (c.type === 'text' ? '' : null);
   Object.assign(runRow, { received_at: receivedAt, region, country, browser, browser_major: browserMajor });
-  const requestRows = requests.map((q) => {
-    const row = {};
-    for (const c of schema.requestColumns) row[c.name] = q[c.name] ?? (c.type === 'text' ? '' : null);
-    for (const d of schema.durations) row[d.name] = q[d.name] ?? null;
-    return row;
-  });
-  const usable = new Set(schema.requestClasses.filter((c) => c.usable).map((c) => c.name));
-  const record = { run_id: run.run_id, received_at: receivedAt, region: region ?? 'unknown', arms: run.arms, run_order: run.run_order };
-  for (const c of classCountColumns(schema)) record[c.name] = 0;
-  const byArm = { control: [], treatment: [] };
-  for (const q of requests) {
-    if (!(q.phase in byArm)) continue;
-    record[`${q.phase}_${q.request_class}`]++;
-    if (usable.has(q.request_class)) byArm[q.phase].push(q);
+  // The decoder's request objects are the request rows already: the core's request columns and durations, in order.
+  return { run: runRow, requests, record: recordRow(schema, run, { receivedAt, region }) };
+}
+
+// The run_records row from the core's record: arm_counts is [version][order][control counts by class][treatment
+// counts], one byte each; arm_<metric> is little-endian float64s, the usable control requests' then the treatment's.
+function recordRow(schema, run, { receivedAt, region }) {
+  const classes = schema.requestClasses;
+  const counts = run.arm_counts;
+  if (!counts || counts.length !== 2 + 2 * classes.length) {
+    throw new Error(`run ${run.run_id}: its record's class counts are not the core's current format`);
   }
-  for (const arm of Object.values(byArm)) arm.sort((a, b) => a.idx - b.idx);
+  const record = { run_id: run.run_id, received_at: receivedAt, region: region ?? 'unknown', arms: run.arms, run_order: run.run_order };
+  let usableControl = 0;
+  classes.forEach((c, k) => {
+    record[`control_${c.name}`] = counts[2 + k];
+    record[`treatment_${c.name}`] = counts[2 + classes.length + k];
+    if (c.usable) usableControl += counts[2 + k];
+  });
   for (const m of metricColumns(schema)) {
+    const blob = run[`arm_${m.metric}`];
+    const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+    const values = { control: [], treatment: [] };
     let missing = 0;
-    for (const arm of ['control', 'treatment']) {
-      const values = [];
-      for (const q of byArm[arm]) {
-        const v = q[m.metric];
-        if (typeof v === 'number' && Number.isFinite(v)) values.push(v);
-        else missing++;
-      }
-      record[m[arm]] = values;
+    for (let i = 0; i < blob.byteLength / 8; i++) {
+      const v = view.getFloat64(8 * i, true);
+      if (Number.isFinite(v)) values[i < usableControl ? 'control' : 'treatment'].push(v);
+      else missing++;
     }
+    record[m.control] = values.control;
+    record[m.treatment] = values.treatment;
     record[m.missing] = missing;
   }
-  return { run: runRow, requests: requestRows, record };
+  return record;
+}
+
+// A beacon as one line of the collector's log (beaconLog.mjs): its run_id, then its rows serialized for the insert
+// (JSONEachRow), run, record, then each request.
+function logLine({ run, requests, record }) {
+  return [run.run_id, JSON.stringify(run), JSON.stringify(record), ...requests.map((q) => JSON.stringify(q))].join('\t');
 }
 
 /**
- * Opens (creating what is missing) the store at a clickhouse:// URL. core: loadH3probeNode(). Options: spool (file;
- * default from the URL), flushMs (how long a batch may wait for more beacons; default 0: the next event-loop turn),
- * retryMs (how often an unreachable server is tried again). Resolves to an object with the SQLite store's methods
- * (queueBeacon, insertBeacon, countRuns, checkWritable, exportNdjson, close) plus flushed() and state().
+ * Opens (creating what is missing) the store at a clickhouse:// URL. core: loadH3probeNode(). A beacon is acknowledged
+ * once it is in the local log (beaconLog.mjs, group commit); the log goes to ClickHouse in batches, once every flushMs
+ * (default 1 s: ClickHouse wants about one insert per second per table, of thousands of rows) or when maxBatch beacons
+ * wait, one INSERT per table. While ClickHouse cannot be reached or refuses a batch, the log grows and the batch is
+ * tried again every retryMs. A batch whose outcome is unknown (a failure, a crash) is sent again with the rows whose
+ * run_id a table already holds left out, so each beacon is in each table once. Options: spool (the log's base file
+ * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts).
+ * Resolves to an object with the SQLite store's methods (queueBeacon, insertBeacon, countRuns, checkWritable,
+ * exportNdjson, close) plus flushed() and state().
  */
-export async function openClickHouseStore(spec, core, { spool: spoolPath, retryMs = RETRY_MS, readOnly = false } = {}) {
-  // The collector's requests give up after INSERT_TIMEOUT_MS (then the beacons go to the spool); a report's scans of a
-  // large table may take minutes.
+export async function openClickHouseStore(spec, core, {
+  spool: spoolPath, retryMs = RETRY_MS, flushMs = FLUSH_MS, maxBatch = MAX_BATCH, readOnly = false,
+} = {}) {
   if (typeof core?.schema !== 'function') throw new Error('openClickHouseStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
   const target = typeof spec === 'string' ? parseClickHouseUrl(spec) : spec;
   const { database } = target;
   const settings = target.cluster ? { insert_distributed_sync: '1' } : {};
+  // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again); a report's scans of a
+  // large table may take minutes.
   const client = clickhouseClient(target.url, { database, settings, timeoutMs: readOnly ? READ_TIMEOUT_MS : INSERT_TIMEOUT_MS });
-  await ensureClickHouseTables(schema, target);
-  // count(), not a DISTINCT over every run_id: cheap at any size (a duplicate not yet folded by a merge counts twice).
-  let runCount = Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
-
-  if (readOnly) return readOnlyStore(schema, target, client, runCount);
-  const spoolFile = path.resolve(spoolPath ?? target.spool);
-  fs.mkdirSync(path.dirname(spoolFile), { recursive: true });
-  const spoolFd = fs.openSync(spoolFile, 'a+');
-  const offsetFile = `${spoolFile}.offset`;
-  const readOffset = () => {
-    try {
-      return Number(fs.readFileSync(offsetFile, 'utf8')) || 0;
-    } catch {
-      return 0;
-    }
-  };
-  let spooled = fs.fstatSync(spoolFd).size > readOffset();  // beacons wait in the spool: new ones must queue behind them
+  if (readOnly) {
+    await ensureClickHouseTables(schema, target);
+    return readOnlyStore(schema, target, client, Number((await client.json('SELECT count() AS n FROM runs'))[0].n));
+  }
+  const logBase = path.resolve(spoolPath ?? target.spool);
+  const log = openBeaconLog(logBase);
+  const stats = { logged: 0, inserted: 0, duplicates: 0, batches: 0, failures: 0 };
   let lastError = null;
-  let queue = [];
-  let flushing = null;
-  let closed = false;
-  let retryTimer = null;
-  const stats = { inserted: 0, toSpool: 0, replayed: 0, duplicates: 0 };
+  // Whether the next batch may hold rows a table already has (the first after opening, the first after a failure).
+  let uncertain = true;
+  let base = null;  // runs in ClickHouse when first reached
+  let pendingHere = 0;  // beacons acknowledged since opening and not yet shipped
+  const firstSegment = log.seal();  // segments from here on hold only this process's beacons
+  try {
+    await ensureClickHouseTables(schema, target);
+    // count(), not a DISTINCT over every run_id: cheap at any size (a duplicate not yet folded by a merge counts twice).
+    base = Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
+  } catch (err) {
+    // The log takes beacons while ClickHouse is away; the tables are made when it answers.
+    if (!err.unreachable) throw err;
+    lastError = err.message;
+  }
+  let tablesReady = base !== null;
 
-  // Inserts one batch (rows of many beacons); with dedupe, rows whose run_id a table already holds are left out (a
-  // replay after a failure whose outcome was unknown). Returns, per beacon of the batch, whether it was a duplicate.
-  async function insertBatch(batch, { dedupe }) {
-    const ids = batch.map((b) => b.run.run_id);
-    const inList = ids.map((id) => `'${id.replace(/[\\']/g, '\\$&')}'`).join(',');
-    const existing = async (table) => new Set((await client.json(`SELECT DISTINCT run_id FROM ${table} WHERE run_id IN (${inList})`))
-      .map((r) => r.run_id));
-    const inRuns = await existing('runs');
-    // Within a batch, a run_id twice (a client's retry) is stored once: the first copy, as SQLite keeps it.
+  // A client's retry carries the run_id of the beacon it retries, usually within seconds: the run_ids acknowledged
+  // lately answer it as a duplicate at once. One older than that is still kept out of the tables when shipped.
+  let recent = new Set();
+  let older = new Set();
+  const seenLately = (id) => recent.has(id) || older.has(id);
+  const remember = (id) => {
+    recent.add(id);
+    if (recent.size >= RECENT_IDS) { older = recent; recent = new Set(); }
+  };
+
+  // One batch of log lines (their bytes) into the three tables: request rows and records first, the run rows last (a
+  // run row is the mark that its beacon is in, which a later check trusts). Rows of a run_id already in runs are left
+  // out (a retry), and when uncertain those already in each table. The lines are turned into the insert bodies a slice
+  // at a time, yielding to the event loop between slices, so that a second's batch never holds up the answers.
+  async function insertBatch(bytes) {
+    const starts = [];
+    const ids = [];
+    for (let at = 0; at < bytes.length;) {
+      starts.push(at);
+      // run_ids are ASCII: letters, digits, - and _ (the decoder's rule).
+      ids.push(bytes.toString('latin1', at, bytes.indexOf(0x09, at)));
+      at = bytes.indexOf(0x0a, at) + 1;
+    }
+    starts.push(bytes.length);
+    const existing = async (table) => {
+      const inList = [...new Set(ids)].map(quote).join(',');
+      const rows = await client.json(`SELECT DISTINCT run_id FROM ${table} WHERE run_id IN (${inList})`,
+        { settings: { max_query_size: String(64 * 1024 * 1024) } });
+      return new Set(rows.map((r) => r.run_id));
+    };
+    const none = new Set();
+    const [inRuns, skipRequests, skipRecords] = await Promise.all([existing('runs'),
+      uncertain ? existing('requests') : none, uncertain ? existing('run_records') : none]);
     const seen = new Set();
-    const duplicate = batch.map((b) => inRuns.has(b.run.run_id) || seen.has(b.run.run_id) || !seen.add(b.run.run_id));
-    const fresh = batch.filter((_, i) => !duplicate[i]);
-    // runs last: a run row is the mark that its requests and record are in, which is what a later dedupe trusts.
-    await Promise.all([['requests', (b) => b.requests], ['run_records', (b) => [b.record]]].map(async ([table, pick]) => {
-      const skip = dedupe ? await existing(table) : new Set();
-      await client.insert(table, fresh.filter((b) => !skip.has(b.run.run_id)).flatMap(pick));
-    }));
-    await client.insert('runs', fresh.map((b) => b.run));
-    return duplicate;
-  }
-
-  function appendSpool(batch) {
-    const text = batch.map((b) => `${JSON.stringify({ run: b.run, requests: b.requests, record: b.record })}\n`).join('');
-    fs.writeSync(spoolFd, text);
-    fs.fsyncSync(spoolFd);
-    stats.toSpool += batch.length;
-  }
-
-  async function flush() {
-    const items = queue;
-    queue = [];
-    if (items.length === 0) return;
-    const batch = items.map((i) => i.rows);
-    if (!spooled) {
-      try {
-        const duplicate = await insertBatch(batch, { dedupe: false });
-        items.forEach((item, k) => {
-          if (!duplicate[k]) runCount++;
-          item.resolve({ duplicate: duplicate[k] });
-        });
-        stats.inserted += duplicate.filter((d) => !d).length;
-        lastError = null;
-        return;
-      } catch (err) {
-        lastError = err.message;
-        // A query error (a bad row) is not a reason to spool: it would fail again. Only an unreachable server is.
-        if (!err.unreachable) {
-          for (const i of items) i.reject(err);
-          return;
-        }
+    const keep = ids.map((id) => !inRuns.has(id) && !seen.has(id) && seen.add(id));
+    const bodies = { runs: [], requests: [], run_records: [] };
+    for (let first = 0; first < ids.length; first += SLICE_LINES) {
+      const last = Math.min(ids.length, first + SLICE_LINES);
+      const lines = bytes.toString('utf8', starts[first], starts[last]).split('\n');
+      const out = { runs: [], requests: [], run_records: [] };
+      for (let i = first; i < last; i++) {
+        if (!keep[i]) continue;
+        const parts = lines[i - first].split('\t');
+        out.runs.push(parts[1]);
+        if (!skipRecords.has(ids[i])) out.run_records.push(parts[2]);
+        if (!skipRequests.has(ids[i])) for (let k = 3; k < parts.length; k++) out.requests.push(parts[k]);
       }
+      for (const [table, rows] of Object.entries(out)) if (rows.length > 0) bodies[table].push(Buffer.from(`${rows.join('\n')}\n`));
+      await new Promise((r) => setImmediate(r));
     }
-    try {
-      appendSpool(batch);
-      spooled = true;
-    } catch (err) {
-      for (const i of items) i.reject(new Error(`ClickHouse unreachable (${lastError}) and the spool failed: ${err.message}`));
-      return;
-    }
-    for (const i of items) {
-      runCount++;
-      i.resolve({ duplicate: false, spooled: true });
-    }
-    scheduleReplay(0);
+    await Promise.all([client.insertChunks('requests', bodies.requests), client.insertChunks('run_records', bodies.run_records)]);
+    await client.insertChunks('runs', bodies.runs);
+    return keep.filter(Boolean).length;
   }
 
-  function kick() {
-    if (flushing) return;
-    flushing = (async () => {
-      while (queue.length > 0) await flush();
-    })().finally(() => { flushing = null; if (queue.length > 0) kick(); });
-  }
-
-  // Replays the spool from its offset, in order, in batches; the offset file is advanced (fsynced) after each batch
-  // is in. When all is replayed and nothing new was appended meanwhile, both files are emptied and beacons go straight
-  // to ClickHouse again.
-  let replaying = null;
-  function scheduleReplay(delay) {
-    if (closed || replaying || retryTimer) return;
-    retryTimer = setTimeout(() => { retryTimer = null; replaying = replay().finally(() => { replaying = null; }); }, delay);
-  }
-  async function replay() {
-    for (;;) {
-      const offset = readOffset();
-      const size = fs.fstatSync(spoolFd).size;
-      if (offset >= size) break;
-      const length = Math.min(size - offset, 4 * 1024 * 1024);
-      const buf = Buffer.alloc(length);
-      fs.readSync(spoolFd, buf, 0, length, offset);
-      let end = buf.lastIndexOf(0x0a) + 1;
-      if (end === 0) end = length;  // one line longer than the chunk: cannot happen (beacons are ≤ 256 KiB)
-      const batch = buf.subarray(0, end).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-      try {
-        const duplicates = (await insertBatch(batch, { dedupe: true })).filter(Boolean).length;
-        stats.replayed += batch.length - duplicates;
-        stats.duplicates += duplicates;
-        runCount -= duplicates;
-      } catch (err) {
-        lastError = err.message;
-        scheduleReplay(retryMs);
-        return;
-      }
-      fs.writeFileSync(offsetFile, String(offset + end));
-      const fd = fs.openSync(offsetFile, 'r');
-      fs.fsyncSync(fd);
-      fs.closeSync(fd);
+  // Each tick seals the log's current segment and ships every sealed line, in batches of at most maxBatch beacons.
+  let closed = false;
+  let timer = null;
+  let shipping = null;
+  let wake = null;
+  async function ship() {
+    if (!tablesReady) {
+      await ensureClickHouseTables(schema, target);
+      base ??= Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
+      tablesReady = true;
     }
-    // Caught up, and no append can come between the check above and this (an append is synchronous, and so is
-    // this): the spool is emptied and beacons go straight to ClickHouse again.
-    fs.ftruncateSync(spoolFd, 0);
-    fs.fsyncSync(spoolFd);
-    fs.rmSync(offsetFile, { force: true });
-    spooled = false;
-    lastError = null;
+    log.sealIfCaughtUp();
+    for (let batch; (batch = log.take(maxBatch, MAX_BATCH_BYTES));) {
+      const fresh = await insertBatch(batch.bytes);
+      log.shipped(batch);
+      uncertain = false;
+      stats.batches++;
+      stats.inserted += fresh;
+      stats.duplicates += batch.count - fresh;
+      if (batch.segment >= firstSegment) pendingHere -= batch.count;
+      base += fresh;
+    }
   }
-  if (spooled) scheduleReplay(0);
-
-  const enqueue = (decoded, meta) => new Promise((resolve, reject) => {
-    if (closed) return reject(new Error('store closed'));
-    const rows = clickhouseRows(schema, decoded, { ...meta, receivedAt: meta.receivedAt ?? new Date().toISOString() });
-    queue.push({ rows, resolve, reject });
-    if (queue.length === 1) setImmediate(kick);
+  function tick() {
+    timer = null;
+    const started = Date.now();
+    shipping = ship().then(() => { lastError = null; return flushMs; }, (err) => {
+      uncertain = true;
+      stats.failures++;
+      lastError = err.message;
+      return retryMs;
+    }).then((delay) => {
+      shipping = null;
+      if (wake) { const w = wake; wake = null; w(); }
+      if (!closed) timer = setTimeout(tick, Math.max(0, delay - (Date.now() - started)));
+    });
+  }
+  timer = setTimeout(tick, 0);
+  // Ships now (or right after the batch in flight) and resolves when that pass ends.
+  const shipNow = () => new Promise((resolve) => {
+    if (shipping) { const prev = wake; wake = () => { prev?.(); resolve(); }; return; }
+    clearTimeout(timer);
+    tick();
+    wake = resolve;
   });
+
+  const enqueue = async (decoded, meta) => {
+    if (closed) throw new Error('store closed');
+    const id = decoded.run.run_id;
+    if (seenLately(id)) return { duplicate: true };
+    remember(id);
+    const rows = clickhouseRows(schema, decoded, { ...meta, receivedAt: meta.receivedAt ?? new Date().toISOString() });
+    try {
+      await log.append(logLine(rows));
+    } catch (err) {
+      recent.delete(id);
+      throw new Error(`the beacon log failed: ${err.message}`);
+    }
+    stats.logged++;
+    pendingHere++;
+    return { duplicate: false };
+  };
 
   return {
     kind: 'clickhouse',
     target,
     client,
-    spoolFile,
-    /** decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt, region, country}. Resolves {duplicate}. */
+    logFile: logBase,
+    /** decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt, region, country}. Resolves {duplicate} once logged. */
     queueBeacon: (decoded, meta = {}) => enqueue(decoded, meta),
     insertBeacon: (decoded, meta = {}) => enqueue(decoded, meta),
-    /** Runs stored or spooled: those in ClickHouse when opened plus those acknowledged since. */
-    countRuns: () => runCount,
-    /** Writable while ClickHouse answers or the spool can take beacons; says which. */
-    checkWritable: () => ({ ok: !closed, clickhouse: spooled ? 'unreachable: spooling' : 'ok',
-      ...(spooled ? { spoolBytes: fs.fstatSync(spoolFd).size - readOffset(), lastError } : {}) }),
-    state: () => ({ spooled, ...stats, lastError }),
-    /** Resolves once every queued beacon is inserted and the spool is replayed (or rejects after timeoutMs). */
+    /** Runs in ClickHouse when it was first reached plus those shipped or acknowledged since. */
+    countRuns: () => (base ?? 0) + pendingHere,
+    /** Writable while the log is; says whether ClickHouse takes the batches and how much waits in the log. */
+    checkWritable: () => {
+      const failed = log.failed();
+      return { ok: !closed && !failed, ...(failed ? { error: `beacon log: ${failed.message}` } : {}),
+        clickhouse: lastError ? `failing: ${lastError}` : 'ok', logBytes: log.backlog().bytes };
+    },
+    state: () => ({ ...stats, ...log.backlog(), lastError }),
+    /** Resolves once every acknowledged beacon is in ClickHouse (or rejects after timeoutMs). */
     async flushed(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
-      while (queue.length > 0 || flushing || spooled || replaying) {
+      for (;;) {
+        await shipNow();
+        if (log.backlog().bytes === 0 && !lastError) return;
         if (Date.now() > deadline) throw new Error(`ClickHouse store not flushed after ${timeoutMs} ms: ${lastError}`);
-        if (spooled && !replaying && !retryTimer) scheduleReplay(0);
-        await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, Math.min(retryMs, 200)));
       }
     },
     exportNdjson: (stream) => exportNdjson(schema, client, stream),
-    /** Waits for the queue (not for a spool replay: the spool stays on disk and is replayed when reopened). */
+    /**
+     * Takes no more beacons and ships what the log holds, for at most CLOSE_SHIP_MS (what ClickHouse does not take by
+     * then stays in the log for the next start).
+     */
     async close() {
-      while (queue.length > 0 || flushing) await (flushing ?? new Promise((r) => setImmediate(r)));
+      if (closed) return;
       closed = true;
-      clearTimeout(retryTimer);
-      await replaying;
-      fs.closeSync(spoolFd);
+      await new Promise((r) => setImmediate(r));  // the appends of this turn
+      const deadline = new Promise((r) => setTimeout(r, CLOSE_SHIP_MS).unref());
+      // Twice: a pass after a failure ships the sealed segments, the next one the segment written meanwhile.
+      await Promise.race([shipNow().then(() => (lastError || log.backlog().bytes === 0 ? null : shipNow())), deadline]);
+      clearTimeout(timer);
+      log.close();
     },
   };
 }
 
+const quote = (s) => `'${s.replace(/[\\']/g, '\\$&')}'`;
+
 /** One JSON line per run (duplicates folded), its requests nested: the same lines as the SQLite store's export. */
 function exportNdjson(schema, client, stream) {
   const runColumns = [...schema.runColumns.map((c) => c.name), ...COLLECTOR_COLUMNS.map((c) => c.name)];
-  const quote = (s) => `'${s.replace(/[\\']/g, '\\$&')}'`;
   return writeRunsNdjson(stream, {
     runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${quote(after)}
       ORDER BY run_id LIMIT 1 BY run_id LIMIT ${EXPORT_PAGE}`),

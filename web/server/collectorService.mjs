@@ -116,7 +116,7 @@ async function runPrimary(options) {
       new Promise((resolve) => setTimeout(() => resolve(false), options.drainTimeout * 1000 + 1000).unref()),
     ]);
     for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL');
-    // Every beacon a worker acknowledged was committed (or spooled) before its 204; closing checkpoints the WAL.
+    // Every beacon a worker acknowledged was committed (SQLite) or logged (ClickHouse) before its 204; closing checkpoints the WAL or ships the log.
     await store.close();
     log({ stopped: clean ? 'drained' : 'drain deadline passed, workers killed' });
     return clean;

@@ -1,11 +1,15 @@
-// SQLite storage of decoded beacons: one row per run and one per request, with the columns the C++ core names
-// (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per event-loop turn.
+// SQLite storage of decoded beacons: one row per run, its requests and the report's records, with the columns the C++
+// core names (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per
+// event-loop turn. A beacon's requests are kept in its run row (runs.request_list, one JSON array per request) and read
+// as rows through the view `requests`: one row written per run instead of one per request, the same rows read.
 import { peer } from './peer.mjs';
 
 // 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
 // run_records and arm_values, no beacon text).
 // 3: requests.server_protocol, runs.browser and browser_major (added, empty, to a version-2 file when it is opened).
-export const STORE_VERSION = 3;
+// 4: a run's requests in runs.request_list, read as rows through the view `requests`.
+// A file of another version is refused when opened (no migration before 1.0): export it with the h3probe that wrote it.
+export const STORE_VERSION = 4;
 const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
 const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };
@@ -31,19 +35,32 @@ export function storeColumns(schema) {
   };
 }
 
+// The request columns of runs.request_list, in order: each request is a JSON array of these values (its run_id is
+// the run's).
+const packedRequestColumns = (schema) => storeColumns(schema).requests.map(([name]) => name).filter((n) => n !== 'run_id');
+
+/**
+ * The view `requests`: each request of runs.request_list as a row with the core's request columns. Made again each
+ * time the store opens, so that a request column the core adds reads as NULL in the runs written before it.
+ */
+function requestsViewSql(schema) {
+  const packed = packedRequestColumns(schema);
+  const fromList = ['runs.run_id AS run_id', ...packed.map((name, i) => `json_extract(r.value, '$[${i}]') AS ${name}`)];
+  return `DROP VIEW IF EXISTS requests;
+CREATE VIEW requests AS
+  SELECT ${fromList.join(', ')} FROM runs, json_each(runs.request_list) AS r WHERE runs.request_list IS NOT NULL;`;
+}
+
 /** The store's tables as SQL, from the core's schema(): what the collector keeps, and the only place it is written. */
 export function storeSchemaSql(schema) {
   const columns = storeColumns(schema);
   const runColumns = columns.runs.map(([name, type]) => (name === 'run_id' ? 'run_id TEXT PRIMARY KEY' : `${name} ${type}`));
-  const requestColumns = columns.requests.map(([name, type]) => `${name} ${type}`);
   return `
 CREATE TABLE IF NOT EXISTS runs (
-  ${runColumns.join(',\n  ')}
+  ${runColumns.join(',\n  ')},
+  request_list TEXT
 );
-CREATE TABLE IF NOT EXISTS requests (
-  ${requestColumns.join(',\n  ')},
-  PRIMARY KEY (run_id, phase, idx)
-) WITHOUT ROWID;
+${requestsViewSql(schema)}
 -- The report reads only these two narrow tables (a run's record is described in the core's stored_run.hpp): one row
 -- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
 -- metric is the metric's position in the core's list (metrics are only ever added at its end).
@@ -67,6 +84,12 @@ export function openStore(dbPath, core) {
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  const version = db.pragma('user_version', { simple: true });
+  if (version !== 0 && version !== STORE_VERSION) {
+    db.close();
+    throw new Error(`${dbPath} is an h3probe store of version ${version}; this h3probe reads version ${STORE_VERSION} only: `
+      + 'export its runs with the h3probe that wrote it (h3probe export), or start a new database');
+  }
   db.exec(storeSchemaSql(schema));
   addNewColumns(db, schema);
   db.pragma(`user_version = ${STORE_VERSION}`);
@@ -177,10 +200,8 @@ export async function writeRunsNdjson(stream, { runsAfter, requestsBetween }) {
 // Columns are only ever added (at the end of the core's lists or of COLLECTOR_COLUMNS): a database written before a
 // column existed gets it, empty (NULL) in the rows it already holds.
 function addNewColumns(db, schema) {
-  for (const [table, columns] of Object.entries(storeColumns(schema))) {
-    const have = new Set(db.prepare(`PRAGMA table_info(${table})`).all().map((c) => c.name));
-    for (const [name, type] of columns) if (!have.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${type}`);
-  }
+  const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
+  for (const [name, type] of storeColumns(schema).runs) if (!have.has(name)) db.exec(`ALTER TABLE runs ADD COLUMN ${name} ${type}`);
 }
 
 // A run row's columns: the core's, then what the collector adds.
@@ -192,19 +213,17 @@ function runRowColumns(schema) {
 // each of COLLECTOR_COLUMNS.
 // Call it inside a transaction: the run's rows are written all or none.
 function prepareInsert(db, schema) {
-  const runColumns = runRowColumns(schema);
-  const requestColumns = [...schema.requestColumns.map((c) => c.name), ...schema.durations.map((d) => d.name)];
+  const runColumns = [...runRowColumns(schema), 'request_list'];
+  const packed = packedRequestColumns(schema);
   const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
-  const insertRequest = db.prepare(`INSERT INTO requests (${requestColumns.join(', ')})
-    VALUES (${requestColumns.map((c) => `@${c}`).join(', ')})`);
   const insertRecord = db.prepare('INSERT INTO run_records (run, received_at, region, arm_counts, arms) VALUES (?, ?, ?, ?, ?)');
   const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
   return ({ run, requests }, meta) => {
-    const stored = insertRun.run({ ...run, ...meta });
+    const requestList = JSON.stringify(requests.map((q) => packed.map((c) => q[c] ?? null)));
+    const stored = insertRun.run({ ...run, ...meta, request_list: requestList });
     // A retried beacon carries the same run_id: keep the first copy.
     if (stored.changes === 0) return { duplicate: true };
-    for (const request of requests) insertRequest.run(request);
     const id = stored.lastInsertRowid;
     insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms);
     schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));

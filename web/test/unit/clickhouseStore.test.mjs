@@ -1,6 +1,6 @@
 // The ClickHouse store with a real clickhouse-server (Debian's 18.16, started here with its data in a temporary folder
 // under .h3probe/clickhouse): tables made from the core's schema, the collector's beacons stored once each, ClickHouse
-// killed in the middle of a load and restarted (every acknowledged beacon there exactly once, from the spool), the
+// killed in the middle of a load and restarted (every acknowledged beacon there exactly once, from the log), the
 // `h3probe collector --store clickhouse://…` and `h3probe export --store …` commands, and the same NDJSON export from
 // ClickHouse as from SQLite. No assertion depends on timing: waits are for events, bounded by the test timeouts.
 import assert from 'node:assert/strict';
@@ -92,9 +92,9 @@ describe('ClickHouse store', () => {
     await again.close();
   });
 
-  test('ClickHouse killed mid-load: the collector keeps answering 204, spools, replays; every acknowledged beacon once', { timeout: 120_000 }, async () => {
+  test('ClickHouse killed mid-load: the collector keeps answering 204, the log grows, then drains; every acknowledged beacon once', { timeout: 120_000 }, async () => {
     const spool = path.join(tmp, 'load.ndjson');
-    const store = await openClickHouseStore(url('load'), core, { spool, retryMs: 100 });
+    const store = await openClickHouseStore(url('load'), core, { spool, retryMs: 100, flushMs: 200 });
     const collector = await startCollector({ port: 0, store, core, rateLimit: 0 });
     const all = beacons(240, 11);
     const acked = new Set();
@@ -114,7 +114,8 @@ describe('ClickHouse store', () => {
         }
         if (acked.size >= 160 && !restarted) {
           restarted = true;
-          assert.equal(store.state().spooled, true, 'beacons were spooled while ClickHouse was down');
+          assert.ok(store.state().bytes > 0, 'beacons wait in the log while ClickHouse is down');
+          while (store.state().failures === 0) await new Promise((r) => setTimeout(r, 50));
           server = await startClickHouse(plan);
         }
       }
@@ -127,8 +128,8 @@ describe('ClickHouse store', () => {
       assert.deepEqual([...statuses.keys()], [204], `every beacon answered 204: ${JSON.stringify([...statuses])}`);
       assert.equal(acked.size, all.length);
       const state = store.state();
-      assert.ok(state.spooled === false && state.replayed > 0 && state.inserted > 0, JSON.stringify(state));
-      assert.equal(fs.statSync(spool).size, 0, 'the spool is emptied once replayed');
+      assert.ok(state.failures > 0 && state.inserted === all.length && state.bytes === 0, JSON.stringify(state));
+      assert.ok(state.batches < all.length / 4, `beacons went in batches: ${JSON.stringify(state)}`);
       const perRun = async (table) => new Map((await store.client.json(`SELECT run_id, count() AS n FROM ${table} GROUP BY run_id`))
         .map((r) => [r.run_id, r.n]));
       const runs = await perRun('runs');
@@ -144,6 +145,30 @@ describe('ClickHouse store', () => {
     } finally {
       await collector.close();
       await store.close();
+    }
+  });
+
+  test('ClickHouse not there when the collector starts: beacons are acknowledged from the log and go in once it is', { timeout: 120_000 }, async () => {
+    const late = await planClickHouse(`test-late-${process.pid}`);
+    const store = await openClickHouseStore(`clickhouse://127.0.0.1:${late.httpPort}/late`, core,
+      { spool: path.join(tmp, 'late'), retryMs: 100, flushMs: 100 });
+    let lateServer;
+    try {
+      const some = beacons(25, 21);
+      const answers = await Promise.all(some.map((b) => store.queueBeacon(core.decodeBeacon(b.text), b.meta)));
+      assert.deepEqual(answers.map((a) => a.duplicate), some.map(() => false));
+      while (store.state().failures === 0) await new Promise((r) => setTimeout(r, 50));
+      assert.match(store.checkWritable().clickhouse, /^failing: /);
+      assert.equal(store.checkWritable().ok, true, 'the log still takes beacons');
+      lateServer = await startClickHouse(late, { fresh: true, keepHttpPort: true });
+      await store.flushed(60_000);
+      const [row] = await store.client.json('SELECT count() AS n, uniqExact(run_id) AS ids FROM runs');
+      assert.deepEqual(row, { n: 25, ids: 25 });
+      assert.equal(store.countRuns(), 25);
+    } finally {
+      await store.close();
+      await lateServer?.kill();
+      fs.rmSync(late.dir, { recursive: true, force: true });
     }
   });
 

@@ -1,0 +1,180 @@
+// The collector's durable local log: what a beacon's 204 waits for when the store is ClickHouse. Each accepted beacon is
+// one line appended to the current segment file; the lines of one event-loop turn are written together and made durable
+// with one fdatasync (group commit). A shipper takes the log in order, segment by segment, in large batches, and after
+// each batch is in the store records how far it got (a small state file, replaced atomically); a segment wholly shipped
+// is deleted. Segments are sealed (a new one started) each time the shipper takes the log, so the shipper reads only
+// files nothing writes to any more.
+//
+// A line is `ID\tTEXT\tTEXT...\n`: the beacon's run_id, then the rows already serialized by the store (JSON, which
+// never holds a raw tab or newline), so that shipping is concatenation, not parsing. A line without its newline at the
+// end of the newest segment is a write that a crash cut short: it was never acknowledged, and is cut off when opened.
+import fs from 'node:fs';
+import path from 'node:path';
+
+const SEGMENT = /^(.*)\.(\d{8})\.log$/;
+
+/**
+ * Opens (creating) the log whose files are named after base: BASE.NNNNNNNN.log segments and BASE.shipped (how far the
+ * shipper got: {segment, offset}). Returns { append(line) → Promise, seal(), sealIfCaughtUp(), take(maxLines, maxBytes) → batch | null,
+ * shipped(batch), backlog() → {bytes, segments}, failed(), close() }.
+ */
+export function openBeaconLog(base) {
+  const dir = path.dirname(path.resolve(base));
+  const name = path.basename(base);
+  fs.mkdirSync(dir, { recursive: true });
+  const stateFile = path.join(dir, `${name}.shipped`);
+  const segments = () => fs.readdirSync(dir).map((f) => f.match(SEGMENT)).filter((m) => m && m[1] === name)
+    .map((m) => Number(m[2])).sort((a, b) => a - b);
+  const segmentPath = (n) => path.join(dir, `${name}.${String(n).padStart(8, '0')}.log`);
+  const syncDir = () => {
+    const fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+  };
+
+  let state = { segment: 0, offset: 0 };
+  try {
+    state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+  } catch { /* nothing shipped yet */ }
+  // Segments before the shipped one are gone already (or were deleted between the state write and their unlink).
+  for (const n of segments()) if (n < state.segment) fs.rmSync(segmentPath(n), { force: true });
+
+  // A torn last line (cut by a crash before its fsync, so never acknowledged) is removed so that appends start clean.
+  const existing = segments();
+  let current = existing.length > 0 ? existing.at(-1) : Math.max(1, state.segment);
+  let fd = fs.openSync(segmentPath(current), 'a+');
+  const size = fs.fstatSync(fd).size;
+  if (size > 0) {
+    const tail = Buffer.alloc(Math.min(size, 1 << 20));
+    fs.readSync(fd, tail, 0, tail.length, size - tail.length);
+    const keep = size - tail.length + tail.lastIndexOf(0x0a) + 1;
+    if (keep < size) {
+      fs.ftruncateSync(fd, Math.max(0, keep));
+      fs.fsyncSync(fd);
+    }
+  }
+  syncDir();
+  let written = fs.fstatSync(fd).size;
+
+  let pending = [];
+  let failed = null;
+  function commit() {
+    const items = pending;
+    pending = [];
+    try {
+      if (failed) throw failed;
+      const buf = Buffer.from(items.map((i) => i.line).join(''), 'utf8');
+      fs.writeSync(fd, buf);
+      fs.fdatasyncSync(fd);
+      written += buf.length;
+    } catch (err) {
+      // A log that cannot be written acknowledges nothing more (a partial write stays unacknowledged at its tail).
+      failed ??= err;
+      for (const i of items) i.reject(err);
+      return;
+    }
+    for (const i of items) i.resolve();
+  }
+
+  // Starts a new segment when the current one holds anything, so the shipper reads only sealed files. Returns the
+  // current segment's number: every line appended from now on is in it or a later one.
+  function seal() {
+    if (written > 0) {
+      fs.closeSync(fd);
+      current += 1;
+      fd = fs.openSync(segmentPath(current), 'a+');
+      written = 0;
+      syncDir();
+    }
+    return current;
+  }
+
+  return {
+    /** One line per beacon (without its newline); resolves once every line is on disk (fdatasync). */
+    append(line) {
+      return new Promise((resolve, reject) => {
+        if (pending.length === 0) setImmediate(commit);
+        pending.push({ line: `${line}\n`, resolve, reject });
+      });
+    },
+    /**
+     * The next batch of sealed lines in order: at most maxLines lines and about maxBytes, never across a segment's end;
+     * {segment, offset, end, last, count (lines), bytes (the lines, each with its newline)}. null when every sealed
+     * line is shipped.
+     */
+    take(maxLines, maxBytes) {
+      for (;;) {
+        const sealed = segments().filter((n) => n < current);
+        if (sealed.length === 0) return null;
+        const n = sealed[0];
+        const offset = n === state.segment ? state.offset : 0;
+        const file = segmentPath(n);
+        const total = fs.statSync(file).size;
+        if (offset >= total) {
+          fs.rmSync(file);
+          continue;
+        }
+        const length = Math.min(total - offset, maxBytes);
+        const buf = Buffer.alloc(length);
+        const rfd = fs.openSync(file, 'r');
+        fs.readSync(rfd, buf, 0, length, offset);
+        fs.closeSync(rfd);
+        let end = 0;
+        let lines = 0;
+        while (lines < maxLines) {
+          const nl = buf.indexOf(0x0a, end);
+          if (nl < 0) break;
+          end = nl + 1;
+          lines++;
+        }
+        if (lines === 0) throw new Error(`beacon log ${file}: a line longer than ${maxBytes} bytes at offset ${offset}`);
+        return { segment: n, offset, end: offset + end, last: offset + end >= total, count: lines, bytes: buf.subarray(0, end) };
+      }
+    },
+    /** Seals the current segment (when it holds anything): its lines can be taken. Returns the new segment's number. */
+    seal,
+    /**
+     * Seals the current segment only when every sealed line is shipped: while the store is behind (an outage), the
+     * current segment keeps growing, so that it is later taken in a few large batches, not in many small ones.
+     */
+    sealIfCaughtUp() {
+      if (!segments().some((n) => n < current)) seal();
+    },
+    /** Appends lines at once, synchronously (lines carried over when opening, before any append). */
+    appendNow(lines) {
+      if (lines.length === 0) return;
+      const buf = Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8');
+      fs.writeSync(fd, buf);
+      fs.fdatasyncSync(fd);
+      written += buf.length;
+    },
+    /** Records that a batch from take() is in the store (durably: the state file is replaced and synced). */
+    shipped(batch) {
+      state = batch.last ? { segment: batch.segment + 1, offset: 0 } : { segment: batch.segment, offset: batch.end };
+      const tmp = `${stateFile}.tmp`;
+      const sfd = fs.openSync(tmp, 'w');
+      fs.writeSync(sfd, JSON.stringify(state));
+      fs.fsyncSync(sfd);
+      fs.closeSync(sfd);
+      fs.renameSync(tmp, stateFile);
+      if (batch.last) fs.rmSync(segmentPath(batch.segment), { force: true });
+      syncDir();
+    },
+    /** Bytes and segments not yet shipped. */
+    backlog() {
+      let bytes = 0;
+      const list = segments();
+      for (const n of list) {
+        const s = n === current ? written : fs.statSync(segmentPath(n)).size;
+        bytes += s - (n === state.segment ? state.offset : 0);
+      }
+      return { bytes, segments: list.length };
+    },
+    /** The error that stopped appends, or null. */
+    failed: () => failed,
+    close() {
+      if (pending.length > 0) commit();
+      fs.closeSync(fd);
+    },
+  };
+}
