@@ -238,7 +238,7 @@ function recordRow(schema, run, { receivedAt, region }) {
 
 // A beacon as one line of the collector's log (beaconLog.mjs): its run_id, then its rows serialized for the insert
 // (JSONEachRow), run, record, then each request.
-function logLine({ run, requests, record }) {
+export function logLine({ run, requests, record }) {
   return [run.run_id, JSON.stringify(run), JSON.stringify(record), ...requests.map((q) => JSON.stringify(q))].join('\t');
 }
 
