@@ -6,6 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { startStack } from '../../devstack/stack.mjs';
 import { distRoot } from '../../devstack/paths.mjs';
@@ -307,6 +308,26 @@ function faultMatrix(engine) {
         beforeSearch: { init: () => { delete window.WebAssembly; } } });
       assert.equal(status.state, 'unsupported');
       assert.equal(requests.filter((r) => r.url.includes('/noop') || /\/h3probe\/(run\.js|worker\.js|h3probe_browser\.)/.test(r.url)).length, 0);
+    });
+  });
+
+  describe('the module deployed in part (its folder holds the gate and only some of the rest)', () => {
+    const partial = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-partial-'));
+    const ctx = withStack({ roots: { module: partial } });
+    const deploy = (files) => {
+      for (const f of fs.readdirSync(partial)) fs.rmSync(path.join(partial, f));
+      for (const f of files) fs.copyFileSync(path.join(distRoot, f), path.join(partial, f));
+    };
+    after(() => fs.rmSync(partial, { recursive: true, force: true }));
+    test('run.js missing: a load_error beacon says run_import', async () => {
+      deploy(['h3probe.js']);
+      await probe(ctx, { loadError: 'run_import',
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+    });
+    test('worker.js missing: no Worker, no main-thread fallback, and a load_error beacon says worker_import', async () => {
+      deploy(['h3probe.js', 'run.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']);
+      await probe(ctx, { loadError: 'worker_import',
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
     });
   });
 
