@@ -61,16 +61,17 @@ function sampledOut(config, draw) {
 function sendLoadError(reason) {
   try {
     const { config, started } = loading;
+    // The core's defaults (wasm/core/config.hpp; a unit test compares them).
     const url = config.beaconUrl ?? '/beacon';
     const configId = config.configId ?? 'default';
     if (typeof url !== 'string' || !/^(\/(?!\/)|https:\/\/\S)\S*$/.test(url) || typeof configId !== 'string' ||
       !configId || configId.length > 64) return;
     const id = () => crypto.getRandomValues(new Uint32Array(2)).join('');
     const pageLoadId = id();
-    // error: the last problem kept, cut to stay within the decoder's limit in bytes (3 per UTF-16 unit at most).
+    // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
     const body = JSON.stringify({
       schema: 'h3probe/1', run_id: id(), page_load_id: pageLoadId, config_id: configId, outcome: 'load_error', reason,
-      error: String(errors[errors.length - 1]).slice(0, 160), run_ms: Math.round(performance.now() - started),
+      error: [...String(errors[errors.length - 1])].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
       sample_rate: config.sampleRate ?? 1, context: { page_origin: location.origin }, samples: [],
     });
     // sendBeacon, or a keepalive fetch where the browser refuses it (as run.js gives the run's beacon).
