@@ -430,3 +430,58 @@ TEST_CASE("text that is not JSON, or nests too deep, is refused whole") {
     CHECK(decode_beacon(R"({"a":x,"b":[[[[[[[[[]]]]]]]]]})").error == "beacon nests deeper than 8 levels");
     CHECK(decode_beacon(with_member(R"("future":"[[[[[[[[[[\"{{{{{{{{{")")).beacon.has_value());
 }
+
+TEST_CASE("a load_error beacon from the gate: a reason from the closed list, no samples, no run fields") {
+    // The gate's own shape (web/src/h3probe.js): no order, arms or module_version, since no core ran.
+    const json gate = {{"schema", "h3probe/1"}, {"run_id", "1234567890"}, {"page_load_id", "987654321"},
+                       {"config_id", "default"}, {"outcome", "load_error"}, {"reason", "wasm_type"},
+                       {"run_ms", 12.5}, {"sample_rate", 0.5}, {"samples", json::array()}};
+    const DecodeResult ok = decode_beacon(gate.dump());
+    REQUIRE_MESSAGE(ok.beacon, ok.error);
+    CHECK(ok.beacon->outcome == "load_error");
+    CHECK(ok.beacon->reason == "wasm_type");
+    CHECK(ok.beacon->order.empty());
+    CHECK(ok.beacon->arms.empty());  // in no arms mode's report
+    CHECK(ok.beacon->module_version.empty());
+    CHECK(ok.beacon->samples.empty());
+    CHECK(ok.beacon->sample_rate == 0.5);
+#define H3PROBE_EVERY_REASON(name, what)                         \
+    {                                                            \
+        json j = gate;                                           \
+        j["reason"] = #name;                                     \
+        CHECK_MESSAGE(decode_beacon(j.dump()).beacon, #name);    \
+    }
+    H3PROBE_LOAD_ERROR_REASONS(H3PROBE_EVERY_REASON)
+#undef H3PROBE_EVERY_REASON
+
+    auto refused = [](const json& j) {
+        const DecodeResult r = decode_beacon(j.dump());
+        CHECK_FALSE(r.beacon);
+        return r.error;
+    };
+    json unknown = gate;
+    unknown["reason"] = "wasm_missing";
+    CHECK(refused(unknown) == "reason has an unknown value \"wasm_missing\"");
+    json without = gate;
+    without.erase("reason");
+    CHECK(refused(without) == "reason is required");
+    json number = gate;
+    number["reason"] = 3;
+    CHECK(refused(number) == "reason must be a string");
+    json with_samples = gate;
+    with_samples["samples"] = json::parse(encode_beacon(sample_beacon()))["samples"];
+    CHECK(refused(with_samples) == "samples must be empty for outcome load_error");
+    json bad_order = gate;
+    bad_order["order"] = "sideways";
+    CHECK(refused(bad_order) == "order has an unknown value \"sideways\"");
+    // A reason on any other outcome is refused; a run beacon still needs its run fields.
+    json complete = json::parse(encode_beacon(sample_beacon()));
+    complete["reason"] = "wasm_type";
+    CHECK(refused(complete) == "reason is only for outcome load_error");
+    json run = json::parse(encode_beacon(sample_beacon()));
+    run.erase("order");
+    CHECK(refused(run) == "order is required");
+    run = json::parse(encode_beacon(sample_beacon()));
+    run.erase("module_version");
+    CHECK(refused(run) == "module_version is required");
+}

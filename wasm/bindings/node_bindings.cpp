@@ -368,6 +368,18 @@ val schema_js() {
         classes.set(c, d);
     }
     out.set("requestClasses", classes);
+    val reasons = val::array();
+    int reason = 0;
+#define H3PROBE_REASON(name, what)             \
+    {                                          \
+        val d = val::object();                 \
+        d.set("name", std::string(#name));     \
+        d.set("description", std::string(what)); \
+        reasons.set(reason++, d);              \
+    }
+    H3PROBE_LOAD_ERROR_REASONS(H3PROBE_REASON)
+#undef H3PROBE_REASON
+    out.set("loadErrorReasons", reasons);
     val limits = val::object();
     limits.set("maxBeaconBytes", static_cast<double>(kMaxBeaconBytes));
     limits.set("maxJsonDepth", static_cast<double>(kMaxJsonDepth));

@@ -70,7 +70,7 @@ using json = nlohmann::basic_json<std::map, std::vector, LexerString>;
 // from H3PROBE_CONTEXT_FIELDS and H3PROBE_SAMPLE_DURATIONS). The order is only the encoder's, which makes the key
 // look-up cheap (see find_key); the checks read the slots in their own order.
 #define H3PROBE_BEACON_KEYS(X) \
-    X(schema) X(run_id) X(page_load_id) X(config_id) X(module_version) X(order) X(arms) X(outcome) X(error) \
+    X(schema) X(run_id) X(page_load_id) X(config_id) X(module_version) X(order) X(arms) X(outcome) X(error) X(reason) \
     X(run_ms) X(sample_rate) X(context) X(errors) X(samples)
 #define H3PROBE_SAMPLE_KEYS(X) \
     X(phase) X(idx) X(origin) X(result) X(http_status) X(protocol) X(server_protocol) X(reused)
@@ -496,17 +496,34 @@ DecodeResult decode_beacon(std::string_view json_text) {
     if (!f.string(K::schema, schema, 32)) return r;
     if (schema != kBeaconSchema) return r.error = "schema \"" + schema + "\" is not " + kBeaconSchema, r;
     std::optional<double> run_ms;
+    // The gate's load_error beacon has no run: the fields only a run has are optional in it.
+    const Slot& outcome = field(K::outcome);
+    const bool load_error = outcome.type == Slot::Type::string && outcome.string == "load_error";
+    const bool run_field = !load_error;
+    const bool order_given = run_field || field(K::order).type != Slot::Type::absent;
     if (!f.token(K::run_id, b.run_id) || !f.token(K::page_load_id, b.page_load_id) ||
-        !f.string(K::config_id, b.config_id, 64) || !f.string(K::module_version, b.module_version, 32) ||
-        !f.one_of(K::order, b.order, {"h2-first", "h3-first"}) ||
-        !f.one_of(K::outcome, b.outcome, {"complete", "deadline", "stopped", "error"}) ||
+        !f.string(K::config_id, b.config_id, 64) || !f.string(K::module_version, b.module_version, 32, run_field) ||
+        (order_given && !f.one_of(K::order, b.order, {"h2-first", "h3-first"})) ||
+        !f.one_of(K::outcome, b.outcome, {"complete", "deadline", "stopped", "error", "load_error"}) ||
         !f.string(K::error, b.error, kMaxRunErrorChars, /*required=*/false) ||
         !f.number(K::run_ms, run_ms, kMaxDurationMs))
         return r;
     b.run_ms = run_ms.value_or(0);
+    if (load_error) {
+#define H3PROBE_REASON_NAME(name, what) #name,
+        static const std::set<std::string, std::less<>> kReasons = {H3PROBE_LOAD_ERROR_REASONS(H3PROBE_REASON_NAME)};
+#undef H3PROBE_REASON_NAME
+        if (!f.string(K::reason, b.reason, 64)) return r;
+        if (!kReasons.count(b.reason)) return f.fail(K::reason, "has an unknown value \"" + b.reason + "\""), r;
+    } else if (field(K::reason).type != Slot::Type::absent) {
+        return f.fail(K::reason, "is only for outcome load_error"), r;
+    }
+    // A load_error beacon without arms keeps none: its stored run is in no arms mode's report (the report counts load
+    // errors on their own).
     Arms arms = Arms::h2_h3;
-    if (!f.string(K::arms, b.arms, 64)) return r;
-    if (!parse_arms(b.arms, arms)) return f.fail(K::arms, "has an unknown value \"" + b.arms + "\""), r;
+    if (load_error && field(K::arms).type == Slot::Type::absent) b.arms.clear();
+    else if (!f.string(K::arms, b.arms, 64)) return r;
+    else if (!parse_arms(b.arms, arms)) return f.fail(K::arms, "has an unknown value \"" + b.arms + "\""), r;
     std::optional<double> sample_rate;
     if (!f.number(K::sample_rate, sample_rate, 1)) return r;
     b.sample_rate = sample_rate.value_or(1);
@@ -523,6 +540,7 @@ DecodeResult decode_beacon(std::string_view json_text) {
     }
 
     if (field(K::samples).type != Slot::Type::array) return r.error = "samples must be an array", r;
+    if (load_error && doc.sample_count > 0) return r.error = "samples must be empty for outcome load_error", r;
     if (doc.sample_count > kMaxSamples)
         return r.error = "samples has more than " + std::to_string(kMaxSamples) + " entries", r;
     std::set<std::pair<int, int>> seen;

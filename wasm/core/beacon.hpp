@@ -41,6 +41,18 @@ RunSummary summarize_run(const std::vector<Sample>& samples);
     X(real, timer_resolution_ms, kMaxTimerResolutionMs, "smallest step of performance.now() seen")             \
     X(text, run_context, kMaxRunContextChars, "where the core ran: worker (a dedicated Worker) or main (the page's thread)")
 
+// X(name, what): why a sampled page load could not load the run, for a beacon with outcome "load_error". The page's
+// gate sends that beacon itself (it has no core to write it): web/src/h3probe.js and the loaders that name the reason
+// (run.js, worker.js) are checked against this list by a unit test. Closed: any other value is refused.
+#define H3PROBE_LOAD_ERROR_REASONS(X)                                                                          \
+    X(run_import, "run.js did not load (not found, wrong type, blocked)")                                     \
+    X(worker_import, "worker.js did not load on the main thread (the core's fallback when no Worker runs it)") \
+    X(glue_import, "the Emscripten glue h3probe_browser.mjs did not load (not found, wrong type, blocked)")   \
+    X(wasm_fetch, "the .wasm could not be fetched, or answered a status other than 2xx")                     \
+    X(wasm_type, "the .wasm was served with a Content-Type other than application/wasm")                     \
+    X(csp, "the page's Content-Security-Policy forbids compiling WebAssembly (no 'wasm-unsafe-eval')")        \
+    X(wasm_compile, "the .wasm did not compile or instantiate for another reason")
+
 namespace context_field {
 using text = std::string;
 using real = std::optional<double>;
@@ -60,8 +72,9 @@ struct Beacon {
     std::string module_version;
     std::string order;    // the order this run used: "h2-first" (control first) or "h3-first"
     std::string arms = "h2-h3";  // the arms' protocols: "h2-h3" (the experiment), or "h2-h2" / "h3-h3" (an A/A test)
-    std::string outcome;  // "complete", "deadline", "stopped" (page hidden, host asked), or "error"
+    std::string outcome;  // "complete", "deadline", "stopped" (page hidden, host asked), "error", or "load_error"
     std::string error;    // why, when outcome is not "complete"
+    std::string reason;   // outcome "load_error" only: a name from H3PROBE_LOAD_ERROR_REASONS
     double run_ms = 0;    // duration from start to beacon
     double sample_rate = 1;  // the probability under which this page load was sampled
     ClientContext context;
@@ -70,6 +83,8 @@ struct Beacon {
     RunSummary summary;
 };
 
+// A run's beacon, as the core sends it. The gate writes the load_error beacon itself (no core runs then): the encoder
+// writes no reason.
 std::string encode_beacon(const Beacon& beacon);
 
 struct DecodeResult {
@@ -77,6 +92,8 @@ struct DecodeResult {
     std::string error;             // first problem found, naming its field
 };
 
+// A load_error beacon comes from the gate, which has no core: it has no samples, and may leave out the fields only a
+// run has (order, arms, module_version).
 // Strict on every known field, tolerant of unknown ones so that newer clients can add fields (they are not kept, nor
 // anything they hold). A key given twice counts with its last value; the error names the first problem in the order
 // the fields are checked, whatever their order in the text. Text over kMaxBeaconBytes or nested deeper than

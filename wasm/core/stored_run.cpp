@@ -52,6 +52,7 @@ StoredBeacon to_stored(const Beacon& b) {
     r.arms = b.arms;
     r.outcome = b.outcome;
     r.error = b.error;
+    r.reason = b.reason;
     r.run_ms = b.run_ms;
     r.sample_rate = b.sample_rate;
 #define H3PROBE_STORE_CONTEXT(type, name, limit, what) r.name = or_null(b.context.name);

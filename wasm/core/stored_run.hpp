@@ -29,8 +29,9 @@ using flag = double;  // 1, 0, or NaN for NULL
     X(text, module_version, 0, "the page module's version")                                               \
     X(text, run_order, 0, "h2-first or h3-first: which arm ran first")                                    \
     X(text, arms, 0, "h2-h3 (the experiment), h2-h2 or h3-h3 (an A/A test): the arms' protocols")          \
-    X(text, outcome, 0, "complete, deadline, stopped or error")                                           \
+    X(text, outcome, 0, "complete, deadline, stopped, error, or load_error (the gate could not load the run)") \
     X(text, error, 0, "why the run did not complete")                                                     \
+    X(text, reason, 0, "outcome load_error: what did not load (H3PROBE_LOAD_ERROR_REASONS), '' otherwise")  \
     X(real, run_ms, 0, "from start to beacon")                                                            \
     X(real, sample_rate, 0, "the probability under which this page load was sampled")                     \
     H3PROBE_CONTEXT_FIELDS(X)                                                                              \

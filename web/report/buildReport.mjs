@@ -20,7 +20,7 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
  * core: the module from loadH3probeNode(). data: from readReportData(). Options: method, confidence, percentiles,
  * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
  * CDF points for the plots. Returns { metric, since, arms, by, method, confidence, percentiles, storedRuns, regions,
- * sampleSizeTarget, exclusions, minRunsForInterval, received, groups, verdict } (groups: overall, then one per value of
+ * sampleSizeTarget, exclusions, minRunsForInterval, received, loadErrors, groups, verdict } (groups: overall, then one per value of
  * `by`; see h3probeNode.d.ts for a group's shape, verdict.mjs for the verdict's).
  */
 export function buildReport(core, data, {
@@ -66,6 +66,13 @@ function reportOptions({ method, confidence, percentiles, sampleSize, cdf }) {
   };
 }
 
+// The sampled page loads that could not load the run: { total, byReason: [{reason, n}] }, the most frequent first.
+function loadErrorCounts(rows) {
+  const byReason = rows.map((r) => ({ reason: r.reason, n: Number(r.n) }))
+    .sort((a, b) => b.n - a.n || (a.reason < b.reason ? -1 : 1));
+  return { total: byReason.reduce((sum, r) => sum + r.n, 0), byReason };
+}
+
 // The report object from the core's groups (overall first, then one per name in data.groups' order).
 function assemble(schema, data, groups, { method, confidence, percentiles, sampleSize }) {
   const [overall, ...rest] = groups;
@@ -83,6 +90,7 @@ function assemble(schema, data, groups, { method, confidence, percentiles, sampl
     // report-time reason that the chosen metric is missing.
     exclusions: [...schema.requestClasses.filter((c) => !c.usable && c.name !== 'prewarm').map((c) => c.name), 'missing_metric'],
     minRunsForInterval: schema.limits.minRunsForInterval,
+    loadErrors: loadErrorCounts(data.loadErrors ?? []),
     groups: [overall, ...shown],
   };
   report.verdict = verdict(report);

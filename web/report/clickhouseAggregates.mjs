@@ -122,8 +122,11 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     // The regions the runs came from, whatever the split (the verdict's loopback caution reads them).
     const regionNames = by === 'region' ? regions
       : (await client.json(`SELECT DISTINCT region AS name FROM run_records WHERE ${where} ORDER BY name`)).map((r) => r.name);
+    // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
+    const loadErrors = (await client.json(`SELECT reason, uniqExact(run_id) AS n FROM runs
+      WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: n(r.n) }));
     return { storedRuns: n(total?.stored ?? 0), received: { first: total?.first ?? null, last: total?.last ?? null },
-      by, regions: regionNames, groups: regions, aggregates };
+      by, regions: regionNames, groups: regions, aggregates, loadErrors };
   }
 
   // The bucket holding a rank of group g's sample s, and the rank's offset in it.

@@ -43,6 +43,14 @@ export function armLabels(arms = 'h2-h3') {
     aa: `A/A test: every interval should cover 0 (${proto} in both arms, on two origins)` };
 }
 
+/**
+ * The sampled page loads that could not load the run, by reason: "load errors: 3 (wasm_type 2, glue_import 1)". They
+ * sent no measurement, so they are in no group below; the HTML report shows the same line.
+ */
+export function loadErrorLine({ total, byReason }) {
+  return `load errors: ${int(total)} (${byReason.map((r) => `${r.reason} ${int(r.n)}`).join(', ')})`;
+}
+
 /** report: from buildReport(). Returns the whole text, lines joined with \n. */
 export function formatReport(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
@@ -54,6 +62,7 @@ export function formatReport(report) {
     ...(L.aa ? [L.aa] : []),
     `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * after an interval = that interval excludes 0 ` +
       '(Δ ms and Δ % each carry their own)',
+    ...(report.loadErrors?.total ? [loadErrorLine(report.loadErrors)] : []),
     ...(report.verdict ? ['', report.verdict.text] : []),
   ];
   const by = BY_LABELS[report.by ?? 'region'];

@@ -29,7 +29,8 @@ export const GROUP_BY = Object.freeze({
  * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
  * A/A runs are never pooled), by (one of GROUP_BY: what the groups are).
  * Returns { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the regions the runs
- * came from], groups: [group names], records: [Buffer] } (the records in chunks, in run order).
+ * came from], groups: [group names], records: [Buffer] (the records in chunks, in run order), loadErrors: [{reason, n}]
+ * (the load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms) }.
  */
 export function readReportData(db, schema, { metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region' } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
@@ -76,7 +77,9 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
     if (bytes) parts.push(bytes);
   }
   return { metric, since: sinceIso, arms, by, storedRuns, received: { first: range.first ?? null, last: range.last ?? null },
-    regions: byRegion.map((r) => r.name), groups, records: parts };
+    regions: byRegion.map((r) => r.name), groups, records: parts,
+    loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
+      GROUP BY reason`).all(sinceIso) };
 }
 
 /** '2024-05-01' or a full ISO date-time; '' means everything. Throws on anything else. */

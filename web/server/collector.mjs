@@ -5,7 +5,7 @@ import http from 'node:http';
 import { browserFor } from './browserFor.mjs';
 import { createClientLocator } from './clientLocator.mjs';
 import { defaultOptions } from './collectorOptions.mjs';
-import { countTreatment, createMetrics, observeLatency, renderMetrics } from './metrics.mjs';
+import { countStored, createMetrics, observeLatency, renderMetrics } from './metrics.mjs';
 import { createRateLimiter, networkKey } from './rateLimit.mjs';
 import { isLoopback } from './regionFor.mjs';
 
@@ -146,7 +146,7 @@ export async function startCollector({
       metrics.duplicate++;
     } else {
       metrics.accepted++;
-      countTreatment(metrics, decoded.requests);
+      countStored(metrics, decoded);
     }
     reply(res, 204, '', corsHeaders);
     notify();

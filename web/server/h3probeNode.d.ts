@@ -19,10 +19,16 @@ export interface StoredRun {
   config_id: string;
   module_version: string;
   run_order: string;
-  /** 'h2-h3' (the experiment), 'h2-h2' or 'h3-h3' (an A/A test): the protocols of the control and treatment arms. */
-  arms: 'h2-h3' | 'h2-h2' | 'h3-h3';
+  /**
+   * 'h2-h3' (the experiment), 'h2-h2' or 'h3-h3' (an A/A test): the protocols of the control and treatment arms; ''
+   * for a load_error (no run, in no report's arms mode).
+   */
+  arms: 'h2-h3' | 'h2-h2' | 'h3-h3' | '';
+  /** complete, deadline, stopped, error, or load_error (the gate could not load the run: no requests). */
   outcome: string;
   error: string;
+  /** outcome load_error: what did not load (Schema.loadErrorReasons); '' otherwise. */
+  reason: string;
   run_ms: number | null;
   sample_rate: number | null;
   page_origin: string;
@@ -129,6 +135,8 @@ export interface Schema {
   durations: Array<{ name: string; max: number; metric: boolean; description: string }>;
   metrics: Metric[];
   requestClasses: Array<{ name: RequestClass; usable: boolean; description: string }>;
+  /** Why a sampled page load could not load the run: the reasons of a beacon with outcome "load_error". */
+  loadErrorReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
     minRunsForInterval: number };
   runRecordVersion: number;

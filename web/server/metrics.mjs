@@ -17,6 +17,8 @@ export const METRICS = Object.freeze({
     help: 'Treatment-arm requests in stored beacons that completed (usable_treatment, fallback or protocol_unknown), the denominator of the fallback rate.' },
   treatmentFallback: { name: 'h3probe_treatment_requests_fallback_total', type: 'counter',
     help: 'Treatment-arm requests in stored beacons that ran over another protocol than the arm asked for (request_class fallback).' },
+  loadErrors: { name: 'h3probe_load_errors_total', type: 'counter', label: 'reason',
+    help: 'Stored beacons with outcome load_error (a sampled page load could not load the run, its glue or its .wasm), by reason (core schema loadErrorReasons); a reason appears once counted.' },
   connections: { name: 'h3probe_open_connections', type: 'gauge', help: 'Open client connections, all workers.' },
   workers: { name: 'h3probe_workers', type: 'gauge', help: 'HTTP worker processes that answered this scrape.' },
 });
@@ -32,6 +34,7 @@ export function createMetrics() {
     latencySum: 0,
     treatmentCompleted: 0,
     treatmentFallback: 0,
+    loadErrors: {}, // reason → count
     connections: 0,
     workers: 1,
   };
@@ -45,8 +48,12 @@ export function observeLatency(m, seconds) {
   if (i >= 0) m.latencyBuckets[i]++;
 }
 
-/** Counts the treatment-arm outcomes of a decoded beacon's requests (as the report defines the fallback rate). */
-export function countTreatment(m, requests) {
+/**
+ * Counts a stored beacon (decoded: the core's decodeBeacon() rows): a load_error by its reason, and the treatment-arm
+ * outcomes of its requests (as the report defines the fallback rate).
+ */
+export function countStored(m, { run, requests }) {
+  if (run.outcome === 'load_error') m.loadErrors[run.reason] = (m.loadErrors[run.reason] ?? 0) + 1;
   for (const r of requests) {
     if (r.phase !== 'treatment') continue;
     const c = r.request_class;
@@ -64,6 +71,7 @@ export function mergeMetrics(list) {
       total[k] += m[k];
     }
     for (const r of REJECT_REASONS) total.rejected[r] += m.rejected[r] ?? 0;
+    for (const [r, n] of Object.entries(m.loadErrors ?? {})) total.loadErrors[r] = (total.loadErrors[r] ?? 0) + n;
     m.latencyBuckets.forEach((n, i) => { total.latencyBuckets[i] += n; });
   }
   return total;
@@ -89,6 +97,8 @@ export function renderMetrics(m) {
   });
   out.push(`${METRICS.latency.name}_bucket{le="+Inf"} ${m.latencyCount}`);
   out.push(`${METRICS.latency.name}_sum ${num(m.latencySum)}`, `${METRICS.latency.name}_count ${m.latencyCount}`);
+  head(METRICS.loadErrors);
+  for (const r of Object.keys(m.loadErrors).sort()) out.push(`${METRICS.loadErrors.name}{reason="${r}"} ${m.loadErrors[r]}`);
   for (const k of ['treatmentCompleted', 'treatmentFallback', 'connections', 'workers']) {
     head(METRICS[k]);
     out.push(`${METRICS[k].name} ${m[k]}`);

@@ -90,11 +90,14 @@ export interface H3probeStatus {
   errors: string[];
   /** The run's state in the core. Present once the WASM core is loaded (a sampled page load after its search). */
   run?: RunState;
-  /** The page load's random id, also in the beacon. Present once the core is loaded. */
+  /**
+   * The page load's random id, also in the beacon. Present once the core is loaded, or once the gate sent a
+   * load_error beacon (state "error": the run, its glue or its .wasm did not load).
+   */
   pageLoadId?: string;
   /**
    * The beacon as sent (JSON text, numbers in milliseconds rounded to the microsecond), or null until the run is done.
-   * Present once the core is loaded.
+   * Present once the core is loaded, or the gate's load_error beacon (outcome "load_error" and its reason).
    */
   beacon?: string | null;
   /** Whether the browser accepted the beacon for sending (navigator.sendBeacon, else fetch keepalive). */

@@ -11,6 +11,8 @@ let state = 'unconfigured';
 let remoteConfig = null; // fetched at most once per page load
 let active = null; // the loaded run (run.js), once the module is loading
 let ended = false; // the run has ended (beacon sent, or no run will start)
+let loading = null; // { config, started } of a sampled page load, once it loads the run
+let loadFailure = {}; // this page load's load_error beacon, once sent: { pageLoadId, beacon, beaconQueued }
 let settle;
 const done = new Promise((resolve) => (settle = resolve));
 const errors = [];
@@ -51,6 +53,38 @@ function sampledOut(config, draw) {
   return typeof config.sampleRate === 'number' && !(draw < config.sampleRate);
 }
 
+// A sampled page load that cannot load the run, its glue or its .wasm has no core to write its beacon: the gate sends
+// one itself, outcome "load_error", with the reason the loader tagged the error with (error.loadError: a name from
+// H3PROBE_LOAD_ERROR_REASONS in wasm/core/beacon.hpp; run.js and worker.js tag the rest). Only to a beacon URL and
+// with a config id the core's config rules accept (wasm/core/config.cpp: an https URL or a path on this origin,
+// 1 to 64 characters): a page whose config the core would refuse sends nothing, as its run would not.
+function sendLoadError(reason) {
+  try {
+    const { config, started } = loading;
+    // The core's defaults (wasm/core/config.hpp; a unit test compares them).
+    const url = config.beaconUrl ?? '/beacon';
+    const configId = config.configId ?? 'default';
+    if (typeof url !== 'string' || !/^(\/(?!\/)|https:\/\/\S)\S*$/.test(url) || typeof configId !== 'string' ||
+      !configId || configId.length > 64) return;
+    const id = () => crypto.getRandomValues(new Uint32Array(2)).join('');
+    const pageLoadId = id();
+    // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
+    const body = JSON.stringify({
+      schema: 'h3probe/1', run_id: id(), page_load_id: pageLoadId, config_id: configId, outcome: 'load_error', reason,
+      error: [...String(errors[errors.length - 1])].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
+      sample_rate: config.sampleRate ?? 1, context: { page_origin: location.origin }, samples: [],
+    });
+    // sendBeacon, or a keepalive fetch where the browser refuses it (as run.js gives the run's beacon).
+    if (!navigator.sendBeacon?.(url, body)) {
+      fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
+        .catch((error) => record('beacon fetch', error));
+    }
+    loadFailure = { pageLoadId, beacon: body, beaconQueued: true };
+  } catch (error) {
+    record('load_error beacon', error);
+  }
+}
+
 // The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it). The
 // core calls the host's sendBeacon last and notes whether it was queued after it returns: read the status after that.
 function end() {
@@ -87,7 +121,10 @@ async function start() {
   }
 
   state = 'loading';
-  const { startRun } = await import('./run.js');
+  loading = { config: merged, started };
+  const { startRun } = await import('./run.js').catch((error) => {
+    throw Object.assign(error, { loadError: 'run_import' });
+  });
   active = startRun({ record, keep, errors, onEnd: end });
   return active.start({ local, merged, remoteProblem, started });
 }
@@ -99,6 +136,7 @@ export function searchCompleted() {
     run = start().catch((error) => {
       record('start', error);
       if (active) active.close();
+      if (error && error.loadError) sendLoadError(error.loadError);
       return 'error';
     }).then((outcome) => {
       state = outcome;
@@ -120,7 +158,7 @@ export function status() {
   } catch (error) {
     record('status', error);
   }
-  return { state, errors: errors.slice(), ...detail };
+  return { state, errors: errors.slice(), ...detail, ...loadFailure };
 }
 
 // Resolves with status() once this page load's run is over: its beacon sent, or no run (not sampled, disabled,

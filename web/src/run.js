@@ -151,7 +151,10 @@ export function startRun({ record, keep, errors, onEnd }) {
     };
     let outcome = local.worker === false || typeof Worker !== 'function' ? null : await inWorker(args);
     if (outcome === null) {
-      const { coreRun } = await import('./worker.js');
+      // The reason for worker.js itself: its own tagging (failed()) cannot run when it does not load.
+      const { coreRun } = await import('./worker.js').catch((error) => {
+        throw Object.assign(error, { loadError: 'worker_import' });
+      });
       core = coreRun({
         onError: record, send: (url, body) => queueBeacon(url, body, record), onRunEnded: close,
       });

@@ -29,19 +29,42 @@ function moduleFiles(moduleUrl) {
   return { glue, wasm };
 }
 
+// Rethrows a failure to load the core tagged with its reason (error.loadError, a name from H3PROBE_LOAD_ERROR_REASONS
+// in wasm/core/beacon.hpp): the gate beacons it when the main thread's attempt fails too.
+const failed = (loadError) => (error) => {
+  throw Object.assign(error, { loadError });
+};
+
+// The .wasm's status and Content-Type are checked before it is compiled, so that the reason names the fault. A CSP
+// without 'wasm-unsafe-eval' refuses the compilation; the browsers name the policy in the error.
+async function compileWasm(url) {
+  const response = await fetch(url).catch(failed('wasm_fetch'));
+  const type = response.headers.get('Content-Type');
+  if (!response.ok || !/^application\/wasm\s*(;|$)/i.test(type)) {
+    failed(response.ok ? 'wasm_type' : 'wasm_fetch')(Error(`the .wasm answered ${response.status} ${type}`));
+  }
+  return WebAssembly.compileStreaming(response)
+    .catch((error) => failed(/CSP|Content.Security|unsafe-eval/i.test(error.message) ? 'csp' : 'wasm_compile')(error));
+}
+
 async function loadCore(moduleUrl) {
   const { glue, wasm } = moduleFiles(moduleUrl);
   // The glue loads while the .wasm is fetched and compiled (streaming), each started in a task of its own: on the main
   // thread a fetch() call alone holds it for milliseconds. The glue then instantiates the compiled module in a later
   // task, and never fetches the .wasm itself.
-  const [{ default: createModule }, compiled] = await Promise.all([import(/* @vite-ignore */ /* webpackIgnore: true */ glue),
-    nextTask().then(() => WebAssembly.compileStreaming(fetch(wasm)))]);
+  // When both fail (a folder missing whole), the glue's reason is given, whichever failed first.
+  const [glueLoad, wasmLoad] = await Promise.allSettled([
+    import(/* @vite-ignore */ /* webpackIgnore: true */ glue).catch(failed('glue_import')),
+    nextTask().then(() => compileWasm(wasm))]);
+  for (const { status, reason } of [glueLoad, wasmLoad]) if (status === 'rejected') throw reason;
+  const { default: createModule } = glueLoad.value;
+  const compiled = wasmLoad.value;
   await nextTask();
   // The glue's setup, then in a later task the instance and the core's registration of its classes and types.
   // print/printErr: the Emscripten glue would otherwise write its failures to the console of the host page.
   return new Promise((resolve, reject) => createModule({
     instantiateWasm: (imports, ready) => (nextTask().then(() => WebAssembly.instantiate(compiled, imports)).then(ready)
-      .catch(reject), {}),
+      .catch(failed('wasm_compile')).catch(reject), {}),
     print() {}, printErr() {},
   }).then(resolve, reject));
 }

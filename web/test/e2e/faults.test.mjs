@@ -6,6 +6,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { startStack } from '../../devstack/stack.mjs';
 import { distRoot } from '../../devstack/paths.mjs';
@@ -35,8 +36,9 @@ function stackIn(engine, stackOptions, browserOptions = {}) {
 
 // Loads the test page with `config`, searches `searches` times, and waits for a stored beacon (or, with
 // expectBeacon false, gives a beacon time to arrive and checks none did).
-// context: where the core must have run (the beacon's run_context).
-async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor,
+// context: where the core must have run (the beacon's run_context). loadError: the reason the gate's load_error beacon
+// must give (no core ran: the stored run has no measurement).
+async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor, loadError,
   context = config.worker === false ? 'main' : 'worker' } = {}) {
   const { stack, browser } = ctx;
   const runsBefore = stack.store.countRuns();
@@ -54,7 +56,18 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   }
   if (waitFor) await waitFor(tab.page);
   let run = null;
-  if (expectBeacon) {
+  if (loadError) {
+    // The gate's own beacon: one, with the reason, and nothing measured.
+    await stack.collector.waitForRuns(runsBefore + 1, 20000);
+    const pageLoadId = await tab.page.evaluate(() => window.h3probeStatus().pageLoadId);
+    run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
+    assert.ok(run, 'the load_error beacon of this page load is stored');
+    assert.equal(run.outcome, 'load_error');
+    assert.equal(run.reason, loadError, `the reason (error: ${run.error})`);
+    assert.equal(stack.store.db.prepare('SELECT count(*) FROM requests WHERE run_id = ?').pluck().get(run.run_id), 0);
+    await tab.page.waitForTimeout(500);
+    assert.equal(stack.store.countRuns(), runsBefore + 1, 'one beacon per page load');
+  } else if (expectBeacon) {
     await stack.collector.waitForRuns(runsBefore + 1, 20000);
     const pageLoadId = await tab.page.evaluate(() => window.h3probeStatus().pageLoadId);
     run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
@@ -77,7 +90,7 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   if (status.run === 'done' || status.state !== 'started') assert.deepEqual(leaks, NO_LEAKS, 'nothing left running');
   // The beacon as the page sent it (the collector keeps rows, not the text).
   const beacon = run && JSON.parse(status.beacon);
-  if (run) assert.equal(run.run_context, context, 'where the core ran');
+  if (run && !loadError) assert.equal(run.run_context, context, 'where the core ran');
   const samples = beacon ? beacon.samples : [];
   const phase = (p) => samples.filter((s) => s.phase === p);
   const probeRequests = requests.filter((r) => r.url.includes('/noop'));
@@ -250,14 +263,45 @@ function faultMatrix(engine) {
       // The JS glue loads but its .wasm answers 404.
       ctx.stack.writeFixture('h3probe_browser.mjs', fs.readFileSync(path.join(distRoot, 'h3probe_browser.mjs')));
     });
-    test('WASM URL 404: the page is unaffected and no run starts', async () => {
-      const { status, probeRequests, requests } = await probe(ctx, { expectBeacon: false,
+    test('WASM URL 404: the page is unaffected, no run starts, and a load_error beacon says wasm_fetch', async () => {
+      const { status, probeRequests, requests } = await probe(ctx, { loadError: 'wasm_fetch',
         config: { moduleUrl: '/fixtures/h3probe_browser.mjs' },
         waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
       assert.ok(requests.some((r) => r.url.endsWith('/fixtures/h3probe_browser.wasm')), 'the .wasm was asked for');
       assert.equal(probeRequests.length, 0);
       assert.equal(status.state, 'error');
       assert.ok(status.errors.length > 0);
+    });
+    test('the .wasm served as text/plain: a load_error beacon says wasm_type', async () => {
+      ctx.stack.writeFixture('h3probe_browser.wasm', fs.readFileSync(path.join(distRoot, 'h3probe_browser.wasm')));
+      // The page's fetch() hands the module the .wasm's bytes with another Content-Type, as a misconfigured server
+      // would (Caddy types by extension). On the main thread, where the page's fetch() is the module's.
+      const { status, probeRequests } = await probe(ctx, { loadError: 'wasm_type',
+        config: { moduleUrl: '/fixtures/h3probe_browser.mjs', worker: false },
+        beforeSearch: { init: () => {
+          const fetchAsServed = window.fetch;
+          window.fetch = (url, init) => (String(url).endsWith('/h3probe_browser.wasm')
+            ? fetchAsServed(url, init).then((r) => new Response(r.body, { status: r.status, headers: { 'Content-Type': 'text/plain' } }))
+            : fetchAsServed(url, init));
+        } },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+      assert.equal(probeRequests.length, 0);
+      assert.equal(status.beaconQueued, true);
+      assert.equal(JSON.parse(status.beacon).reason, 'wasm_type');
+      fs.rmSync(path.join(ctx.stack.runDir, 'fixtures', 'h3probe_browser.wasm')); // the 404 case needs it missing
+    });
+    test('the glue missing (its folder too): a load_error beacon says glue_import', async () => {
+      const { probeRequests } = await probe(ctx, { loadError: 'glue_import',
+        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs' },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+      assert.equal(probeRequests.length, 0);
+    });
+    test('a beacon URL the core would refuse: no load_error beacon is sent', async () => {
+      const { status } = await probe(ctx, { expectBeacon: false,
+        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs', beaconUrl: '//elsewhere.example/beacon' },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+      assert.ok(!status.beacon, 'no beacon text in status()');
+      assert.equal(status.state, 'error');
     });
     test('a browser without WebAssembly: the probe does nothing at all', async () => {
       const { status, requests } = await probe(ctx, { expectBeacon: false,
@@ -267,10 +311,30 @@ function faultMatrix(engine) {
     });
   });
 
+  describe('the module deployed in part (its folder holds the gate and only some of the rest)', () => {
+    const partial = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-partial-'));
+    const ctx = withStack({ roots: { module: partial } });
+    const deploy = (files) => {
+      for (const f of fs.readdirSync(partial)) fs.rmSync(path.join(partial, f));
+      for (const f of files) fs.copyFileSync(path.join(distRoot, f), path.join(partial, f));
+    };
+    after(() => fs.rmSync(partial, { recursive: true, force: true }));
+    test('run.js missing: a load_error beacon says run_import', async () => {
+      deploy(['h3probe.js']);
+      await probe(ctx, { loadError: 'run_import',
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+    });
+    test('worker.js missing: no Worker, no main-thread fallback, and a load_error beacon says worker_import', async () => {
+      deploy(['h3probe.js', 'run.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']);
+      await probe(ctx, { loadError: 'worker_import',
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+    });
+  });
+
   describe('Content-Security-Policy without wasm-unsafe-eval', () => {
     const ctx = withStack({ pageCsp: "default-src 'self'; connect-src 'self' https://*.h3probe.test:*" });
-    test('the page is unaffected and the probe makes no measurement', async () => {
-      const { status, probeRequests } = await probe(ctx, { expectBeacon: false,
+    test('the page is unaffected, the probe makes no measurement, and a load_error beacon says csp', async () => {
+      const { status, probeRequests } = await probe(ctx, { loadError: 'csp',
         waitFor: (page) => page.waitForFunction(() => ['error', 'started'].includes(window.h3probeStatus().state)) });
       assert.equal(status.state, 'error');
       assert.equal(probeRequests.length, 0);

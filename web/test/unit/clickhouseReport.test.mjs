@@ -53,6 +53,11 @@ function handMade() {
     run('x-e2', 'Europe', { hs: [60, 62], ts: [[45, { protocol: 'h2' }], [46, { protocol: '' }]] }),
     run('x-n1', null, { order: 'h3-first', hs: [70], ts: [] }),
     ...Array.from({ length: 12 }, (_, i) => run(`x-aa${i}`, 'Asia', { arms: 'h2-h2', hs: [100 + i, 101], ts: [99 + i, 103] })),
+    // The gate's load_error beacons: counted by reason, in no arms mode's runs.
+    ...[['x-l1', 'wasm_type'], ['x-l2', 'csp'], ['x-l3', 'wasm_type']].map(([id, reason]) => ({
+      beacon: { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'mixed', outcome: 'load_error', reason,
+        run_ms: 9, samples: [] },
+      meta: { receivedAt: '2022-12-20T10:00:00.000Z', region: 'Europe', country: null } })),
   ];
 }
 
@@ -127,6 +132,7 @@ describe('report from ClickHouse aggregates', () => {
     assert.match(both.sqlite.text, /== region North America: \d+ runs/);
     assert.ok(both.sqlite.json.groups[0].analysis.rows.some((r) => Number.isFinite(r.ci_ms[0])), 'some intervals defined');
     assert.ok(both.sqlite.json.groups[0].order, 'the order effect is there (random order)');
+    assert.match(both.sqlite.text, /^load errors: 3 \(wasm_type 2, csp 1\)$/m);
     assertSame(both);
   });
 

@@ -246,6 +246,29 @@ describe('collector endpoints', () => {
     });
   });
 
+  test('/metrics counts stored load_error beacons by reason', async () => {
+    await withCollector({}, async (port) => {
+      // The gate's load_error beacon (web/src/h3probe.js): no core ran, so no samples and no run fields.
+      const loadError = (id, reason) => JSON.stringify({ schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`,
+        config_id: 'default', outcome: 'load_error', reason, run_ms: 30, sample_rate: 1, samples: [] });
+      const before = parseMetrics((await request(port, { method: 'GET', path: '/metrics' })).body);
+      assert.equal([...before.keys()].filter((k) => k.startsWith('h3probe_load_errors_total')).length, 0, 'none counted yet');
+      for (const [id, reason] of [['le-1', 'wasm_type'], ['le-2', 'wasm_type'], ['le-3', 'glue_import']]) {
+        assert.equal((await request(port, { body: loadError(id, reason) })).status, 204);
+      }
+      assert.equal((await request(port, { body: loadError('le-1', 'wasm_type') })).status, 204, 'a retry');
+      assert.equal((await request(port, { body: loadError('le-4', 'nonsense') })).status, 400);
+      assert.equal((await request(port, { body: beacon('le-run') })).status, 204);
+      const res = await request(port, { method: 'GET', path: '/metrics' });
+      assert.match(res.body, /# TYPE h3probe_load_errors_total counter\n/);
+      const m = parseMetrics(res.body);
+      assert.equal(m.get('h3probe_load_errors_total{reason="wasm_type"}'), 2);
+      assert.equal(m.get('h3probe_load_errors_total{reason="glue_import"}'), 1);
+      assert.equal([...m.keys()].filter((k) => k.startsWith('h3probe_load_errors_total')).length, 2);
+      assert.equal(m.get('h3probe_beacons_accepted_total'), 4);
+    });
+  });
+
   test('CORS: an allowed origin is echoed with Vary: Origin; others are refused, preflight and POST', async () => {
     await withCollector({ allowedOrigins: ['https://app.example.com'] }, async (port) => {
       const allowed = await request(port, { method: 'OPTIONS', headers: { Origin: 'https://app.example.com' } });

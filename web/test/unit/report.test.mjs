@@ -62,6 +62,11 @@ before(() => {
     { ...at(3), region: 'Europe', country: 'FR' });
   // No region stored (an older row): counted as unknown. 5 May.
   insert(st, run('u1', { order: 'h3-first', hs: [70], ts: [65] }), { ...at(5), region: null });
+  // Sampled page loads that could not load the run: the gate's load_error beacons, 1 and 5 May.
+  for (const [id, reason, day] of [['l1', 'wasm_type', 1], ['l2', 'glue_import', 5], ['l3', 'wasm_type', 5]]) {
+    insert(st, { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'test', outcome: 'load_error', reason,
+      run_ms: 20, samples: [] }, { ...at(day), region: 'Asia', country: 'JP' });
+  }
   st.close();
 });
 
@@ -187,7 +192,9 @@ describe('export command', () => {
     const out = path.join(tmp, 'runs.ndjson');
     execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'export', '--db', dbPath, '--out', out], { stdio: 'pipe' });
     const lines = fs.readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(lines.map((l) => l.run_id).sort(), ['a1', 'a2', 'e1', 'e2', 'u1']);
+    assert.deepEqual(lines.map((l) => l.run_id).sort(), ['a1', 'a2', 'e1', 'e2', 'l1', 'l2', 'l3', 'u1']);
+    const l2 = lines.find((l) => l.run_id === 'l2');
+    assert.deepEqual([l2.outcome, l2.reason, l2.requests.length], ['load_error', 'glue_import', 0]);
     const e1 = lines.find((l) => l.run_id === 'e1');
     assert.equal(e1.region, 'Europe');
     assert.equal(e1.country, 'DE');
@@ -200,7 +207,7 @@ describe('export command', () => {
 
   test('to stdout without --out', async () => {
     const text = execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'export', '--db', dbPath], { encoding: 'utf8' });
-    assert.equal(text.trim().split('\n').length, 5);
+    assert.equal(text.trim().split('\n').length, 8);
   });
 });
 
@@ -349,4 +356,19 @@ describe('verdict, JSON report, one-region table', () => {
     assert.match(html, /class="verdict"/);
     assert.match(html, /class="caution">Caution: every run came from loopback/);
   });
+});
+
+test('load_error beacons are counted by reason, apart from the runs: text, HTML and JSON', async () => {
+  const htmlPath = path.join(tmp, 'load-errors.html');
+  const jsonPath = path.join(tmp, 'load-errors.json');
+  const made = await makeReport(core, { dbPath, htmlPath, jsonPath });
+  assert.deepEqual(made.report.loadErrors, { total: 3, byReason: [{ reason: 'wasm_type', n: 2 }, { reason: 'glue_import', n: 1 }] });
+  assert.equal(made.report.storedRuns, 5, 'a load error is no stored run of any arms mode');
+  assert.match(made.text, /^load errors: 3 \(wasm_type 2, glue_import 1\)$/m);
+  assert.match(fs.readFileSync(htmlPath, 'utf8'), /<p class="load-errors">load errors: 3 \(wasm_type 2, glue_import 1\)/);
+  assert.deepEqual(JSON.parse(fs.readFileSync(jsonPath, 'utf8')).loadErrors, made.report.loadErrors);
+  const since = await report({ since: '2024-05-04' });
+  assert.deepEqual(since.loadErrors, { total: 2, byReason: [{ reason: 'glue_import', n: 1 }, { reason: 'wasm_type', n: 1 }] });
+  // An A/A report counts them too: the gate that sends one knows no arms.
+  assert.equal((await report({ arms: 'h3-h3' })).loadErrors.total, 3);
 });
