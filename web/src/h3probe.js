@@ -32,7 +32,7 @@ function record(where, error) {
   }
 }
 
-// Sets the experiment's configuration (see README, "Config keys"). Call before searchCompleted().
+// Sets the experiment's configuration (docs/embedding.md, "Config keys"). Call before searchCompleted().
 export function configure(config) {
   try {
     options = JSON.parse(JSON.stringify(config || {}));
@@ -130,7 +130,7 @@ async function start() {
 }
 
 // Call when the user's search has completed (results shown). The first call of a page load starts the run; later
-// calls return the same promise. The promise never rejects: it resolves to a status word (see README).
+// calls return the same promise. The promise never rejects: it resolves to a status word (docs/embedding.md).
 export function searchCompleted() {
   if (!run) {
     run = start().catch((error) => {
