@@ -78,8 +78,8 @@ const USERS_XML = `<?xml version="1.0"?>
 `;
 
 /** Picks the ports of a server to be started later (so that a cluster's config can name every shard first). */
-export async function planClickHouse(name = 'local', { httpPort } = {}) {
-  const exclude = httpPort ? [httpPort] : [];
+export async function planClickHouse(name = 'local', { httpPort, exclude: taken = [] } = {}) {
+  const exclude = [...taken, ...(httpPort ? [httpPort] : [])];
   const take = async () => { const p = await freePort({ exclude }); exclude.push(p); return p; };
   return { name, dir: path.join(stateDir, 'clickhouse', name), httpPort: httpPort ?? await take(), tcpPort: await take(),
     interserverPort: await take() };
@@ -105,6 +105,29 @@ export async function startClickHouse(plan, options = {}) {
       const movable = Object.keys(options.clusters ?? {}).length === 0;
       if (!movable || attempt >= 3 || !/Address already in use/.test(err.message)) throw err;
       Object.assign(plan, await planClickHouse(plan.name, { httpPort: options.keepHttpPort ? plan.httpPort : undefined }));
+    }
+  }
+}
+
+/**
+ * Starts the shards of one cluster, named `cluster`, each from planClickHouse(name) for one of `names`; resolves to
+ * { plans, servers, clusters } (clusters: the map startClickHouse() was given). A shard's ports are written into every
+ * shard's config, so when another process takes one between picking and binding (a shard's own outgoing connections
+ * draw from the same ephemeral range), every started shard is stopped and all of them are planned and started again.
+ */
+export async function startClickHouseCluster(cluster, names, options = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const plans = [];
+    // Ports free now are not yet held by the shards planned before: each plan leaves out the ones already handed out.
+    for (const name of names) plans.push(await planClickHouse(name, { exclude: plans.flatMap((p) => [p.httpPort, p.tcpPort, p.interserverPort]) }));
+    const clusters = { [cluster]: plans.map((p) => ({ host: '127.0.0.1', tcpPort: p.tcpPort })) };
+    const servers = [];
+    try {
+      for (const plan of plans) servers.push(await startOnce(plan, { ...options, clusters }));
+      return { plans, servers, clusters };
+    } catch (err) {
+      for (const server of servers) await server.stop();
+      if (attempt >= 3 || !/Address already in use/.test(err.message)) throw err;
     }
   }
 }

@@ -16,7 +16,7 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { clickhouseInstalled, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
@@ -155,10 +155,10 @@ describe('report from ClickHouse aggregates', () => {
 describe('a 2-shard ClickHouse cluster', () => {
   test('two servers, local tables and Distributed tables; beacons through the collector; the same report as SQLite', { timeout: 180_000 }, async () => {
     const cluster = 'h3probe_two_shards';
-    const shardPlans = [await planClickHouse(`test-shard1-${process.pid}`), await planClickHouse(`test-shard2-${process.pid}`)];
+    const started = await startClickHouseCluster(cluster, [`test-shard1-${process.pid}`, `test-shard2-${process.pid}`], { fresh: true });
+    const shardPlans = started.plans;
     plans.push(...shardPlans);
-    const clusters = { [cluster]: shardPlans.map((p) => ({ host: '127.0.0.1', tcpPort: p.tcpPort })) };
-    for (const p of shardPlans) servers.push(await startClickHouse(p, { fresh: true, clusters }));
+    servers.push(...started.servers);
     const spec = `clickhouse://127.0.0.1:${shardPlans[0].httpPort}/sharded?cluster=${cluster}` +
       `&shards=${shardPlans.map((p) => `127.0.0.1:${p.httpPort}`).join(',')}`;
     const chStore = await openClickHouseStore(spec, core, { spool: path.join(tmp, 'shards-spool.ndjson') });
