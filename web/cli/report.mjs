@@ -18,7 +18,7 @@ const HELP = `usage: h3probe report [options]
                        region or day)
   --daily              also print the daily series (always in the HTML and JSON reports)
   --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
-  --json FILE          also write the whole report as JSON (format h3probe-report/1: verdict, groups, percentiles,
+  --json FILE          also write the whole report as JSON (format h3probe-report/2: verdict, groups, percentiles,
                        estimates, intervals, counts, exclusions)
   --method M           delta (default) or bootstrap intervals
   --confidence C       interval confidence (default 0.95)`;

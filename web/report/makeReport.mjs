@@ -14,7 +14,7 @@ import { renderReportHtml } from './renderReportHtml.mjs';
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
 export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
 /** The JSON report's format name; a change that removes or renames a field gets a new number. */
-export const REPORT_FORMAT = 'h3probe-report/1';
+export const REPORT_FORMAT = 'h3probe-report/2';
 /** The percentiles of the daily series: the body and the tail Dropbox reported. */
 export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 

@@ -326,7 +326,7 @@ describe('verdict, JSON report, one-region table', () => {
     assert.equal(status, 0, stderr);
     assert.match(stdout, /^JSON report: /m);
     const j = JSON.parse(fs.readFileSync(out, 'utf8'));
-    assert.equal(j.format, 'h3probe-report/1');
+    assert.equal(j.format, 'h3probe-report/2');
     assert.equal(j.storedRuns, 5);
     assert.deepEqual(j.received, { first: '2024-05-01T12:00:00.000Z', last: '2024-05-05T12:00:00.000Z' });
     assert.deepEqual(j.groups.map((g) => g.name), ['overall', 'Asia', 'Europe', 'unknown']);
