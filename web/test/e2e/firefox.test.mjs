@@ -59,7 +59,8 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
       assert.equal(s.network_ms, networkMsOf(entry), `${s.phase}[${s.idx}] network_ms`);
       assert.equal(s.protocol, entry.nextHopProtocol);
       assert.equal(s.server_protocol, entry.serverTiming.find((x) => x.name === 'proto')?.description);
-      assert.ok(Number.isFinite(s.network_ms) && s.network_ms > 0, `${s.phase}[${s.idx}] network_ms ${s.network_ms}`);
+      // Firefox's clock ticks in whole milliseconds: a warm loopback request can take less than one tick, and reads 0.
+      assert.ok(Number.isInteger(s.network_ms) && s.network_ms >= 0, `${s.phase}[${s.idx}] network_ms ${s.network_ms}`);
       // Firefox exposes serverTiming too: both ends agree.
       assert.equal(s.server_protocol, s.phase === 'control' ? 'HTTP/2.0' : 'HTTP/3.0', `${s.phase}[${s.idx}] server_protocol`);
     }
