@@ -17,6 +17,7 @@
 // text, and values come back in ClickHouse's shortest round-trip form. 18.16 has no exact multi-rank quantile that
 // avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF asks ~300 levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
+import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
 
@@ -26,24 +27,40 @@ const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
  * What a ClickHouse report can be split by, as an expression over run_records (the SQLite store's GROUP_BY has more: the
  * other splits need the runs table there, which these passes do not read yet).
  */
-export const CLICKHOUSE_GROUP_BY = Object.freeze({ region: 'region', day: 'substring(received_at, 1, 10)' });
+export const CLICKHOUSE_GROUP_BY = Object.freeze({ region: 'region', day: 'substring(received_at, 1, 10)', network: networkGroup });
+
+// GROUP_BY.network of readReportData.mjs over run_records' asn and as_org: the label, 'unknown' without an AS, and
+// OTHER_GROUP for the labels with fewer than minRuns selected runs (GLOBAL IN: the subquery runs once, also over a
+// Distributed table).
+const CLICKHOUSE_NETWORK_LABEL = "ifNull(concat('AS', toString(asn), ifNull(concat(' ', nullIf(as_org, '')), '')), 'unknown')";
+function networkGroup({ where, minRuns }) {
+  const label = CLICKHOUSE_NETWORK_LABEL;
+  return `if(${label} GLOBAL IN (SELECT ${label} FROM run_records WHERE ${where} GROUP BY ${label} HAVING count() >= ${minRuns}),
+    ${label}, ${sqlString(OTHER_GROUP)})`;
+}
 
 /**
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options: metric, since (ISO, '' for all), arms, by
  * (one of CLICKHOUSE_GROUP_BY). Returns { start() → {storedRuns, received, by, regions, groups, aggregates},
  * fill(aggregates, needs) } for buildReportFromAggregates.
  */
-export function clickhouseAggregateSource(client, schema, { metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region' } = {}) {
+export function clickhouseAggregateSource(client, schema, {
+  metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', minGroupRuns = schema.limits.minRunsForInterval,
+} = {}) {
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
     throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')} (the SQLite store by every grouping)`);
   }
+  const where = `arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)}`;
+  const pooled = Boolean(GROUP_BY[by]?.pooled);
+  if (pooled) checkMinGroupRuns(minGroupRuns);
+  const groupExpr = typeof CLICKHOUSE_GROUP_BY[by] === 'function' ? CLICKHOUSE_GROUP_BY[by]({ where, minRuns: minGroupRuns })
+    : CLICKHOUSE_GROUP_BY[by];
   // The group of each run as the column grp, the passes below group by it.
-  const RR = `(SELECT *, ${CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records)`;
+  const RR = `(SELECT *, ${groupExpr} AS grp FROM run_records)`;
   const m = metricColumns(schema).find((c) => c.metric === metric);
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const C = m.control;
   const T = m.treatment;
-  const where = `arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)}`;
   const classes = classCountColumns(schema);
   const sorted = (a) => `arraySort(${a})`;
   const half = (a) => `intDiv(length(${a}), 2)`;
@@ -125,7 +142,11 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
     const loadErrors = (await client.json(`SELECT reason, uniqExact(run_id) AS n FROM runs
       WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: n(r.n) }));
-    return { storedRuns: n(total?.stored ?? 0), received: { first: total?.first ?? null, last: total?.last ?? null },
+    // A pooled grouping: how many values fell below minGroupRuns (the group OTHER_GROUP), as readReportData.mjs says.
+    const pooledValues = pooled ? n((await client.json(`SELECT count() AS n FROM (SELECT ${CLICKHOUSE_NETWORK_LABEL} AS label,
+      count() AS runs FROM run_records WHERE ${where} GROUP BY label) WHERE runs < ${minGroupRuns}`))[0].n) : 0;
+    return { ...(pooled ? { pooled: { minRuns: minGroupRuns, values: pooledValues } } : {}),
+      storedRuns: n(total?.stored ?? 0), received: { first: total?.first ?? null, last: total?.last ?? null },
       by, regions: regionNames, groups: regions, aggregates, loadErrors };
   }
 
