@@ -27,40 +27,59 @@ const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
  * What a ClickHouse report can be split by, as an expression over run_records (the SQLite store's GROUP_BY has more: the
  * other splits need the runs table there, which these passes do not read yet).
  */
-export const CLICKHOUSE_GROUP_BY = Object.freeze({ region: 'region', day: 'substring(received_at, 1, 10)', network: networkGroup });
+export const CLICKHOUSE_GROUP_BY = Object.freeze({
+  region: 'region', day: 'substring(received_at, 1, 10)',
+  // GROUP_BY.network of readReportData.mjs (its label) over run_records' asn and as_org; pooled by pooledSource().
+  network: "ifNull(concat('AS', toString(asn), ifNull(concat(' ', nullIf(as_org, '')), '')), 'unknown')",
+});
 
-// GROUP_BY.network of readReportData.mjs over run_records' asn and as_org: the label, 'unknown' without an AS, and
-// OTHER_GROUP for the labels with fewer than minRuns selected runs (GLOBAL IN: the subquery runs once, also over a
-// Distributed table).
-const CLICKHOUSE_NETWORK_LABEL = "ifNull(concat('AS', toString(asn), ifNull(concat(' ', nullIf(as_org, '')), '')), 'unknown')";
-function networkGroup({ where, minRuns }) {
-  const label = CLICKHOUSE_NETWORK_LABEL;
-  return `if(${label} GLOBAL IN (SELECT ${label} FROM run_records WHERE ${where} GROUP BY ${label} HAVING count() >= ${minRuns}),
-    ${label}, ${sqlString(OTHER_GROUP)})`;
+/**
+ * The aggregates for a split by `by`, as clickhouseAggregateSource() below; a pooled split of GROUP_BY (network) first
+ * asks which values have at least minGroupRuns selected runs and groups the others as OTHER_GROUP.
+ */
+export function clickhouseAggregateSource(client, schema, options = {}) {
+  const { by = 'region', minGroupRuns = schema.limits.minRunsForInterval } = options;
+  return GROUP_BY[by]?.pooled ? pooledSource(client, schema, { ...options, minGroupRuns }) : passesSource(client, schema, options);
+}
+
+// The shown values go into the passes' SQL as a literal array for has(): 18.16 takes neither IN (a list or a subquery)
+// inside their UNION ALL ("cannot convert column grp") nor a scalar subquery over Distributed tables.
+function pooledSource(client, schema, { by, since = '', arms = 'h2-h3', minGroupRuns, ...options }) {
+  checkMinGroupRuns(minGroupRuns);
+  const label = CLICKHOUSE_GROUP_BY[by];
+  let inner = null;
+  return {
+    async start() {
+      const counts = await client.json(`SELECT ${label} AS name, count() AS n FROM run_records
+        WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY name`);
+      const shown = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => sqlString(c.name));
+      const groupExpr = `if(has(${shown.length ? `[${shown.join(', ')}]` : 'emptyArrayString()'}, ${label}), ${label}, ${sqlString(OTHER_GROUP)})`;
+      inner = passesSource(client, schema, { ...options, by, since, arms, groupExpr });
+      return { ...(await inner.start()), pooled: { minRuns: minGroupRuns, values: counts.length - shown.length } };
+    },
+    fill: (aggregates, needs) => inner.fill(aggregates, needs),
+  };
 }
 
 /**
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options: metric, since (ISO, '' for all), arms, by
- * (one of CLICKHOUSE_GROUP_BY). Returns { start() → {storedRuns, received, by, regions, groups, aggregates},
- * fill(aggregates, needs) } for buildReportFromAggregates.
+ * (one of CLICKHOUSE_GROUP_BY), minGroupRuns (a pooled split's fewest runs of a shown value; default the fewest runs for
+ * an interval). Returns { start() → {storedRuns, received, by, regions, groups, aggregates}, fill(aggregates, needs) }
+ * for buildReportFromAggregates.
  */
-export function clickhouseAggregateSource(client, schema, {
-  metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', minGroupRuns = schema.limits.minRunsForInterval,
+function passesSource(client, schema, {
+  metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', groupExpr = CLICKHOUSE_GROUP_BY[by],
 } = {}) {
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
     throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')} (the SQLite store by every grouping)`);
   }
-  const where = `arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)}`;
-  const pooled = Boolean(GROUP_BY[by]?.pooled);
-  if (pooled) checkMinGroupRuns(minGroupRuns);
-  const groupExpr = typeof CLICKHOUSE_GROUP_BY[by] === 'function' ? CLICKHOUSE_GROUP_BY[by]({ where, minRuns: minGroupRuns })
-    : CLICKHOUSE_GROUP_BY[by];
   // The group of each run as the column grp, the passes below group by it.
   const RR = `(SELECT *, ${groupExpr} AS grp FROM run_records)`;
   const m = metricColumns(schema).find((c) => c.metric === metric);
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const C = m.control;
   const T = m.treatment;
+  const where = `arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)}`;
   const classes = classCountColumns(schema);
   const sorted = (a) => `arraySort(${a})`;
   const half = (a) => `intDiv(length(${a}), 2)`;
@@ -142,11 +161,7 @@ export function clickhouseAggregateSource(client, schema, {
     // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
     const loadErrors = (await client.json(`SELECT reason, uniqExact(run_id) AS n FROM runs
       WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: n(r.n) }));
-    // A pooled grouping: how many values fell below minGroupRuns (the group OTHER_GROUP), as readReportData.mjs says.
-    const pooledValues = pooled ? n((await client.json(`SELECT count() AS n FROM (SELECT ${CLICKHOUSE_NETWORK_LABEL} AS label,
-      count() AS runs FROM run_records WHERE ${where} GROUP BY label) WHERE runs < ${minGroupRuns}`))[0].n) : 0;
-    return { ...(pooled ? { pooled: { minRuns: minGroupRuns, values: pooledValues } } : {}),
-      storedRuns: n(total?.stored ?? 0), received: { first: total?.first ?? null, last: total?.last ?? null },
+    return { storedRuns: n(total?.stored ?? 0), received: { first: total?.first ?? null, last: total?.last ?? null },
       by, regions: regionNames, groups: regions, aggregates, loadErrors };
   }
 

@@ -13,7 +13,8 @@ import { isNotPublic } from '../../server/regionFor.mjs';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
-import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
+import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 
 const dir = defaultAsnDb();
 const lookup = createAsnLookup(dir);
@@ -150,5 +151,49 @@ describe('the collector stores the AS number and name, never the address', () =>
     const text = tables.map((t) => JSON.stringify(store.db.prepare(`SELECT * FROM ${t}`).all(), (k, v) => (Buffer.isBuffer(v) || v?.type === 'Buffer' ? undefined : v))).join('\n');
     for (const ip of ['8.8.8.8', '2001:4860:4860::8888', '10.9.8.7']) assert.ok(!text.includes(ip), `${ip} is stored somewhere`);
     store.close();
+  });
+});
+
+describe('report --by network (SQLite)', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-netreport-'));
+  after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  test('one group per network with enough runs, the rest pooled as other; the UDP-blocking network\'s fallback rate shows', async () => {
+    const core = await loadH3probeNode();
+    const dbPath = path.join(tmp, 'networks.sqlite');
+    const store = openStore(dbPath, core);
+    for (const { beacon, meta } of syntheticBeacons({ runs: 200, seed: 3, days: 2, networks: EXAMPLE_NETWORKS })) {
+      store.insertBeacon(core.decodeBeacon(JSON.stringify(beacon)), meta);
+    }
+    store.close();
+    const { report, text } = await makeReport(core, { dbPath, by: 'network', htmlPath: path.join(tmp, 'r.html'), jsonPath: path.join(tmp, 'r.json') });
+    const runs = Object.fromEntries(report.groups.map((g) => [g.name, g.runs]));
+    // Every 100 runs: 40, 25, 20, 10 and 3 + 2 (the two small networks, under the default 10 runs each, pooled).
+    assert.deepEqual(runs, { overall: 200, 'AS15169 Google LLC': 80, 'AS13335 Cloudflare, Inc.': 50, AS64500: 40, unknown: 20, other: 10 });
+    assert.equal(report.groups.at(-1).name, 'other', 'other comes last');
+    // The SQL's label is networkLabel()'s.
+    const [google, cloudflare, unnamed] = EXAMPLE_NETWORKS;
+    assert.deepEqual(report.groups.slice(1, 4).map((g) => g.name), [google, cloudflare, unnamed].map((n) => networkLabel(n.asn, n.org)));
+    assert.deepEqual(report.pooled, { minRuns: 10, values: 2 });
+    const rate = (name) => report.groups.find((g) => g.name === name).fallback.rate;
+    assert.equal(rate('AS13335 Cloudflare, Inc.'), 1);
+    for (const name of ['AS15169 Google LLC', 'AS64500', 'unknown', 'other']) assert.ok(rate(name) < 0.2, `${name}: ${rate(name)}`);
+    // The text's network table, the pooled line and the data's credit; the HTML links DB-IP; the JSON has it all.
+    assert.match(text, /^AS13335 Cloudflare, Inc\. +50 +100\.0%/m);
+    assert.match(text, /^networks with fewer than 10 runs: 2, pooled as "other"/m);
+    assert.match(text, /CC BY 4\.0/);
+    const html = fs.readFileSync(path.join(tmp, 'r.html'), 'utf8');
+    assert.match(html, /<td>AS13335 Cloudflare, Inc\.<\/td><td>50<\/td>/);
+    assert.match(html, /<a href="https:\/\/db-ip\.com">IP Geolocation by DB-IP<\/a>/);
+    const json = JSON.parse(fs.readFileSync(path.join(tmp, 'r.json'), 'utf8'));
+    assert.equal(json.by, 'network');
+    assert.equal(json.groups.find((g) => g.name === 'AS13335 Cloudflare, Inc.').fallback.rate, 1);
+
+    // A higher minimum pools more; a bad one is refused with the option's name.
+    const fewer = await makeReport(core, { dbPath, by: 'network', minGroupRuns: 45 });
+    assert.deepEqual(fewer.report.groups.map((g) => [g.name, g.runs]),
+      [['overall', 200], ['AS15169 Google LLC', 80], ['AS13335 Cloudflare, Inc.', 50], ['other', 70]]);
+    assert.deepEqual(fewer.report.pooled, { minRuns: 45, values: 4 });
+    await assert.rejects(makeReport(core, { dbPath, by: 'network', minGroupRuns: 0 }), /--min-network-runs/);
   });
 });
