@@ -68,7 +68,8 @@ function readTable(file, words, orgs, orgIndex) {
     let k = orgIndex.get(org);
     if (k === undefined) {
       k = orgs.length;
-      orgs.push(org);
+      // A copy: a slice would keep the whole file's text alive.
+      orgs.push(Buffer.from(org, 'utf8').toString('utf8'));
       orgIndex.set(org, k);
     }
     putNumber(line.slice(0, a), words, t.start, t.n * words);
