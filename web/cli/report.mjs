@@ -1,5 +1,5 @@
 // `h3probe report [--store SPEC | --db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--by GROUPING]
-// [--html FILE | --no-html] [--json FILE] [--daily] [--method delta|bootstrap] [--confidence C]`: prints the table
+// [--min-network-runs N] [--html FILE | --no-html] [--json FILE] [--daily] [--method delta|bootstrap] [--confidence C]`: prints the table
 // overall and per region (or browser, ...) for the runs of one arms mode (default h2-h3, the experiment; the others are
 // A/A tests) and writes the self-contained HTML report.
 import { parseArgs } from 'node:util';
@@ -15,7 +15,9 @@ const HELP = `usage: h3probe report [options]
   --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
   --by GROUPING        split the runs by ${Object.keys(GROUP_BY).join(', ')} (default region; ClickHouse:
-                       region or day)
+                       region, day or network)
+  --min-network-runs N with --by network: show the networks with at least N runs, pool the rest as "other"
+                       (default the fewest runs for an interval, 10)
   --daily              also print the daily series (always in the HTML and JSON reports)
   --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
   --json FILE          also write the whole report as JSON (format h3probe-report/2: verdict, groups, percentiles,
@@ -34,6 +36,7 @@ export async function main(argv, defaults = {}) {
       metric: { type: 'string', default: 'network_ms' },
       arms: { type: 'string', default: 'h2-h3' },
       by: { type: 'string', default: 'region' },
+      'min-network-runs': { type: 'string' },
       daily: { type: 'boolean', default: false },
       html: { type: 'string', default: defaults.html ?? 'h3probe-report.html' },
       'no-html': { type: 'boolean', default: false },
@@ -49,6 +52,7 @@ export async function main(argv, defaults = {}) {
     dbPath: args.db, store: args.store, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
     confidence: Number(args.confidence), htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
     ...(args.daily ? { daily: true } : {}),
+    ...(args['min-network-runs'] !== undefined ? { minGroupRuns: Number(args['min-network-runs']) } : {}),
   });
   console.log(text);
   if (htmlPath) console.log(`\nHTML report: ${htmlPath}`);

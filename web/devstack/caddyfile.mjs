@@ -11,11 +11,13 @@ import { NOOP, NOOP_HEADERS } from '../server/originRules.mjs';
  * collectorUpstream: where POST /beacon is proxied (default 127.0.0.1:ports.collector);
  * countryByClient: {clientIp: 'US', ...}: the page site sets the country header on proxied beacons from this table, as a
  * CDN's edge does from its geolocation ('XX', "no country", for any other client); countryHeader: its name.
+ * forwardedForByClient: {clientIp: 'publicIp', ...}: the edge reports these clients as that address in X-Forwarded-For
+ * (the lab's stand-in for a user's public address; any other client as itself).
  */
 export function caddyfile({
   certPath, keyPath, hosts, ports, roots, h3 = true, tao = true, noopStatus = 204, noopUpstream = 0, h2Down = false,
   pageCsp = '', beaconStatus = 0, bindAddress = '127.0.0.1', claimProtocol = '', collectorUpstream = '', countryByClient = null,
-  countryHeader = 'X-Country-Code',
+  countryHeader = 'X-Country-Code', forwardedForByClient = null,
 }) {
   const tls = `tls ${q(certPath)} ${q(keyPath)}`;
   const origin = (host, port) => site(host, port, bindAddress, tls, noopRoutes({ tao, noopStatus, noopUpstream, claimProtocol }));
@@ -32,6 +34,7 @@ export function caddyfile({
     globals(bindAddress, [[ports.page, 'h1 h2'], ...origins.map(([key, protocols]) => [ports[key], protocols])]),
     site(hosts.page, ports.page, bindAddress, tls, pageRoutes({
       upstream: collectorUpstream || `127.0.0.1:${ports.collector}`, roots, pageCsp, beaconStatus, countryByClient, countryHeader,
+      forwardedForByClient,
     })),
     ...origins.map(([key]) => origin(hosts[key], ports[key])),
   ];
@@ -49,21 +52,29 @@ function site(host, port, bindAddress, tls, body) {
   return [`https://${host}:${port} {`, `\tbind ${bindAddress}`, `\t${tls}`, ...body.map((l) => `\t${l}`), '}', ''].join('\n');
 }
 
-function pageRoutes({ upstream, roots, pageCsp, beaconStatus, countryByClient, countryHeader }) {
+function pageRoutes({ upstream, roots, pageCsp, beaconStatus, countryByClient, countryHeader, forwardedForByClient }) {
   if (!/^[0-9.]+:\d+$/.test(upstream)) throw new Error(`collector upstream must be IPv4:port: ${upstream}`);
   if (!/^[A-Za-z][\w-]*$/.test(countryHeader)) throw new Error(`bad country header name: ${countryHeader}`);
   const countries = Object.entries(countryByClient ?? {});
   for (const [ip, code] of countries) {
     if (!/^[0-9.]+$/.test(ip) || !/^[A-Z]{2}$/.test(code)) throw new Error(`bad client country entry: ${ip} ${code}`);
   }
-  const proxy = countries.length
-    ? [`\treverse_proxy ${upstream} {`, `\t\theader_up ${countryHeader} {client_country}`, '\t}']
-    : [`\treverse_proxy ${upstream}`];
+  const forwarded = Object.entries(forwardedForByClient ?? {});
+  for (const [ip, as] of forwarded) {
+    if (!/^[0-9.]+$/.test(ip) || !/^[0-9.]+$/.test(as)) throw new Error(`bad client forwarded-for entry: ${ip} ${as}`);
+  }
+  const headers = [...(countries.length ? [`\t\theader_up ${countryHeader} {client_country}`] : []),
+    // Replaces the X-Forwarded-For that reverse_proxy writes (Caddy 2.6.2 applies header_up after it).
+    ...(forwarded.length ? ['\t\theader_up X-Forwarded-For {client_forwarded_for}'] : [])];
+  const proxy = headers.length ? [`\treverse_proxy ${upstream} {`, ...headers, '\t}'] : [`\treverse_proxy ${upstream}`];
   return [
     'header Cache-Control no-store',
     ...(pageCsp ? [`header Content-Security-Policy ${q(pageCsp)}`] : []),
     ...(countries.length
       ? ['map {remote_host} {client_country} {', ...countries.map(([ip, code]) => `\t${ip} ${code}`), '\tdefault XX', '}']
+      : []),
+    ...(forwarded.length
+      ? ['map {remote_host} {client_forwarded_for} {', ...forwarded.map(([ip, as]) => `\t${ip} ${as}`), '\tdefault {remote_host}', '}']
       : []),
     '@beacon {', '\tpath /beacon', '\tmethod POST OPTIONS', '}',
     'handle @beacon {', ...(beaconStatus ? [`\trespond ${beaconStatus}`] : proxy), '}',

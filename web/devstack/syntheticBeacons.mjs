@@ -32,8 +32,13 @@ const FAILURES = [['timing_unavailable', 0.002], ['timeout', 0.001], ['network_e
 /**
  * Yields { beacon, meta } for runs page loads: the beacon object a page would send and the collector's meta (receivedAt
  * spread over days from start, region, country). perArm: requests per arm; order: 'random' | 'h2-first'.
+ * networks: [{asn, org, share, udpBlocked}] (shares in hundredths, adding up to 1): run i is on the network that holds
+ * i % 100 in the cumulative shares, so each network gets exactly its share of every 100 runs; meta gets its asn and
+ * asOrg, and on a udpBlocked network every HTTP/3 request falls back to h2. Without networks, meta has none.
  */
-export function* syntheticBeacons({ runs = 420_000, perArm = 5, days = 14, seed = 1, order = 'random', start = '2022-12-15' } = {}) {
+export function* syntheticBeacons({
+  runs = 420_000, perArm = 5, days = 14, seed = 1, order = 'random', start = '2022-12-15', networks = null,
+} = {}) {
   const rand = mulberry32(seed);
   const normal = () => {
     // Box–Muller; one of the pair is enough here.
@@ -55,7 +60,8 @@ export function* syntheticBeacons({ runs = 420_000, perArm = 5, days = 14, seed 
     const runOrder = order === 'random' ? (rand() < 0.5 ? 'h2-first' : 'h3-first') : order;
     const runEffect = 0.4 * normal();
     const lossy = rand() < reg.lossy;
-    const udpBlocked = rand() < reg.udpBlocked;
+    const network = networks && networkAt(networks, i % 100);
+    const udpBlocked = rand() < reg.udpBlocked || Boolean(network?.udpBlocked);
     // One retransmission timeout-like stall on the HTTP/2 connection holds every stream behind it.
     const h2Stall = lossy && rand() < 0.6 ? reg.medianMs * (1 + 2 * -Math.log(1 - rand())) : 0;
     const samples = [];
@@ -103,9 +109,30 @@ export function* syntheticBeacons({ runs = 420_000, perArm = 5, days = 14, seed 
           save_data: false, visible_throughout: true, module_load_ms: 20, timer_resolution_ms: 0.1 },
         errors: [], samples },
       meta: { receivedAt: new Date(startMs + Math.floor((i / runs) * spanMs)).toISOString(), region: reg.region, country: reg.country,
-        browser: BROWSER_CYCLE[i % 10][0], browserMajor: BROWSER_CYCLE[i % 10][1] },
+        browser: BROWSER_CYCLE[i % 10][0], browserMajor: BROWSER_CYCLE[i % 10][1],
+        ...(network ? { asn: network.asn, asOrg: network.org } : {}) },
     };
   }
+}
+
+/**
+ * A network mix for syntheticBeacons({networks}) as the tests use it: two large networks (one blocking UDP), one AS
+ * without a name, clients without a network, and two small networks (5 runs of every 100 between them).
+ */
+export const EXAMPLE_NETWORKS = Object.freeze([
+  { asn: 15169, org: 'Google LLC', share: 0.4 },
+  { asn: 13335, org: 'Cloudflare, Inc.', share: 0.25, udpBlocked: true },
+  { asn: 64500, org: null, share: 0.2 },
+  { asn: null, org: null, share: 0.1 },
+  { asn: 64501, org: 'Small Net A', share: 0.03 },
+  { asn: 64502, org: 'Small Net B', share: 0.02 },
+]);
+
+// The network holding slot (0-99) of the cumulative shares.
+function networkAt(networks, slot) {
+  let acc = 0;
+  for (const n of networks) if (slot < Math.round((acc += n.share) * 100)) return n;
+  throw new Error(`the networks' shares add up to ${acc}, not 1`);
 }
 
 // Beacons handed to the store per event-loop turn: the collector's group commit sees a few at a time under load.

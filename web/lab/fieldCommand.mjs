@@ -4,10 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { formatComparison, formatPathSplit, runField, runReport, clock } from './fieldRun.mjs';
+import { formatComparison, formatNetworkCheck, formatPathSplit, runField, runReport, clock, storedAsDrawn } from './fieldRun.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
-/** Resolves to the exit code: 0 when every page load was stored with the region it was given, else 1. */
+/** Resolves to the exit code: 0 when every page load was stored with the region and network it was given, else 1. */
 export async function runFieldCommand({ profile, loads, seed, order, out, requestsPerArm = 5 }) {
   const base = path.join(out, `field-${profile.name}`);
   const dbPath = `${base}.sqlite`;
@@ -24,7 +24,7 @@ export async function runFieldCommand({ profile, loads, seed, order, out, reques
     clearInterval(sampler);
   }
   const failed = result.loads.filter((l) => l.error);
-  const mismatched = result.loads.filter((l) => l.stored && (l.stored.region !== l.region || l.stored.country !== l.country));
+  const mismatched = result.loads.filter((l) => l.stored && !storedAsDrawn(l));
   const byRegion = new Map();
   for (const l of result.loads) {
     const g = byRegion.get(l.region) ?? { loads: 0, lossy: 0, stored: 0 };
@@ -34,7 +34,7 @@ export async function runFieldCommand({ profile, loads, seed, order, out, reques
     byRegion.set(l.region, g);
   }
   console.log(`\n${loads} page loads in ${clock(result.wallMs / 1000)}; stored by the collector ${loads - failed.length}, ` +
-    `failed ${failed.length}, stored under another region ${mismatched.length}; relay dropped ${result.relay.lost} of ` +
+    `failed ${failed.length}, stored under another region or network ${mismatched.length}; relay dropped ${result.relay.lost} of ` +
     `${result.relay.received} packets in ${result.relay.bursts} bursts`);
   for (const [region, g] of byRegion) console.log(`  ${region}: ${g.loads} loads (${g.lossy} on lossy paths), ${g.stored} stored`);
   console.log(`load average (1 min) during the run: ${loadSamples.length ? `${Math.min(...loadSamples).toFixed(1)}-${Math.max(...loadSamples).toFixed(1)}` : load()}; now ${load()}\n`);
@@ -45,6 +45,11 @@ export async function runFieldCommand({ profile, loads, seed, order, out, reques
   console.log(`\n== ${profile.name}: the lab beside the reference\n${formatComparison(report, profile)}`);
   console.log(`\n== by path class (the lab's own knowledge; pooled requests, type-7 quantiles, no intervals)\n` +
     formatPathSplit({ core: await loadH3probeNode(), dbPath, loads: result.loads }));
+  if (profile.regions.some((r) => r.networks)) {
+    console.log('\n== the report by network (h3probe report --by network)');
+    const byNetwork = await runReport({ dbPath, htmlPath: `${base}-network.html`, jsonPath: `${base}-network.json`, args: ['--by', 'network'] });
+    console.log(`\n== the profile's networks in that report (UDP: as the profile sets it)\n${formatNetworkCheck(byNetwork, profile)}`);
+  }
   console.log(`\nbeacons: ${dbPath} (npm run report -- --db ${dbPath})\nreports: ${base}-report.html, ${base}-report.json` +
     `\npaths drawn per page load: ${base}-loads.json`);
   console.log(`field run total ${clock((Date.now() - started) / 1000)}`);

@@ -44,7 +44,7 @@ export function profileProblems(profile, { checkLink = relayCheckLink } = {}) {
   profile.regions.forEach((r, i) => {
     const at = `regions[${i}]`;
     if (r === null || typeof r !== 'object' || Array.isArray(r)) return bad(at, 'expected an object');
-    const rKeys = ['region', 'country', 'share', 'rttMs', 'lossyShare', 'clean', 'lossy'];
+    const rKeys = ['region', 'country', 'share', 'rttMs', 'lossyShare', 'clean', 'lossy', 'networks'];
     for (const k of Object.keys(r)) if (!rKeys.includes(k)) bad(`${at}.${k}`, `unknown key (known: ${rKeys.join(', ')})`);
     if (!REGIONS.includes(r.region)) bad(`${at}.region`, `expected one of the report's regions (${REGIONS.join(', ')}), got ${JSON.stringify(r.region)}`);
     else if (seen.has(r.region)) bad(`${at}.region`, `"${r.region}" is listed twice`);
@@ -75,12 +75,34 @@ export function profileProblems(profile, { checkLink = relayCheckLink } = {}) {
         if (problem) bad(`${at}.${kind}`, problem.replace(/^link\.(up|down)\.?/, '').replace(/^: /, '') || problem);
       }
     }
+    if (r.networks !== undefined) networkProblems(r.networks, `${at}.networks`, bad);
   });
   if (problems.length === 0 && Math.abs(shareSum - 1) > 0.001) bad('regions', `the shares add up to ${+shareSum.toFixed(4)}, not 1`);
   if (profile.reference !== undefined && (profile.reference === null || typeof profile.reference !== 'object')) {
     bad('reference', 'expected an object');
   }
   return problems;
+}
+
+// A region's networks: [{asn, share, udpBlocked}], each AS once, shares adding up to 1. Whether the network tables know
+// an address of each AS in the region's country is checked when the lab picks them (fieldNetworks.mjs).
+function networkProblems(networks, at, bad) {
+  if (!Array.isArray(networks) || networks.length === 0) return bad(at, 'expected a non-empty array of {asn, share, udpBlocked}');
+  const seen = new Set();
+  let sum = 0;
+  networks.forEach((n, j) => {
+    const here = `${at}[${j}]`;
+    if (n === null || typeof n !== 'object' || Array.isArray(n)) return bad(here, 'expected an object');
+    for (const k of Object.keys(n)) if (!['asn', 'share', 'udpBlocked'].includes(k)) bad(`${here}.${k}`, 'unknown key (known: asn, share, udpBlocked)');
+    if (!Number.isInteger(n.asn) || n.asn < 1 || n.asn > 4294967295) bad(`${here}.asn`, 'expected an AS number (a whole number from 1)');
+    else if (seen.has(n.asn)) bad(`${here}.asn`, `AS${n.asn} is listed twice`);
+    seen.add(n.asn);
+    if (typeof n.share !== 'number' || !(n.share > 0 && n.share <= 1)) bad(`${here}.share`, 'expected a number above 0 and at most 1');
+    else sum += n.share;
+    if (n.udpBlocked !== undefined && typeof n.udpBlocked !== 'boolean') bad(`${here}.udpBlocked`, 'expected true or false');
+  });
+  if (Math.abs(sum - 1) > 0.001 && networks.every((n) => typeof n?.share === 'number')) bad(at, `the shares add up to ${+sum.toFixed(4)}, not 1`);
+  return undefined;
 }
 
 /** The relay's verdict on link settings: null if valid, else its message. Needs the native build. */
@@ -126,15 +148,11 @@ export function seededRandom(seed) {
 
 /**
  * One page load's path: the region (by share), its RTT (lognormal with the profile's median and p90, clamped to
- * [min, max], rounded to 0.1 ms), lossy or clean (lossyShare), and the relay link for it (seeded from `random`).
+ * [min, max], rounded to 0.1 ms), lossy or clean (lossyShare), the relay link for it (seeded from `random`), and, when
+ * the region lists networks, the network (by share: {asn, udpBlocked}; null otherwise).
  */
 export function drawPath(profile, random) {
-  let u = random();
-  let region = profile.regions[profile.regions.length - 1];
-  for (const r of profile.regions) {
-    if (u < r.share) { region = r; break; }
-    u -= r.share;
-  }
+  const region = pick(profile.regions, random());
   const { median, p90, min, max } = region.rttMs;
   const sigma = p90 > median ? Math.log(p90 / median) / Z90 : 0;
   // Box-Muller: one standard normal from two uniforms (1 - u keeps the log away from 0).
@@ -143,7 +161,19 @@ export function drawPath(profile, random) {
   const lossy = random() < region.lossyShare;
   const pathClass = lossy ? region.lossy : region.clean;
   const seed = Math.floor(random() * 2 ** 32);
-  return { region: region.region, country: region.country, rttMs, lossy, link: { rttMs, seed, ...pathClass } };
+  // The network is drawn last, so that a profile without networks draws the same paths as before they existed.
+  const network = region.networks ? pick(region.networks, random()) : null;
+  return { region: region.region, country: region.country, rttMs, lossy, link: { rttMs, seed, ...pathClass },
+    network: network ? { asn: network.asn, udpBlocked: Boolean(network.udpBlocked) } : null };
+}
+
+// The entry of list whose share holds u (uniform [0, 1)); the last for rounding leftovers.
+function pick(list, u) {
+  for (const x of list) {
+    if (u < x.share) return x;
+    u -= x.share;
+  }
+  return list[list.length - 1];
 }
 
 /** "gilbert 3% bursts 2.5" / "bernoulli 0.5%" / "no loss": a path's loss in a progress line. */

@@ -1,14 +1,15 @@
 // The lab's field mode (`npm run lab -- --field NAME`): per page load, draw a region and a network path from a field
 // profile, set the relay to that path through its control channel, move the client to that region's address, and run one
-// page load in Chromium. Each beacon goes through Caddy (the edge, which sets the country header from the client address)
-// to the real collector service; each load is confirmed by its stored run, with the country and region it was given.
+// page load in Chromium. Each beacon goes through Caddy (the edge, which sets the country header from the client address
+// and, for a profile with networks, forwards the client as its network's stand-in address) to the real collector
+// service; each load is confirmed by its stored run, with the country, region and network it was given.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { peer } from '../server/peer.mjs';
 import { repoRoot } from '../devstack/paths.mjs';
 import { experimentUrl, searchPage, waitForBeacon } from '../devstack/pageLoad.mjs';
-import { labClientAddress } from './createLabNetwork.mjs';
+import { fieldClients } from './fieldNetworks.mjs';
 import { describeLoss, drawPath, seededRandom } from './fieldProfile.mjs';
 import { startLab } from './startLab.mjs';
 
@@ -31,7 +32,7 @@ async function fieldSearch(browser, url, db, { timeoutMs = 30000, storedWithinMs
     const { pageLoadId, queued } = await waitForBeacon(page, timeoutMs);
     if (!queued) throw new Error(`page load ${pageLoadId}: the browser did not queue the beacon`);
     // The context stays open until the collector has stored the run: closing it could cancel the beacon in flight.
-    const find = db.prepare('SELECT run_id, country, region FROM runs WHERE page_load_id = ?');
+    const find = db.prepare('SELECT run_id, country, region, asn, as_org FROM runs WHERE page_load_id = ?');
     const deadline = Date.now() + storedWithinMs;
     for (;;) {
       const row = find.get(pageLoadId);
@@ -54,8 +55,7 @@ export async function runField({ profile, loads, seed = 1, order = 'random', dbP
   requestsPerArm = 5 }) {
   for (const suffix of ['', '-wal', '-shm']) fs.rmSync(`${dbPath}${suffix}`, { force: true });
   fs.mkdirSync(path.dirname(path.resolve(dbPath)), { recursive: true });
-  const clients = profile.regions.map((r, i) => ({ region: r.region, country: r.country, address: labClientAddress(i) }));
-  const addressOf = new Map(clients.map((c) => [c.region, c.address]));
+  const { clients, clientFor } = fieldClients(profile);
   const lab = await startLab({ prefix, field: { clients, dbPath } });
   const Database = peer('better-sqlite3', 'the lab');
   let db = null;
@@ -66,31 +66,34 @@ export async function runField({ profile, loads, seed = 1, order = 'random', dbP
   try {
     db = new Database(dbPath, { readonly: true, fileMustExist: true });
     const browser = await lab.launchBrowser();
+    // A UDP-blocking network's page loads: Chromium cannot be made to try QUIC to the lab's private-root origins and
+    // then fall back (docs/platform-notes.md: forced QUIC never falls back, unforced QUIC is never tried), so they run
+    // in a Chromium without the force flag, whose HTTP/3 requests go over TCP, as behind a network that drops UDP.
+    const blockedBrowser = clients.some((c) => c.network?.udpBlocked) ? await lab.launchBrowser({ forceQuic: false }) : null;
     const random = seededRandom(seed);
     const url = experimentUrl({ urls: lab.urls }, { order, configId: `field-${profile.name}`, requestsPerArm });
     for (let i = 1; i <= loads; i++) {
       const drawn = drawPath(profile, random);
-      lab.useClient(addressOf.get(drawn.region));
+      lab.useClient(clientFor(drawn).address);
       const counters = await lab.setLink(drawn.link);
       if (i > 1) for (const d of ['up', 'down']) {
         relayTotals.lost += counters[d].lost;
         relayTotals.received += counters[d].received;
         relayTotals.bursts += counters[d].loss_bursts;
       }
-      const entry = { i, region: drawn.region, country: drawn.country, rttMs: drawn.rttMs, lossy: drawn.lossy };
+      const entry = { i, region: drawn.region, country: drawn.country, rttMs: drawn.rttMs, lossy: drawn.lossy, network: drawn.network };
       let status;
       try {
-        entry.stored = await fieldSearch(browser, url, db);
-        const match = entry.stored.country === drawn.country && entry.stored.region === drawn.region;
-        status = match ? `stored as ${entry.stored.region} (${entry.stored.country})`
-          : `STORED AS ${entry.stored.region} (${entry.stored.country}), not as drawn`;
+        entry.stored = await fieldSearch(drawn.network?.udpBlocked ? blockedBrowser : browser, url, db);
+        const where = `${entry.stored.region} (${entry.stored.country}${entry.stored.asn ? `, AS${entry.stored.asn}` : ''})`;
+        status = storedAsDrawn(entry) ? `stored as ${where}` : `STORED AS ${where}, not as drawn`;
       } catch (err) {
         entry.error = err.message.split('\n')[0];
         status = `FAILED: ${entry.error}`;
       }
       results.push(entry);
       const elapsed = (Date.now() - started) / 1000;
-      log(`[${i}/${loads}] ${drawn.region} (${drawn.country}) rtt ${drawn.rttMs} ms, ` +
+      log(`[${i}/${loads}] ${drawn.region} (${drawn.country}${drawn.network ? `, AS${drawn.network.asn}${drawn.network.udpBlocked ? ' UDP blocked' : ''}` : ''}) rtt ${drawn.rttMs} ms, ` +
         `${drawn.lossy ? `lossy: ${describeLoss(drawn.link.loss)}` : 'clean'}: ${status}; ` +
         `${clock(elapsed)} elapsed, ETA ${clock((elapsed / i) * (loads - i))}`);
     }
@@ -107,13 +110,19 @@ export async function runField({ profile, loads, seed = 1, order = 'random', dbP
   return { loads: results, wallMs: Date.now() - started, relay: relayTotals, pids };
 }
 
+/** Whether a load's stored run has the country, region and network (AS number, or none) the lab drew for it. */
+export function storedAsDrawn(load) {
+  const s = load.stored;
+  return Boolean(s) && s.country === load.country && s.region === load.region && (s.asn ?? null) === (load.network?.asn ?? null);
+}
+
 /**
- * Runs the real report command on the collector's database (`h3probe report --db DB --html H --json J`), printing its
- * text as it comes; resolves to the JSON report.
+ * Runs the real report command on the collector's database (`h3probe report --db DB --html H --json J [args]`),
+ * printing its text as it comes; resolves to the JSON report.
  */
-export function runReport({ dbPath, htmlPath, jsonPath, write = (s) => process.stdout.write(s) }) {
+export function runReport({ dbPath, htmlPath, jsonPath, args = [], write = (s) => process.stdout.write(s) }) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'report', '--db', dbPath, '--html', htmlPath, '--json', jsonPath],
+    const child = spawn(process.execPath, [CLI, 'report', '--db', dbPath, '--html', htmlPath, '--json', jsonPath, ...args],
       { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stdout.on('data', (d) => write(d.toString()));
@@ -123,6 +132,25 @@ export function runReport({ dbPath, htmlPath, jsonPath, write = (s) => process.s
       else resolve(JSON.parse(fs.readFileSync(jsonPath, 'utf8')));
     });
   });
+}
+
+/**
+ * The report's network view beside the profile: per network the profile lists, whether the profile blocks UDP there,
+ * the runs and the fallback rate the report (--by network) shows for it, or "not shown" (pooled as other, or no run).
+ */
+export function formatNetworkCheck(report, profile) {
+  const header = ['region', 'network', 'UDP', 'runs', 'fallback rate'];
+  const rows = [];
+  for (const r of profile.regions) {
+    for (const n of r.networks ?? []) {
+      const g = report.groups.find((x) => x.name === `AS${n.asn}` || x.name.startsWith(`AS${n.asn} `));
+      rows.push([r.region, g?.name ?? `AS${n.asn}`, n.udpBlocked ? 'blocked' : 'open', g ? String(g.runs) : 'not shown',
+        g ? `${(100 * g.fallback.rate).toFixed(1)}%` : '']);
+    }
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((x) => x[i].length)));
+  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
 }
 
 const fmt = (v, d = 1) => (v === null || v === undefined ? 'n/a' : `${v > 0 ? '+' : ''}${v.toFixed(d)}`);

@@ -24,10 +24,11 @@ const PORTS = Object.freeze({ page: 8443, h2: 8444, h3: 8445, h2b: 8446, h3b: 84
  * prefix: namespace names PREFIX-cli / PREFIX-srv; link: the first setting (relaySettings in startRelay.mjs);
  * rtPriority: SCHED_FIFO priority of the relay (default 10; it blocks in ppoll, so it cannot starve the machine),
  * so a busy machine delays the relay's departures less.
- * field: {clients: [{address, country}], dbPath}: the field mode (docs/lab.md). The client namespace gets one extra
- * address per client (useClient(address) makes it the source of new connections); the real collector service runs in
- * the server namespace with its database at dbPath, behind Caddy, which sets the country header of each beacon from
- * the client address, as a CDN edge would. Without field, Caddy answers POST /beacon itself and the lab reads each
+ * field: {clients: [{address, country, network}], dbPath}: the field mode (docs/lab.md). The client namespace gets one
+ * extra address per client (useClient(address) makes it the source of new connections); the real collector service runs
+ * in the server namespace with its database at dbPath, behind Caddy, which sets the country header of each beacon from
+ * the client address, as a CDN edge would, and forwards a client with a network as its stand-in public address
+ * (network.standIn, fieldNetworks.mjs). Without field, Caddy answers POST /beacon itself and the lab reads each
  * beacon from the page (labSearch.mjs).
  */
 export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 }, rtPriority = 10, field = null } = {}) {
@@ -74,7 +75,8 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
       // Otherwise the lab reads each run's beacon from the page, and Caddy just accepts the browser's POST /beacon.
       ...(field
         ? { collectorUpstream: `${addresses.srv}:${PORTS.collector}`,
-          countryByClient: Object.fromEntries(field.clients.map((c) => [c.address, c.country])) }
+          countryByClient: Object.fromEntries(field.clients.map((c) => [c.address, c.country])),
+          forwardedForByClient: Object.fromEntries(field.clients.filter((c) => c.network).map((c) => [c.address, c.network.standIn])) }
         : { beaconStatus: 204 }),
       waitReady: (_opts, timeoutMs) => awaitListeners({ ns: names.srv, address: addresses.srv, certPath, timeoutMs }),
     });
@@ -104,10 +106,11 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
        * resolves to the relay's counters since the previous call ({up, down}).
        */
       setLink,
-      async launchBrowser({ extra = [] } = {}) {
+      /** forceQuic false: a Chromium that never tries QUIC to the lab's origins (their root is private), as behind UDP blocking. */
+      async launchBrowser({ extra = [], forceQuic = true } = {}) {
         const browser = await chromium.launch({
           executablePath: wrapper, headless: true,
-          args: chromiumArgs({ spki, h3Port: PORTS.h3, h3bPort: PORTS.h3b, address: addresses.srv, extra }),
+          args: chromiumArgs({ spki, h3Port: PORTS.h3, h3bPort: PORTS.h3b, address: addresses.srv, extra, forceQuic }),
         });
         browsers.add(browser);
         browser.once('disconnected', () => browsers.delete(browser));

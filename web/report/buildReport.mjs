@@ -2,6 +2,7 @@
 // requests by class and computes per group (overall, then each region) the quantile table with confidence intervals,
 // the paired within-run difference, the order-effect test, the sample size and the CDF points. This file only passes
 // the options and orders the groups. Plain JSON-able data; formatting is elsewhere.
+import { OTHER_GROUP } from './readReportData.mjs';
 import { verdict } from './verdict.mjs';
 
 export const PERCENTILES = Object.freeze([0.5, 0.75, 0.9, 0.95, 0.99]);
@@ -81,6 +82,8 @@ function assemble(schema, data, groups, { method, confidence, percentiles, sampl
   const order = data.by === 'day' ? (a, b) => (a.name < b.name ? -1 : 1)
     : (a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1);
   const shown = rest.filter((g) => g.runs > 0).sort(order);
+  // A pooled grouping's OTHER_GROUP (readReportData.mjs) goes last, whatever its size.
+  if (data.pooled) shown.sort((a, b) => (a.name === OTHER_GROUP) - (b.name === OTHER_GROUP));
   const report = {
     metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', by: data.by ?? 'region', method, confidence,
     percentiles: [...percentiles], storedRuns: data.storedRuns, regions: data.regions ?? [],
@@ -91,6 +94,8 @@ function assemble(schema, data, groups, { method, confidence, percentiles, sampl
     exclusions: [...schema.requestClasses.filter((c) => !c.usable && c.name !== 'prewarm').map((c) => c.name), 'missing_metric'],
     minRunsForInterval: schema.limits.minRunsForInterval,
     loadErrors: loadErrorCounts(data.loadErrors ?? []),
+    // A pooled grouping (network): {minRuns, values}, the values with fewer runs being the group OTHER_GROUP.
+    ...(data.pooled ? { pooled: data.pooled } : {}),
     groups: [overall, ...shown],
   };
   report.verdict = verdict(report);

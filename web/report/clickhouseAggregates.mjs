@@ -17,6 +17,7 @@
 // text, and values come back in ClickHouse's shortest round-trip form. 18.16 has no exact multi-rank quantile that
 // avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF asks ~300 levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
+import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
 
@@ -26,19 +27,54 @@ const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
  * What a ClickHouse report can be split by, as an expression over run_records (the SQLite store's GROUP_BY has more: the
  * other splits need the runs table there, which these passes do not read yet).
  */
-export const CLICKHOUSE_GROUP_BY = Object.freeze({ region: 'region', day: 'substring(received_at, 1, 10)' });
+export const CLICKHOUSE_GROUP_BY = Object.freeze({
+  region: 'region', day: 'substring(received_at, 1, 10)',
+  // GROUP_BY.network of readReportData.mjs (its label) over run_records' asn and as_org; pooled by pooledSource().
+  network: "ifNull(concat('AS', toString(asn), ifNull(concat(' ', nullIf(as_org, '')), '')), 'unknown')",
+});
+
+/**
+ * The aggregates for a split by `by`, as clickhouseAggregateSource() below; a pooled split of GROUP_BY (network) first
+ * asks which values have at least minGroupRuns selected runs and groups the others as OTHER_GROUP.
+ */
+export function clickhouseAggregateSource(client, schema, options = {}) {
+  const { by = 'region', minGroupRuns = schema.limits.minRunsForInterval } = options;
+  return GROUP_BY[by]?.pooled ? pooledSource(client, schema, { ...options, minGroupRuns }) : passesSource(client, schema, options);
+}
+
+// The shown values go into the passes' SQL as a literal array for has(): 18.16 takes neither IN (a list or a subquery)
+// inside their UNION ALL ("cannot convert column grp") nor a scalar subquery over Distributed tables.
+function pooledSource(client, schema, { by, since = '', arms = 'h2-h3', minGroupRuns, ...options }) {
+  checkMinGroupRuns(minGroupRuns);
+  const label = CLICKHOUSE_GROUP_BY[by];
+  let inner = null;
+  return {
+    async start() {
+      const counts = await client.json(`SELECT ${label} AS name, count() AS n FROM run_records
+        WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY name`);
+      const shown = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => sqlString(c.name));
+      const groupExpr = `if(has(${shown.length ? `[${shown.join(', ')}]` : 'emptyArrayString()'}, ${label}), ${label}, ${sqlString(OTHER_GROUP)})`;
+      inner = passesSource(client, schema, { ...options, by, since, arms, groupExpr });
+      return { ...(await inner.start()), pooled: { minRuns: minGroupRuns, values: counts.length - shown.length } };
+    },
+    fill: (aggregates, needs) => inner.fill(aggregates, needs),
+  };
+}
 
 /**
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options: metric, since (ISO, '' for all), arms, by
- * (one of CLICKHOUSE_GROUP_BY). Returns { start() → {storedRuns, received, by, regions, groups, aggregates},
- * fill(aggregates, needs) } for buildReportFromAggregates.
+ * (one of CLICKHOUSE_GROUP_BY), minGroupRuns (a pooled split's fewest runs of a shown value; default the fewest runs for
+ * an interval). Returns { start() → {storedRuns, received, by, regions, groups, aggregates}, fill(aggregates, needs) }
+ * for buildReportFromAggregates.
  */
-export function clickhouseAggregateSource(client, schema, { metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region' } = {}) {
+function passesSource(client, schema, {
+  metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', groupExpr = CLICKHOUSE_GROUP_BY[by],
+} = {}) {
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
     throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')} (the SQLite store by every grouping)`);
   }
   // The group of each run as the column grp, the passes below group by it.
-  const RR = `(SELECT *, ${CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records)`;
+  const RR = `(SELECT *, ${groupExpr} AS grp FROM run_records)`;
   const m = metricColumns(schema).find((c) => c.metric === metric);
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const C = m.control;

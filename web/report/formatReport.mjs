@@ -1,6 +1,8 @@
 // The report as text for the terminal: the verdict; per group (overall, then each region, browser, ... as --by chose) the
 // counts and exclusions, the Dropbox table with confidence intervals, the paired within-run difference, the order-effect
 // test and the sample-size line; then a one-line-per-group summary and, when computed, the daily series.
+import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
+import { OTHER_GROUP } from './readReportData.mjs';
 
 const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(d)}` : '-');
@@ -30,7 +32,18 @@ export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the minimum,
 
 /** How a --by grouping is named in headings. */
 export const BY_LABELS = Object.freeze({ region: 'region', browser: 'browser', browser_version: 'browser version', config: 'config',
-  effective_type: 'effective connection type', context: 'where the module ran', day: 'day' });
+  effective_type: 'effective connection type', context: 'where the module ran', day: 'day', network: 'network' });
+
+/**
+ * Under a pooled split (--by network): which values were pooled as "other" and the network data's credit (its licence
+ * asks for it wherever its results show). Empty for other splits.
+ */
+export function pooledNote(report) {
+  if (!report.pooled) return [];
+  const { minRuns, values } = report.pooled;
+  return [`${BY_LABELS[report.by]}s with fewer than ${int(minRuns)} runs: ${int(values)}, pooled as "${OTHER_GROUP}" (--min-network-runs)`,
+    `${NETWORK_DATA_CREDIT.text}`];
+}
 
 /**
  * How the report names the arms of a report.arms mode: by protocol in the experiment (h2-h3), by role and protocol in an
@@ -150,7 +163,7 @@ function formatGroupSummary(report) {
   });
   const L = armLabels(report.arms);
   return [`by ${by} (Δ% of ${L.treatment} vs ${L.control}; runs needed per arm for the sample-size target above):`,
-    ...alignTable(header, cells), legend()];
+    ...alignTable(header, cells), legend(), ...pooledNote(report)];
 }
 
 // One line per day: Δ% with its interval at the daily percentiles.

@@ -22,17 +22,40 @@ export const GROUP_BY = Object.freeze({
   effective_type: { what: 'navigator.connection.effectiveType (4g, 3g, ...)', sql: "nullif(r.effective_type, '')", runs: true },
   context: { what: 'where the page module ran its core: worker (a dedicated Worker) or main (the main thread)', sql: "nullif(r.run_context, '')", runs: true },
   day: { what: 'the UTC date the beacon was received', sql: 'substr(c.received_at, 1, 10)' },
+  // networkLabel() of web/server/networkFor.mjs, in SQL: "AS15169 Google LLC".
+  network: { what: 'the autonomous system announcing the client address: "AS15169 Google LLC"', runs: true, pooled: true,
+    sql: "'AS' || CAST(r.asn AS INTEGER) || coalesce(' ' || nullif(r.as_org, ''), '')" },
 });
+
+/** The group that pools the values of a `pooled` grouping with fewer runs than minGroupRuns. */
+export const OTHER_GROUP = 'other';
+
+/**
+ * A pooled grouping's groups: those with at least minRuns runs by name, the rest pooled as OTHER_GROUP (its runs the
+ * sum). counts: [{name, n}] sorted by name. Returns {shown: [{name, n}] (other last, when any), pooled: the number of
+ * values pooled}.
+ */
+export function poolGroups(counts, minRuns) {
+  const shown = counts.filter((g) => g.n >= minRuns);
+  const rest = counts.filter((g) => g.n < minRuns);
+  if (rest.length) shown.push({ name: OTHER_GROUP, n: rest.reduce((s, g) => s + g.n, 0) });
+  return { shown, pooled: rest.length };
+}
 
 /**
  * db: a better-sqlite3 Database holding the store's tables. schema: core.schema(). Options: metric (one of
  * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
- * A/A runs are never pooled), by (one of GROUP_BY: what the groups are).
+ * A/A runs are never pooled), by (one of GROUP_BY: what the groups are), minGroupRuns (a `pooled` grouping, network,
+ * shows the values with at least this many runs and pools the rest as OTHER_GROUP; default the fewest runs for an
+ * interval, schema.limits.minRunsForInterval).
  * Returns { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the regions the runs
  * came from], groups: [group names], records: [Buffer] (the records in chunks, in run order), loadErrors: [{reason, n}]
- * (the load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms) }.
+ * (the load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
+ * and for a pooled grouping pooled: {minRuns, values (how many values went into OTHER_GROUP)} }.
  */
-export function readReportData(db, schema, { metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region' } = {}) {
+export function readReportData(db, schema, {
+  metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', minGroupRuns = schema.limits.minRunsForInterval,
+} = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const grouping = GROUP_BY[by];
   if (!Object.hasOwn(GROUP_BY, by)) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
@@ -53,8 +76,17 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
     return [...counts].map(([name, n]) => ({ name, n })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
   const byRegion = countBy(GROUP_BY.region.sql, '');
-  const byGroup = by === 'region' ? byRegion : countBy(grouping.sql, join);
-  if (byGroup.length > MAX_GROUPS) throw new Error(`too many distinct values of ${by} (${byGroup.length}; at most ${MAX_GROUPS})`);
+  let byGroup = by === 'region' ? byRegion : countBy(grouping.sql, join);
+  let pooled = null;
+  if (grouping.pooled) {
+    checkMinGroupRuns(minGroupRuns);
+    const { shown, pooled: values } = poolGroups(byGroup, minGroupRuns);
+    byGroup = shown;
+    pooled = { minRuns: minGroupRuns, values };
+  }
+  if (byGroup.length > MAX_GROUPS) {
+    throw new Error(`too many distinct values of ${by} (${byGroup.length}; at most ${MAX_GROUPS})${grouping.pooled ? ': raise --min-network-runs' : ''}`);
+  }
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
   // The dates the selected runs were received on (the same index).
@@ -63,8 +95,11 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
 
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
   // The group's number as a one-byte BLOB literal per group: x'01' for the first, and so on.
+  // Pooled values fall to ELSE: the last group, OTHER_GROUP.
+  const byte = (i) => `x'${(i + 1).toString(16).padStart(2, '0')}'`;
+  const named = pooled?.values ? groups.slice(0, -1) : groups;
   const groupByte = groups.length
-    ? `CASE coalesce(${grouping.sql}, 'unknown') ${groups.map((_, i) => `WHEN ? THEN x'${(i + 1).toString(16).padStart(2, '0')}'`).join(' ')} END`
+    ? `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${byte(i)}`).join(' ')}${pooled?.values ? ` ELSE ${byte(groups.length - 1)}` : ''} END`
     : "x'00'";
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
   const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.arm_counts || v.arm_values, '') AS BLOB)
@@ -73,13 +108,18 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
   const metricCode = schema.metrics.indexOf(metric);
   const parts = [];
   for (let from = lo; from <= hi; from += CHUNK_RUNS) {
-    const bytes = chunk.get(...groups, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
+    const bytes = chunk.get(...named, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
     if (bytes) parts.push(bytes);
   }
   return { metric, since: sinceIso, arms, by, storedRuns, received: { first: range.first ?? null, last: range.last ?? null },
-    regions: byRegion.map((r) => r.name), groups, records: parts,
+    regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso) };
+}
+
+/** Throws unless minGroupRuns is a whole number of runs, at least 1. */
+export function checkMinGroupRuns(minGroupRuns) {
+  if (!Number.isInteger(minGroupRuns) || minGroupRuns < 1) throw new Error(`--min-network-runs wants a whole number of runs, at least 1, got "${minGroupRuns}"`);
 }
 
 /** '2024-05-01' or a full ISO date-time; '' means everything. Throws on anything else. */

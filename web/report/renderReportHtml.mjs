@@ -2,7 +2,8 @@
 // Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
 // ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
 // percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, loadErrorLine, MARKS, markOf, NA_TEXT, percentileLabel } from './formatReport.mjs';
+import { armLabels, BY_LABELS, loadErrorLine, MARKS, markOf, NA_TEXT, percentileLabel, pooledNote } from './formatReport.mjs';
+import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 
 const COLORS = { h2: '#2563eb', h3: '#ea580c' };
 
@@ -118,9 +119,16 @@ function summarySection(report) {
   });
   return `<section id="summary"><h2>By ${esc(by)}</h2>
 <table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>
-${legend(report)}
+${legend(report)}${pooledHtml(report)}
 <div class="plots"><figure>${fallbackChart(report.groups, L)}<figcaption>Share of completed ${L.treatment} requests that went over another protocol
 (UDP blocked, Alt-Svc not learned): excluded from the ${L.treatment} arm.</figcaption></figure></div></section>`;
+}
+
+// pooledNote() of formatReport.mjs as a paragraph, DB-IP linked as its licence asks.
+function pooledHtml(report) {
+  const [pooled, credit] = pooledNote(report);
+  if (!pooled) return '';
+  return `\n<p class="meta">${esc(pooled)}. ${esc(credit)}: <a href="${NETWORK_DATA_CREDIT.link.href}">${esc(NETWORK_DATA_CREDIT.link.text)}</a>.</p>`;
 }
 
 function groupSection(g, report, index) {

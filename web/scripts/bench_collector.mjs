@@ -76,11 +76,17 @@ async function stop(child) {
   return exited;
 }
 
+// The collector sits behind a proxy on the same machine, as deployed: each beacon names its client in X-Forwarded-For,
+// so the country and network lookups run as they do in production (a loopback client skips both).
+const CLIENTS = ['8.8.8.8', '1.1.1.1', '81.2.69.142', '2001:4860:4860::8888', '202.12.27.33', '200.160.2.3'];
+let clientAt = 0;
+
 function drive(port, seconds, beacons, overallRate) {
   return autocannon({
     url: `http://127.0.0.1:${port}/beacon`, connections, duration: seconds, ...(overallRate ? { overallRate } : {}),
     requests: [{ method: 'POST', headers: { 'content-type': 'text/plain;charset=UTF-8' },
-      setupRequest: (req) => ({ ...req, body: beacons ? nextBeacon() : 'x'.repeat(bytes) }) }],
+      setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'x-forwarded-for': CLIENTS[clientAt++ % CLIENTS.length] },
+        body: beacons ? nextBeacon() : 'x'.repeat(bytes) }) }],
   });
 }
 

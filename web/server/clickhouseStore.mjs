@@ -136,6 +136,8 @@ export function clickhouseTables(schema) {
     'run_id String', 'received_at String', 'region String', 'arms String', 'run_order String',
     ...classCountColumns(schema).map((c) => `${c.name} UInt8`),
     ...metricColumns(schema).flatMap((m) => [`${m.control} Array(Float64)`, `${m.treatment} Array(Float64)`, `${m.missing} UInt8`]),
+    // The client's network (clientLocator.mjs), for the report's split by network; added after the first release.
+    'asn Nullable(UInt32)', 'as_org Nullable(String)',
   ];
   return [
     // A retried beacon has the run_id of the first: the store skips it, and ReplacingMergeTree folds any copy left.
@@ -195,13 +197,13 @@ export async function ensureClickHouseTables(schema, { url, database, cluster = 
  * missing, not kept).
  */
 export function clickhouseRows(schema, { run, requests }, {
-  receivedAt, region = null, country = null, browser = null, browserMajor = null,
+  receivedAt, region = null, country = null, browser = null, browserMajor = null, asn = null, asOrg = null,
 }) {
   const runRow = {};
   for (const c of schema.runColumns) runRow[c.name] = run[c.name] ?? (c.type === 'text' ? '' : null);
-  Object.assign(runRow, { received_at: receivedAt, region, country, browser, browser_major: browserMajor });
+  Object.assign(runRow, { received_at: receivedAt, region, country, browser, browser_major: browserMajor, asn, as_org: asOrg });
   // The decoder's request objects are the request rows already: the core's request columns and durations, in order.
-  return { run: runRow, requests, record: recordRow(schema, run, { receivedAt, region }) };
+  return { run: runRow, requests, record: { ...recordRow(schema, run, { receivedAt, region }), asn, as_org: asOrg } };
 }
 
 // The run_records row from the core's record: arm_counts is [version][order][control counts by class][treatment
@@ -411,7 +413,10 @@ export async function openClickHouseStore(spec, core, {
     target,
     client,
     logFile: logBase,
-    /** decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt, region, country}. Resolves {duplicate} once logged. */
+    /**
+     * decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt, region, country, asn, asOrg, browser,
+     * browserMajor}. Resolves {duplicate} once logged.
+     */
     queueBeacon: (decoded, meta = {}) => enqueue(decoded, meta),
     insertBeacon: (decoded, meta = {}) => enqueue(decoded, meta),
     /** Runs in ClickHouse when it was first reached plus those shipped or acknowledged since. */

@@ -1,7 +1,10 @@
-// Where a beacon came from, as {country, region}, without keeping the address: the TCP peer, unless the peer is a trusted
-// proxy, in which case its country header (a CDN's geolocation) or its X-Forwarded-For chain speaks for the client.
+// Where a beacon came from, as {country, region, asn, asOrg}, without keeping the address: the TCP peer, unless the peer
+// is a trusted proxy, in which case its country header (a CDN's geolocation) or its X-Forwarded-For chain speaks for the
+// client. The network (the AS announcing the client's address, networkFor.mjs) comes from the address the rate limit
+// sees: the peer, or behind a trusted proxy the first untrusted X-Forwarded-For hop.
 import net from 'node:net';
 import { createCountryLookup, isLoopback, locateIp, normalizeIp } from './regionFor.mjs';
+import { createAsnLookup } from './networkFor.mjs';
 import { regionForCountry } from './regionForCountry.mjs';
 
 export const DEFAULT_COUNTRY_HEADERS = Object.freeze(['cf-ipcountry', 'x-country-code']);
@@ -30,13 +33,18 @@ export function parseTrustedProxies(list) {
  *   env H3PROBE_COUNTRY_HEADERS; default CF-IPCountry, X-Country-Code.
  * - countryDb: path of an .mmdb country database; env H3PROBE_COUNTRY_DB; default the bundled one.
  * - lookupCountry: ip → code, instead of reading countryDb (tests).
- * Returns locate(req) → {country, region}, and locate.clientAddress(req) → the client's IP for the rate limit.
+ * - asnDb: a directory of IP-to-AS tables in @ip-location-db/asn's format, or 'off' (no network lookup: asn and asOrg
+ *   are null); env H3PROBE_ASN_DB; default the bundled one.
+ * - lookupNetwork: ip → {asn, org} or null, instead of reading asnDb (tests).
+ * Returns locate(req) → {country, region, asn, asOrg}, and locate.clientAddress(req) → the client's IP for the rate limit.
  */
 export function createClientLocator(opts = {}, env = process.env) {
   const trusted = parseTrustedProxies(opts.trustedProxies ?? env.H3PROBE_TRUSTED_PROXIES ?? '');
   const headerList = opts.countryHeaders ?? (env.H3PROBE_COUNTRY_HEADERS?.split(',') ?? DEFAULT_COUNTRY_HEADERS);
   const countryHeaders = headerList.map((h) => String(h).trim().toLowerCase()).filter(Boolean);
   const lookupCountry = opts.lookupCountry ?? createCountryLookup(opts.countryDb ?? env.H3PROBE_COUNTRY_DB ?? undefined);
+  const asnDb = opts.asnDb ?? env.H3PROBE_ASN_DB ?? undefined;
+  const lookupNetwork = opts.lookupNetwork ?? (asnDb === 'off' ? () => null : createAsnLookup(asnDb || undefined));
 
   const isTrusted = (ip) => {
     const s = normalizeIp(ip);
@@ -45,6 +53,10 @@ export function createClientLocator(opts = {}, env = process.env) {
   };
 
   function locate(req) {
+    const network = lookupNetwork(locate.clientAddress(req));
+    return { ...where(req), asn: network?.asn ?? null, asOrg: network?.org ?? null };
+  }
+  function where(req) {
     const peer = req.socket?.remoteAddress;
     if (!isTrusted(peer)) return locateIp(peer, lookupCountry);
     for (const name of countryHeaders) {

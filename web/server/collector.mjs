@@ -31,7 +31,8 @@ export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst 
 /**
  * store: from openStore(); core: the Node module (loadH3probeNode()): its decodeBeacon(text) validates a beacon and
  * returns the rows to store ({ok: true, run, requests} | {ok: false, error}), and its limits bound the body size.
- * location: the createClientLocator() options (trustedProxies, countryHeaders, countryDb, lookupCountry); env vars otherwise.
+ * location: the createClientLocator() options (trustedProxies, countryHeaders, countryDb, lookupCountry, asnDb,
+ * lookupNetwork); env vars otherwise.
  * The other options are collectorOptions.mjs's (path, allowedOrigins, rateLimit, rateBurst, maxConnections, and the
  * timeouts in seconds); backend replaces store (cluster workers).
  */
@@ -135,10 +136,11 @@ export async function startCollector({
     }
     let duplicate;
     try {
-      // Only the country and region leave this function: the address itself is never stored.
-      const { country, region } = locate(req);
+      // Only the country, region and network leave this function: the address itself is never stored.
+      const { country, region, asn, asOrg } = locate(req);
       const { browser, browserMajor } = browserFor(req.headers);
-      ({ duplicate } = await backend.store(decoded, { receivedAt: new Date().toISOString(), region, country, browser, browserMajor }));
+      ({ duplicate } = await backend.store(decoded,
+        { receivedAt: new Date().toISOString(), region, country, asn, asOrg, browser, browserMajor }));
     } catch (err) {
       return reject(res, 'store_error', 500, `could not store beacon: ${err.message}`, corsHeaders);
     }

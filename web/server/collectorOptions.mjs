@@ -34,6 +34,8 @@ export const COLLECTOR_OPTIONS = Object.freeze([
     check: (v) => (v.every((h) => /^[\w-]+$/.test(h)) ? null : 'header names'),
     help: 'headers carrying the client country code, set by a trusted proxy; first present wins' },
   { name: 'countryDb', type: 'string', default: '', help: 'IP-to-country .mmdb file (empty: the bundled IPtoASN database)' },
+  { name: 'asnDb', type: 'string', default: '',
+    help: 'directory of IP-to-AS tables in the @ip-location-db/asn format, or off (empty: the bundled ones)' },
   { name: 'rateLimit', type: 'number', default: 60, check: num(0, 1e9),
     help: 'beacons per minute per client network (IPv4 /24, IPv6 /48); 0 turns the limit off' },
   { name: 'rateBurst', type: 'int', default: 120, check: int(1, 1e9), help: 'beacons a client network may send at once before the rate applies' },

@@ -16,7 +16,8 @@ const SNAPSHOT_TIMEOUT_MS = 2000;
 const collectorArgs = (o) => ({
   host: o.host, port: o.port, path: o.path, allowedOrigins: o.allowedOrigins, rateLimit: o.rateLimit, rateBurst: o.rateBurst,
   headersTimeout: o.headersTimeout, requestTimeout: o.requestTimeout, keepAliveTimeout: o.keepAliveTimeout,
-  location: { trustedProxies: o.trustedProxies, countryHeaders: o.countryHeaders, countryDb: o.countryDb || undefined },
+  location: { trustedProxies: o.trustedProxies, countryHeaders: o.countryHeaders, countryDb: o.countryDb || undefined,
+    asnDb: o.asnDb || undefined },
 });
 
 /** Logs one JSON line to stdout (the first one is {listening, ...} once every worker listens). */

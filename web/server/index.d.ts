@@ -17,6 +17,13 @@ export interface LocationOptions {
   countryDb?: string;
   /** Replaces the database lookup: address to ISO country code or null. */
   lookupCountry?: (ip: string) => string | null;
+  /**
+   * A directory of IP-to-AS tables in @ip-location-db/asn's format (asn-ipv4-num.csv, asn-ipv6-num.csv), or 'off';
+   * default the tables of that optional peer package.
+   */
+  asnDb?: string;
+  /** Replaces the network lookup: address to its autonomous system, or null. */
+  lookupNetwork?: (ip: string) => { asn: number; org: string | null } | null;
 }
 
 /** What exportNdjson writes to: a Node Writable (a file stream, process.stdout) fits. */
@@ -76,7 +83,7 @@ export function startCollector(options: {
 export const DEFAULT_COUNTRY_HEADERS: readonly string[];
 export function parseTrustedProxies(list: string | string[] | undefined): AddressList;
 export function createClientLocator(options?: LocationOptions, env?: Record<string, string | undefined>):
-  (req: ClientRequestLike) => { country: string | null; region: string };
+  (req: ClientRequestLike) => { country: string | null; region: string; asn: number | null; asOrg: string | null };
 
 export const REGIONS: readonly string[];
 /** The region of an ISO country code ('unknown' when not known). */
@@ -86,7 +93,9 @@ export const ARMS: readonly ['h2-h3', 'h2-h2', 'h3-h3'];
 /** The report of a store: text, optionally the HTML page. */
 export function makeReport(core: H3probeNode, options?: {
   db?: unknown; dbPath?: string; metric?: string; since?: string; arms?: 'h2-h3' | 'h2-h2' | 'h3-h3';
-  by?: 'region' | 'browser' | 'browser_version' | 'config' | 'effective_type' | 'context' | 'day';
+  by?: 'region' | 'browser' | 'browser_version' | 'config' | 'effective_type' | 'context' | 'day' | 'network';
+  /** With by 'network': the fewest runs of a network shown on its own (the rest pooled as "other"); default 10. */
+  minGroupRuns?: number;
   method?: 'delta' | 'bootstrap'; confidence?: number; htmlPath?: string | null; jsonPath?: string | null;
   /** The daily series as report.daily; default: when HTML or JSON is written. */
   daily?: boolean;

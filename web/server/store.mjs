@@ -16,7 +16,7 @@ const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };
 
 /**
  * What the collector adds to a run's row, from the request that carried the beacon rather than from the beacon: when,
- * where from (clientLocator.mjs) and which browser (browserFor.mjs).
+ * where from and over which network (clientLocator.mjs; never the address) and which browser (browserFor.mjs).
  */
 export const COLLECTOR_COLUMNS = Object.freeze([
   Object.freeze({ name: 'received_at', type: 'text', what: 'when the collector received the beacon (ISO 8601, UTC)' }),
@@ -24,6 +24,8 @@ export const COLLECTOR_COLUMNS = Object.freeze([
   Object.freeze({ name: 'country', type: 'text', what: "the client's country (ISO 3166 alpha-2)" }),
   Object.freeze({ name: 'browser', type: 'text', what: 'the browser engine: chromium, firefox, webkit or other' }),
   Object.freeze({ name: 'browser_major', type: 'real', what: "the engine's major version" }),
+  Object.freeze({ name: 'asn', type: 'real', what: "the number of the autonomous system announcing the client's address" }),
+  Object.freeze({ name: 'as_org', type: 'text', what: "that autonomous system's organisation name" }),
 ]);
 
 /** Each table's columns as [name, SQL type], from the core's schema() and COLLECTOR_COLUMNS. */
@@ -102,8 +104,11 @@ export function openStore(dbPath, core) {
   const runsPage = db.prepare(`SELECT ${runColumns} FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
   const requestsRange = db.prepare('SELECT * FROM requests WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx');
 
-  const insertOne = (decoded, { receivedAt, region = null, country = null, browser = null, browserMajor = null } = {}) =>
-    insertRows(decoded, { received_at: receivedAt ?? new Date().toISOString(), region, country, browser, browser_major: browserMajor });
+  const insertOne = (decoded, {
+    receivedAt, region = null, country = null, browser = null, browserMajor = null, asn = null, asOrg = null,
+  } = {}) => insertRows(decoded, {
+    received_at: receivedAt ?? new Date().toISOString(), region, country, browser, browser_major: browserMajor, asn, as_org: asOrg,
+  });
   const insert = db.transaction(insertOne);
 
   // Group commit: beacons that arrive in the same event-loop turn share one transaction (one WAL commit) instead of
@@ -137,8 +142,8 @@ export function openStore(dbPath, core) {
   return {
     db,
     /**
-     * decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt (ISO, default now), region, country, browser,
-     * browserMajor} (browserFor.mjs).
+     * decoded: core.decodeBeacon()'s {run, requests}; meta: {receivedAt (ISO, default now), region, country, asn, asOrg
+     * (clientLocator.mjs), browser, browserMajor} (browserFor.mjs).
      */
     insertBeacon: (decoded, meta = {}) => insert(decoded, meta),
     /** The same, committed together with the other beacons queued in this event-loop turn. Resolves {duplicate}. */

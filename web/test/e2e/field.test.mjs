@@ -1,6 +1,8 @@
-// The lab's field mode end to end (docs/lab.md): a few page loads over two regions of a small profile, each on a path the
-// relay sets through its control channel, every beacon through the lab's Caddy (which sets the country header from the
-// client address) to the real collector service; then the real report command. Teardown leaves no namespace or process.
+// The lab's field mode end to end (docs/lab.md): a few page loads over two regions of a small profile, two networks in
+// each (one blocking UDP), each load on a path the relay sets through its control channel, every beacon through the lab's
+// Caddy (which sets the country header from the client address and forwards the client as its network's stand-in
+// address) to the real collector service; then the real report command, by region and by network. Teardown leaves no
+// namespace or process.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -9,12 +11,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { labNamespaces, labUnavailableReason } from '../../lab/createLabNetwork.mjs';
 import { loadProfile } from '../../lab/fieldProfile.mjs';
-import { formatPathSplit, runField, runReport } from '../../lab/fieldRun.mjs';
+import { formatNetworkCheck, formatPathSplit, runField, runReport } from '../../lab/fieldRun.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 
 const PREFIX = 'h3lab-field'; // not the `npm run lab` names
 const LOADS = 6;
-const SEED = 4; // draws both regions within the first loads (asserted below)
+// Draws both regions, all four networks, and a network that does not block UDP on a lossy and on a clean path (asserted below).
+const SEED = 5;
 const unavailable = labUnavailableReason();
 
 describe('lab field mode (profile draw, relay control channel, Caddy edge, collector service, report)', {
@@ -27,9 +30,11 @@ describe('lab field mode (profile draw, relay control channel, Caddy edge, colle
     format: 'h3probe-field-profile/1', name: 'two-regions',
     regions: [
       { region: 'North America', country: 'CA', share: 0.5, rttMs: { median: 20, p90: 40, min: 5, max: 80 }, lossyShare: 0.5,
-        clean: { loss: { model: 'none' } }, lossy: { loss: { model: 'gilbert', rate: 0.03, meanBurst: 2 }, jitterMs: 2 } },
+        clean: { loss: { model: 'none' } }, lossy: { loss: { model: 'gilbert', rate: 0.03, meanBurst: 2 }, jitterMs: 2 },
+        networks: [{ asn: 577, share: 0.5 }, { asn: 812, share: 0.5, udpBlocked: true }] },
       { region: 'Asia', country: 'JP', share: 0.5, rttMs: { median: 60, p90: 100, min: 20, max: 200 }, lossyShare: 0.5,
-        clean: { loss: { model: 'none' } }, lossy: { loss: { model: 'gilbert', rate: 0.03, meanBurst: 2 }, jitterMs: 2 } },
+        clean: { loss: { model: 'none' } }, lossy: { loss: { model: 'gilbert', rate: 0.03, meanBurst: 2 }, jitterMs: 2 },
+        networks: [{ asn: 2497, share: 0.5, udpBlocked: true }, { asn: 4713, share: 0.5 }] },
     ],
   }));
   const dbPath = path.join(dir, 'field.sqlite');
@@ -42,7 +47,11 @@ describe('lab field mode (profile draw, relay control channel, Caddy edge, colle
     assert.deepEqual(result.loads.filter((l) => l.error).map((l) => `${l.i}: ${l.error}`), [], 'no page load failed');
     const drawn = new Set(result.loads.map((l) => l.region));
     assert.deepEqual([...drawn].sort(), ['Asia', 'North America'], 'both regions drawn');
-    for (const l of result.loads) assert.deepEqual([l.stored.country, l.stored.region], [l.country, l.region], `load ${l.i}`);
+    assert.deepEqual([...new Set(result.loads.map((l) => l.network.asn))].sort((a, b) => a - b), [577, 812, 2497, 4713], 'all four networks drawn');
+    // The network too: the collector's own lookup of the stand-in address the edge forwarded.
+    for (const l of result.loads) {
+      assert.deepEqual([l.stored.country, l.stored.region, l.stored.asn], [l.country, l.region, l.network.asn], `load ${l.i}`);
+    }
     // The database itself, after the collector drained: one run per load, under the drawn country.
     const Database = (await import('better-sqlite3')).default;
     const db = new Database(dbPath, { readonly: true });
@@ -70,6 +79,22 @@ describe('lab field mode (profile draw, relay control channel, Caddy edge, colle
     const runsOfClass = (kind) => Number(new RegExp(`^all, ${kind} +(\\d+) runs`, 'm').exec(split)?.[1] ?? 0);
     assert.equal(runsOfClass('lossy'), result.loads.filter((l) => l.lossy).length, split);
     assert.equal(runsOfClass('clean'), result.loads.filter((l) => !l.lossy).length, split);
+  });
+
+  test('the report by network shows each network, the UDP-blocking ones with every HTTP/3 request fallen back', async () => {
+    assert.ok(result, 'the field run ran');
+    const byNetwork = await runReport({ dbPath, htmlPath: path.join(dir, 'n.html'), jsonPath: path.join(dir, 'n.json'),
+      args: ['--by', 'network', '--min-network-runs', '1'], write: () => {} });
+    const check = formatNetworkCheck(byNetwork, loadProfile(profileFile));
+    for (const l of result.loads) {
+      const g = byNetwork.groups.find((x) => x.name.startsWith(`AS${l.network.asn} `));
+      assert.ok(g, `AS${l.network.asn} is a group:\n${check}`);
+      assert.equal(g.runs, result.loads.filter((x) => x.network.asn === l.network.asn).length, check);
+      assert.ok(g.fallback.completed > 0, check);
+      assert.equal(g.fallback.rate, l.network.udpBlocked ? 1 : 0, check);
+    }
+    const rogers = result.loads.filter((l) => l.network.asn === 812).length;
+    assert.match(check, new RegExp(`AS812 Rogers[^\\n]* blocked +${rogers} +100\\.0%`));
   });
 
   test('teardown leaves no lab namespace and none of the lab processes', () => {

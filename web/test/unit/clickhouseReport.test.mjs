@@ -17,7 +17,7 @@ import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseInstalled, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
-import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
 const core = await loadH3probeNode();
@@ -152,6 +152,30 @@ describe('report from ClickHouse aggregates', () => {
   });
 });
 
+describe('--by network from ClickHouse', () => {
+  test('the same report as SQLite: networks over the minimum, the rest pooled as other, the blocked network\'s fallback rate', { timeout: 120_000 }, async () => {
+    assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
+    const plan = await planClickHouse(`test-netreport-${process.pid}`);
+    plans.push(plan);
+    servers.push(await startClickHouse(plan, { fresh: true }));
+    const chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/networks`;
+    const sqlitePath = path.join(tmp, 'networks.sqlite');
+    const ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'networks-spool.ndjson') });
+    await writeBoth([...syntheticBeacons({ runs: 300, seed: 11, days: 2, networks: EXAMPLE_NETWORKS })], sqlitePath, ch);
+    await ch.flushed();
+    await ch.close();
+    const both = await bothReports(sqlitePath, chSpec, { by: 'network' }, 'network');
+    assert.deepEqual(both.clickhouse.json.groups.map((g) => [g.name, g.runs]), [['overall', 300], ['AS15169 Google LLC', 120],
+      ['AS13335 Cloudflare, Inc.', 75], ['AS64500', 60], ['unknown', 30], ['other', 15]]);
+    assert.deepEqual(both.clickhouse.json.pooled, { minRuns: 10, values: 2 });
+    assert.equal(both.clickhouse.json.groups[2].fallback.rate, 1);
+    assertSame(both);
+    const fewer = await bothReports(sqlitePath, chSpec, { by: 'network', minGroupRuns: 50, since: '2022-12-15T12:00:00Z' }, 'network50');
+    assert.ok(fewer.clickhouse.json.groups.some((g) => g.name === 'other'));
+    assertSame(fewer);
+  });
+});
+
 describe('a 2-shard ClickHouse cluster', () => {
   test('two servers, local tables and Distributed tables; beacons through the collector; the same report as SQLite', { timeout: 180_000 }, async () => {
     const cluster = 'h3probe_two_shards';
@@ -169,6 +193,9 @@ describe('a 2-shard ClickHouse cluster', () => {
     try {
       // Countries through a header the collector trusts from loopback: several regions.
       const countries = ['US', 'DE', 'JP', 'BR'];
+      // Client addresses for the network lookup: 40, 40 and 20 of every 100 runs on AS 15169, AS 13335 and none (the
+      // two networks' equal runs are listed by name).
+      const clients = [...Array(2).fill('8.8.8.8'), ...Array(2).fill('1.1.1.1'), '10.0.0.1'];
       const items = [...syntheticBeacons({ runs: 100, seed: 21, days: 1 })];
       let k = 0;
       const send = async () => {
@@ -178,7 +205,7 @@ describe('a 2-shard ClickHouse cluster', () => {
           for (const c of collectors) {
             const status = await new Promise((resolve, reject) => {
               const req = http.request({ host: '127.0.0.1', port: c.port, method: 'POST', path: '/beacon', agent: false,
-                headers: { 'CF-IPCountry': countries[i % countries.length] } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
+                headers: { 'CF-IPCountry': countries[i % countries.length], 'X-Forwarded-For': clients[i % clients.length] } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
               req.on('error', reject);
               req.end(body);
             });
@@ -203,6 +230,11 @@ describe('a 2-shard ClickHouse cluster', () => {
       }
       assert.equal(perShard[0][0] + perShard[1][0], items.length);
       assertSame(await bothReports(sqlitePath, spec, {}, 'shards'), ['generatedAt', 'received']);
+      // The networks the collectors looked up from X-Forwarded-For, pooled over both shards alike.
+      const byNetwork = await bothReports(sqlitePath, spec, { by: 'network', minGroupRuns: 30 }, 'shards-network');
+      assert.deepEqual(byNetwork.clickhouse.json.groups.map((g) => g.name),
+        ['overall', 'AS13335 Cloudflare, Inc.', 'AS15169 Google LLC', 'other']);
+      assertSame(byNetwork, ['generatedAt', 'received']);
     } finally {
       for (const c of collectors) await c.close();
       await chStore.close();

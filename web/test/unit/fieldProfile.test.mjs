@@ -7,6 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { ProfileError, drawPath, loadProfile, profileProblems, relayCheckLink, seededRandom } from '../../lab/fieldProfile.mjs';
 import { RELAY_PATH } from '../../lab/startRelay.mjs';
+import { fieldClients } from '../../lab/fieldNetworks.mjs';
+import { createAsnLookup } from '../../server/networkFor.mjs';
+import { createCountryLookup } from '../../server/regionFor.mjs';
 
 const hasRelay = fs.existsSync(RELAY_PATH);
 const skip = hasRelay ? false : 'needs the native build (npm run build:native)';
@@ -98,4 +101,60 @@ test('the draw is seeded and follows the shares, the RTT median and p90, and the
     assert.ok(sorted[0] >= r.rttMs.min && sorted.at(-1) <= r.rttMs.max);
     assert.ok(Math.abs(g.lossy / g.rtts.length - r.lossyShare) < 0.03, `${r.region}: lossy share`);
   }
+});
+
+test('networks: each region of the shipped profile has some that block UDP; bad network lists are refused by path', { skip }, () => {
+  for (const r of loadProfile('dropbox-like').regions) {
+    const blocked = r.networks.filter((n) => n.udpBlocked).reduce((s, n) => s + n.share, 0);
+    assert.ok(blocked > 0 && blocked < 0.5, `${r.region}: UDP-blocking share ${blocked}`);
+  }
+  const p = good();
+  p.regions[0].networks = [{ asn: 7922, share: 0.5 }, { asn: 7922, share: 0.3, udpBlocked: 'yes' }, { asn: -4, share: 0.1, where: 1 }];
+  p.regions[1].networks = [];
+  assert.deepEqual(profileProblems(p), [
+    'regions[0].networks[1].asn: AS7922 is listed twice',
+    'regions[0].networks[1].udpBlocked: expected true or false',
+    'regions[0].networks[2].where: unknown key (known: asn, share, udpBlocked)',
+    'regions[0].networks[2].asn: expected an AS number (a whole number from 1)',
+    'regions[0].networks: the shares add up to 0.9, not 1',
+    'regions[1].networks: expected a non-empty array of {asn, share, udpBlocked}',
+  ]);
+});
+
+test('the network is drawn by its share within the region; a region without networks draws none', { skip }, () => {
+  const p = loadProfile('dropbox-like');
+  delete p.regions[3].networks;
+  const random = seededRandom(2);
+  const counts = new Map();
+  for (let i = 0; i < 20000; i++) {
+    const d = drawPath(p, random);
+    if (d.region === p.regions[3].region) {
+      assert.equal(d.network, null);
+      continue;
+    }
+    const key = `${d.region}/${d.network.asn}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  for (const r of p.regions.slice(0, 3)) {
+    const total = r.networks.reduce((s, n) => s + (counts.get(`${r.region}/${n.asn}`) ?? 0), 0);
+    for (const n of r.networks) {
+      const share = (counts.get(`${r.region}/${n.asn}`) ?? 0) / total;
+      assert.ok(Math.abs(share - n.share) < 0.03, `${r.region} AS${n.asn}: ${share} vs ${n.share}`);
+    }
+  }
+});
+
+test('each network of the shipped profile gets a stand-in address the collector\'s own lookups place in its AS and country', { skip }, () => {
+  const p = loadProfile('dropbox-like');
+  const { clients, clientFor } = fieldClients(p);
+  const lookupNetwork = createAsnLookup();
+  const lookupCountry = createCountryLookup();
+  assert.equal(clients.length, p.regions.reduce((s, r) => s + r.networks.length, 0));
+  assert.equal(new Set(clients.map((c) => c.address)).size, clients.length, 'one lab address per network');
+  for (const c of clients) {
+    assert.equal(lookupNetwork(c.network.standIn).asn, c.network.asn, c.network.standIn);
+    assert.equal(lookupCountry(c.network.standIn), c.country, c.network.standIn);
+    assert.equal(clientFor({ region: c.region, network: { asn: c.network.asn } }), c);
+  }
+  assert.throws(() => fieldClients({ regions: [{ ...p.regions[0], networks: [{ asn: 4713, share: 1 }] }] }), /no address of AS4713 in US/);
 });

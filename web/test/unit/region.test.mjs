@@ -83,7 +83,13 @@ describe('regionForCountry', () => {
 describe('client location behind proxies', () => {
   const lookupCountry = (ip) => ({ '8.8.8.8': 'US', '202.12.27.33': 'JP', '193.0.14.129': 'NL' })[ip] ?? null;
   const req = (peer, headers = {}) => ({ socket: { remoteAddress: peer }, headers });
-  const locate = createClientLocator({ trustedProxies: '198.51.100.7, 203.0.113.0/24, 2001:db8::/32', lookupCountry }, {});
+  // The country and region only: the network's own cases are in network.test.mjs.
+  const place = (locator) => (r) => {
+    const { country, region } = locator(r);
+    return { country, region };
+  };
+  const locate = place(createClientLocator({ trustedProxies: '198.51.100.7, 203.0.113.0/24, 2001:db8::/32', lookupCountry,
+    lookupNetwork: () => null }, {}));
 
   test('a direct public peer is located by its own address, headers ignored', () => {
     assert.deepEqual(locate(req('202.12.27.33')), { country: 'JP', region: 'Asia' });
@@ -115,7 +121,7 @@ describe('client location behind proxies', () => {
   });
 
   test('loopback is always trusted, so the local Caddy forwards the client and a loopback client is local', () => {
-    const plain = createClientLocator({ lookupCountry }, {});
+    const plain = place(createClientLocator({ lookupCountry, lookupNetwork: () => null }, {}));
     assert.deepEqual(plain(req('127.0.0.1', { 'x-forwarded-for': '127.0.0.1' })), { country: null, region: 'local' });
     assert.deepEqual(plain(req('::ffff:127.0.0.1', { 'x-forwarded-for': '8.8.8.8' })), { country: 'US', region: 'North America' });
     assert.deepEqual(plain(req('127.0.0.1')), { country: null, region: 'local' });
@@ -124,7 +130,7 @@ describe('client location behind proxies', () => {
 
   test('the environment configures proxies and header names when options do not', () => {
     const env = { H3PROBE_TRUSTED_PROXIES: '198.51.100.0/24', H3PROBE_COUNTRY_HEADERS: 'X-Geo-Country' };
-    const fromEnv = createClientLocator({ lookupCountry }, env);
+    const fromEnv = place(createClientLocator({ lookupCountry, lookupNetwork: () => null }, env));
     assert.deepEqual(fromEnv(req('198.51.100.200', { 'x-geo-country': 'JP', 'cf-ipcountry': 'US' })), { country: 'JP', region: 'Asia' });
     assert.deepEqual(fromEnv(req('198.51.100.200', { 'cf-ipcountry': 'US' })), { country: null, region: 'unknown' });
   });
