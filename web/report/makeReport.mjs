@@ -9,6 +9,7 @@ import { clickhouseAggregateSource } from './clickhouseAggregates.mjs';
 import { normalizeSince } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
+import { connectionSetupFromRows, readSetupRows, SETUP_ARMS } from './connectionSetup.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
 
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
@@ -55,6 +56,11 @@ export async function makeReport(core, {
     const data = readReportData(db ?? own, core.schema(), { metric, since, arms, by });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
+    // The connection-setup view, from the stored pre-warm requests of the experiment's runs (connectionSetup.mjs).
+    report.connectionSetup = arms === SETUP_ARMS
+      ? connectionSetupFromRows(core, readSetupRows(db ?? own, core.schema(), { since: data.since, by, groups: data.groups }),
+        data.groups, { confidence })
+      : null;
     if (daily) {
       const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, by: 'day' });
       report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }));
