@@ -34,6 +34,8 @@ export function firstH3Text(g) {
 /** view: report.connectionSetup; report: for the confidence. Returns the lines. */
 export function formatConnectionSetup(view, report) {
   const { num, signed, int, pct, interval } = cells;
+  // A quantile's own interval: unsigned, as the quantile.
+  const range = (c) => (Array.isArray(c) && c.every(Number.isFinite) ? `[${num(c[0])}, ${num(c[1])}]` : 'n/a');
   const conf = `${Math.round(report.confidence * 100)}%`;
   const [overall, ...groups] = view.groups;
   const lines = [`== connection setup: the cold connections the pre-warm requests opened (never in the arms above), ${int(overall.runs)} runs of arms ${view.arms}`,
@@ -46,8 +48,8 @@ export function formatConnectionSetup(view, report) {
     for (const r of overall[m.name].rows) {
       const label = `${metricLabel[m.name] ?? m.name} ${percentileLabel(r.p)}`;
       rows.push(m.paired
-        ? [label, num(r.h2), interval(r.ci_h2, 2), num(r.h3), interval(r.ci_h3, 2), signed(r.diff_ms), interval(r.ci_ms, 2), r.significant_ms ? '*' : '']
-        : [label, num(r.h2), interval(r.ci_h2, 2), '-', '', '', '', '']);
+        ? [label, num(r.h2), range(r.ci_h2), num(r.h3), range(r.ci_h3), signed(r.diff_ms), interval(r.ci_ms, 2), r.significant_ms ? '*' : '']
+        : [label, num(r.h2), range(r.ci_h2), '-', '', '', '', '']);
     }
   }
   if (rows.length) lines.push(...alignTable(header, rows), `${TLS_NOTE}; Δ = HTTP/3 − HTTP/2, quantile by quantile`);
