@@ -10,6 +10,7 @@ import { normalizeSince } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
 import { connectionSetupFromRows, readSetupRows, SETUP_ARMS } from './connectionSetup.mjs';
+import { clickhouseConnectionSetup } from './clickhouseConnectionSetup.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
 
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
@@ -41,6 +42,9 @@ export async function makeReport(core, {
       clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms, by: groupBy }),
       { metric, since: normalizeSince(since), arms, method, confidence, ...options });
     const report = await inClickHouse(by, { cdf: Boolean(htmlPath) });
+    report.connectionSetup = arms === SETUP_ARMS
+      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, confidence })
+      : null;
     if (daily) report.daily = dailySeries(await inClickHouse('day', { percentiles: DAILY_PERCENTILES }));
     const t2 = performance.now();
     return finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath });
