@@ -1,7 +1,7 @@
 // The connection-setup view as text (the view's data: connectionSetup.mjs): the cold HTTP/2 and HTTP/3 connections the
 // pre-warm requests opened, per protocol at the view's percentiles with intervals, their difference within the run, and
 // how often the first request to the HTTP/3 origin already went over HTTP/3.
-import { alignTable, cells, percentileLabel } from './formatReport.mjs';
+import { alignTable, BY_LABELS, cells, percentileLabel } from './formatReport.mjs';
 
 // formatReport.mjs imports this file: its cell formats are read when a view is formatted, not when the module loads.
 const metricLabel = Object.freeze({ connect_ms: 'connect', network_ms: 'network', tls_ms: 'TLS' });
@@ -53,7 +53,9 @@ export function formatConnectionSetup(view, report) {
     }
   }
   if (rows.length) lines.push(...alignTable(header, rows), `${TLS_NOTE}; Δ = HTTP/3 − HTTP/2, quantile by quantile`);
-  else lines.push('(no table: no run has a cold sample of each protocol)');
+  if (view.metrics.some((m) => m.paired && overall[m.name].rows.length === 0)) {
+    lines.push('(no connect or network rows: they need runs with a cold sample of each protocol)');
+  }
   for (const m of view.metrics.filter((x) => x.paired)) {
     const p = overall[m.name].paired;
     lines.push(p
@@ -63,7 +65,7 @@ export function formatConnectionSetup(view, report) {
   }
   if (groups.length) {
     const p50 = (g, name) => g[name].paired;
-    lines.push(`by ${report.by ?? 'region'}:`, ...alignTable(['', 'runs', 'both cold', 'paired Δ connect median [CI]', 'paired Δ network median [CI]', 'first over HTTP/3'],
+    lines.push(`by ${BY_LABELS[report.by ?? 'region']}:`, ...alignTable(['', 'runs', 'both cold', 'paired Δ connect median [CI]', 'paired Δ network median [CI]', 'first over HTTP/3'],
       groups.map((g) => [g.name, int(g.runs), int(g.paired),
         p50(g, 'connect_ms') ? `${signed(p50(g, 'connect_ms').median)} ${interval(p50(g, 'connect_ms').ci_median, 2)}` : '-',
         p50(g, 'network_ms') ? `${signed(p50(g, 'network_ms').median)} ${interval(p50(g, 'network_ms').ci_median, 2)}` : '-',
