@@ -26,6 +26,7 @@ export function setupChecks(result) {
 }
 
 const f = (v) => (Number.isFinite(v) ? v.toFixed(1) : '-');
+const sf = (v) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(1)}` : '-');
 const mark = (c) => `${f(c.value)} (${f(c.expected)}) ${c.ok ? 'ok ' : 'OUT'}`;
 
 /** The table over the settings that have a view. */
@@ -34,7 +35,7 @@ export function formatSetupTable(results) {
   if (!rows.length) return '';
   const header = ['setting', 'pairs', 'h2 connect p50 (2R)', 'h2 TLS p50 (R)', 'h3 connect p50 (R)', 'saving h2−h3 median (R)', '95% CI', 'first h3'];
   const cells = rows.map(([label, c]) => [label, String(c.pairs), mark(c.h2Connect), mark(c.h2Tls), mark(c.h3Connect), mark(c.saving),
-    `[${f(c.savingCi[0])}, ${f(c.savingCi[1])}]`, Number.isFinite(c.firstH3Share) ? `${(100 * c.firstH3Share).toFixed(0)}%` : '-']);
+    `[${sf(c.savingCi[0])}, ${sf(c.savingCi[1])}]`, Number.isFinite(c.firstH3Share) ? `${(100 * c.firstH3Share).toFixed(0)}%` : '-']);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((x) => x[i].length)));
   const line = (xs) => xs.map((x, i) => (i === 0 ? x.padEnd(widths[i]) : x.padStart(widths[i]))).join('  ');
   return ['connection setup (cold pre-warm connections, ms; expected in parentheses, tolerance ±15 % or 3 ms):',
