@@ -13,6 +13,7 @@
 #include <emscripten/val.h>
 
 #include "beacon.hpp"
+#include "connection_setup.hpp"
 #include "json_writer.hpp"
 #include "limits.hpp"
 #include "platform.hpp"
@@ -305,6 +306,71 @@ val build_report_js(const val& records, const val& group_names, const val& optio
     return out;
 }
 
+// connectionSetupReport(rows, groupNames: string[], options) -> {error, groups: [...]}: the connection-setup view
+// (connection_setup.hpp) from the stored pre-warm request rows. rows: {texts: string[], group: Uint8Array, run, idx,
+// reused, connect_ms, tls_ms, network_ms: Float64Array (NaN for NULL), origin, result, protocol, server_protocol:
+// Uint32Array (codes into texts)}, the rows of one run adjacent.
+val connection_setup_report_js(const val& rows, const val& group_names, const val& options) {
+    val out = val::object();
+    out.set("groups", val::array());
+    ReportOptions o;
+    if (std::string error = read_report_options(options, o); !error.empty()) {
+        out.set("error", error);
+        return out;
+    }
+    o.method = IntervalMethod::delta;
+    SetupRows r;
+    const val texts = rows["texts"];
+    for (std::size_t i = 0, n = texts["length"].as<std::size_t>(); i < n; ++i) r.texts.push_back(texts[i].as<std::string>());
+    r.group = copy_array<std::uint8_t>(rows["group"]);
+    r.run = copy_array<double>(rows["run"]);
+    r.idx = copy_array<double>(rows["idx"]);
+    r.reused = copy_array<double>(rows["reused"]);
+    r.origin = copy_array<std::uint32_t>(rows["origin"]);
+    r.result = copy_array<std::uint32_t>(rows["result"]);
+    r.protocol = copy_array<std::uint32_t>(rows["protocol"]);
+    r.server_protocol = copy_array<std::uint32_t>(rows["server_protocol"]);
+    r.connect_ms = copy_array<double>(rows["connect_ms"]);
+    r.tls_ms = copy_array<double>(rows["tls_ms"]);
+    r.network_ms = copy_array<double>(rows["network_ms"]);
+    std::vector<std::string> names;
+    for (std::size_t i = 0, n = group_names["length"].as<std::size_t>(); i < n; ++i) names.push_back(group_names[i].as<std::string>());
+    const SetupReport report = connection_setup_report(r, names, o);
+    out.set("error", report.error);
+    val groups = val::array();
+    for (std::size_t i = 0; i < report.groups.size(); ++i) {
+        const SetupGroup& g = report.groups[i];
+        val group = val::object();
+        group.set("name", g.name);
+        group.set("runs", static_cast<double>(g.runs));
+        group.set("paired", static_cast<double>(g.paired));
+        val outcomes = val::object();
+        for (int p = 0; p < 2; ++p) {
+            val by = val::object();
+            for (int k = 0; k < kSetupOutcomes; ++k) by.set(to_string(static_cast<SetupOutcome>(k)), static_cast<double>(g.outcomes[p][k]));
+            outcomes.set(p ? "h3" : "h2", by);
+        }
+        group.set("outcomes", outcomes);
+        val first = val::object();
+        first.set("over_h3", static_cast<double>(g.first_h3_over_h3));
+        first.set("over_other", static_cast<double>(g.first_h3_over_other));
+        first.set("unknown", static_cast<double>(g.first_h3_unknown));
+        group.set("firstH3", first);
+        val metrics = val::object();
+        for (int m = 0; m < kSetupMetrics; ++m) {
+            const GroupReport& gr = g.metric[m];
+            val metric = val::object();
+            metric.set("analysis", analysis_js(gr.analysis));
+            metric.set("paired", gr.paired ? paired_js(*gr.paired) : val::null());
+            metrics.set(to_string(static_cast<SetupMetric>(m)), metric);
+        }
+        group.set("metrics", metrics);
+        groups.set(i, group);
+    }
+    out.set("groups", groups);
+    return out;
+}
+
 // values: a Float64Array (or array of numbers); ps: probabilities in [0, 1]. Returns a Float64Array.
 val quantiles_js(const val& values, const val& ps) {
     return js(quantiles(copy_array<double>(values), copy_array<double>(ps)));
@@ -389,6 +455,32 @@ val schema_js() {
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
     out.set("limits", limits);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
+    // The connection-setup view's outcomes per protocol and metrics (connection_setup.hpp).
+    val setup_outcomes = val::array();
+    int outcome = 0;
+#define H3PROBE_SETUP_OUTCOME_JS(name, what)      \
+    {                                             \
+        val d = val::object();                    \
+        d.set("name", std::string(#name));        \
+        d.set("description", std::string(what)); \
+        setup_outcomes.set(outcome++, d);         \
+    }
+    H3PROBE_SETUP_OUTCOMES(H3PROBE_SETUP_OUTCOME_JS)
+#undef H3PROBE_SETUP_OUTCOME_JS
+    out.set("setupOutcomes", setup_outcomes);
+    val setup_metrics = val::array();
+    int setup_metric = 0;
+#define H3PROBE_SETUP_METRIC_JS(name, paired, what) \
+    {                                               \
+        val d = val::object();                      \
+        d.set("name", std::string(#name));          \
+        d.set("paired", paired);                    \
+        d.set("description", std::string(what));   \
+        setup_metrics.set(setup_metric++, d);       \
+    }
+    H3PROBE_SETUP_METRICS(H3PROBE_SETUP_METRIC_JS)
+#undef H3PROBE_SETUP_METRIC_JS
+    out.set("setupMetrics", setup_metrics);
     // The Server-Timing metric the origins name the protocol with, and the server names classify() knows.
     out.set("serverTimingProtocol", std::string(kServerTimingProtocol));
     val server_protocols = val::object();
@@ -407,6 +499,7 @@ EMSCRIPTEN_BINDINGS(h3probe_node) {
     emscripten::function("buildReport", &h3probe::build_report_js);
     emscripten::function("inferReport", &h3probe::infer_report_js);
     emscripten::function("quantiles", &h3probe::quantiles_js);
+    emscripten::function("connectionSetupReport", &h3probe::connection_setup_report_js);
     emscripten::function("schema", &h3probe::schema_js);
     emscripten::constant("version", std::string(H3PROBE_VERSION));
 }

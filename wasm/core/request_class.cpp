@@ -5,6 +5,10 @@ namespace h3probe {
 
 RequestClass classify(const Sample& s) {
     if (s.phase == Phase::prewarm) return RequestClass::prewarm;
+    return classify_measured(s);
+}
+
+RequestClass classify_measured(const Sample& s) {
     switch (s.result) {
         case SampleResult::ok: break;
         case SampleResult::http_error: return RequestClass::http_error;

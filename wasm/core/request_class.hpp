@@ -48,6 +48,10 @@ inline constexpr int kRequestClassCount = 0 H3PROBE_REQUEST_CLASSES(H3PROBE_COUN
 //      that sends no Server-Timing, or a name next_hop_name() does not know, is not checked;
 //   6. otherwise the request is usable in its arm (result ok implies a network time: the decoder enforces it).
 RequestClass classify(const Sample& s);
+// Steps 2 to 6 of the rule whatever the sample's phase: the class a request would have in the arm of the origin it
+// asked. A pre-warm request that comes out usable went over its origin's protocol, verified as an arm's request is
+// (the connection-setup view, connection_setup.hpp, counts only those).
+RequestClass classify_measured(const Sample& s);
 
 // The Server-Timing protocol names the origins send (the server's own names: Caddy's {http.request.proto}, nginx's
 // $server_protocol) and the nextHopProtocol each stands for. X(server name, nextHopProtocol).

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { STORE_VERSION, openStore } from '../server/store.mjs';
 
 // 3: written through the decoder and the store (whose version is part of the parameters too). 4: a browser per run.
-export const GENERATOR_VERSION = 4;
+// 5: cold QUIC connections in the pre-warm (the connection-setup view).
+export const GENERATOR_VERSION = 5;
 
 // The browser the collector would have named for a run (browserFor.mjs), by the run's number rather than a random draw so
 // that every other value stays as earlier versions drew it: 7 in 10 Chromium, 2 Firefox, 1 WebKit.
@@ -78,8 +79,18 @@ export function* syntheticBeacons({
       });
     };
     const base = reg.medianMs;
-    sample('prewarm', 0, 'h3', 'h2', base * 3 * Math.exp(runEffect), 'ok', base * 2);
-    sample('prewarm', 1, 'h3', udpBlocked ? 'h2' : 'h3', base * Math.exp(runEffect));
+    // The pre-warm's new connections (the report's connection-setup view): TCP+TLS takes two round trips, QUIC one. A
+    // returning user (every third run, UDP open) remembers Alt-Svc, so the first request is QUIC and the second rides
+    // it; otherwise the first goes over TCP and the second opens QUIC. Drawn without the random stream, so every other
+    // value stays what it was.
+    const setup = Math.exp(runEffect);
+    if (!udpBlocked && i % 3 === 0) {
+      sample('prewarm', 0, 'h3', 'h3', base * 2 * setup, 'ok', base * setup);
+      sample('prewarm', 1, 'h3', 'h3', base * setup);
+    } else {
+      sample('prewarm', 0, 'h3', 'h2', base * 3 * setup, 'ok', base * 2);
+      sample('prewarm', 1, 'h3', udpBlocked ? 'h2' : 'h3', base * (udpBlocked ? 1 : 2) * setup, 'ok', udpBlocked ? 0 : base * setup);
+    }
     sample('prewarm', 2, 'h2', 'h2', base * 3 * Math.exp(runEffect), 'ok', base * 2);
     for (const arm of ['control', 'treatment']) {
       const h3 = arm === 'treatment';

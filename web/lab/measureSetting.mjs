@@ -52,6 +52,8 @@ export async function measureSetting({
       GROUP BY phase, protocol ORDER BY phase, protocol`).all();
     return {
       link, aa, arms: armsMode, label: settingLabel(link, aa), loads, failed, runs: store.countRuns(), wallMs, comparison, protocols, counters,
+      // The report's connection-setup view (null for an A/A setting): the cold connections the pre-warm opened.
+      setup: report.connectionSetup,
       warm: { h2: { n: warm.h2.length, median: median(warm.h2) }, h3: { n: warm.h3.length, median: median(warm.h3) } },
     };
   } finally {

@@ -10,6 +10,7 @@ import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { labUnavailableReason } from './createLabNetwork.mjs';
 import { fidelityFit } from './fidelityFit.mjs';
 import { formatFidelity, formatIntervals, formatLabTable } from './formatLabTable.mjs';
+import { formatSetupTable } from './formatSetupTable.mjs';
 import { measureSetting } from './measureSetting.mjs';
 import { startLab } from './startLab.mjs';
 import { stateDir } from '../devstack/paths.mjs';
@@ -137,6 +138,8 @@ try {
 
   console.log(`\n${formatLabTable(results)}\n`);
   console.log(`${formatIntervals(results)}\n`);
+  const setupTable = formatSetupTable(results);
+  if (setupTable) console.log(`${setupTable}\n`);
   console.log('fidelity (docs/design.md): median warm-connection network_ms vs injected RTT; tolerance max(3 ms, 5%)');
   if (single.length) console.log(`-- 1 request per arm (the rule):\n${formatFidelity(fitsOf(single))}`);
   console.log(`-- ${args['requests-per-arm']} parallel requests per arm (the table above):\n` +

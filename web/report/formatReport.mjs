@@ -3,6 +3,7 @@
 // test and the sample-size line; then a one-line-per-group summary and, when computed, the daily series.
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { OTHER_GROUP } from './readReportData.mjs';
+import { formatConnectionSetup } from './formatConnectionSetup.mjs';
 
 const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
 const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(d)}` : '-');
@@ -12,6 +13,8 @@ const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '-'
 const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && Number.isFinite(ci[0]) && Number.isFinite(ci[1])
   ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : 'n/a');
 export const percentileLabel = (p) => `p${Number((p * 100).toFixed(1))}`;
+/** The cell formats, for the views printed in their own files (formatConnectionSetup.mjs). */
+export const cells = Object.freeze({ num, signed, int, pct, interval });
 // A row carries two intervals, Δ ms (ci_ms) and Δ % (ci_pct), each with its own mark (significant_ms, significant_pct):
 // they are computed apart (Δ % through the ratio's variance), so near 0 one can exclude 0 while the other includes it.
 const INTERVAL = Object.freeze({ ms: 'ci_ms', pct: 'ci_pct' });
@@ -90,6 +93,7 @@ export function formatReport(report) {
   // The group table even for one group: it says which region (browser, ...) the runs are from.
   if (report.groups.length >= 2) lines.push('', ...formatGroupSummary(report));
   if (report.daily?.days?.length) lines.push('', ...formatDaily(report));
+  if (report.connectionSetup) lines.push('', ...formatConnectionSetup(report.connectionSetup, report));
   return lines.join('\n');
 }
 
@@ -180,7 +184,7 @@ function formatDaily(report) {
   return ['by day received (is the effect stable from day to day?):', ...alignTable(header, cells), legend()];
 }
 
-function alignTable(header, rows) {
+export function alignTable(header, rows) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
   return [line(header), ...rows.map(line)];

@@ -9,6 +9,8 @@ import { clickhouseAggregateSource } from './clickhouseAggregates.mjs';
 import { normalizeSince } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
+import { connectionSetupFromRows, readSetupRows, SETUP_ARMS } from './connectionSetup.mjs';
+import { clickhouseConnectionSetup } from './clickhouseConnectionSetup.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
 
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
@@ -25,7 +27,8 @@ export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
  * CLICKHOUSE_GROUP_BY), minGroupRuns (by network: the fewest runs of a shown network, readReportData.mjs), method,
  * confidence, htmlPath (falsy: no HTML), jsonPath (falsy: no JSON; the whole report as
  * data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when HTML or JSON is written).
- * Resolves to { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
+ * Resolves to { report, text, htmlPath, timings: {read, stats, setup, format, html} } (milliseconds; setup: the
+ * connection-setup view, SQLite only).
  */
 export async function makeReport(core, {
   db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', method = 'delta', confidence = 0.95,
@@ -41,6 +44,9 @@ export async function makeReport(core, {
       clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms, by: groupBy, minGroupRuns }),
       { metric, since: normalizeSince(since), arms, method, confidence, ...options });
     const report = await inClickHouse(by, { cdf: Boolean(htmlPath) });
+    report.connectionSetup = arms === SETUP_ARMS
+      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, confidence })
+      : null;
     if (daily) report.daily = dailySeries(await inClickHouse('day', { percentiles: DAILY_PERCENTILES }));
     const t2 = performance.now();
     return finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath });
@@ -56,12 +62,19 @@ export async function makeReport(core, {
     const data = readReportData(db ?? own, core.schema(), { metric, since, arms, by, minGroupRuns });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
+    const ts = performance.now();
+    // The connection-setup view, from the stored pre-warm requests of the experiment's runs (connectionSetup.mjs).
+    report.connectionSetup = arms === SETUP_ARMS
+      ? connectionSetupFromRows(core, readSetupRows(db ?? own, core.schema(), { since: data.since, by, groups: data.groups }),
+        data.groups, { confidence })
+      : null;
+    const setup = performance.now() - ts;
     if (daily) {
       const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, by: 'day' });
       report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }));
     }
     const t2 = performance.now();
-    return finish(report, { read: t1 - t0, stats: t2 - t1 }, { htmlPath, jsonPath });
+    return finish(report, { read: t1 - t0, stats: t2 - t1 - setup, setup }, { htmlPath, jsonPath });
   } finally {
     own?.close();
   }

@@ -4,6 +4,7 @@
 // percentile with its confidence interval, and the table.
 import { armLabels, BY_LABELS, loadErrorLine, MARKS, markOf, NA_TEXT, percentileLabel, pooledNote } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
+import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 
 const COLORS = { h2: '#2563eb', h3: '#ea580c' };
 
@@ -36,6 +37,7 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
       ? `<section class="group-same" data-group="${esc(g.name)}"><h2>${esc(by)} ${esc(g.name)}</h2><p class="meta">Every run is in this ${esc(by)}: see Overall.</p></section>`
       : groupSection(g, report, i))),
+    report.connectionSetup ? renderConnectionSetupHtml(report.connectionSetup, report) : '',
     `<footer>Generated ${esc(generatedAt)} by h3probe. Quantiles are exact (linear interpolation, type 7).
       Excluded requests (fallbacks, errors, missing timings) are counted, never used as latencies.</footer>`,
   ];

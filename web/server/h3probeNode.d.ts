@@ -144,6 +144,45 @@ export interface Schema {
   serverTimingProtocol: string;
   /** Server protocol names (as in Server-Timing) → the nextHopProtocol each stands for. */
   serverProtocols: Record<string, string>;
+  /** The connection-setup view (wasm/core/connection_setup.hpp): what a run's pre-warm gave for each protocol. */
+  setupOutcomes: Array<{ name: SetupOutcome; description: string }>;
+  /** The view's metrics; paired: compared within the run (defined the same way for TCP+TLS and QUIC). */
+  setupMetrics: Array<{ name: 'connect_ms' | 'network_ms' | 'tls_ms'; paired: boolean; description: string }>;
+}
+
+export type SetupOutcome = 'cold' | 'reused' | 'unverified' | 'absent';
+
+/** The stored pre-warm request rows, column by column, the rows of one run adjacent (web/report/connectionSetup.mjs). */
+export interface SetupRows {
+  /** The texts the code columns index. */
+  texts: string[];
+  /** The run's group, 1..n (groupNames[i] is group i + 1). */
+  group: Uint8Array;
+  run: Float64Array;
+  idx: Float64Array;
+  /** 1, 0, or NaN for NULL. */
+  reused: Float64Array;
+  origin: Uint32Array;
+  result: Uint32Array;
+  protocol: Uint32Array;
+  server_protocol: Uint32Array;
+  connect_ms: Float64Array;
+  tls_ms: Float64Array;
+  network_ms: Float64Array;
+}
+
+/** One group of the connection-setup view as the core computes it (assembled by web/report/connectionSetup.mjs). */
+export interface SetupGroup {
+  name: string;
+  /** Runs with at least one pre-warm request. */
+  runs: number;
+  /** Runs with a cold sample of each protocol. */
+  paired: number;
+  outcomes: { h2: Record<SetupOutcome, number>; h3: Record<SetupOutcome, number> };
+  /** The first request to the HTTP/3 origin: over HTTP/3, over another protocol, or failed / not verified. */
+  firstH3: { over_h3: number; over_other: number; unknown: number };
+  /** Per metric: the arms' inference over the cold samples (h2 = cold HTTP/2, h3 = cold HTTP/3, paired by run). */
+  metrics: Record<'connect_ms' | 'network_ms' | 'tls_ms', { analysis: GroupReport['analysis']; paired: GroupReport['paired'] }>;
 }
 
 export interface H3probeNode {
@@ -156,6 +195,8 @@ export interface H3probeNode {
   /** The report from a warehouse's aggregates (JSON, web/report/clickhouseAggregates.mjs), delta intervals only: while
    *  needs is not null (JSON: {ranks, below, cross}), add those aggregates and call again. */
   inferReport(aggregates: string, options: ReportOptions): { error: string; needs: string | null; groups: GroupReport[] };
+  /** The connection-setup view from the stored pre-warm rows (delta intervals at options.percentiles). */
+  connectionSetupReport(rows: SetupRows, groupNames: string[], options: ReportOptions): { error: string; groups: SetupGroup[] };
   /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
   quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;
   schema(): Schema;

@@ -37,9 +37,11 @@ export function storeColumns(schema) {
   };
 }
 
-// The request columns of runs.request_list, in order: each request is a JSON array of these values (its run_id is
-// the run's).
-const packedRequestColumns = (schema) => storeColumns(schema).requests.map(([name]) => name).filter((n) => n !== 'run_id');
+/**
+ * The request columns of runs.request_list, in order: each request is a JSON array of these values (its run_id is the
+ * run's). The report's connection-setup view reads the pre-warm requests from it (web/report/connectionSetup.mjs).
+ */
+export const packedRequestColumns = (schema) => storeColumns(schema).requests.map(([name]) => name).filter((n) => n !== 'run_id');
 
 /**
  * The view `requests`: each request of runs.request_list as a row with the core's request columns. Made again each

@@ -80,6 +80,14 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
     const resolution = run.timer_resolution_ms;
     // Whole milliseconds: 1, or a multiple of it when the short measuring loop was preempted on a loaded machine.
     assert.ok(resolution >= 0.99 && Math.abs(resolution - Math.round(resolution)) < 0.01, `timer_resolution_ms ${resolution}`);
+    // A QUIC connection's Resource Timing (docs/design.md, R15): the pre-warm opened one, and Firefox marks
+    // secureConnectionStart at connectStart (QUIC carries TLS from its first packet), so its tls_ms is the whole handshake.
+    const coldQuic = byPhase('prewarm').find((s) => s.origin === 'h3' && s.protocol === 'h3' && s.reused === 0);
+    assert.ok(coldQuic, `the pre-warm opened a QUIC connection: ${JSON.stringify(byPhase('prewarm').map((s) => [s.protocol, s.reused]))}`);
+    const quicEntry = entryOf(coldQuic);
+    assert.equal(quicEntry.secureConnectionStart, quicEntry.connectStart, 'QUIC: secureConnectionStart is connectStart');
+    assert.ok(quicEntry.connectEnd >= quicEntry.connectStart);
+    assert.equal(coldQuic.tls_ms, coldQuic.connect_ms);
     const median = (p) => byPhase(p).map((s) => s.network_ms).sort((a, b) => a - b)[2];
     t.diagnostic(`firefox: timer_resolution_ms ${resolution}; median network_ms h2 ${median('control')}, h3 ${median('treatment')}`);
 

@@ -34,9 +34,10 @@ test('the .d.ts names every stored column, class and metric the core defines, an
   assert.deepEqual(members('StoredRequest'), [...schema.requestColumns.map((c) => c.name), ...schema.durations.map((d) => d.name)]);
   assert.deepEqual(union('RequestClass'), schema.requestClasses.map((c) => c.name));
   assert.deepEqual(union('Metric'), metrics);
-  assert.deepEqual(members('H3probeNode'), ['decodeBeacon', 'buildReport', 'inferReport', 'quantiles', 'schema', 'version']);
+  assert.deepEqual(union('SetupOutcome'), schema.setupOutcomes.map((o) => o.name));
+  assert.deepEqual(members('H3probeNode'), ['decodeBeacon', 'buildReport', 'inferReport', 'connectionSetupReport', 'quantiles', 'schema', 'version']);
   assert.deepEqual(Object.keys(core).filter((k) => members('H3probeNode').includes(k)).sort(),
-    ['buildReport', 'decodeBeacon', 'inferReport', 'quantiles', 'schema', 'version']);
+    ['buildReport', 'connectionSetupReport', 'decodeBeacon', 'inferReport', 'quantiles', 'schema', 'version']);
 });
 
 test('the decoder returns the rows to store, each request with its class, in the shapes the .d.ts declares', () => {

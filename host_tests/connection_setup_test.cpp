@@ -1,0 +1,154 @@
+// The connection-setup view: which pre-warm request is a run's cold sample of each protocol, and the view's
+// statistics over many runs through the report's inference.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "connection_setup.hpp"
+#include "sample_builder.hpp"
+
+using namespace h3probe;
+
+namespace {
+
+Sample prewarm(int idx, Proto origin, const char* protocol, bool reused, double connect = 0, const char* server = "",
+               SampleResult result = SampleResult::ok) {
+    Sample s = test::make_sample(Phase::prewarm, idx, origin, protocol,
+                                 result == SampleResult::ok ? std::optional<double>(connect + 5) : std::nullopt, result);
+    s.server_protocol = server;
+    if (result == SampleResult::ok) {
+        s.reused = reused;
+        s.connect_ms = reused ? 0 : connect;
+        s.tls_ms = reused ? 0 : connect / 2;
+    }
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("cold setup: the first new, verified connection to each origin") {
+    // Alt-Svc not yet known: the first request to the HTTP/3 origin goes over TCP, the second opens QUIC.
+    const std::vector<Sample> learned = {prewarm(0, Proto::h3, "h2", false, 90), prewarm(1, Proto::h3, "h3", false, 45),
+                                         prewarm(2, Proto::h2, "h2", false, 100)};
+    ColdSetup s = cold_setup(learned);
+    REQUIRE(s.cold[0] != nullptr);
+    REQUIRE(s.cold[1] != nullptr);
+    CHECK(s.cold[0]->idx == 2);
+    CHECK(s.cold[1]->idx == 1);
+    CHECK(s.outcome[0] == SetupOutcome::cold);
+    CHECK(s.outcome[1] == SetupOutcome::cold);
+    CHECK(s.first_h3 == FirstH3::over_other);
+
+    // Alt-Svc remembered (or QUIC forced): the first request is QUIC, the second rides it. Given out of idx order.
+    s = cold_setup({prewarm(2, Proto::h2, "h2", false, 100), prewarm(1, Proto::h3, "h3", true),
+                    prewarm(0, Proto::h3, "h3", false, 50, "HTTP/3.0")});
+    REQUIRE(s.cold[1] != nullptr);
+    CHECK(s.cold[1]->idx == 0);
+    CHECK(s.first_h3 == FirstH3::over_h3);
+
+    // HTTP/3 never taken (UDP blocked): no cold HTTP/3 sample; the HTTP/2 one stands alone.
+    s = cold_setup({prewarm(0, Proto::h3, "h2", false, 90), prewarm(1, Proto::h3, "h2", true), prewarm(2, Proto::h2, "h2", false, 100)});
+    CHECK(s.cold[1] == nullptr);
+    CHECK(s.outcome[1] == SetupOutcome::unverified);
+    CHECK(s.cold[0] != nullptr);
+    CHECK(s.first_h3 == FirstH3::over_other);
+
+    // Reused connections (a page that already talked to both origins), a Server-Timing that disagrees, a failure.
+    s = cold_setup({prewarm(0, Proto::h3, "h3", true), prewarm(1, Proto::h3, "h3", false, 50, "HTTP/1.1"),
+                    prewarm(2, Proto::h2, "h2", true)});
+    CHECK(s.cold[0] == nullptr);
+    CHECK(s.cold[1] == nullptr);
+    CHECK(s.outcome[0] == SetupOutcome::reused);
+    CHECK(s.outcome[1] == SetupOutcome::reused);
+    CHECK(s.first_h3 == FirstH3::over_h3);
+    s = cold_setup({prewarm(0, Proto::h3, "", false, 0, "", SampleResult::network_error), prewarm(1, Proto::h3, "h3", false, 50, "HTTP/1.1")});
+    CHECK(s.outcome[1] == SetupOutcome::unverified);
+    CHECK(s.outcome[0] == SetupOutcome::absent);
+    CHECK(s.first_h3 == FirstH3::unknown);
+    // An ok without a reused flag is never a cold sample.
+    Sample unknown = prewarm(0, Proto::h2, "h2", false, 100);
+    unknown.reused.reset();
+    s = cold_setup({unknown});
+    CHECK(s.cold[0] == nullptr);
+    CHECK(s.outcome[0] == SetupOutcome::unverified);
+}
+
+namespace {
+
+// rows of `runs` runs: per run, cold h3 at idx 0 (QUIC, connect base + 1 RTT), h3 reused at idx 1, cold h2 at idx 2
+// (connect base + 2 RTT); every fifth run in group 2, the rest in group 1.
+SetupRows make_rows(int runs, double rtt) {
+    SetupRows r;
+    r.texts = {"h2", "h3", "ok", "", "HTTP/2.0", "HTTP/3.0"};
+    std::mt19937_64 rng(7);
+    std::normal_distribution<double> noise(0, 2), user(0, 5);
+    const auto row = [&](int run, int idx, std::uint32_t origin, std::uint32_t protocol, std::uint32_t server, bool reused,
+                         double connect) {
+        r.group.push_back(run % 5 == 0 ? 2 : 1);
+        r.run.push_back(run);
+        r.idx.push_back(idx);
+        r.origin.push_back(origin);
+        r.result.push_back(2);
+        r.protocol.push_back(protocol);
+        r.server_protocol.push_back(server);
+        r.reused.push_back(reused ? 1 : 0);
+        r.connect_ms.push_back(connect);
+        r.tls_ms.push_back(reused ? 0 : connect / 2);
+        r.network_ms.push_back(connect + rtt + 1);
+    };
+    for (int run = 0; run < runs; ++run) {
+        const double base = 3 + std::abs(user(rng));  // the run's own device and path: shared by both setups
+        row(run, 0, 1, 1, 5, false, base + rtt + std::abs(noise(rng)));
+        row(run, 1, 1, 1, 5, true, 0);
+        row(run, 2, 0, 0, 4, false, base + 2 * rtt + std::abs(noise(rng)));
+    }
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("connection setup view: one round trip saved, paired within the run, by group") {
+    ReportOptions o;
+    o.percentiles = {0.5, 0.9, 0.95};
+    const SetupReport rep = connection_setup_report(make_rows(200, 50), {"a", "b"}, o);
+    REQUIRE(rep.error.empty());
+    REQUIRE(rep.groups.size() == 3);
+    const SetupGroup& all = rep.groups[0];
+    CHECK(all.runs == 200);
+    CHECK(all.paired == 200);
+    CHECK(rep.groups[1].runs + rep.groups[2].runs == 200);
+    CHECK(rep.groups[2].runs == 40);
+    CHECK(all.outcomes[1][static_cast<int>(SetupOutcome::cold)] == 200);
+    CHECK(all.first_h3_over_h3 == 200);
+    const GroupReport& connect = all.metric[static_cast<int>(SetupMetric::connect_ms)];
+    REQUIRE(connect.analysis.rows.size() == 3);
+    const QuantileDifferenceRow& p50 = connect.analysis.rows[0];
+    CHECK(p50.diff_ms == doctest::Approx(-50).epsilon(0.05));
+    CHECK(std::isfinite(p50.ci_ms_lo));
+    CHECK(p50.ci_ms_hi < 0);
+    // Paired by run: the runs' shared part cancels, so the interval is narrower than the arms' own spread.
+    CHECK(connect.analysis.runs_paired == 200);
+    REQUIRE(connect.paired.has_value());
+    CHECK(connect.paired->median == doctest::Approx(-50).epsilon(0.05));
+    CHECK(connect.paired->ci_median_hi - connect.paired->ci_median_lo < 2);
+    // tls_ms: HTTP/2 only, the cold HTTP/2 values in both places.
+    const GroupReport& tls = all.metric[static_cast<int>(SetupMetric::tls_ms)];
+    REQUIRE(tls.analysis.rows.size() == 3);
+    CHECK(tls.analysis.rows[0].h2 == doctest::Approx(connect.analysis.rows[0].h2 / 2).epsilon(0.05));
+    CHECK(tls.analysis.rows[0].diff_ms == 0);
+}
+
+TEST_CASE("connection setup view: rows that do not read are an error, not a guess") {
+    SetupRows r = make_rows(3, 20);
+    r.origin[1] = 99;
+    CHECK(connection_setup_report(r, {"a", "b"}, ReportOptions{}).error.find("text") != std::string::npos);
+    r = make_rows(3, 20);
+    r.group[0] = 9;
+    CHECK(connection_setup_report(r, {"a", "b"}, ReportOptions{}).error.find("group") != std::string::npos);
+    r = make_rows(3, 20);
+    r.tls_ms.pop_back();
+    CHECK(!connection_setup_report(r, {"a", "b"}, ReportOptions{}).error.empty());
+}

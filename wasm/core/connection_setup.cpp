@@ -1,0 +1,181 @@
+// The connection-setup view (see connection_setup.hpp): the rule that picks each run's cold samples, and the view's
+// statistics through the report's own inference.
+#include "connection_setup.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "request_class.hpp"
+#include "value_aggregates.hpp"
+
+namespace h3probe {
+namespace {
+
+std::optional<double> value_of(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
+
+}  // namespace
+
+const char* to_string(SetupOutcome o) {
+    switch (o) {
+#define H3PROBE_SETUP_OUTCOME_NAME(name, what) \
+    case SetupOutcome::name: return #name;
+        H3PROBE_SETUP_OUTCOMES(H3PROBE_SETUP_OUTCOME_NAME)
+#undef H3PROBE_SETUP_OUTCOME_NAME
+    }
+    return "?";
+}
+
+const char* to_string(SetupMetric m) {
+    switch (m) {
+#define H3PROBE_SETUP_METRIC_NAME(name, paired, what) \
+    case SetupMetric::name: return #name;
+        H3PROBE_SETUP_METRICS(H3PROBE_SETUP_METRIC_NAME)
+#undef H3PROBE_SETUP_METRIC_NAME
+    }
+    return "?";
+}
+
+bool is_paired(SetupMetric m) {
+    switch (m) {
+#define H3PROBE_SETUP_METRIC_PAIRED(name, paired, what) \
+    case SetupMetric::name: return paired;
+        H3PROBE_SETUP_METRICS(H3PROBE_SETUP_METRIC_PAIRED)
+#undef H3PROBE_SETUP_METRIC_PAIRED
+    }
+    return false;
+}
+
+ColdSetup cold_setup(const std::vector<Sample>& prewarm) {
+    ColdSetup out;
+    std::vector<const Sample*> order;
+    order.reserve(prewarm.size());
+    for (const Sample& s : prewarm) order.push_back(&s);
+    std::stable_sort(order.begin(), order.end(), [](const Sample* a, const Sample* b) { return a->idx < b->idx; });
+    bool seen_h3 = false;
+    for (const Sample* s : order) {
+        const int p = s->origin == Proto::h3 ? 1 : 0;
+        const RequestClass c = classify_measured(*s);
+        const bool verified = is_usable(c);
+        if (p == 1 && !seen_h3) {
+            seen_h3 = true;
+            out.first_h3 = verified ? FirstH3::over_h3 : c == RequestClass::fallback ? FirstH3::over_other : FirstH3::unknown;
+        }
+        if (out.cold[p]) continue;
+        SetupOutcome& o = out.outcome[p];
+        if (verified && s->reused.has_value() && !*s->reused) {
+            out.cold[p] = s;
+            o = SetupOutcome::cold;
+        } else if (verified && s->reused.value_or(false)) {
+            o = SetupOutcome::reused;
+        } else if (o == SetupOutcome::absent) {
+            o = SetupOutcome::unverified;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+double metric_of(const Sample& s, SetupMetric m) {
+    const std::optional<double>* v = nullptr;
+    switch (m) {
+        case SetupMetric::connect_ms: v = &s.connect_ms; break;
+        case SetupMetric::network_ms: v = &s.network_ms; break;
+        case SetupMetric::tls_ms: v = &s.tls_ms; break;
+    }
+    return v && v->has_value() ? **v : std::nan("");
+}
+
+// One run's pre-warm rows [first, last) as samples; false (and why) when a code or a text does not read.
+bool samples_of(const SetupRows& r, std::size_t first, std::size_t last, std::vector<Sample>& out, std::string& error) {
+    out.clear();
+    const auto text = [&](std::uint32_t code) -> const std::string* { return code < r.texts.size() ? &r.texts[code] : nullptr; };
+    for (std::size_t i = first; i < last; ++i) {
+        Sample s;
+        s.phase = Phase::prewarm;
+        s.idx = static_cast<int>(r.idx[i]);
+        const std::string *origin = text(r.origin[i]), *result = text(r.result[i]), *protocol = text(r.protocol[i]),
+                          *server = text(r.server_protocol[i]);
+        if (!origin || !result || !protocol || !server) {
+            error = "pre-warm row " + std::to_string(i) + " names a text that is not given";
+            return false;
+        }
+        // A row whose origin or result the core does not name is no verified sample; it still counts as a request.
+        if (!parse_proto(*origin, s.origin) || !parse_result(*result, s.result)) s.result = SampleResult::network_error;
+        s.protocol = *protocol;
+        s.server_protocol = *server;
+        if (!std::isnan(r.reused[i])) s.reused = r.reused[i] != 0;
+        s.connect_ms = value_of(r.connect_ms[i]);
+        s.tls_ms = value_of(r.tls_ms[i]);
+        s.network_ms = value_of(r.network_ms[i]);
+        out.push_back(std::move(s));
+    }
+    return true;
+}
+
+}  // namespace
+
+SetupReport connection_setup_report(const SetupRows& r, const std::vector<std::string>& group_names,
+                                    const ReportOptions& options) {
+    SetupReport out;
+    const std::size_t n = r.size();
+    for (const auto* column : {&r.run, &r.idx, &r.reused, &r.connect_ms, &r.tls_ms, &r.network_ms})
+        if (column->size() != n) return out.error = "the pre-warm rows' columns differ in length", out;
+    for (const auto* column : {&r.origin, &r.result, &r.protocol, &r.server_protocol})
+        if (column->size() != n) return out.error = "the pre-warm rows' columns differ in length", out;
+
+    const std::size_t groups = group_names.size() + 1;
+    out.groups.resize(groups);
+    out.groups[0].name = "overall";
+    for (std::size_t g = 1; g < groups; ++g) out.groups[g].name = group_names[g - 1];
+    std::vector<std::array<ValueGroup, kSetupMetrics>> values(groups);
+
+    std::vector<Sample> samples;
+    std::uint32_t run = 0;
+    for (std::size_t first = 0; first < n; ++run) {
+        std::size_t last = first + 1;
+        while (last < n && r.run[last] == r.run[first]) ++last;
+        const std::uint8_t group = r.group[first];
+        if (group == 0 || group >= groups)
+            return out.error = "pre-warm row " + std::to_string(first) + " names no group", out;
+        if (!samples_of(r, first, last, samples, out.error)) return out;
+        const ColdSetup setup = cold_setup(samples);
+        for (std::size_t g : {std::size_t{0}, std::size_t{group}}) {
+            SetupGroup& sg = out.groups[g];
+            ++sg.runs;
+            for (int p = 0; p < 2; ++p) ++sg.outcomes[p][static_cast<int>(setup.outcome[p])];
+            if (setup.cold[0] && setup.cold[1]) ++sg.paired;
+            switch (setup.first_h3) {
+                case FirstH3::over_h3: ++sg.first_h3_over_h3; break;
+                case FirstH3::over_other: ++sg.first_h3_over_other; break;
+                case FirstH3::unknown: ++sg.first_h3_unknown; break;
+            }
+            for (int m = 0; m < kSetupMetrics; ++m) {
+                const auto metric = static_cast<SetupMetric>(m);
+                std::vector<double> v[2];
+                for (int p = 0; p < 2; ++p) {
+                    // tls_ms: the cold HTTP/2 value in both places (see SetupGroup::metric).
+                    const Sample* s = is_paired(metric) ? setup.cold[p] : setup.cold[0];
+                    if (s && !std::isnan(metric_of(*s, metric))) v[p].push_back(metric_of(*s, metric));
+                }
+                // Order 2: the pre-warm's order is fixed, so no order-effect split.
+                add_run(values[g][m], v, run, 2);
+            }
+        }
+        first = last;
+    }
+    for (int m = 0; m < kSetupMetrics; ++m) {
+        std::vector<ValueGroup> per_group(groups);
+        for (std::size_t g = 0; g < groups; ++g) {
+            per_group[g] = std::move(values[g][m]);
+            per_group[g].counts.name = out.groups[g].name;
+        }
+        std::vector<GroupReport> reports = infer_values(per_group, options, out.error);
+        if (!out.error.empty()) return out;
+        for (std::size_t g = 0; g < groups; ++g) out.groups[g].metric[m] = std::move(reports[g]);
+    }
+    return out;
+}
+
+}  // namespace h3probe

@@ -1,0 +1,105 @@
+// The connection-setup view: each run's pre-warm requests open new connections (one to the HTTP/2 origin over TCP+TLS,
+// and one to the HTTP/3 origin over QUIC when the browser takes HTTP/3 there), and their Resource Timing phases are in
+// the beacon. From them, per run, one cold HTTP/2 sample and one cold HTTP/3 sample: a paired cold-connection
+// comparison inside every run, at no extra request. The arms never see these requests (classify() makes every pre-warm
+// request `prewarm`); this view never sees a measured request.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "report.hpp"
+#include "sample.hpp"
+
+namespace h3probe {
+
+// What one run's pre-warm gave for one protocol. X(name, what); the order is the JSON's.
+#define H3PROBE_SETUP_OUTCOMES(X)                                                                                      \
+    X(cold, "a pre-warm request to the origin opened a new connection over the origin's protocol, verified")        \
+    X(reused, "verified over the origin's protocol, but on a connection opened before (reused): no setup to time")  \
+    X(unverified, "no pre-warm request to the origin completed over its protocol, verified, with its connection "  \
+                  "known (failed, fallback, mismatch, protocol or reuse unknown)")                                   \
+    X(absent, "no pre-warm request to the origin (prewarmH2 or prewarmH3 is 0)")
+
+enum class SetupOutcome : std::uint8_t {
+#define H3PROBE_ENUM_SETUP_OUTCOME(name, what) name,
+    H3PROBE_SETUP_OUTCOMES(H3PROBE_ENUM_SETUP_OUTCOME)
+#undef H3PROBE_ENUM_SETUP_OUTCOME
+};
+inline constexpr int kSetupOutcomes = 4;
+const char* to_string(SetupOutcome o);
+
+// The first request to the HTTP/3 origin (the lowest pre-warm idx asking it): over HTTP/3 already (Alt-Svc remembered
+// from an earlier page load, or a browser told to), over another protocol, or not known (it failed, its protocol is
+// unknown, or the origin's Server-Timing disagrees).
+enum class FirstH3 : std::uint8_t { over_h3, over_other, unknown };
+
+// The rule, for one run's pre-warm samples (any order; phase prewarm):
+//   - the cold sample of protocol P (h2 or h3) is the lowest-idx pre-warm request to P's origin that classify_measured()
+//     finds usable (result ok over P, the origin's Server-Timing agreeing or silent) and that opened its connection
+//     (reused false: connectStart < connectEnd);
+//   - outcome: cold; else reused (a verified request to the origin on a reused connection, none cold); else unverified
+//     (a request to the origin, none verified with its reuse known); else absent.
+// Only the h2-h3 arms mode has both origins; the report makes this view of h2-h3 runs only.
+struct ColdSetup {
+    const Sample* cold[2] = {nullptr, nullptr};  // [0] HTTP/2 origin, [1] HTTP/3 origin
+    SetupOutcome outcome[2] = {SetupOutcome::absent, SetupOutcome::absent};
+    FirstH3 first_h3 = FirstH3::unknown;
+};
+ColdSetup cold_setup(const std::vector<Sample>& prewarm);
+
+// The durations the view reports, X(name, paired, what). connect_ms and network_ms are defined the same way for
+// TCP+TLS and for QUIC, and are compared within the run. tls_ms is not: Firefox sets secureConnectionStart to
+// connectStart for QUIC and Chromium within a fraction of a millisecond of it (QUIC's handshake carries TLS from its
+// first packet), so for HTTP/3 it is the whole handshake and for HTTP/2 the TLS part after TCP's. It is reported for
+// HTTP/2 only (docs/design.md, "Connection setup").
+#define H3PROBE_SETUP_METRICS(X)                                                                                  \
+    X(connect_ms, true, "connectEnd - connectStart: TCP and TLS for HTTP/2, the QUIC handshake for HTTP/3")        \
+    X(network_ms, true, "responseEnd - fetchStart of the cold request: DNS, setup, request and response")         \
+    X(tls_ms, false, "connectEnd - secureConnectionStart, HTTP/2 only: the TLS part of TCP+TLS")
+
+enum class SetupMetric : std::uint8_t {
+#define H3PROBE_ENUM_SETUP_METRIC(name, paired, what) name,
+    H3PROBE_SETUP_METRICS(H3PROBE_ENUM_SETUP_METRIC)
+#undef H3PROBE_ENUM_SETUP_METRIC
+};
+inline constexpr int kSetupMetrics = 3;
+const char* to_string(SetupMetric m);
+bool is_paired(SetupMetric m);
+
+// The stored pre-warm request rows of the selected runs, column by column, rows of one run adjacent. Text columns
+// are codes into `texts`. group: 1-based group of the run (as the run records' group byte).
+struct SetupRows {
+    std::vector<std::string> texts;
+    std::vector<std::uint8_t> group;
+    std::vector<double> run, idx, reused;  // reused: 1, 0, NaN for NULL
+    std::vector<std::uint32_t> origin, result, protocol, server_protocol;
+    std::vector<double> connect_ms, tls_ms, network_ms;  // NaN for NULL
+    std::size_t size() const { return group.size(); }
+};
+
+struct SetupGroup {
+    std::string name;
+    std::size_t runs = 0;                                           // runs with at least one pre-warm request
+    std::array<std::array<std::size_t, kSetupOutcomes>, 2> outcomes{};  // [h2, h3][outcome]
+    std::size_t paired = 0;                                         // runs with both cold samples
+    std::size_t first_h3_over_h3 = 0, first_h3_over_other = 0, first_h3_unknown = 0;
+    // Per metric the inference of the report's arms over the cold samples (h2 = cold HTTP/2, h3 = cold HTTP/3, one
+    // value per run each, paired by run): quantiles with intervals, Δ with the covariance, the paired within-run
+    // difference. tls_ms (not paired): both "arms" hold the cold HTTP/2 values; only the h2 intervals mean anything.
+    std::array<GroupReport, kSetupMetrics> metric;
+};
+
+struct SetupReport {
+    std::string error;
+    std::vector<SetupGroup> groups;  // overall, then one per group name
+};
+
+// The view from the rows, through the same inference as the report (infer_values, delta intervals).
+SetupReport connection_setup_report(const SetupRows& rows, const std::vector<std::string>& group_names,
+                                    const ReportOptions& options);
+
+}  // namespace h3probe

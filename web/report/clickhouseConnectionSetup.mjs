@@ -1,0 +1,158 @@
+// The connection-setup view from the ClickHouse store: each selected run's cold HTTP/2 and HTTP/3 pre-warm sample is
+// picked in SQL from the requests table, and the view's aggregates (counts, order statistics, sums at thresholds) are
+// computed there too; the inference is the core's (core.inferReport, the report's own), and the view is assembled as
+// the SQLite one (connectionSetup.mjs). The rule that picks a run's cold samples is the core's
+// (wasm/core/connection_setup.hpp, cold_setup(), with classify_measured() for "verified"); this file states it again in
+// SQL, and web/test/unit/connectionSetup.test.mjs checks that both stores give the same view on a database that meets
+// every branch of it. One value per run and protocol: the sums the inference asks are counts of runs.
+import { CLICKHOUSE_GROUP_BY } from './clickhouseAggregates.mjs';
+import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
+
+const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
+const sqlArray = (xs) => `[${xs.map(sqlString).join(', ')}]`;
+// A float64 into SQL exactly: its bytes in hex.
+const float64 = (x) => { const b = Buffer.alloc(8); b.writeDoubleLE(x); return `reinterpretAsFloat64(unhex('${b.toString('hex')}'))`; };
+const floats = (xs) => (xs.length ? `[${xs.map(float64).join(', ')}]` : 'emptyArrayFloat64()');
+const uints = (xs) => (xs.length ? `[${xs.map((x) => `toUInt64(${x})`).join(', ')}]` : 'emptyArrayUInt64()');
+// Outcome codes, in the core's order (schema().setupOutcomes): cold, reused, unverified, absent.
+const OUTCOME = { cold: 0, reused: 1, unverified: 2, absent: 3 };
+
+/**
+ * One row per selected run (arms h2-h3, received at or after since) with pre-warm requests: its group (grp), each
+ * protocol's outcome code, the first HTTP/3-origin request's verdict (0 over h3, 1 over another protocol, 2 unknown),
+ * and per protocol and metric an array of 0 or 1 value: the cold sample's.
+ */
+function pairsSql(schema, { since, by }) {
+  const servers = Object.keys(schema.serverProtocols);
+  const seen = `transform(server_protocol, ${sqlArray(servers)}, ${sqlArray(servers.map((s) => schema.serverProtocols[s]))}, '')`;
+  // classify_measured(): result ok, the protocol named and the origin's own, the origin's Server-Timing agreeing or silent.
+  const verified = `(result = 'ok' AND protocol != '' AND protocol = origin AND (${seen} = '' OR ${seen} = protocol))`;
+  const fallback = `(result = 'ok' AND protocol != '' AND protocol != origin)`;
+  // Each pre-warm request as (idx, origin, verified, fallback, reused: 0 new, 1 reused, 2 unknown, connect, tls, network).
+  const row = `(idx, origin, toUInt8(${verified}), toUInt8(${fallback}), toUInt8(ifNull(reused, 2)), ifNull(connect_ms, nan), ifNull(tls_ms, nan), ifNull(network_ms, nan))`;
+  const t = (x, k) => `tupleElement(${x}, ${k})`;
+  const perOrigin = (o) => {
+    const rows = `arrayFilter(x -> ${t('x', 2)} = '${o}', rows)`;
+    const cold = `arrayFilter(x -> ${t('x', 3)} = 1 AND ${t('x', 5)} = 0, ${rows})`;
+    const value = (k) => `arrayFilter(v -> NOT isNaN(v), arrayMap(x -> ${t('x', k)}, arraySlice(${cold}, 1, 1)))`;
+    return [`multiIf(length(${cold}) > 0, ${OUTCOME.cold}, arrayExists(x -> ${t('x', 3)} = 1 AND ${t('x', 5)} = 1, ${rows}), ${OUTCOME.reused}, `
+      + `length(${rows}) > 0, ${OUTCOME.unverified}, ${OUTCOME.absent}) AS ${o}_outcome`,
+    `${value(6)} AS ${o}_connect_ms`, `${value(7)} AS ${o}_tls_ms`, `${value(8)} AS ${o}_network_ms`];
+  };
+  const firstH3 = `arrayFilter(x -> ${t('x', 2)} = 'h3', rows)`;
+  return `SELECT grp, ${perOrigin('h2').join(', ')}, ${perOrigin('h3').join(', ')},
+    multiIf(length(${firstH3}) = 0, 2, ${t(`${firstH3}[1]`, 3)} = 1, 0, ${t(`${firstH3}[1]`, 4)} = 1, 1, 2) AS first_h3
+  FROM (SELECT run_id, ${CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records
+    WHERE arms = ${sqlString(SETUP_ARMS)} AND received_at >= ${sqlString(since)})
+  ANY INNER JOIN (SELECT run_id, arraySort(x -> ${t('x', 1)}, groupArray(${row})) AS rows FROM requests
+    WHERE phase = 'prewarm' GROUP BY run_id) USING run_id`;
+}
+
+/**
+ * client: clickhouseClient(); core: loadH3probeNode(). Options: since (ISO or ''), by (one of CLICKHOUSE_GROUP_BY),
+ * confidence. Resolves to the view (assembleSetup()).
+ */
+export async function clickhouseConnectionSetup(client, core, { since = '', by = 'region', confidence = 0.95 } = {}) {
+  const schema = core.schema();
+  if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')}`);
+  // Every run twice: in its group, and in overall (group '').
+  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { since, by })})) ARRAY JOIN gs AS g`;
+  const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
+  const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
+    ${outcomeCounts('h2')}, ${outcomeCounts('h3')},
+    countIf(first_h3 = 0) AS over_h3, countIf(first_h3 = 1) AS over_other, countIf(first_h3 = 2) AS first_unknown
+    FROM ${pairs} GROUP BY g ORDER BY g`);
+  const names = counts.map((r) => r.g).filter((g) => g !== '');
+  const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
+  const groups = [{ name: 'overall' }, ...names.map((name) => ({ name }))].map((gr) => ({ ...gr, runs: 0, paired: 0,
+    outcomes: { h2: {}, h3: {} }, firstH3: { over_h3: 0, over_other: 0, unknown: 0 }, metrics: {} }));
+  for (const r of counts) {
+    const gr = groups[index(r.g)];
+    Object.assign(gr, { runs: Number(r.runs), paired: Number(r.paired),
+      firstH3: { over_h3: Number(r.over_h3), over_other: Number(r.over_other), unknown: Number(r.first_unknown) } });
+    for (const o of ['h2', 'h3']) for (const name of Object.keys(OUTCOME)) gr.outcomes[o][name] = Number(r[`${o}_${name}`]);
+  }
+  for (const gr of groups) for (const o of ['h2', 'h3']) for (const name of Object.keys(OUTCOME)) gr.outcomes[o][name] ??= 0;
+
+  const options = { method: 'delta', confidence, percentiles: Float64Array.from(SETUP_PERCENTILES) };
+  for (const m of schema.setupMetrics) {
+    // The core's samples: h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the
+    // paired differences h3 - h2 of the runs with both.
+    const C = `h2_${m.name}`;
+    const T = m.paired ? `h3_${m.name}` : C;
+    const S = [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`];
+    const both = `(length(${C}) = 1 AND length(${T}) = 1)`;
+    const start = await client.json(`SELECT g, ${S.map((s, k) => `sum(length(${s})) AS n${k}`).join(', ')},
+      avgIf(${T}[1] - ${C}[1], ${both}) AS mean, varSampIf(${T}[1] - ${C}[1], ${both}) AS var FROM ${pairs} GROUP BY g`);
+    const aggregates = { groups: groups.map((gr) => ({ name: gr.name, runs: 0, requests: 0, missing_metric: 0,
+      classes: [schema.requestClasses.map(() => 0), schema.requestClasses.map(() => 0)], runs_paired: 0,
+      samples: [0, 1, 2].map(() => ({ n: 0, runs: 0, stats: [], below: [] })), diffs: [0, null, null],
+      diffs_h2_first: [0, null, null], diffs_h3_first: [0, null, null], cross: [] })) };
+    for (const r of start) {
+      const a = aggregates.groups[index(r.g)];
+      a.samples.forEach((s, k) => { s.n = Number(r[`n${k}`]); s.runs = s.n; });
+      a.runs_paired = a.samples[2].n;
+      a.diffs = [a.samples[2].n, a.samples[2].n ? Number(r.mean) : null, a.samples[2].n >= 2 ? Number(r.var) : null];
+    }
+    let out;
+    for (let round = 0; ; round++) {
+      out = core.inferReport(JSON.stringify(aggregates), options);
+      if (out.error) throw new Error(`the connection-setup aggregates do not read: ${out.error}`);
+      if (out.needs === null) break;
+      if (round === 8) throw new Error('the connection-setup view still needs aggregates after 8 rounds');
+      await fill(client, pairs, S, both, names, aggregates, JSON.parse(out.needs));
+    }
+    out.groups.forEach((g, i) => { groups[i].metrics[m.name] = { analysis: g.analysis, paired: g.paired }; });
+  }
+  return assembleSetup(schema, groups);
+}
+
+// Adds the order statistics, the sums at thresholds and the cross sums that needs asks, per group, in one query each.
+async function fill(client, pairs, S, both, names, aggregates, needs) {
+  const perGroup = (list, pick) => {
+    const by = new Map();
+    for (const item of list) {
+      const g = item[0];
+      if (!by.has(g)) by.set(g, []);
+      by.get(g).push(pick(item));
+    }
+    return by;
+  };
+  // multiIf over the groups: g = '' is overall (index 0), names[i] is index i + 1.
+  const choose = (by, literal, empty) => `multiIf(g = '', ${literal(by.get(0) ?? [])}, ${names.map((n, i) => `g = ${sqlString(n)}, ${literal(by.get(i + 1) ?? [])}`).join(', ')}${names.length ? ', ' : ''}${empty})`;
+  const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
+  if (needs.ranks.length) {
+    // Each group's sorted values, and of them those at the ranks asked (ascending, each once). ClickHouse 18.16 does
+    // not let a lambda index an array column of the query (Unknown identifier), so the ranks are kept by position.
+    const lists = [0, 1, 2].map((s) => perGroup(needs.ranks.filter((r) => r[1] === s), (r) => r[2]));
+    for (const list of lists) for (const [g, ranks] of list) list.set(g, [...new Set(ranks)].sort((a, b) => a - b));
+    const rows = await client.json(`SELECT g, ${[0, 1, 2].map((s) => `arrayFilter((v, i) -> has(${choose(lists[s], uints, 'emptyArrayUInt64()')}, toUInt64(i - 1)), v${s}, arrayEnumerate(v${s})) AS k${s}`).join(', ')}
+      FROM (SELECT g, ${S.map((s, k) => `arraySort(groupArrayArray(${s})) AS v${k}`).join(', ')} FROM ${pairs} GROUP BY g)`);
+    for (const r of rows) {
+      const gi = index(r.g);
+      for (const s of [0, 1, 2]) (lists[s].get(gi) ?? []).forEach((rank, k) => aggregates.groups[gi].samples[s].stats.push([rank, Number(r[`k${s}`][k])]));
+    }
+  }
+  if (needs.below.length || needs.cross.length) {
+    const lists = [0, 1, 2].map((s) => perGroup(needs.below.filter((b) => b[1] === s), (b) => b[2]));
+    const q2 = perGroup(needs.cross, (c) => c[1]);
+    const q3 = perGroup(needs.cross, (c) => c[2]);
+    const count = (s, list) => `sumForEach(arrayMap(q -> toUInt64(length(${s}) = 1 AND ${s}[1] <= q), ${choose(list, floats, 'emptyArrayFloat64()')}))`;
+    const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${choose(q2, floats, 'emptyArrayFloat64()')}, ${choose(q3, floats, 'emptyArrayFloat64()')}))`;
+    const rows = await client.json(`SELECT g, ${S.map((s, k) => `${count(s, lists[k])} AS b${k}, sum(length(${s})) AS n${k}`).join(', ')},
+      ${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss, ${cross(`${S[0]}[1] <= a`)} AS sn, ${cross(`${S[1]}[1] <= b`)} AS ns,
+      countIf(${both}) AS nn FROM ${pairs} GROUP BY g`);
+    for (const r of rows) {
+      const gi = index(r.g);
+      const a = aggregates.groups[gi];
+      // One value per run: S_i is 0 or 1 and N_i is 1, so sum S_i = sum S_i^2 = sum S_i N_i, and sum N_i^2 = n.
+      for (const s of [0, 1, 2]) {
+        (lists[s].get(gi) ?? []).forEach((q, k) => {
+          const below = Number(r[`b${s}`][k]);
+          a.samples[s].below.push([q, below, below, below, Number(r[`n${s}`])]);
+        });
+      }
+      (q2.get(gi) ?? []).forEach((qa, k) => a.cross.push([qa, q3.get(gi)[k], Number(r.ss[k]), Number(r.sn[k]), Number(r.ns[k]), Number(r.nn)]));
+    }
+  }
+}
