@@ -1,21 +1,21 @@
 // The report's aggregates computed inside ClickHouse (the store's run_records table, clickhouseStore.mjs), for the C++
 // inference (core.inferReport, wasm/core/report_aggregates.cpp): no value leaves the database, only counts, sums and
 // the few order statistics the inference asks for. One source serves several groupings at once (the report's `by` and
-// the daily series' days): every pass reads the table once for all of them. The passes:
+// the daily series' days): every pass reads the table once for all of them. The passes (docs/clickhouse.md):
 //   1. counts per cell (a cell: one value of every grouping's key, and the region): runs, requests by arm and class,
-//      missing values, values and runs per arm, paired runs, the count, mean and sample variance of the paired
-//      within-run differences (all, and per order); a group's and overall's are the sums of their cells' (the moments
-//      pooled), so no second GROUP BY is needed;
+//      missing values, values and runs per arm, paired runs, Σ N² per arm and Σ N2 N3, the count, mean and sample
+//      variance of the paired within-run differences (all, and per order); a group's and overall's are the sums of
+//      their cells' (the moments pooled);
 //   2. a histogram per group and sample (h2 values, h3 values, paired differences) over 2^24 order-preserving buckets
-//      of the float64 (its sign, exponent and 12 mantissa bits), each bucket with its least and greatest value: a rank in
-//      a bucket of one distinct value is read from it at once; overall's is the sum of the first grouping's groups';
+//      of the float64 (its sign, exponent and 12 mantissa bits), each bucket with its count, least and greatest value
+//      and the sums of the weights below; overall's is the sum of the first grouping's groups';
 //   3. for the ranks the inference asks (the type-7 estimates: floor((N-1)p) and the next) that fall in a bucket of
-//      several values, the distinct values and their counts in just those buckets, from which each rank's value is read
-//      exactly;
-//   4. at the thresholds it asks (the estimates), per run the count of its values at or below each, summed with their
-//      squares, their products with the run's size, and across the arms the cross products (arrayCount per row,
-//      sumForEach over the rows), per cell, each grouping's thresholds and overall's side by side;
-//   5. as 3, for the ranks of the intervals' bounds.
+//      several values, and the buckets within reach of the estimates' interval bounds, the distinct values with their
+//      counts and weights, from which each rank's value is read exactly;
+//   4. the sums at a threshold q the inference asks (an estimate): Σ S, Σ S², Σ S N, Σ S2 N3, Σ N2 S3 (S: a run's values
+//      at or below q, N: its values) are weighted counts of the values at or below q (weights 1, 2r - 1 for the value of
+//      rank r in its run, N, the other arm's N), read from the histograms and the fetched buckets: no query;
+//   5. Σ S2 S3 at each pair of estimates, per run (arrayCount), summed per cell.
 // Groups are numbered in SQL (transform() of the key to its index), so the per-value passes hash small integers, not
 // texts. Exact throughout: thresholds go into SQL as the float64's bytes in hex (reinterpretAsFloat64(unhex(…))), never
 // as decimal text, and values come back in ClickHouse's shortest round-trip form. 18.16 has no exact multi-rank
@@ -134,24 +134,26 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
   const cells = new Map();
   let squares = new Map();  // gid → the group's [Σ N_h2², Σ N_h3², Σ N_h2 N_h3], from the counts
 
-  // Every value of the three samples with its group, for the keys that have groups: s 0 = h2, 1 = h3, 2 = paired
-  // differences. A value of a run is counted once per grouping. Beside each value its weights for the sums at a
-  // threshold (see fillBelow): w = 2r - 1 for the value of rank r among its run's values of that arm, n = that arm's
-  // number of values in the run, o = the other arm's (for a difference: 1, 1, 0). key = (g * 4 + s) * 2^24 + bucket +
-  // 2^23: one integer, so that ClickHouse groups by a 64-bit number.
-  // keys: only the values of these keys (a list of numbers), filtered as each arm's values are unrolled.
-  const valuesSql = (keys = null) => {
+  // Every value of the three samples with its run's group number in each grouping (g0, g1, …): s 0 = h2, 1 = h3, 2 =
+  // paired differences, b its bucket. Beside each value its weights for the sums at a threshold (see fillBelow): w =
+  // 2r - 1 for the value of rank r among its run's values of that arm, n = that arm's number of values in the run, o =
+  // the other arm's (for a difference: 1, 1, 0). sb: only the values whose s * 2^24 + b + 2^23 is in this list.
+  const valuesSql = (sb = null) => {
     const gs = grouped.map((k) => `g${k}`).join(', ');
-    const g = grouped.length === 1 ? `(${offset[grouped[0]]} + g${grouped[0]})`
-      : `arrayJoin([${grouped.map((k) => `${offset[k]} + g${k}`).join(', ')}])`;
-    const key = (s, v) => `(${g} * 4 + ${s}) * ${2 ** 24} + ${bucket(v)} + ${2 ** 23} AS key`;
-    const only = keys ? `AND key IN (${keys.join(', ')})` : '';
-    const arm = (s, A, O) => `SELECT ${key(s, 'v')}, v, toUInt64(2 * r - 1) AS w, toUInt64(length(${A})) AS n, toUInt64(length(${O})) AS o
-      FROM (SELECT ${gs}, ${A}, ${O} FROM ${RR} WHERE ${where}) ARRAY JOIN arraySort(${A}) AS v, arrayEnumerate(${A}) AS r WHERE 1 ${only}`;
+    const only = sb ? `WHERE s * ${2 ** 24} + b + ${2 ** 23} IN (${sb.join(', ')})` : '';
+    const arm = (s, A, O) => `SELECT ${gs}, toUInt8(${s}) AS s, v, ${bucket('v')} AS b, toUInt64(2 * r - 1) AS w, toUInt64(length(${A})) AS n,
+      toUInt64(length(${O})) AS o FROM (SELECT ${gs}, ${A}, ${O} FROM ${RR} WHERE ${where}) ARRAY JOIN arraySort(${A}) AS v, arrayEnumerate(${A}) AS r ${only}`;
     return `${arm(0, C, T)}
     UNION ALL ${arm(1, T, C)}
-    UNION ALL SELECT ${key(2, 'v')}, v, toUInt64(1) AS w, toUInt64(1) AS n, toUInt64(0) AS o
-      FROM (SELECT ${gs}, ${diff} AS v FROM ${RR} WHERE ${where} AND ${both}) WHERE 1 ${only}`;
+    UNION ALL SELECT ${gs}, toUInt8(2) AS s, v, ${bucket('v')} AS b, toUInt64(1) AS w, toUInt64(1) AS n, toUInt64(0) AS o
+      FROM (SELECT ${gs}, ${diff} AS v FROM ${RR} WHERE ${where} AND ${both}) ${only}`;
+  };
+  // A row's key in each grouping, (global group number * 4 + s) * 2^24 + b + 2^23: one integer (a row with several
+  // groupings is counted once in each).
+  const keySql = () => {
+    const g = grouped.length === 1 ? `(${offset[grouped[0]]} + g${grouped[0]})`
+      : `arrayJoin([${grouped.map((k) => `${offset[k]} + g${k}`).join(', ')}])`;
+    return `(${g} * 4 + s) * ${2 ** 24} + b + ${2 ** 23}`;
   };
   const keyOfBucket = (gid, s, b) => (gid * 4 + s) * 2 ** 24 + b + 2 ** 23;
   // The bucket of a value, as bucket() computes it in SQL.
@@ -222,7 +224,8 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     histograms.clear();
     cells.clear();
     if (rows.length) {
-      const text = await pass('histograms', `SELECT key, count() AS c, sum(w), sum(n), sum(o), min(v), max(v)
+      // One 64-bit key per row: grouping by the combination of groups first, then per grouping, was slower.
+      const text = await pass('histograms', `SELECT ${keySql()} AS key, count(), sum(w), sum(n), sum(o), min(v), max(v)
         FROM (${valuesSql()}) GROUP BY key ORDER BY key`, { tsv: true });
       const [key, ...fields] = tsvColumns(text, 7);
       // Rows come in key order: each group's sample is one run of rows, in bucket order.
@@ -326,8 +329,10 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
       for (const g of from) keysWanted.add(keyOfBucket(g, s, b));
     }
     if (todo.size === 0) return;
-    const text = await pass(name, `SELECT key, v, count(), sum(w), sum(n), sum(o) FROM (${valuesSql([...keysWanted])})
-      GROUP BY key, v`, { tsv: true });
+    // Only the values of the wanted samples' buckets (whatever the group) are unrolled per grouping.
+    const sb = [...new Set([...keysWanted].map((k) => k % 2 ** 26))];
+    const text = await pass(name, `SELECT key, v, count(), sum(w), sum(n), sum(o) FROM (SELECT ${keySql()} AS key, v, w, n, o
+      FROM (${valuesSql(sb)})) WHERE key IN (${[...keysWanted].join(', ')}) GROUP BY key, v`, { tsv: true });
     const found = new Map();
     const add = (ckey, v, e) => {
       if (!todo.has(ckey)) return;
