@@ -128,6 +128,9 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
   let names = [];
   let offset = [];
   let RR = '';  // run_records with each key's group number as g0, g1, …
+  // The runs the counts saw, as far as one can tell: the passes after them leave out a run received later, or of a
+  // group they did not see (the collector keeps inserting while a report runs).
+  let counted = where;
   // `${gid}/${s}` → the histogram of group gid's sample s (histogram()).
   const histograms = new Map();
   // `${gid}/${s}/${b}` → the bucket's distinct values, [{v, count, w, n, o}] ascending (buckets of several values, fetched).
@@ -142,11 +145,11 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     const gs = grouped.map((k) => `g${k}`).join(', ');
     const only = sb ? `WHERE s * ${2 ** 24} + b + ${2 ** 23} IN (${sb.join(', ')})` : '';
     const arm = (s, A, O) => `SELECT ${gs}, toUInt8(${s}) AS s, v, ${bucket('v')} AS b, toUInt64(2 * r - 1) AS w, toUInt64(length(${A})) AS n,
-      toUInt64(length(${O})) AS o FROM (SELECT ${gs}, ${A}, ${O} FROM ${RR} WHERE ${where}) ARRAY JOIN arraySort(${A}) AS v, arrayEnumerate(${A}) AS r ${only}`;
+      toUInt64(length(${O})) AS o FROM (SELECT ${gs}, ${A}, ${O} FROM ${RR} WHERE ${counted}) ARRAY JOIN arraySort(${A}) AS v, arrayEnumerate(${A}) AS r ${only}`;
     return `${arm(0, C, T)}
     UNION ALL ${arm(1, T, C)}
     UNION ALL SELECT ${gs}, toUInt8(2) AS s, v, ${bucket('v')} AS b, toUInt64(1) AS w, toUInt64(1) AS n, toUInt64(0) AS o
-      FROM (SELECT ${gs}, ${diff} AS v FROM ${RR} WHERE ${where} AND ${both}) ${only}`;
+      FROM (SELECT ${gs}, ${diff} AS v FROM ${RR} WHERE ${counted} AND ${both}) ${only}`;
   };
   // A row's key in each grouping, (global group number * 4 + s) * 2^24 + b + 2^23: one integer (a row with several
   // groupings is counted once in each).
@@ -190,6 +193,8 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     offset = [];
     let at = 0;
     for (const k of keys.keys()) { offset[k] = at; at += grouped.includes(k) ? names[k].length : 0; }
+    counted = `${where} AND received_at <= ${sqlString(rows.length ? rows.map((r) => r.last).sort(byName).at(-1) : '')}` +
+      grouped.map((k) => ` AND g${k} > 0`).join('');
     RR = `(SELECT *, ${grouped.map((k) => `transform(toString(${CLICKHOUSE_GROUP_BY[keys[k]]}), [${names[k].map(sqlString).join(', ')}],
       [${names[k].map((_, j) => j + 1).join(', ')}], 0) AS g${k}`).join(', ')} FROM run_records)`;
 
@@ -436,7 +441,7 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     }
     const gs = grouped.map((k) => `g${k}`).join(', ');
     const rows = await pass('cross', `SELECT ${gs}, ${sums.join(',\n  ')}
-      FROM ${RR} WHERE ${where} AND length(${C}) > 0 AND length(${T}) > 0 GROUP BY ${gs}`);
+      FROM ${RR} WHERE ${counted} AND length(${C}) > 0 AND length(${T}) > 0 GROUP BY ${gs}`);
     // Each group's sums: those of its cells.
     const totals = new Map();
     const addInto = (gid, tag, row) => {
