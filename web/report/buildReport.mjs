@@ -35,26 +35,37 @@ export function buildReport(core, data, {
 }
 
 /**
- * The same report from a warehouse's aggregates: source is { start() → {storedRuns, received, regions, aggregates},
- * fill(aggregates, needs) } (clickhouseAggregates.mjs). The C++ inference asks for what it needs, in rounds, and the
- * source computes it where the data lives. Delta intervals only.
+ * Reports from a warehouse's aggregates, one per grouping of the source (clickhouseAggregates.mjs: start() → one
+ * {storedRuns, received, regions, groups, aggregates, loadErrors} per grouping, fill([aggregates], [needs])): each
+ * round, the C++ inference of every report not yet complete lists what it still needs, and the source computes all of
+ * it where the data lives in the same passes. common: { metric, since, arms, method, confidence }; each: the options of
+ * each report in the source's order ({ percentiles, sampleSize, cdf }). Delta intervals only.
  */
-export async function buildReportFromAggregates(core, source, {
-  metric, since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95, percentiles = PERCENTILES,
-  sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false,
-} = {}) {
-  const options = reportOptions({ method, confidence, percentiles, sampleSize, cdf });
+export async function buildReportsFromAggregates(core, source, {
+  metric, since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95,
+} = {}, each = [{}]) {
   if (method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
-  const start = await source.start();
-  const { aggregates } = start;
+  const shapes = each.map(({ percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false }) => ({
+    percentiles, sampleSize, options: reportOptions({ method, confidence, percentiles, sampleSize, cdf }) }));
+  const starts = await source.start();
+  const reports = starts.map(() => null);
+  // The same bound as infer_from() in report_aggregates.cpp: four rounds suffice, more means a source that does not
+  // deliver what was asked.
   for (let round = 0; ; round++) {
-    const out = core.inferReport(JSON.stringify(aggregates), options);
-    if (out.error) throw new Error(`the report's aggregates do not read: ${out.error}`);
-    if (out.needs === null) {
-      return assemble(core.schema(), { ...start, metric, since, arms }, out.groups, { method, confidence, percentiles, sampleSize });
-    }
+    const needs = starts.map(({ aggregates }, i) => {
+      if (reports[i]) return null;
+      const out = core.inferReport(JSON.stringify(aggregates), shapes[i].options);
+      if (out.error) throw new Error(`the report's aggregates do not read: ${out.error}`);
+      if (out.needs !== null) return JSON.parse(out.needs);
+      const { percentiles, sampleSize } = shapes[i];
+      reports[i] = assemble(core.schema(), { ...starts[i], metric, since, arms }, out.groups, { method, confidence, percentiles, sampleSize });
+      return null;
+    });
+    if (reports.every(Boolean)) return reports;
     if (round === 8) throw new Error('the report still needs aggregates after 8 rounds');
-    await source.fill(aggregates, JSON.parse(out.needs));
+    // The probabilities whose estimates get intervals (the percentiles, the sample size's, the paired median): the
+    // source may fetch what their bounds will need in the same pass.
+    await source.fill(starts.map((st) => st.aggregates), needs, shapes.map((sh) => [...sh.percentiles, sh.sampleSize.p, 0.5]));
   }
 }
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { peer } from '../server/peer.mjs';
 import { readReportData } from './readReportData.mjs';
-import { buildReport, buildReportFromAggregates } from './buildReport.mjs';
+import { buildReport, buildReportsFromAggregates } from './buildReport.mjs';
 import { clickhouseAggregateSource } from './clickhouseAggregates.mjs';
 import { normalizeSince } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
@@ -40,16 +40,17 @@ export async function makeReport(core, {
   if (spec?.kind === 'clickhouse') {
     const ch = await openStoreSpec(spec, core, { readOnly: true });
     const t0 = performance.now();
-    const inClickHouse = (groupBy, options) => buildReportFromAggregates(core,
-      clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms, by: groupBy, minGroupRuns }),
-      { metric, since: normalizeSince(since), arms, method, confidence, ...options });
-    const report = await inClickHouse(by, { cdf: Boolean(htmlPath) });
+    // One source for the report and its daily series: each pass reads the table once for both groupings.
+    const source = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
+      minGroupRuns, sets: daily ? [by, 'day'] : [by] });
+    const [report, byDay] = await buildReportsFromAggregates(core, source, { metric, since: normalizeSince(since), arms, method, confidence },
+      [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
+    if (daily) report.daily = dailySeries(byDay);
     report.connectionSetup = arms === SETUP_ARMS
       ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, confidence })
       : null;
-    if (daily) report.daily = dailySeries(await inClickHouse('day', { percentiles: DAILY_PERCENTILES }));
     const t2 = performance.now();
-    return finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath });
+    return { ...finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath }), passes: source.passes };
   }
   let own = null;
   if (!db) {

@@ -1,13 +1,18 @@
-// `npm run bench:clickhouse -- [--sizes 1e6,1e7,1e8] [--template 20000] [--repeat 3] [--sqlite-max 1e6]`: the report
-// computed inside ClickHouse (web/report/clickhouseAggregates.mjs) at 1 M, 10 M and 100 M measured requests, with the
-// SQLite report of the same size beside it where that is affordable to write.
+// `npm run bench:clickhouse -- [--sizes 1e6,1e7,1e8] [--template 50000] [--repeat 3] [--sqlite-max 1e6] [--server URL]`:
+// the report computed inside ClickHouse (web/report/clickhouseAggregates.mjs) at 1 M, 10 M and 100 M measured requests,
+// the text report and the one with HTML and JSON (and its daily series), each pass's time and rows read from
+// ClickHouse's own statistics (system.query_log), with the SQLite report of the same size beside it where that is
+// affordable to write.
 //
 // How the data goes in: a template of --template synthetic runs (web/devstack/syntheticBeacons.mjs) goes through the real
-// path: each beacon's text through the C++ decoder, then the ClickHouse store's batched inserts (the collector's rows,
-// clickhouseRows()). Each size is then ClickHouse's own bulk insert (INSERT … SELECT) of copies of the template's
-// run_records rows, every column as the collector wrote it, with the run_id made unique per copy: the rows the report
-// reads, shaped exactly as the collector writes them (its runs and requests tables, which the report never reads, are
-// not copied). The server runs under .h3probe/clickhouse/bench and keeps the data for the next run.
+// path: each beacon's text through the C++ decoder, then the ClickHouse store's log and batched inserts (the
+// collector's rows, clickhouseRows()). Each size is then ClickHouse's own bulk insert (INSERT … SELECT) of copies of the
+// template's run_records rows, every column as the collector wrote it, the run_id made unique per copy and, from the
+// second copy on, every value of every metric perturbed (a factor per run and copy, e^±0.4, and one per value, ±10 %,
+// from a hash of the run_id, the copy and the value's place; rounded to 0.1 ms as the generator's are): distinct runs
+// with realistic distinct values, not the same runs repeated. The runs and requests tables, which the report never
+// reads, are not copied. The server runs under .h3probe/clickhouse/bench and keeps the data for the next run; --server
+// uses a running one instead.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,20 +20,21 @@ import { parseArgs } from 'node:util';
 import { planClickHouse, startClickHouse } from '../devstack/clickhouse.mjs';
 import { stateDir } from '../devstack/paths.mjs';
 import { syntheticBeacons, writeSyntheticDb } from '../devstack/syntheticBeacons.mjs';
-import { clickhouseClient, clickhouseTables, ensureClickHouseTables, openClickHouseStore } from '../server/clickhouseStore.mjs';
+import { clickhouseClient, clickhouseTables, ensureClickHouseTables, metricColumns, openClickHouseStore } from '../server/clickhouseStore.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 
 const { values: args } = parseArgs({
   options: {
     sizes: { type: 'string', default: '1e6,1e7,1e8' },
-    template: { type: 'string', default: '20000' },
+    template: { type: 'string', default: '50000' },
     repeat: { type: 'string', default: '3' },
     'sqlite-max': { type: 'string', default: '1e6' },
+    server: { type: 'string' },  // http://HOST:PORT of a running server (its data stays)
     tiny: { type: 'boolean', default: false }, // npm test: the same path at a size that finishes in seconds
   },
 });
-if (args.tiny) Object.assign(args, { sizes: '1e4', template: '1000', repeat: '1', 'sqlite-max': '1e4' });
+if (args.tiny) Object.assign(args, { sizes: '2e4', template: '1000', repeat: '1', 'sqlite-max': '2e4' });
 const sizes = args.sizes.split(',').map(Number);
 const templateRuns = Number(args.template);
 const repeat = Math.max(1, Number(args.repeat));
@@ -37,19 +43,58 @@ const ms = (v) => `${Math.round(v).toLocaleString('en-US')} ms`;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+const count = (n) => Number(n).toLocaleString('en-US');
 
 const core = await loadH3probeNode();
 const schema = core.schema();
-const plan = await planClickHouse(args.tiny ? 'bench-tiny' : 'bench'); // the tiny run keeps off the full run's data
-const server = await startClickHouse(plan);
-const url = `clickhouse://127.0.0.1:${plan.httpPort}`;
-const admin = clickhouseClient(server.url, { timeoutMs: 3_600_000 });
-console.log(`ClickHouse ${(await admin.query('SELECT version()')).trim()} at ${server.url}, data in ${plan.dir}`);
+let server = null;
+if (!args.server) {
+  const plan = await planClickHouse(args.tiny ? 'bench-tiny' : 'bench'); // the tiny run keeps off the full run's data
+  server = await startClickHouse(plan);
+}
+const serverUrl = args.server ?? server.url;
+const url = `clickhouse://${new URL(serverUrl).host}`;
+const admin = clickhouseClient(serverUrl, { timeoutMs: 3_600_000 });
+console.log(`ClickHouse ${(await admin.query('SELECT version()')).trim()} at ${serverUrl}${server ? `, data in ${server.dir}` : ''}`);
 console.log(`machine: ${os.availableParallelism()} cores, load average ${load()}`);
+
+// Each pass of a report as ClickHouse measured it: its query_log row (type 2: finished), by query_id.
+async function passFigures(passes) {
+  await admin.query('SYSTEM FLUSH LOGS');
+  const ids = passes.map((p) => `'${p.queryId}'`).join(', ');
+  // cpu: user + system time of all the query's threads (its wall time on a loaded machine is mostly waiting for a core).
+  const event = (name) => `ProfileEvents.Values[indexOf(ProfileEvents.Names, '${name}')]`;
+  const logged = new Map((await admin.json(`SELECT query_id, query_duration_ms AS ms, read_rows, read_bytes, result_rows,
+    memory_usage, intDiv(${event('UserTimeMicroseconds')} + ${event('SystemTimeMicroseconds')}, 1000) AS cpu
+    FROM system.query_log WHERE type = 2 AND query_id IN (${ids})`)).map((r) => [r.query_id, r]));
+  return passes.map((p) => ({ ...p, log: logged.get(p.queryId) ?? null }));
+}
+
+function printPasses(label, passes) {
+  console.log(`  ${label}, per pass (Node's wall time; ClickHouse's query_duration_ms, CPU time, read_rows, read_bytes, result_rows, memory_usage):`);
+  for (const p of passes) {
+    const l = p.log;
+    console.log(`    ${p.name.padEnd(12)} ${ms(p.ms).padStart(10)}  ${l ? `${ms(l.ms).padStart(10)} ${`${ms(l.cpu)} cpu`.padStart(14)}  ` +
+      `${count(l.read_rows).padStart(12)} rows  ${mib(l.read_bytes).padStart(9)}  ${count(l.result_rows).padStart(9)} out  ${mib(l.memory_usage).padStart(8)}`
+      : '(not in query_log)'}`);
+  }
+  const sum = (f) => passes.reduce((a, p) => a + Number(f(p) ?? 0), 0);
+  console.log(`    ${'all'.padEnd(12)} ${ms(sum((p) => p.ms)).padStart(10)}  ${ms(sum((p) => p.log?.ms)).padStart(10)} ` +
+    `${`${ms(sum((p) => p.log?.cpu))} cpu`.padStart(14)}  ${count(sum((p) => p.log?.read_rows)).padStart(12)} rows`);
+}
+
+// The values of a metric column of copy k: each run's factor and each value's, from hashes (the template is copy 0).
+function perturbed(column) {
+  const runFactor = "exp((cityHash64(run_id, k, 'run') % 10001) / 12500 - 0.4)";
+  return `if(k = 0, ${column}, arrayMap((x, i) -> round(x * ${runFactor} * (0.9 + (cityHash64(run_id, k, i, '${column}') % 2001) / 10000), 1),
+    ${column}, arrayEnumerate(${column})))`;
+}
 
 try {
   // 1. The template through the real path.
-  const template = await openClickHouseStore(`${url}/bench_template`, core, { spool: path.join(plan.dir, 'template-spool.ndjson') });
+  const templateDb = `bench_template_${templateRuns}`;
+  const spool = path.join(stateDir, `bench-clickhouse-template-${process.pid}.ndjson`);
+  const template = await openClickHouseStore(`${url}/${templateDb}`, core, { spool });
   const have = Number((await template.client.query('SELECT count() FROM run_records')).trim());
   if (have !== templateRuns) {
     for (const t of ['runs', 'requests', 'run_records']) await template.client.query(`TRUNCATE TABLE ${t}`);
@@ -62,32 +107,35 @@ try {
     await Promise.all(pending);
     await template.flushed();
     const s = (performance.now() - t0) / 1000;
-    console.log(`template: ${templateRuns.toLocaleString('en-US')} runs through decoder + ClickHouse store in ${s.toFixed(1)} s ` +
+    console.log(`template: ${count(templateRuns)} runs through decoder + ClickHouse store in ${s.toFixed(1)} s ` +
       `(${Math.round(templateRuns / s)} beacons/s, batched inserts)`);
   } else {
-    console.log(`template: ${templateRuns.toLocaleString('en-US')} runs (reused)`);
+    console.log(`template: ${count(templateRuns)} runs (reused)`);
   }
   await template.close();
+  for (const f of fs.readdirSync(stateDir)) if (f.startsWith(path.basename(spool))) fs.rmSync(path.join(stateDir, f));
 
   const columns = clickhouseTables(schema).find(([name]) => name === 'run_records')[1].map((c) => c.split(' ')[0]);
+  const valueColumns = new Set(metricColumns(schema).flatMap((m) => [m.control, m.treatment]));
   const rows = [];
   for (const size of sizes) {
     const runs = Math.round(size / perRun);
     if (runs % templateRuns) throw new Error(`${size} measured requests is not a whole number of template copies (${templateRuns * perRun} each)`);
     const copies = runs / templateRuns;
-    const db = `bench_${runs}`;
-    await ensureClickHouseTables(schema, { url: server.url, database: db });
-    const client = clickhouseClient(server.url, { database: db, timeoutMs: 3_600_000 });
+    const db = `bench_${templateRuns}_${runs}`;
+    await ensureClickHouseTables(schema, { url: serverUrl, database: db });
+    const client = clickhouseClient(serverUrl, { database: db, timeoutMs: 3_600_000 });
     let stored = Number((await client.query('SELECT count() FROM run_records')).trim());
     let loadS = null;
     if (stored !== runs) {
       await client.query('TRUNCATE TABLE run_records');
       const t0 = performance.now();
-      const select = columns.map((c) => (c === 'run_id' ? "concat(run_id, '-', toString(k)) AS run_id" : c)).join(', ');
+      const select = columns.map((c) => (c === 'run_id' ? "concat(run_id, '-', toString(k)) AS run_id"
+        : valueColumns.has(c) ? `${perturbed(c)} AS ${c}` : c)).join(', ');
       // In slices of 10 copies: one INSERT … SELECT per slice keeps each insert's memory small.
       for (let from = 0; from < copies; from += 10) {
         const to = Math.min(copies, from + 10);
-        await client.query(`INSERT INTO run_records (${columns.join(', ')}) SELECT ${select} FROM bench_template.run_records
+        await client.query(`INSERT INTO run_records (${columns.join(', ')}) SELECT ${select} FROM ${templateDb}.run_records
           ARRAY JOIN arrayMap(x -> x + ${from}, range(${to - from})) AS k`,
         { timeoutMs: 3_600_000 });
       }
@@ -96,29 +144,30 @@ try {
       stored = Number((await client.query('SELECT count() FROM run_records')).trim());
     }
     const disk = Number((await admin.query(`SELECT sum(bytes) FROM system.parts WHERE database = '${db}' AND table = 'run_records' AND active`)).trim());
-    const times = [];
-    let report;
-    for (let i = 0; i < repeat; i++) {
-      const since = new Date().toISOString().replace('T', ' ').slice(0, 19);
-      const t = performance.now();
-      report = await makeReport(core, { store: `${url}/${db}` });
-      times.push(performance.now() - t);
-      await admin.query('SYSTEM FLUSH LOGS');
-      const [mem] = (await admin.json(`SELECT max(memory_usage) AS peak, count() AS queries FROM system.query_log
-        WHERE type = 2 AND event_time >= toDateTime('${since}') AND query LIKE '%run_records%' AND query NOT LIKE '%system.%'`));
-      report.memory = mem;
-    }
-    const measured = report.report.groups[0].arms.h2.n + report.report.groups[0].arms.h3.n;
-    const th = performance.now();
-    await makeReport(core, { store: `${url}/${db}`, htmlPath: path.join(stateDir, `bench-clickhouse-${runs}.html`) });
-    const withHtml = performance.now() - th;
-    const row = { size, runs: stored, measured, loadS, disk, times, median: median(times), peak: Number(report.memory.peak),
-      queries: report.memory.queries, withHtml, load: load() };
-    console.log(`${size.toExponential(0)} measured requests (${stored.toLocaleString('en-US')} runs, ${measured.toLocaleString('en-US')} usable values` +
-      `${loadS ? `, bulk-loaded in ${loadS.toFixed(1)} s` : ', reused'}, ${mib(disk)} on disk): report ${times.map(ms).join(', ')} ` +
-      `(median ${ms(row.median)}), with HTML ${ms(withHtml)}; peak query memory ${mib(row.peak)}; Node RSS ${mib(process.memoryUsage().rss)}; ` +
-      `load ${row.load}`);
-    rows.push(row);
+    const distinct = Number((await client.query('SELECT uniqExact(v) FROM run_records ARRAY JOIN network_ms_control AS v')).trim());
+    console.log(`${size.toExponential(0)} measured requests: ${count(stored)} runs${loadS ? `, bulk-loaded in ${loadS.toFixed(1)} s` : ', reused'}, ` +
+      `${mib(disk)} on disk, ${count(distinct)} distinct HTTP/2 network_ms values; load ${load()}`);
+    const measure = async (label, options) => {
+      const times = [];
+      let last;
+      for (let i = 0; i < repeat; i++) {
+        const t = performance.now();
+        last = await makeReport(core, { store: `${url}/${db}`, ...options });
+        times.push(performance.now() - t);
+      }
+      const passes = await passFigures(last.passes);
+      console.log(`  ${label}: ${times.map(ms).join(', ')} (median ${ms(median(times))}), ${passes.length} queries; ` +
+        `Node RSS ${mib(process.memoryUsage().rss)}; load ${load()}`);
+      printPasses(`${label} (the last run)`, passes);
+      return { times, median: median(times), passes, cpu: passes.reduce((a, p) => a + Number(p.log?.cpu ?? 0), 0), report: last.report };
+    };
+    const text = await measure('text report');
+    const full = await measure('with HTML and JSON', { htmlPath: path.join(stateDir, `bench-clickhouse-${runs}.html`),
+      jsonPath: path.join(stateDir, `bench-clickhouse-${runs}.json`) });
+    const measured = text.report.groups[0].arms.h2.n + text.report.groups[0].arms.h3.n;
+    if (!(measured > 0) || !(full.report.daily?.days.length > 0)) throw new Error('the report holds no measured request or no daily series');
+    const peak = Math.max(...[...text.passes, ...full.passes].map((p) => Number(p.log?.memory_usage ?? 0)));
+    rows.push({ size, runs: stored, measured, text: text.median, full: full.median, textCpu: text.cpu, fullCpu: full.cpu, peak, load: load() });
   }
 
   // SQLite beside, through its own bench path (decoder + store), where it is affordable to write.
@@ -138,13 +187,12 @@ try {
       `${times.map(ms).join(', ')} (median ${ms(row.sqlite)}); load ${load()}`);
   }
 
-  console.log('\n| measured requests | ClickHouse report (median) | ratio per 10x | peak query memory | SQLite report (median) |');
-  console.log('|---|---|---|---|---|');
-  rows.forEach((r, i) => {
-    const prev = rows[i - 1];
-    const ratio = prev && r.size === prev.size * 10 ? `${(r.median / prev.median).toFixed(2)}x` : '';
-    console.log(`| ${r.size.toLocaleString('en-US')} | ${ms(r.median)} | ${ratio} | ${mib(r.peak)} | ${r.sqlite ? ms(r.sqlite) : 'not run'} |`);
-  });
+  console.log('\n| measured requests | usable values | text report (median) | its queries\' CPU | with HTML and JSON (median) | its queries\' CPU | peak query memory | SQLite text report (median) | load |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(`| ${count(r.size)} | ${count(r.measured)} | ${ms(r.text)} | ${ms(r.textCpu)} | ${ms(r.full)} | ${ms(r.fullCpu)} | ${mib(r.peak)} | ` +
+      `${r.sqlite ? ms(r.sqlite) : 'not run'} | ${r.load} |`);
+  }
 } finally {
-  await server.stop();
+  await server?.stop();
 }

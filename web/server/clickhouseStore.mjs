@@ -99,7 +99,7 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
   }
   return {
     url,
-    query: (sql, { timeoutMs } = {}) => post({}, sql, timeoutMs),
+    query: (sql, { timeoutMs, settings: extra = {} } = {}) => post(extra, sql, timeoutMs),
     async json(sql, { timeoutMs, settings: extra = {} } = {}) {
       const text = await post({ output_format_json_quote_64bit_integers: '0', ...extra }, `${sql}\nFORMAT JSON`, timeoutMs);
       return JSON.parse(text).data;

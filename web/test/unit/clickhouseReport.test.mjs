@@ -141,6 +141,10 @@ describe('report from ClickHouse aggregates', () => {
     const aa = await bothReports(sqlitePath, chSpec, { arms: 'h2-h2' }, 'aa');
     assert.match(aa.sqlite.text, /12 stored runs/);
     assertSame(aa);
+    // Split by day: the report's groups and the daily series' are the same grouping, asked twice of one source.
+    const byDay = await bothReports(sqlitePath, chSpec, { by: 'day' }, 'day');
+    assert.equal(byDay.sqlite.json.daily.days.length, 4, 'the 3 synthetic days and the day of the hand-made runs');
+    assertSame(byDay);
   });
 
   test('npm run report -- --store clickhouse://… prints what --store sqlite: prints; bootstrap is refused with a reason', { timeout: 60_000 }, async () => {
