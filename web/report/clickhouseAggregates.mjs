@@ -39,6 +39,16 @@ export const CLICKHOUSE_GROUP_BY = Object.freeze({
   network: "ifNull(concat('AS', toString(asn), ifNull(concat(' ', nullIf(as_org, '')), '')), 'unknown')",
 });
 
+/**
+ * A pooled grouping's expression (GROUP_BY's `pooled` in readReportData.mjs): its value when shown is one of `shown`,
+ * else OTHER_GROUP. The shown values go into the SQL as a literal array for has(): 18.16 takes neither IN (a list or a
+ * subquery) inside a UNION ALL nor a scalar subquery over Distributed tables.
+ */
+export function pooledGroupExpr(by, shown) {
+  const e = CLICKHOUSE_GROUP_BY[by];
+  return `if(has(${shown.length ? `[${shown.map(sqlString).join(', ')}]` : 'emptyArrayString()'}, ${e}), ${e}, ${sqlString(OTHER_GROUP)})`;
+}
+
 // Pools the moments [n, mean, sample variance] of disjoint parts (Chan et al.); a single part is returned as it is.
 function poolMoments(parts) {
   const some = parts.filter((p) => p[0] > 0);
@@ -186,14 +196,12 @@ export function clickhouseAggregateSource(client, schema, {
     const measured = classes.map((c) => c.name).join(' + ');
     const moments = (cond, name) => `countIf(isFinite(d) AND ${cond}) AS ${name}_n, avgIf(d, isFinite(d) AND ${cond}) AS ${name}_mean,
       varSampIf(d, isFinite(d) AND ${cond}) AS ${name}_var`;
-    // A pooled key: the values with fewer than minGroupRuns selected runs become OTHER_GROUP. The shown values go into
-    // the SQL as a literal array for has(): 18.16 takes neither IN (a list or a subquery) inside a UNION ALL nor a
-    // scalar subquery over Distributed tables.
+    // A pooled key: the values with fewer than minGroupRuns selected runs become OTHER_GROUP.
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM run_records
         WHERE ${where} GROUP BY name`);
-      const shown = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => sqlString(c.name));
-      expr[k] = `if(has(${shown.length ? `[${shown.join(', ')}]` : 'emptyArrayString()'}, ${CLICKHOUSE_GROUP_BY[k]}), ${CLICKHOUSE_GROUP_BY[k]}, ${sqlString(OTHER_GROUP)})`;
+      const shown = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => c.name);
+      expr[k] = pooledGroupExpr(k, shown);
       pooledOf[k] = { minRuns: minGroupRuns, values: counts.length - shown.length };
     }
     const keyCols = keys.map((k, i) => `${expr[k]} AS k${i}`);

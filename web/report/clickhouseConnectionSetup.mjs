@@ -5,7 +5,7 @@
 // (wasm/core/connection_setup.hpp, cold_setup(), with classify_measured() for "verified"); this file states it again in
 // SQL, and web/test/unit/connectionSetup.test.mjs checks that both stores give the same view on a database that meets
 // every branch of it. One value per run and protocol: the sums the inference asks are counts of runs.
-import { CLICKHOUSE_GROUP_BY } from './clickhouseAggregates.mjs';
+import { CLICKHOUSE_GROUP_BY, pooledGroupExpr } from './clickhouseAggregates.mjs';
 import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
 
 const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
@@ -22,7 +22,7 @@ const OUTCOME = { cold: 0, reused: 1, unverified: 2, absent: 3 };
  * protocol's outcome code, the first HTTP/3-origin request's verdict (0 over h3, 1 over another protocol, 2 unknown),
  * and per protocol and metric an array of 0 or 1 value: the cold sample's.
  */
-function pairsSql(schema, { since, by }) {
+function pairsSql(schema, { since, by, shown }) {
   const servers = Object.keys(schema.serverProtocols);
   const seen = `transform(server_protocol, ${sqlArray(servers)}, ${sqlArray(servers.map((s) => schema.serverProtocols[s]))}, '')`;
   // classify_measured(): result ok, the protocol named and the origin's own, the origin's Server-Timing agreeing or silent.
@@ -42,7 +42,7 @@ function pairsSql(schema, { since, by }) {
   const firstH3 = `arrayFilter(x -> ${t('x', 2)} = 'h3', rows)`;
   return `SELECT grp, ${perOrigin('h2').join(', ')}, ${perOrigin('h3').join(', ')},
     multiIf(length(${firstH3}) = 0, 2, ${t(`${firstH3}[1]`, 3)} = 1, 0, ${t(`${firstH3}[1]`, 4)} = 1, 1, 2) AS first_h3
-  FROM (SELECT run_id, ${CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records
+  FROM (SELECT run_id, ${shown ? pooledGroupExpr(by, shown) : CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records
     WHERE arms = ${sqlString(SETUP_ARMS)} AND received_at >= ${sqlString(since)})
   ANY INNER JOIN (SELECT run_id, arraySort(x -> ${t('x', 1)}, groupArray(${row})) AS rows FROM requests
     WHERE phase = 'prewarm' GROUP BY run_id) USING run_id`;
@@ -50,13 +50,14 @@ function pairsSql(schema, { since, by }) {
 
 /**
  * client: clickhouseClient(); core: loadH3probeNode(). Options: since (ISO or ''), by (one of CLICKHOUSE_GROUP_BY),
- * confidence. Resolves to the view (assembleSetup()).
+ * shown (a pooled grouping's shown values, as the report's groups: the others are OTHER_GROUP), confidence. Resolves
+ * to the view (assembleSetup()).
  */
-export async function clickhouseConnectionSetup(client, core, { since = '', by = 'region', confidence = 0.95 } = {}) {
+export async function clickhouseConnectionSetup(client, core, { since = '', by = 'region', shown = null, confidence = 0.95 } = {}) {
   const schema = core.schema();
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')}`);
   // Every run twice: in its group, and in overall (group '').
-  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { since, by })})) ARRAY JOIN gs AS g`;
+  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { since, by, shown })})) ARRAY JOIN gs AS g`;
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
   const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},

@@ -3,7 +3,7 @@
 // is a run's cold sample, and every statistic, is the C++ core's (wasm/core/connection_setup.hpp, the report's own
 // inference); this file reads the stored pre-warm rows of SQLite for it, and shapes the view the text, HTML and JSON
 // reports show (the ClickHouse store computes the same in SQL: clickhouseConnectionSetup.mjs).
-import { GROUP_BY } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP } from './readReportData.mjs';
 import { packedRequestColumns } from '../server/store.mjs';
 
 /** The percentiles of the view: the body and the tail Dropbox reported. */
@@ -43,7 +43,8 @@ export function readSetupRows(db, schema, { since = '', by = 'region', groups = 
   const stmt = db.prepare(`SELECT coalesce(${grouping.sql}, 'unknown') AS g, c.run AS run, r.request_list AS list
     FROM run_records c JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND c.received_at >= ? ORDER BY c.run`).raw();
   for (const [g, run, list] of stmt.iterate(SETUP_ARMS, since)) {
-    const group = groupOf.get(g);
+    // A pooled grouping's values below its minimum are in OTHER_GROUP, as in the report's groups.
+    const group = groupOf.get(g) ?? (grouping.pooled ? groupOf.get(OTHER_GROUP) : undefined);
     if (!group || !list) continue;
     for (const q of (at.phase === 0 ? prewarmPart(list) : JSON.parse(list))) {
       if (q[at.phase] !== 'prewarm') continue;

@@ -6,7 +6,7 @@ import { peer } from '../server/peer.mjs';
 import { readReportData } from './readReportData.mjs';
 import { buildReport, buildReportsFromAggregates } from './buildReport.mjs';
 import { clickhouseAggregateSource } from './clickhouseAggregates.mjs';
-import { normalizeSince } from './readReportData.mjs';
+import { normalizeSince, OTHER_GROUP } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
 import { connectionSetupFromRows, readSetupRows, SETUP_ARMS } from './connectionSetup.mjs';
@@ -47,7 +47,8 @@ export async function makeReport(core, {
       [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
     if (daily) report.daily = dailySeries(byDay);
     report.connectionSetup = arms === SETUP_ARMS
-      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, confidence })
+      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, confidence,
+        shown: report.pooled ? report.groups.slice(1).map((g) => g.name).filter((name) => name !== OTHER_GROUP) : null })
       : null;
     const t2 = performance.now();
     return { ...finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath }), passes: source.passes };
