@@ -387,6 +387,7 @@ val schema_js() {
     limits.set("maxErrors", static_cast<double>(kMaxErrors));
     limits.set("maxErrorChars", static_cast<double>(kMaxErrorChars));
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
+    limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     out.set("limits", limits);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
     // The Server-Timing metric the origins name the protocol with, and the server names classify() knows.

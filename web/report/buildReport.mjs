@@ -91,6 +91,9 @@ function assemble(schema, data, groups, { method, confidence, percentiles, sampl
     exclusions: [...schema.requestClasses.filter((c) => !c.usable && c.name !== 'prewarm').map((c) => c.name), 'missing_metric'],
     minRunsForInterval: schema.limits.minRunsForInterval,
     loadErrors: loadErrorCounts(data.loadErrors ?? []),
+    // The payload mode read (0: the no-op) and every mode stored for the arms mode, each read on its own.
+    payloadBytes: data.payloadBytes ?? 0,
+    payloadModes: data.payloadModes ?? [],
     groups: [overall, ...shown],
   };
   report.verdict = verdict(report);

@@ -17,6 +17,7 @@
 // text, and values come back in ClickHouse's shortest round-trip form. 18.16 has no exact multi-rank quantile that
 // avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF asks ~300 levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
+import { checkPayloadBytes } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
 
@@ -30,10 +31,12 @@ export const CLICKHOUSE_GROUP_BY = Object.freeze({ region: 'region', day: 'subst
 
 /**
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options: metric, since (ISO, '' for all), arms, by
- * (one of CLICKHOUSE_GROUP_BY). Returns { start() → {storedRuns, received, by, regions, groups, aggregates},
+ * (one of CLICKHOUSE_GROUP_BY), payloadBytes (the one payload mode read, 0 the no-op). Returns { start() → {storedRuns, received, by, regions, groups, aggregates},
  * fill(aggregates, needs) } for buildReportFromAggregates.
  */
-export function clickhouseAggregateSource(client, schema, { metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region' } = {}) {
+export function clickhouseAggregateSource(client, schema, {
+  metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', payloadBytes = 0,
+} = {}) {
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
     throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')} (the SQLite store by every grouping)`);
   }
@@ -43,7 +46,8 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const C = m.control;
   const T = m.treatment;
-  const where = `arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)}`;
+  checkPayloadBytes(payloadBytes, schema);
+  const where = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)}`;
   const classes = classCountColumns(schema);
   const sorted = (a) => `arraySort(${a})`;
   const half = (a) => `intDiv(length(${a}), 2)`;
@@ -125,8 +129,12 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
     const loadErrors = (await client.json(`SELECT reason, uniqExact(run_id) AS n FROM runs
       WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: n(r.n) }));
+    // Every payload mode stored for this arms mode, as readReportData.mjs lists them.
+    const payloadModes = (await client.json(`SELECT payload_bytes AS bytes, count() AS runs FROM run_records
+      WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY bytes ORDER BY bytes`))
+      .map((r) => ({ bytes: n(r.bytes), runs: n(r.runs) }));
     return { storedRuns: n(total?.stored ?? 0), received: { first: total?.first ?? null, last: total?.last ?? null },
-      by, regions: regionNames, groups: regions, aggregates, loadErrors };
+      by, regions: regionNames, groups: regions, aggregates, loadErrors, payloadBytes, payloadModes };
   }
 
   // The bucket holding a rank of group g's sample s, and the rank's offset in it.

@@ -21,13 +21,14 @@ export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 /**
  * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only, or store: a --store spec
  * (sqlite:PATH, or clickhouse://HOST:PORT/DATABASE: the aggregates are computed inside ClickHouse).
- * Options: metric, since, arms (one of ARMS: the runs of that mode only), by (one of GROUP_BY: the groups; ClickHouse:
+ * Options: metric, since, arms (one of ARMS: the runs of that mode only), payloadBytes (the runs of that payload mode
+ * only, 0 the no-op), by (one of GROUP_BY: the groups; ClickHouse:
  * CLICKHOUSE_GROUP_BY), method, confidence, htmlPath (falsy: no HTML), jsonPath (falsy: no JSON; the whole report as
  * data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when HTML or JSON is written).
  * Resolves to { report, text, htmlPath, timings: {read, stats, format, html} } (milliseconds).
  */
 export async function makeReport(core, {
-  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', method = 'delta', confidence = 0.95,
+  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence = 0.95,
   htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath),
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
@@ -37,7 +38,7 @@ export async function makeReport(core, {
     const ch = await openStoreSpec(spec, core, { readOnly: true });
     const t0 = performance.now();
     const inClickHouse = (groupBy, options) => buildReportFromAggregates(core,
-      clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms, by: groupBy }),
+      clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms, payloadBytes, by: groupBy }),
       { metric, since: normalizeSince(since), arms, method, confidence, ...options });
     const report = await inClickHouse(by, { cdf: Boolean(htmlPath) });
     if (daily) report.daily = dailySeries(await inClickHouse('day', { percentiles: DAILY_PERCENTILES }));
@@ -52,11 +53,11 @@ export async function makeReport(core, {
   }
   try {
     const t0 = performance.now();
-    const data = readReportData(db ?? own, core.schema(), { metric, since, arms, by });
+    const data = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
     if (daily) {
-      const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, by: 'day' });
+      const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by: 'day' });
       report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }));
     }
     const t2 = performance.now();
