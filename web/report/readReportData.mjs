@@ -48,7 +48,7 @@ export function readReportData(db, schema, { metric = 'network_ms', since = '', 
     ? 'c.payload_bytes' : '0';
   const mode = `c.arms = ? AND ${payloadSql} = ${Number(payloadBytes)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
-  // Grouped by the bare expression, so that for regions SQLite walks the (arms, region, received_at) index in order
+  // Grouped by the bare expression, so that for regions SQLite walks the (arms, payload_bytes, region, received_at) index in order
   // instead of sorting 420k rows in a temporary B-tree (a third of the read).
   const countBy = (sql, from) => {
     const counts = new Map();
