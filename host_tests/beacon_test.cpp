@@ -197,6 +197,36 @@ TEST_CASE("the arms mode survives encode then decode, and a beacon without it is
     CHECK(refused.error == "arms is required");
 }
 
+TEST_CASE("the payload mode and the sizes survive encode then decode; a beacon without the mode fetched the no-op") {
+    Beacon b = sample_beacon();
+    b.payload_bytes = 131072;
+    b.samples[2].transfer_bytes = 131072 + 87;
+    b.samples[2].body_bytes = 131072;
+    const std::string text = encode_beacon(b);
+    const DecodeResult r = decode_beacon(text);
+    REQUIRE_MESSAGE(r.beacon, r.error);
+    CHECK(r.beacon->payload_bytes == 131072);
+    CHECK(r.beacon->samples[2].transfer_bytes == 131072 + 87);
+    CHECK(r.beacon->samples[2].body_bytes == 131072);
+    CHECK_FALSE(r.beacon->samples[3].body_bytes);
+    CHECK(encode_beacon(*r.beacon) == text);
+
+    json j = json::parse(text);
+    j.erase("payload_bytes");
+    const DecodeResult old = decode_beacon(j.dump());
+    REQUIRE_MESSAGE(old.beacon, old.error);
+    CHECK(old.beacon->payload_bytes == 0);
+    for (const json& bad : {json(-1), json(kMaxPayloadBytes + 1), json(1.5), json("131072")}) {
+        j["payload_bytes"] = bad;
+        const DecodeResult refused = decode_beacon(j.dump());
+        CHECK_FALSE(refused.beacon);
+        CHECK(refused.error.rfind("payload_bytes ", 0) == 0);
+    }
+    j = json::parse(text);
+    j["samples"][2]["body_bytes"] = kMaxTransferBytes + 1;
+    CHECK(decode_beacon(j.dump()).error == "samples[2].body_bytes is out of range");
+}
+
 TEST_CASE("the decoder rejects an unknown arms mode and samples that asked another protocol than their arm") {
     json j = json::parse(encode_beacon(sample_beacon()));
     j["arms"] = "h3-h2";

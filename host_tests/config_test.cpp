@@ -30,6 +30,18 @@ TEST_CASE("a minimal config gets the Dropbox defaults") {
     CHECK(r.config->beacon_url == "/beacon");
     CHECK(r.config->enabled);
     CHECK(r.config->sample_rate == 1);
+    CHECK(r.config->payload_bytes == 0);
+}
+
+TEST_CASE("payloadBytes: a whole number of bytes from 0 to kMaxPayloadBytes") {
+    const std::string head = R"({"h2Origin":"https://a.test","h3Origin":"https://b.test","payloadBytes":)";
+    CHECK(parse_config(head + "131072}").config->payload_bytes == 131072);
+    CHECK(parse_config(head + std::to_string(kMaxPayloadBytes) + "}").config->payload_bytes == kMaxPayloadBytes);
+    CHECK(has_error(parse_config(head + std::to_string(kMaxPayloadBytes + 1) + "}"),
+                    "payloadBytes: 1048577 is out of range [0, 1048576]"));
+    CHECK(has_error(parse_config(head + "-1}"), "payloadBytes: -1 is out of range [0, 1048576]"));
+    CHECK(has_error(parse_config(head + "1.5}"), "payloadBytes: must be an integer"));
+    CHECK(has_error(parse_config(head + "\"128k\"}"), "payloadBytes: must be an integer"));
 }
 
 TEST_CASE("every key can be set") {

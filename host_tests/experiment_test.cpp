@@ -43,6 +43,31 @@ std::vector<const Sample*> phase_samples(const Beacon& b, Phase p) {
 }
 }  // namespace
 
+TEST_CASE("payloadBytes: the arms ask a body of that size, pre-warm stays the no-op, the beacon says the mode") {
+    SimPlatform sim;
+    add_lab_origins(sim);
+    Config config = lab_config();
+    config.payload_bytes = 131072;
+    Experiment exp(config, sim, "test");
+    exp.search_completed();
+    sim.run();
+    const auto& started = sim.started();
+    REQUIRE(started.size() == 13);
+    std::set<std::string> urls;
+    for (std::size_t i = 0; i < started.size(); ++i) {
+        const std::string& url = started[i].spec.url;
+        urls.insert(url);
+        CHECK(url.find("/noop?h3probe=") != std::string::npos);
+        const bool payload = url.size() > 13 && url.compare(url.size() - 13, 13, "&bytes=131072") == 0;
+        CHECK_MESSAGE(payload == (i >= 3), url);  // 3 pre-warm requests, then the arms
+    }
+    CHECK(urls.size() == started.size());
+    REQUIRE(sim.beacons().size() == 1);
+    const auto decoded = decode_beacon(sim.beacons()[0].body);
+    REQUIRE_MESSAGE(decoded.beacon, decoded.error);
+    CHECK(decoded.beacon->payload_bytes == 131072);
+}
+
 TEST_CASE("nothing is requested before a search completes") {
     SimPlatform sim;
     add_lab_origins(sim);

@@ -53,6 +53,24 @@ TEST_CASE("network time is responseEnd - fetchStart and its phases add up to it"
     CHECK(*s.fetch_ms == doctest::Approx(55.5));
     CHECK(*s.start_ms == doctest::Approx(100));
     CHECK(s.reused == false);
+    CHECK(*s.transfer_bytes == 312);
+    CHECK(*s.body_bytes == 0);
+}
+
+TEST_CASE("a payload's sizes are kept as the entry gives them; one the decoder would refuse is left out") {
+    ResourceTimingEntry e = new_connection_entry();
+    e.transfer_size = 131072 + 95;
+    e.encoded_body_size = 131072;
+    RequestOutcome o = ok_outcome(e);
+    o.http_status = 200;
+    Sample s = sample_from_outcome(o);
+    CHECK(s.result == SampleResult::ok);
+    CHECK(*s.transfer_bytes == 131072 + 95);
+    CHECK(*s.body_bytes == 131072);
+    o.entry->transfer_size = kMaxTransferBytes + 1;
+    s = sample_from_outcome(o);
+    CHECK_FALSE(s.transfer_bytes);
+    CHECK(*s.body_bytes == 131072);
 }
 
 TEST_CASE("a request on a warm connection is marked reused and has no connect time") {
@@ -120,14 +138,14 @@ TEST_CASE("redirects and cache hits are recorded as such and not counted as netw
     SUBCASE("a response from a cache transfers 0 bytes of its body's 12") {
         ResourceTimingEntry e = new_connection_entry();
         e.transfer_size = 0;
-        e.encoded_body_size = e.decoded_body_size = 12;
+        e.encoded_body_size = 12;
         const Sample s = sample_from_outcome(ok_outcome(e));
         CHECK(s.result == SampleResult::cache_hit);
         CHECK(classify(s) == RequestClass::cache_hit);
     }
     SUBCASE("a body-less 204 with transferSize 0 (WebKit hides it cross-origin) is a network response") {
         ResourceTimingEntry e = new_connection_entry();
-        e.transfer_size = e.encoded_body_size = e.decoded_body_size = 0;
+        e.transfer_size = e.encoded_body_size = 0;
         const Sample s = sample_from_outcome(ok_outcome(e));
         CHECK(s.result == SampleResult::ok);
         CHECK(classify(s) == RequestClass::usable_control);

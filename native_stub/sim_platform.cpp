@@ -72,7 +72,6 @@ RequestOutcome SimPlatform::model_outcome(const RequestSpec& spec, double& finis
     e.request_start = ready;
     e.response_start = ready + latency;
     e.response_end = e.response_start + 0.1;
-    e.response_status = model->http_status;
     e.transfer_size = 300;  // headers of a 204 over the network
     if (e.response_end - now_ > spec.timeout_ms)
         return fail(RequestOutcome::Status::timeout, spec.timeout_ms, "The operation was aborted due to timeout");

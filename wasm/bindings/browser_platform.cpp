@@ -25,11 +25,6 @@ void read(const val& o, const char* key, double& out) {
     const double d = number(o, key);
     out = std::isfinite(d) ? d : 0.0;
 }
-void read(const val& o, const char* key, int& out) {
-    double d = 0;
-    read(o, key, d);
-    out = std::fabs(d) < 1e9 ? static_cast<int>(d) : 0;
-}
 void read(const val& o, const char* key, std::string& out) { out = text(o, key); }
 
 std::optional<double> maybe_number(const val& o, const char* key) {

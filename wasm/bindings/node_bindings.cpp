@@ -453,6 +453,7 @@ val schema_js() {
     limits.set("maxErrors", static_cast<double>(kMaxErrors));
     limits.set("maxErrorChars", static_cast<double>(kMaxErrorChars));
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
+    limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     out.set("limits", limits);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
     // The connection-setup view's outcomes per protocol and metrics (connection_setup.hpp).

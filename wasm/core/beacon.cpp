@@ -71,7 +71,7 @@ using json = nlohmann::basic_json<std::map, std::vector, LexerString>;
 // look-up cheap (see find_key); the checks read the slots in their own order.
 #define H3PROBE_BEACON_KEYS(X) \
     X(schema) X(run_id) X(page_load_id) X(config_id) X(module_version) X(order) X(arms) X(outcome) X(error) X(reason) \
-    X(run_ms) X(sample_rate) X(context) X(errors) X(samples)
+    X(run_ms) X(sample_rate) X(payload_bytes) X(context) X(errors) X(samples)
 #define H3PROBE_SAMPLE_KEYS(X) \
     X(phase) X(idx) X(origin) X(result) X(http_status) X(protocol) X(server_protocol) X(reused)
 
@@ -312,9 +312,9 @@ public:
         return fail(key, "has an unknown value \"" + out + "\"");
     }
 
-    bool integer(Key key, int& out, int lo, int hi) {
+    bool integer(Key key, int& out, int lo, int hi, bool required = true) {
         const Slot& v = at(key);
-        if (v.type == Slot::Type::absent) return fail(key, "is required");
+        if (v.type == Slot::Type::absent) return required ? fail(key, "is required") : true;
         if (!v.is_integer()) return fail(key, "must be an integer");
         const long long n = v.as_integer();
         if (n < lo || n > hi) return fail(key, "is out of range");
@@ -452,6 +452,7 @@ std::string encode_beacon(const Beacon& b) {
     w.key("error").string(b.error);
     w.key("run_ms").ms(b.run_ms);
     w.key("sample_rate").number(b.sample_rate);  // a probability, not a time: not rounded
+    w.key("payload_bytes").integer(b.payload_bytes);
     w.key("context").begin_object();
 #define H3PROBE_CONTEXT_JSON(type, name, limit, what) write_field(w.key(#name), b.context.name);
     H3PROBE_CONTEXT_FIELDS(H3PROBE_CONTEXT_JSON)
@@ -527,6 +528,8 @@ DecodeResult decode_beacon(std::string_view json_text) {
     std::optional<double> sample_rate;
     if (!f.number(K::sample_rate, sample_rate, 1)) return r;
     b.sample_rate = sample_rate.value_or(1);
+    // Absent from a beacon of a module older than the payload mode: those runs fetched the no-op.
+    if (!f.integer(K::payload_bytes, b.payload_bytes, 0, kMaxPayloadBytes, /*required=*/false)) return r;
     if (const Slot& c = field(K::context); c.type != Slot::Type::absent && c.type != Slot::Type::null)
         if (!decode_context(c, doc.context, b.context, r.error)) return r;
     if (const Slot& e = field(K::errors); e.type != Slot::Type::absent && e.type != Slot::Type::null) {

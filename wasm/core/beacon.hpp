@@ -77,6 +77,7 @@ struct Beacon {
     std::string reason;   // outcome "load_error" only: a name from H3PROBE_LOAD_ERROR_REASONS
     double run_ms = 0;    // duration from start to beacon
     double sample_rate = 1;  // the probability under which this page load was sampled
+    int payload_bytes = 0;   // the arms' response body size (config payloadBytes); 0: the no-op's empty 204
     ClientContext context;
     std::vector<std::string> errors;  // problems the module met during the run (they travel here, not to the console)
     std::vector<Sample> samples;

@@ -134,7 +134,8 @@ bool is_origin(const std::string& s) { return is_https_origin(s); }
 const char* const kKnownKeys[] = {"h2Origin",      "h3Origin",       "arms",             "aaOrigin",
                                   "noopPath",      "beaconUrl",      "configId",         "prewarmH3",
                                   "prewarmH2",     "requestsPerArm", "requestTimeoutMs", "entryWaitMs",
-                                  "runDeadlineMs", "order",          "enabled",          "sampleRate"};
+                                  "runDeadlineMs", "order",          "enabled",          "sampleRate",
+                                  "payloadBytes"};
 
 }  // namespace
 
@@ -214,6 +215,7 @@ ConfigResult validate_config(const ConfigSource& doc) {
     r.milliseconds("runDeadlineMs", c.run_deadline_ms, 1, 600000);
     r.boolean("enabled", c.enabled);
     r.probability("sampleRate", c.sample_rate);
+    r.integer("payloadBytes", c.payload_bytes, 0, kMaxPayloadBytes);
 
     // An origin is required when an arm asks it; in an A/A test the other protocol's origin may be absent.
     const bool uses_h2 = c.arms != Arms::h3_h3;

@@ -29,6 +29,7 @@ struct Config {
     RunOrder order = RunOrder::h2_first;
     bool enabled = true;               // the kill switch: false runs nothing (usually set by a remote config)
     double sample_rate = 1;            // probability that a page load runs the experiment at all
+    int payload_bytes = 0;             // the arms' requests fetch a body of this many bytes; 0: the no-op's empty 204
 };
 
 struct ConfigResult {

@@ -115,6 +115,12 @@ std::string Experiment::request_url(const Slot& slot) const {
     // table and code) into the browser module for this one call.
     std::string url = slot.base + config_.noop_path + "?h3probe=" + run_id_ + "-" + to_string(slot.phase) + "-";
     append_number(url, slot.idx);
+    // The payload mode: the arms fetch a body of that size (the origins' rule, web/server/originRules.mjs); pre-warm
+    // requests stay the no-op, which only opens the connections.
+    if (config_.payload_bytes > 0 && slot.phase != Phase::prewarm) {
+        url += "&bytes=";
+        append_number(url, config_.payload_bytes);
+    }
     return url;
 }
 
@@ -192,6 +198,7 @@ std::string Experiment::encode(Beacon& b, const std::string& outcome, const std:
     b.error = utf8_text(error, kMaxRunErrorChars);
     b.run_ms = platform_.now_ms() - started_ms_;
     b.sample_rate = config_.sample_rate;
+    b.payload_bytes = config_.payload_bytes;
     b.context = context;
     // Not seen hidden during the run: visible throughout.
     if (!b.context.visible_throughout) b.context.visible_throughout = true;

@@ -21,5 +21,10 @@ inline constexpr std::size_t kMaxRunContextChars = 8;      // "worker" or "main"
 inline constexpr std::size_t kMaxProtocolChars = 32;        // "h3", "HTTP/2.0", ... (nextHopProtocol, Server-Timing)
 inline constexpr double kMaxDownlinkMbps = 1e6;
 inline constexpr double kMaxTimerResolutionMs = 1000;
+// The largest payloadBytes: a body the arms' requests fetch (config payloadBytes). 1 MiB is far beyond a page's API
+// answers, and keeps an origin's answer to a bad or hostile query small (the origins refuse more).
+inline constexpr int kMaxPayloadBytes = 1 << 20;
+// A request's transferSize or body size in a beacon: the payload, its headers, and room for a proxy's additions.
+inline constexpr double kMaxTransferBytes = 4 * (1 << 20);
 
 }  // namespace h3probe

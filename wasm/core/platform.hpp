@@ -12,7 +12,7 @@ namespace h3probe {
 // adapter that reads an entry (wasm/bindings/browser_platform.cpp) are both generated from it, so adding a field is
 // one line here. https://www.w3.org/TR/resource-timing/#sec-performanceresourcetiming
 //   nextHopProtocol: "h3", "h2", "http/1.1", or "" when Timing-Allow-Origin is missing
-//   responseStatus: 0 where the browser does not expose it
+// Only the attributes the core reads are listed: each costs the page module its name and a read.
 #define H3PROBE_RESOURCE_TIMING_FIELDS(X)                          \
     X(std::string, next_hop_protocol, "nextHopProtocol")           \
     X(double, start_time, "startTime")                             \
@@ -26,9 +26,7 @@ namespace h3probe {
     X(double, response_start, "responseStart")                     \
     X(double, response_end, "responseEnd")                         \
     X(double, transfer_size, "transferSize")                       \
-    X(double, encoded_body_size, "encodedBodySize")                \
-    X(double, decoded_body_size, "decodedBodySize")                \
-    X(int, response_status, "responseStatus")
+    X(double, encoded_body_size, "encodedBodySize")
 
 // The name of the Server-Timing metric whose description is the protocol the origin saw: the origins send
 // `Server-Timing: proto;desc="HTTP/3.0"` (web/server/originRules.mjs) and the browser host reads it

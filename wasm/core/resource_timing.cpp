@@ -56,6 +56,8 @@ Sample sample_from_outcome(const RequestOutcome& outcome) {
     s.queue_ms = std::max(0.0, network - *s.dns_ms - *s.connect_ms - *s.request_ms - *s.response_ms);
     // A reused connection has no connect phase: connectStart == connectEnd (spec: both equal domainLookupEnd).
     s.reused = e.connect_end <= e.connect_start;
+    // Cut to the decoder's limit, as texts are: a beacon the collector would refuse is lost whole.
+    s.body_bytes = std::min(e.encoded_body_size, kMaxTransferBytes);
 
     if (outcome.http_status < 200 || outcome.http_status > 299)
         s.result = SampleResult::http_error;

@@ -31,9 +31,10 @@ enum class SampleResult {
 #undef H3PROBE_ENUM_RESULT
 };
 
-// The durations of a sample, in ms, in beacon and storage order. Empty unless the Resource Timing entry had detailed
-// fields. X(name, upper bound, whether the report can be made of it, what it is); the decoder, the beacon encoder, the
-// collector's columns and the report's metrics all iterate this list.
+// The numbers measured of a sample, in beacon and storage order: durations in ms, then two sizes in bytes (no metric).
+// Empty unless the Resource Timing entry had detailed fields. X(name, upper bound, whether the report can be made of it,
+// what it is); the decoder, the beacon encoder, the collector's columns and the report's metrics all iterate this list.
+// Entries are only ever added at its end (the stores keep each request's values in this order).
 #define H3PROBE_SAMPLE_DURATIONS(X)                                                                                   \
     X(network_ms, kMaxDurationMs, true, "responseEnd - fetchStart: the network time (see resource_timing.cpp)")     \
     X(queue_ms, kMaxDurationMs, true, "network time not spent in dns, connect, request or response: stalls")       \
@@ -43,7 +44,8 @@ enum class SampleResult {
     X(request_ms, kMaxDurationMs, true, "responseStart - requestStart: request sent until first byte")             \
     X(response_ms, kMaxDurationMs, true, "responseEnd - responseStart")                                             \
     X(start_ms, kMaxTimestampMs, false, "the entry's startTime (a timestamp, not a duration)")                      \
-    X(fetch_ms, kMaxDurationMs, true, "wall time around fetch() as script saw it (includes scheduling)")
+    X(fetch_ms, kMaxDurationMs, true, "wall time around fetch() as script saw it (includes scheduling)")           \
+    X(body_bytes, kMaxTransferBytes, false, "encodedBodySize: the body's bytes as received (payloadBytes, uncompressed)")
 
 struct Sample {
     Phase phase = Phase::control;

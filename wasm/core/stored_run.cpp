@@ -55,6 +55,7 @@ StoredBeacon to_stored(const Beacon& b) {
     r.reason = b.reason;
     r.run_ms = b.run_ms;
     r.sample_rate = b.sample_rate;
+    r.payload_bytes = b.payload_bytes;
 #define H3PROBE_STORE_CONTEXT(type, name, limit, what) r.name = or_null(b.context.name);
     H3PROBE_CONTEXT_FIELDS(H3PROBE_STORE_CONTEXT)
 #undef H3PROBE_STORE_CONTEXT

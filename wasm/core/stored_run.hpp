@@ -35,7 +35,8 @@ using flag = double;  // 1, 0, or NaN for NULL
     X(real, run_ms, 0, "from start to beacon")                                                            \
     X(real, sample_rate, 0, "the probability under which this page load was sampled")                     \
     H3PROBE_CONTEXT_FIELDS(X)                                                                              \
-    X(text, errors, 0, "problems the module met, as a JSON array of strings")
+    X(text, errors, 0, "problems the module met, as a JSON array of strings")                             \
+    X(real, payload_bytes, 0, "the arms' response body in bytes (config payloadBytes); 0 or NULL: the no-op's 204")
 
 #define H3PROBE_REQUEST_COLUMNS(X)                                                                         \
     X(text, run_id, 0, "the run the request belongs to")                                                  \

@@ -7,7 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
 import { parseArgs } from 'node:util';
-import { MODULE_FILES, NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS } from '../server/originRules.mjs';
+import { MODULE_FILES, NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS, PAYLOAD } from '../server/originRules.mjs';
 
 /** run_id, page_load_id and config_id of everything doctor sends. */
 export const DOCTOR_ID = 'h3probe-doctor';
@@ -34,6 +34,8 @@ options:
   --ca FILE           also trust this CA certificate (PEM), e.g. a staging or local CA
   --browser NAME      chromium or firefox: also one real run in that browser, printing the protocols seen
                       (from a checkout of the repository with npm run deps: the browser drivers are not in the package)
+  --payload-bytes N   the page config's payloadBytes: also check that both origins answer /noop?bytes=N with N bytes,
+                      uncompressed, and the /noop headers (default 0: the no-op only)
   --timeout MS        per request (default 10000)
   --json              print the checks as JSON instead of the table
   --help              this text
@@ -61,6 +63,7 @@ export async function main(argv) {
       page: { type: 'string' }, h2: { type: 'string' }, h3: { type: 'string' }, collector: { type: 'string' },
       module: { type: 'string' }, wasm: { type: 'string' }, healthz: { type: 'string' }, ca: { type: 'string' },
       browser: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      'payload-bytes': { type: 'string' },
     },
   });
   if (a.help) {
@@ -78,7 +81,10 @@ export async function main(argv) {
   if (checks.some((c) => c.status === 'FAIL')) process.exitCode = 1;
 }
 
-/** The parsed options ({page, h2, h3, collector, module, wasm, healthz, ca, browser, timeoutMs}) and every problem. */
+/**
+ * The parsed options ({page, h2, h3, collector, module, wasm, healthz, ca, browser, timeoutMs, payloadBytes}) and every
+ * problem.
+ */
 export function doctorOptions(a) {
   const problems = [];
   const url = (flag, value, { origin = false, required = true, schemes = ['https:'] } = {}) => {
@@ -107,7 +113,12 @@ export function doctorOptions(a) {
   if (a.browser !== undefined && !['chromium', 'firefox'].includes(a.browser)) problems.push(`--browser must be chromium or firefox, not "${a.browser}"`);
   const timeoutMs = a.timeout === undefined ? 10000 : Number(a.timeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) problems.push(`--timeout: "${a.timeout}" is not a number of milliseconds`);
-  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, healthz, ca, browser: a.browser, timeoutMs }, problems };
+  const payloadBytes = a['payload-bytes'] === undefined ? 0 : Number(a['payload-bytes']);
+  if (!/^\d+$/.test(a['payload-bytes'] ?? '0') || payloadBytes > PAYLOAD.maxBytes) {
+    problems.push(`--payload-bytes: "${a['payload-bytes']}" is not a number of bytes from 0 to ${PAYLOAD.maxBytes}`);
+  }
+  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, healthz, ca, browser: a.browser, timeoutMs, payloadBytes },
+    problems };
 }
 
 /** Runs every check; resolves to [{ status: PASS|FAIL|WARN|SKIP, check, detail, fix }]. */
@@ -180,6 +191,32 @@ export async function runDoctor(o) {
       if (!problem) add('PASS', label, res.headers[rule.name.toLowerCase()]);
       else add(rule.required ? 'FAIL' : 'WARN', label, problem, `send ${rule.name}: ${rule.value} (${rule.why})`);
     }
+    if (o.payloadBytes > 0) await checkPayload(origin, name);
+  }
+
+  // The payload mode: N bytes, as a browser asks (it accepts compressed answers), with the /noop headers that matter.
+  async function checkPayload(origin, name) {
+    const label = `${name} ${NOOP.path}?${PAYLOAD.query}=${o.payloadBytes}`;
+    const fix = `answer GET ${NOOP.path}?${PAYLOAD.query}=N with ${PAYLOAD.status} and N bytes, uncompressed (docs/deploying.md, ` +
+      '"The payload mode"; `h3probe origins` writes such a Caddyfile)';
+    let res;
+    try {
+      res = await get(new URL(`${NOOP.path}?h3probe-doctor=${Date.now()}&${PAYLOAD.query}=${o.payloadBytes}`, origin),
+        { headers: { origin: pageOrigin, 'accept-encoding': 'gzip, deflate, br' } });
+    } catch (err) {
+      add('FAIL', label, err.message, fix);
+      return;
+    }
+    const encoding = res.headers['content-encoding'];
+    const problems = [
+      ...(res.status === PAYLOAD.status ? [] : [`status ${res.status}, not ${PAYLOAD.status}`]),
+      ...(encoding && encoding !== 'identity' ? [`Content-Encoding ${encoding}: the body's size on the wire is not N`] : []),
+      ...(res.size === o.payloadBytes ? [] : [`${res.size} bytes, not ${o.payloadBytes}`]),
+      ...NOOP_HEADERS.filter((rule) => rule.required && headerProblem(rule, res.headers[rule.name.toLowerCase()], pageOrigin))
+        .map((rule) => `${rule.name}: ${headerProblem(rule, res.headers[rule.name.toLowerCase()], pageOrigin)}`),
+    ];
+    if (problems.length) add('FAIL', label, problems.join('; '), fix);
+    else add('PASS', label, `${res.status}, ${res.size} bytes, no-store, CORS and Timing-Allow-Origin`);
   }
 
   // The module's files, fetched as the page fetches them (with its Origin when they are on another origin).
@@ -295,15 +332,18 @@ function tlsHandshake(u, { ca, timeoutMs }) {
   });
 }
 
-/** One HTTP/1.1 request; resolves to { status, headers, body } (body as text, at most 64 KB kept). */
+/** One HTTP/1.1 request; resolves to { status, headers, body, size } (body as text, at most 64 KB kept; size: its bytes). */
 function request(u, { method = 'GET', headers = {}, body, ca, timeoutMs }) {
   return new Promise((resolve, reject) => {
     const lib = u.protocol === 'https:' ? https : http;
     const req = lib.request(u, { method, headers: { 'user-agent': 'h3probe-doctor', ...headers }, ca, agent: false, timeout: timeoutMs }, (res) => {
       let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => { if (text.length < 65536) text += d; });
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: text }));
+      let size = 0;
+      res.on('data', (d) => {
+        size += d.length;
+        if (text.length < 65536) text += d.toString('utf8');
+      });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: text, size }));
       res.on('error', reject);
     });
     req.on('timeout', () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));

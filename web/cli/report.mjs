@@ -1,4 +1,4 @@
-// `h3probe report [--store SPEC | --db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--by GROUPING]
+// `h3probe report [--store SPEC | --db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--payload-bytes N] [--by GROUPING]
 // [--min-network-runs N] [--html FILE | --no-html] [--json FILE] [--daily] [--method delta|bootstrap] [--confidence C]`: prints the table
 // overall and per region (or browser, ...) for the runs of one arms mode (default h2-h3, the experiment; the others are
 // A/A tests) and writes the self-contained HTML report.
@@ -14,6 +14,7 @@ const HELP = `usage: h3probe report [options]
   --since DATE         only runs received at or after DATE (ISO 8601)
   --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
+  --payload-bytes N    the runs whose arms fetched N bytes (config payloadBytes); default 0, the no-op
   --by GROUPING        split the runs by ${Object.keys(GROUP_BY).join(', ')} (default region; ClickHouse:
                        region, day or network)
   --min-network-runs N with --by network: show the networks with at least N runs, pool the rest as "other"
@@ -35,6 +36,7 @@ export async function main(argv, defaults = {}) {
       since: { type: 'string', default: '' },
       metric: { type: 'string', default: 'network_ms' },
       arms: { type: 'string', default: 'h2-h3' },
+      'payload-bytes': { type: 'string', default: '0' },
       by: { type: 'string', default: 'region' },
       'min-network-runs': { type: 'string' },
       daily: { type: 'boolean', default: false },
@@ -50,6 +52,7 @@ export async function main(argv, defaults = {}) {
   const core = await loadH3probeNode();
   const { text, htmlPath, jsonPath } = await makeReport(core, {
     dbPath: args.db, store: args.store, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
+    payloadBytes: /^\d+$/.test(args['payload-bytes']) ? Number(args['payload-bytes']) : args['payload-bytes'],
     confidence: Number(args.confidence), htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
     ...(args.daily ? { daily: true } : {}),
     ...(args['min-network-runs'] !== undefined ? { minGroupRuns: Number(args['min-network-runs']) } : {}),

@@ -1,5 +1,5 @@
 // Renders the Caddyfile for the page site and the test origins (a pure function, so its choices can be unit-tested).
-import { NOOP, NOOP_HEADERS } from '../server/originRules.mjs';
+import { NOOP, NOOP_HEADERS, caddyPayloadLines } from '../server/originRules.mjs';
 
 /**
  * hosts: {page, h2, h3, and optionally h2b, h3b: a second origin of each kind, for A/A tests}; ports: the same keys and
@@ -100,6 +100,7 @@ function noopRoutes({ tao, noopStatus, noopUpstream, claimProtocol }) {
     `@noop path ${NOOP.path}`,
     'handle @noop {',
     ...headers.map((h) => `\theader ${h.name} ${/[\s"]/.test(h.caddy) ? `\`${h.caddy}\`` : h.caddy}`),
+    ...caddyPayloadLines().map((l) => `\t${l}`),
     `\t${answer}`,
     '}',
     'handle {', '\trespond 404', '}',

@@ -6,14 +6,15 @@ import { makeReport } from '../report/makeReport.mjs';
 import { aaConfig, experimentUrl } from '../devstack/pageLoad.mjs';
 import { labSearch } from './labSearch.mjs';
 
-export function settingLabel({ rttMs, loss = 0 }, aa = null) {
-  return `${aa ? `A/A ${aa}/${aa}, ` : ''}rtt ${rttMs} ms, loss ${+(loss * 100).toFixed(2)}%`;
+export function settingLabel({ rttMs, loss = 0 }, aa = null, payloadBytes = 0) {
+  return `${aa ? `A/A ${aa}/${aa}, ` : ''}rtt ${rttMs} ms, loss ${+(loss * 100).toFixed(2)}%${payloadBytes ? `, ${payloadBytes} B` : ''}`;
 }
 
 /**
  * lab: from startLab(); browser: from lab.launchBrowser(); core: loadH3probeNode();
  * link {rttMs, loss, jitterMs, seed}; loads; order ('random', or 'h2-first' as Dropbox); aa: null (the experiment), or 'h2' / 'h3' for an
- * A/A test on the lab's two origins of that kind; pageConfig: more experiment config for the page (e.g. {requestsPerArm: 1});
+ * A/A test on the lab's two origins of that kind; pageConfig: more experiment config for the page (e.g. {requestsPerArm: 1},
+ * {payloadBytes: 131072}: the report then reads that payload mode);
  * onLoad(i, beacon|null, error|null) for progress. In the result, h2 and h3 name the control and treatment arms.
  */
 export async function measureSetting({
@@ -25,7 +26,9 @@ export async function measureSetting({
   const store = openStore(':memory:', core);
   try {
     // The config id carries the setting into every beacon: letters, digits, '-' and '_' only.
-    const configId = `lab-${aa ? `aa${aa}-` : ''}rtt${link.rttMs}-loss${String(+(link.loss * 100).toFixed(2)).replace('.', '_')}pct`;
+    const payloadBytes = pageConfig.payloadBytes ?? 0;
+    const configId = `lab-${aa ? `aa${aa}-` : ''}rtt${link.rttMs}-loss${String(+(link.loss * 100).toFixed(2)).replace('.', '_')}pct` +
+      `${payloadBytes ? `-${payloadBytes}B` : ''}`;
     const url = experimentUrl({ urls: lab.urls }, { order, configId, ...armsKeys, ...pageConfig });
     const started = Date.now();
     let failed = 0;
@@ -40,7 +43,7 @@ export async function measureSetting({
     const wallMs = Date.now() - started;
     const counters = await lab.setLink(null);
 
-    const { report } = await makeReport(core, { db: store.db, arms: armsMode });
+    const { report } = await makeReport(core, { db: store.db, arms: armsMode, payloadBytes });
     const { analysis, arms } = report.groups[0];
     const comparison = { n_h2: arms.h2.n, n_h3: arms.h3.n, rows: analysis.rows, order: report.groups[0].order };
     // Warm: a usable request that rode a connection the pre-warm had opened (connectStart == connectEnd); the fidelity
@@ -51,7 +54,7 @@ export async function measureSetting({
     const protocols = store.db.prepare(`SELECT phase, protocol, count(*) AS n FROM requests WHERE phase != 'prewarm'
       GROUP BY phase, protocol ORDER BY phase, protocol`).all();
     return {
-      link, aa, arms: armsMode, label: settingLabel(link, aa), loads, failed, runs: store.countRuns(), wallMs, comparison, protocols, counters,
+      link, aa, arms: armsMode, payloadBytes, label: settingLabel(link, aa, payloadBytes), loads, failed, runs: store.countRuns(), wallMs, comparison, protocols, counters,
       // The report's connection-setup view (null for an A/A setting): the cold connections the pre-warm opened.
       setup: report.connectionSetup,
       warm: { h2: { n: warm.h2.length, median: median(warm.h2) }, h3: { n: warm.h3.length, median: median(warm.h3) } },

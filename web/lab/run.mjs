@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
+import { PAYLOAD } from '../server/originRules.mjs';
 import { labUnavailableReason } from './createLabNetwork.mjs';
 import { fidelityFit } from './fidelityFit.mjs';
 import { formatFidelity, formatIntervals, formatLabTable } from './formatLabTable.mjs';
@@ -26,6 +27,8 @@ const { values: args } = parseArgs({
     order: { type: 'string', default: 'random' },
     aa: { type: 'boolean', default: false },
     'requests-per-arm': { type: 'string', default: '5' },     // parallel requests per arm (the field experiment: 5)
+    // Payload sizes (config payloadBytes), each setting run once per size: 0 the no-op, e.g. 0,131072 to compare.
+    'payload-bytes': { type: 'string', default: '0' },
     seed: { type: 'string', default: '1' },
     'relay-check': { type: 'string', default: '30' },
     // Page loads per lossless RTT for the fidelity pass, which sends 1 request per arm: with 5 in parallel, the zero-delay
@@ -68,11 +71,16 @@ if (args.field !== undefined) {
 }
 const lossless = args.rtts.split(',').filter(Boolean).map((r) => ({ rttMs: Number(r), loss: 0, seed }));
 const lossy = args.lossy.split(',').filter(Boolean).map((s) => s.split(':').map(Number)).map(([rttMs, loss]) => ({ rttMs, loss, seed }));
-// Each entry: the link, and aa (null: the experiment; 'h2' or 'h3': an A/A test of that protocol).
+const payloads = args['payload-bytes'].split(',').filter(Boolean).map(Number);
+if (payloads.length === 0 || payloads.some((b) => !Number.isInteger(b) || b < 0 || b > PAYLOAD.maxBytes)) {
+  console.error(`--payload-bytes: whole numbers of bytes from 0 to ${PAYLOAD.maxBytes}, comma-separated, got "${args['payload-bytes']}"`);
+  process.exit(2);
+}
+// Each entry: the link, aa (null: the experiment; 'h2' or 'h3': an A/A test of that protocol) and the payload size.
 const settings = [
   ...lossless.flatMap((link) => [{ link, aa: null }, ...(args.aa ? [{ link, aa: 'h2' }, { link, aa: 'h3' }] : [])]),
   ...lossy.map((link) => ({ link, aa: null })),
-];
+].flatMap((s) => payloads.map((payloadBytes) => ({ ...s, payloadBytes })));
 if ([...lossless, ...lossy].some((s) => !Number.isFinite(s.rttMs) || s.rttMs < 0 || !(s.loss >= 0 && s.loss < 1))) {
   console.error('bad --rtts or --lossy (e.g. --rtts 0,25,50 --lossy 50:0.03)');
   process.exit(2);
@@ -106,9 +114,10 @@ try {
 
   const browser = await lab.launchBrowser();
   const results = [];
-  for (const { link, aa } of settings) {
+  for (const { link, aa, payloadBytes } of settings) {
     const r = await measureSetting({
-      lab, browser, core, link, aa, loads, order: args.order, pageConfig: { requestsPerArm: Number(args['requests-per-arm']) },
+      lab, browser, core, link, aa, loads, order: args.order,
+      pageConfig: { requestsPerArm: Number(args['requests-per-arm']), ...(payloadBytes ? { payloadBytes } : {}) },
       onLoad: (i, beacon, err) => {
         if (err) console.log(`  [${i}/${loads}] failed: ${err.message.split('\n')[0]}`);
       },
@@ -143,7 +152,7 @@ try {
   console.log('fidelity (docs/design.md): median warm-connection network_ms vs injected RTT; tolerance max(3 ms, 5%)');
   if (single.length) console.log(`-- 1 request per arm (the rule):\n${formatFidelity(fitsOf(single))}`);
   console.log(`-- ${args['requests-per-arm']} parallel requests per arm (the table above):\n` +
-    formatFidelity(fitsOf(results.filter((r) => r.link.loss === 0 && !r.aa))));
+    formatFidelity(fitsOf(results.filter((r) => r.link.loss === 0 && !r.aa && !r.payloadBytes))));
   console.log(`\nlab: ${results.length} settings x ${loads} page loads in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 } finally {
   await lab.stop();

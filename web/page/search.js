@@ -3,7 +3,7 @@ import { configure, searchCompleted, status, whenDone } from '/h3probe/h3probe.j
 
 // The experiment config comes from the page URL, so tests and `npm start` can point it at their own origins.
 const NUMERIC = new Set(['prewarmH3', 'prewarmH2', 'requestsPerArm', 'requestTimeoutMs', 'entryWaitMs', 'runDeadlineMs',
-  'sampleRate', 'remoteConfigTimeoutMs']);
+  'sampleRate', 'remoteConfigTimeoutMs', 'payloadBytes']);
 const BOOLEAN = new Set(['enabled', 'worker']);
 const config = {};
 for (const [key, value] of new URLSearchParams(location.search)) {

@@ -107,6 +107,9 @@ function assemble(schema, data, groups, { method, confidence, percentiles, sampl
     loadErrors: loadErrorCounts(data.loadErrors ?? []),
     // A pooled grouping (network): {minRuns, values}, the values with fewer runs being the group OTHER_GROUP.
     ...(data.pooled ? { pooled: data.pooled } : {}),
+    // The payload mode read (0: the no-op) and every mode stored for the arms mode, each read on its own.
+    payloadBytes: data.payloadBytes ?? 0,
+    payloadModes: data.payloadModes ?? [],
     groups: [overall, ...shown],
   };
   report.verdict = verdict(report);

@@ -22,7 +22,7 @@
 // quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF asks ~300
 // levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
-import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
 const MAX_GROUPS = 250;
@@ -97,13 +97,14 @@ function entry(h, i) {
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options: metric, since (ISO, '' for all), arms, sets
  * (the groupings, each one of CLICKHOUSE_GROUP_BY; a report's `by`, then 'day' for its daily series), minGroupRuns (a
  * pooled grouping's fewest runs of a shown value, GROUP_BY's `pooled` in readReportData.mjs; default the fewest runs
- * for an interval). Returns
+ * for an interval), payloadBytes (the one payload mode read, 0 the no-op). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
  * fill([aggregates per set], [needs per set, or null]) } for buildReportsFromAggregates. passes lists each query as it
  * ran: { name, queryId (its row in system.query_log), ms }.
  */
 export function clickhouseAggregateSource(client, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', sets = ['region'], minGroupRuns = schema.limits.minRunsForInterval,
+  payloadBytes = 0,
 } = {}) {
   for (const by of sets) {
     if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
@@ -122,7 +123,8 @@ export function clickhouseAggregateSource(client, schema, {
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const C = m.control;
   const T = m.treatment;
-  const where = `arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)}`;
+  checkPayloadBytes(payloadBytes, schema);
+  const where = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)}`;
   const classes = classCountColumns(schema);
   const sorted = (a) => `arraySort(${a})`;
   const half = (a) => `intDiv(length(${a}), 2)`;
@@ -300,12 +302,16 @@ export function clickhouseAggregateSource(client, schema, {
     // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
     const loadErrors = (await pass('load-errors', `SELECT reason, uniqExact(run_id) AS n FROM runs
       WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: n(r.n) }));
+    // Every payload mode stored for this arms mode, as readReportData.mjs lists them.
+    const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM run_records
+      WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY bytes ORDER BY bytes`))
+      .map((r) => ({ bytes: n(r.bytes), runs: n(r.runs) }));
     const regionKey = keys.indexOf('region');
     return sets.map((by, i) => {
       const k = keyOf[i];
       return {
         storedRuns: stored, received: { first, last }, by, regions: names[regionKey], groups: names[k], loadErrors,
-        ...(pooledOf[by] ? { pooled: pooledOf[by] } : {}),
+        payloadBytes, payloadModes, ...(pooledOf[by] ? { pooled: pooledOf[by] } : {}),
         aggregates: { groups: [group('overall', rows), ...names[k].map((v) => group(v, rows.filter((r) => r[`k${k}`] === v)))] },
       };
     });

@@ -67,6 +67,21 @@ export function loadErrorLine({ total, byReason }) {
   return `load errors: ${int(total)} (${byReason.map((r) => `${r.reason} ${int(r.n)}`).join(', ')})`;
 }
 
+const payloadName = (bytes) => (bytes ? `${int(bytes)} B` : '0 B (the no-op)');
+
+/**
+ * Which payload mode the report reads, and the other modes stored for its arms mode (each read on its own, never
+ * pooled): "payload: 131,072 B per measured request (--payload-bytes); other payload modes stored: 0 B (the no-op) 120
+ * runs". '' when every run of the arms mode fetched the no-op. The HTML report shows the same line.
+ */
+export function payloadLine({ payloadBytes = 0, payloadModes = [] }) {
+  const others = payloadModes.filter((m) => m.bytes !== payloadBytes);
+  if (!payloadBytes && others.length === 0) return '';
+  return `payload: ${payloadName(payloadBytes)} per measured request (--payload-bytes); ` +
+    (others.length ? `other payload modes stored: ${others.map((m) => `${payloadName(m.bytes)} ${int(m.runs)} runs`).join(', ')}`
+      : 'no other payload mode stored');
+}
+
 /** report: from buildReport(). Returns the whole text, lines joined with \n. */
 export function formatReport(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
@@ -79,6 +94,7 @@ export function formatReport(report) {
     `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * after an interval = that interval excludes 0 ` +
       '(Δ ms and Δ % each carry their own)',
     ...(report.loadErrors?.total ? [loadErrorLine(report.loadErrors)] : []),
+    ...(payloadLine(report) ? [payloadLine(report)] : []),
     ...(report.verdict ? ['', report.verdict.text] : []),
   ];
   const by = BY_LABELS[report.by ?? 'region'];

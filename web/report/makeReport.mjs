@@ -23,15 +23,16 @@ export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 /**
  * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only, or store: a --store spec
  * (sqlite:PATH, or clickhouse://HOST:PORT/DATABASE: the aggregates are computed inside ClickHouse).
- * Options: metric, since, arms (one of ARMS: the runs of that mode only), by (one of GROUP_BY: the groups; ClickHouse:
- * CLICKHOUSE_GROUP_BY), minGroupRuns (by network: the fewest runs of a shown network, readReportData.mjs), method,
- * confidence, htmlPath (falsy: no HTML), jsonPath (falsy: no JSON; the whole report as
+ * Options: metric, since, arms (one of ARMS: the runs of that mode only), payloadBytes (the runs of that payload mode
+ * only, 0 the no-op), by (one of GROUP_BY: the groups; ClickHouse: CLICKHOUSE_GROUP_BY), minGroupRuns (by network: the
+ * fewest runs of a shown network, readReportData.mjs), method, confidence, htmlPath (falsy: no HTML), jsonPath (falsy:
+ * no JSON; the whole report as
  * data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when HTML or JSON is written).
  * Resolves to { report, text, htmlPath, timings: {read, stats, setup, format, html} } (milliseconds; setup: the
  * connection-setup view, SQLite only).
  */
 export async function makeReport(core, {
-  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', method = 'delta', confidence = 0.95,
+  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence = 0.95,
   htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath), minGroupRuns,
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
@@ -42,7 +43,7 @@ export async function makeReport(core, {
     const t0 = performance.now();
     // One source for the report and its daily series: each pass reads the table once for both groupings.
     const source = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
-      minGroupRuns, sets: daily ? [by, 'day'] : [by] });
+      payloadBytes, minGroupRuns, sets: daily ? [by, 'day'] : [by] });
     const [report, byDay] = await buildReportsFromAggregates(core, source, { metric, since: normalizeSince(since), arms, method, confidence },
       [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
     if (daily) report.daily = dailySeries(byDay);
@@ -61,7 +62,7 @@ export async function makeReport(core, {
   }
   try {
     const t0 = performance.now();
-    const data = readReportData(db ?? own, core.schema(), { metric, since, arms, by, minGroupRuns });
+    const data = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by, minGroupRuns });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
     const ts = performance.now();
@@ -72,7 +73,7 @@ export async function makeReport(core, {
       : null;
     const setup = performance.now() - ts;
     if (daily) {
-      const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, by: 'day' });
+      const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by: 'day' });
       report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }));
     }
     const t2 = performance.now();

@@ -47,14 +47,17 @@ export function poolGroups(counts, minRuns) {
  * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
  * A/A runs are never pooled), by (one of GROUP_BY: what the groups are), minGroupRuns (a `pooled` grouping, network,
  * shows the values with at least this many runs and pools the rest as OTHER_GROUP; default the fewest runs for an
- * interval, schema.limits.minRunsForInterval).
+ * interval, schema.limits.minRunsForInterval), payloadBytes (the one payload mode read, 0 the no-op: runs of different
+ * response sizes are never pooled either).
  * Returns { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the regions the runs
  * came from], groups: [group names], records: [Buffer] (the records in chunks, in run order), loadErrors: [{reason, n}]
  * (the load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
- * and for a pooled grouping pooled: {minRuns, values (how many values went into OTHER_GROUP)} }.
+ * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
+ * included), and for a pooled grouping pooled: {minRuns, values (how many values went into OTHER_GROUP)} }.
  */
 export function readReportData(db, schema, {
-  metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', minGroupRuns = schema.limits.minRunsForInterval,
+  metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', payloadBytes = 0,
+  minGroupRuns = schema.limits.minRunsForInterval,
 } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const grouping = GROUP_BY[by];
@@ -63,13 +66,18 @@ export function readReportData(db, schema, {
     throw new Error('this database has no run_records table: it was not written by the h3probe collector');
   }
   const sinceIso = normalizeSince(since);
+  checkPayloadBytes(payloadBytes, schema);
+  // A store that no collector of the payload mode has opened yet holds no-op runs only.
+  const payloadSql = db.prepare("SELECT 1 FROM pragma_table_info('run_records') WHERE name = 'payload_bytes'").get()
+    ? 'c.payload_bytes' : '0';
+  const mode = `c.arms = ? AND ${payloadSql} = ${Number(payloadBytes)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
-  // Grouped by the bare expression, so that for regions SQLite walks the (arms, region, received_at) index in order
+  // Grouped by the bare expression, so that for regions SQLite walks the (arms, payload_bytes, region, received_at) index in order
   // instead of sorting 420k rows in a temporary B-tree (a third of the read).
   const countBy = (sql, from) => {
     const counts = new Map();
     for (const { name, n } of db.prepare(`SELECT ${sql} AS name, count(*) AS n FROM run_records c ${from}
-      WHERE c.arms = ? AND c.received_at >= ? GROUP BY ${sql}`).all(arms, sinceIso)) {
+      WHERE ${mode} AND c.received_at >= ? GROUP BY ${sql}`).all(arms, sinceIso)) {
       const key = name ?? 'unknown';
       counts.set(key, (counts.get(key) ?? 0) + n);
     }
@@ -90,8 +98,10 @@ export function readReportData(db, schema, {
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
   // The dates the selected runs were received on (the same index).
-  const range = db.prepare(`SELECT min(received_at) AS first, max(received_at) AS last FROM run_records
-    WHERE arms = ? AND received_at >= ?`).get(arms, sinceIso);
+  const range = db.prepare(`SELECT min(received_at) AS first, max(received_at) AS last FROM run_records c
+    WHERE ${mode} AND received_at >= ?`).get(arms, sinceIso);
+  const payloadModes = db.prepare(`SELECT ${payloadSql} AS bytes, count(*) AS runs FROM run_records c
+    WHERE c.arms = ? AND c.received_at >= ? GROUP BY bytes ORDER BY bytes`).all(arms, sinceIso);
 
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
   // The group's number as a one-byte BLOB literal per group: x'01' for the first, and so on.
@@ -104,14 +114,15 @@ export function readReportData(db, schema, {
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
   const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.arm_counts || v.arm_values, '') AS BLOB)
     FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run ${join}
-    WHERE c.run BETWEEN ? AND ? AND c.received_at >= ? AND c.arms = ?`).pluck();
+    WHERE c.run BETWEEN ? AND ? AND c.received_at >= ? AND ${mode}`).pluck();
   const metricCode = schema.metrics.indexOf(metric);
   const parts = [];
   for (let from = lo; from <= hi; from += CHUNK_RUNS) {
     const bytes = chunk.get(...named, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
     if (bytes) parts.push(bytes);
   }
-  return { metric, since: sinceIso, arms, by, storedRuns, received: { first: range.first ?? null, last: range.last ?? null },
+  return { metric, since: sinceIso, arms, by, payloadBytes, payloadModes, storedRuns,
+    received: { first: range.first ?? null, last: range.last ?? null },
     regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso) };
@@ -120,6 +131,14 @@ export function readReportData(db, schema, {
 /** Throws unless minGroupRuns is a whole number of runs, at least 1. */
 export function checkMinGroupRuns(minGroupRuns) {
   if (!Number.isInteger(minGroupRuns) || minGroupRuns < 1) throw new Error(`--min-network-runs wants a whole number of runs, at least 1, got "${minGroupRuns}"`);
+}
+
+/** The payload mode a report reads: a whole number of bytes from 0 (the no-op) to the core's limit. Throws otherwise. */
+export function checkPayloadBytes(payloadBytes, schema) {
+  const max = schema.limits.maxPayloadBytes;
+  if (!Number.isInteger(payloadBytes) || payloadBytes < 0 || payloadBytes > max) {
+    throw new Error(`--payload-bytes must be a whole number from 0 (the no-op) to ${max}, got "${payloadBytes}"`);
+  }
 }
 
 /** '2024-05-01' or a full ISO date-time; '' means everything. Throws on anything else. */

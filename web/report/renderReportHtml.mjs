@@ -2,7 +2,7 @@
 // Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
 // ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
 // percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, loadErrorLine, MARKS, markOf, NA_TEXT, percentileLabel, pooledNote } from './formatReport.mjs';
+import { armLabels, BY_LABELS, loadErrorLine, MARKS, markOf, NA_TEXT, payloadLine, percentileLabel, pooledNote } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 
@@ -27,10 +27,11 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
     `<h1>${esc(title)}</h1>`,
     ...(report.verdict ? [verdictSection(report.verdict)] : []),
     ...(L.aa ? [`<p class="aa"><b>${esc(L.aa)}.</b> Arms <code>${esc(report.arms)}</code>.</p>`] : []),
-    `<p class="lede">Network time of the no-op requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
+    `<p class="lede">Network time of the ${report.payloadBytes ? `${int(report.payloadBytes)}-byte` : 'no-op'} requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
       ${int(report.storedRuns)} stored runs${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
       ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
       negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0 (Δ ms and Δ % each carry their own).</p>`,
+    payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : '',
     report.loadErrors?.total ? `<p class="load-errors">${esc(loadErrorLine(report.loadErrors))}: sampled page loads that could not load the run, its glue or its .wasm (no measurement).</p>` : '',
     groups.length >= 1 ? summarySection(report) : '',
     report.daily?.days?.length ? dailySection(report) : '',

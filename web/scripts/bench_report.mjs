@@ -38,7 +38,7 @@ const core = await loadH3probeNode();
 const gen = await writeSyntheticDb(dbPath, core, { runs, seed: Number(args.seed) });
 const bytes = fs.statSync(dbPath).size;
 const db = new Database(dbPath, { readonly: true });
-const tableBytes = Object.fromEntries(['runs', 'requests', 'run_records', 'arm_values', 'run_records_region', 'sqlite_autoindex_runs_1'].map((name) => {
+const tableBytes = Object.fromEntries(['runs', 'requests', 'run_records', 'arm_values', 'run_records_mode', 'sqlite_autoindex_runs_1'].map((name) => {
   try {
     return [name, db.prepare('SELECT sum(pgsize) FROM dbstat WHERE name = ?').pluck().get(name)];
   } catch {

@@ -138,12 +138,14 @@ export function clickhouseTables(schema) {
     ...metricColumns(schema).flatMap((m) => [`${m.control} Array(Float64)`, `${m.treatment} Array(Float64)`, `${m.missing} UInt8`]),
     // The client's network (clientLocator.mjs), for the report's split by network; added after the first release.
     'asn Nullable(UInt32)', 'as_org Nullable(String)',
+    // The run's payload mode (the core's run column payload_bytes): 0, the no-op, in the rows written before it.
+    'payload_bytes UInt32',
   ];
   return [
     // A retried beacon has the run_id of the first: the store skips it, and ReplacingMergeTree folds any copy left.
     ['runs', runs, 'ReplacingMergeTree() ORDER BY run_id'],
     ['requests', requests, 'MergeTree() ORDER BY (run_id, phase)'],
-    // The report reads one arms mode, by region, from this table alone.
+    // The report reads one arms mode and one payload mode, by region, from this table alone.
     ['run_records', records, 'MergeTree() ORDER BY (arms, region, received_at, run_id)'],
   ];
 }
@@ -214,7 +216,8 @@ function recordRow(schema, run, { receivedAt, region }) {
   if (!counts || counts.length !== 2 + 2 * classes.length) {
     throw new Error(`run ${run.run_id}: its record's class counts are not the core's current format`);
   }
-  const record = { run_id: run.run_id, received_at: receivedAt, region: region ?? 'unknown', arms: run.arms, run_order: run.run_order };
+  const record = { run_id: run.run_id, received_at: receivedAt, region: region ?? 'unknown', arms: run.arms, run_order: run.run_order,
+    payload_bytes: run.payload_bytes || 0 };
   let usableControl = 0;
   classes.forEach((c, k) => {
     record[`control_${c.name}`] = counts[2 + k];

@@ -42,6 +42,8 @@ export interface StoredRun {
   run_context: string;
   /** The module's problems as a JSON array of strings. */
   errors: string;
+  /** The arms' response body in bytes (config payloadBytes); 0: the no-op. */
+  payload_bytes: number | null;
   /** The report's per-run record: counts by class per arm (layout in stored_run.hpp). */
   arm_counts: Uint8Array;
   arm_network_ms: Uint8Array;
@@ -75,6 +77,8 @@ export interface StoredRequest {
   response_ms: number | null;
   start_ms: number | null;
   fetch_ms: number | null;
+  /** encodedBodySize: the body's bytes as received (0 for the no-op's 204; 0 in WebKit cross-origin). */
+  body_bytes: number | null;
 }
 
 export type Decoded = { ok: true; run: StoredRun; requests: StoredRequest[] } | { ok: false; error: string };
@@ -138,7 +142,7 @@ export interface Schema {
   /** Why a sampled page load could not load the run: the reasons of a beacon with outcome "load_error". */
   loadErrorReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
-    minRunsForInterval: number };
+    minRunsForInterval: number; maxPayloadBytes: number };
   runRecordVersion: number;
   /** The Server-Timing metric name whose description is the protocol the origin saw ("proto"). */
   serverTimingProtocol: string;

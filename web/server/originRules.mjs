@@ -7,6 +7,38 @@
 export const NOOP = Object.freeze({ path: '/noop', status: 204 });
 
 /**
+ * The payload mode (config payloadBytes): GET /noop?bytes=N (with any other query parameters) answers status 200 with a
+ * body of exactly N bytes, uncompressed, for N from 1 to maxBytes (the core's kMaxPayloadBytes, schema().limits
+ * .maxPayloadBytes, checked by a unit test), and 400 with no body for any other value: an origin must not build an
+ * answer of any size a stranger asks for. The /noop headers (NOOP_HEADERS) go with it.
+ */
+export const PAYLOAD = Object.freeze({ query: 'bytes', status: 200, badStatus: 400, maxBytes: 1048576,
+  contentType: 'application/octet-stream' });
+
+/**
+ * The Caddyfile lines (inside the /noop handler, after its headers) that answer the payload mode with no backend: the
+ * templates handler runs Go's text/template with Sprig's functions over the `respond` body, which repeats one byte N
+ * times (Caddy sets the Content-Length). Its actions are delimited by [[ ]], not Go's {{ }}: a Caddyfile reads `{$` as
+ * an environment variable, and `caddy fmt` (2.6) breaks braces inside a backquoted token into blocks.
+ */
+export function caddyPayloadLines() {
+  const n = `atoi (.Req.URL.Query.Get "${PAYLOAD.query}")`;
+  const body = `[[ $n := ${n} ]][[ if or (lt $n 1) (gt $n ${PAYLOAD.maxBytes}) ]][[ httpError ${PAYLOAD.badStatus} ]][[ end ]]` +
+    '[[ repeat $n "x" ]]';
+  return [
+    `@payload query ${PAYLOAD.query}=*`,
+    'handle @payload {',
+    `\theader Content-Type ${PAYLOAD.contentType}`,
+    '\ttemplates {',
+    `\t\tmime ${PAYLOAD.contentType}`,
+    '\t\tbetween [[ ]]',
+    '\t}',
+    `\trespond \`${body}\` ${PAYLOAD.status}`,
+    '}',
+  ];
+}
+
+/**
  * The response headers of /noop on both origins. `caddy` and `nginx`: the value as written in each server's config
  * (a placeholder or variable where the server fills it in). `required: false`: diagnostic only, the probe works without it.
  */

@@ -7,7 +7,7 @@
 //   port   the HTTP/2 origin on another TCP port (h2Port, e.g. 8443), the HTTP/3 origin on 443;
 //   only   one origin per Caddy (two machines, or two Caddy instances with their own addresses): `only: 'h2'` or 'h3'.
 import net from 'node:net';
-import { NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS, OTHER_PATHS_STATUS } from './originRules.mjs';
+import { NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS, OTHER_PATHS_STATUS, caddyPayloadLines } from './originRules.mjs';
 
 const HTTPS_PORT = 443;
 
@@ -128,6 +128,8 @@ function noopRoutes(pageOrigins) {
       lines.push(`\theader ${h.name} ${caddyValue(h.caddy)}`);
     }
   }
+  // The payload mode (/noop?bytes=N), then the no-op itself.
+  lines.push(...caddyPayloadLines().map((l) => `\t${l}`));
   lines.push(`\trespond ${NOOP.status}`, '}', 'handle {', `\trespond ${OTHER_PATHS_STATUS}`, '}');
   return lines;
 }

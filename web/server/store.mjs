@@ -69,16 +69,21 @@ ${requestsViewSql(schema)}
 -- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
 -- metric is the metric's position in the core's list (metrics are only ever added at its end).
 CREATE TABLE IF NOT EXISTS run_records (
-  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB, arms TEXT
+  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB, arms TEXT,
+  ${RUN_RECORDS_PAYLOAD}
 );
 CREATE TABLE IF NOT EXISTS arm_values (
   metric INTEGER, run INTEGER, arm_values BLOB, PRIMARY KEY (metric, run)
 ) WITHOUT ROWID;
--- The report reads one arms mode (never A/B and A/A runs together), groups its runs by region and filters by date from
--- this index alone.
-CREATE INDEX IF NOT EXISTS run_records_region ON run_records (arms, region, received_at);
+-- The report reads one arms mode and one payload mode (never A/B and A/A runs together, nor two response sizes), groups
+-- its runs by region and filters by date from this index alone.
+DROP INDEX IF EXISTS run_records_region;
+CREATE INDEX IF NOT EXISTS run_records_mode ON run_records (arms, payload_bytes, region, received_at);
 `;
 }
+
+// The run's payload mode (the core's run column payload_bytes) in the report's table: 0 in the rows written before it.
+const RUN_RECORDS_PAYLOAD = 'payload_bytes INTEGER NOT NULL DEFAULT 0';
 
 /** dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. */
 export function openStore(dbPath, core) {
@@ -94,6 +99,7 @@ export function openStore(dbPath, core) {
     throw new Error(`${dbPath} is an h3probe store of version ${version}; this h3probe reads version ${STORE_VERSION} only: `
       + 'export its runs with the h3probe that wrote it (h3probe export), or start a new database');
   }
+  addRunRecordsPayload(db);
   db.exec(storeSchemaSql(schema));
   addNewColumns(db, schema);
   db.pragma(`user_version = ${STORE_VERSION}`);
@@ -211,6 +217,13 @@ function addNewColumns(db, schema) {
   for (const [name, type] of storeColumns(schema).runs) if (!have.has(name)) db.exec(`ALTER TABLE runs ADD COLUMN ${name} ${type}`);
 }
 
+// Before the schema's index on it is made: a run_records table of an older store gets the payload mode's column.
+function addRunRecordsPayload(db) {
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) return;
+  if (db.prepare("SELECT 1 FROM pragma_table_info('run_records') WHERE name = 'payload_bytes'").get()) return;
+  db.exec(`ALTER TABLE run_records ADD COLUMN ${RUN_RECORDS_PAYLOAD}`);
+}
+
 // A run row's columns: the core's, then what the collector adds.
 function runRowColumns(schema) {
   return storeColumns(schema).runs.map(([name]) => name);
@@ -224,7 +237,8 @@ function prepareInsert(db, schema) {
   const packed = packedRequestColumns(schema);
   const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
-  const insertRecord = db.prepare('INSERT INTO run_records (run, received_at, region, arm_counts, arms) VALUES (?, ?, ?, ?, ?)');
+  const insertRecord = db.prepare(`INSERT INTO run_records (run, received_at, region, arm_counts, arms, payload_bytes)
+    VALUES (?, ?, ?, ?, ?, ?)`);
   const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
   return ({ run, requests }, meta) => {
     const requestList = JSON.stringify(requests.map((q) => packed.map((c) => q[c] ?? null)));
@@ -232,7 +246,7 @@ function prepareInsert(db, schema) {
     // A retried beacon carries the same run_id: keep the first copy.
     if (stored.changes === 0) return { duplicate: true };
     const id = stored.lastInsertRowid;
-    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms);
+    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms, run.payload_bytes || 0);
     schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));
     return { duplicate: false };
   };

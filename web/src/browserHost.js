@@ -107,16 +107,17 @@ export function createBrowserHost({ onError, send, onRunEnded = () => {}, afterC
       clearTimeout(state.timer);
       const entry = await entryFor(url, entryWaitMs);
       const proto = entry && entry.serverTiming && entry.serverTiming.find((t) => t.name == SERVER_TIMING_PROTOCOL);
-      // The entry object itself: the core reads its attributes by the names in its own field list.
+      // The entry object itself: the core reads its attributes by the names in its own field list. A field left out
+      // reads as 0, false, '' or none there (outcome_from_js in wasm/bindings/browser_platform.cpp).
       outcome = {
         status: 'ok', httpStatus: response.status, redirected: response.redirected, fetchStarted, fetchEnded,
-        entry, serverProtocol: proto ? proto.description : '', error: '',
+        entry, serverProtocol: proto ? proto.description : '',
       };
     } catch (error) {
       clearTimeout(state.timer);
       outcome = {
-        status: state.reason || 'network_error', httpStatus: 0, redirected: false, fetchStarted,
-        fetchEnded: performance.now(), entry: null, error: String((error && error.name) || error),
+        status: state.reason || 'network_error', fetchStarted, fetchEnded: performance.now(),
+        error: String((error && error.name) || error),
       };
     }
     requests.delete(id);

@@ -40,6 +40,8 @@ export interface H3probeConfig {
   enabled?: boolean;
   /** Probability that a page load runs at all, 0-1, drawn once per page load. Default 1. */
   sampleRate?: number;
+  /** The arms' requests fetch a body of this many bytes (0 to 1048576), pre-warm stays the no-op; default 0, the no-op's 204. */
+  payloadBytes?: number;
   /**
    * Where the loader finds the WASM glue (h3probe_browser.mjs; the .wasm and worker.js beside it). Default: next to
    * h3probe.js. A Worker must come from the page's own origin: from another origin the run falls back to the main

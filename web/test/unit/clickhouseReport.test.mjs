@@ -53,6 +53,12 @@ function handMade() {
     run('x-e2', 'Europe', { hs: [60, 62], ts: [[45, { protocol: 'h2' }], [46, { protocol: '' }]] }),
     run('x-n1', null, { order: 'h3-first', hs: [70], ts: [] }),
     ...Array.from({ length: 12 }, (_, i) => run(`x-aa${i}`, 'Asia', { arms: 'h2-h2', hs: [100 + i, 101], ts: [99 + i, 103] })),
+    // Runs of the payload mode (payloadBytes 131072): a report of their own, never pooled with the no-op's.
+    ...Array.from({ length: 4 }, (_, i) => {
+      const r = run(`x-p${i}`, 'Europe', { order: i % 2 ? 'h3-first' : 'h2-first', hs: [300 + i, 310], ts: [250 + i, 262 - i] });
+      r.beacon.payload_bytes = 131072;
+      return r;
+    }),
     // The gate's load_error beacons: counted by reason, in no arms mode's runs.
     ...[['x-l1', 'wasm_type'], ['x-l2', 'csp'], ['x-l3', 'wasm_type']].map(([id, reason]) => ({
       beacon: { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'mixed', outcome: 'load_error', reason,
@@ -145,6 +151,14 @@ describe('report from ClickHouse aggregates', () => {
     const byDay = await bothReports(sqlitePath, chSpec, { by: 'day' }, 'day');
     assert.equal(byDay.sqlite.json.daily.days.length, 4, 'the 3 synthetic days and the day of the hand-made runs');
     assertSame(byDay);
+  });
+
+  test('the payload mode: one at a time, the same from both stores, the other modes named', { timeout: 60_000 }, async () => {
+    const payload = await bothReports(sqlitePath, chSpec, { payloadBytes: 131072 }, 'payload');
+    assert.match(payload.sqlite.text, /4 stored runs/);
+    assert.match(payload.sqlite.text, /^payload: 131,072 B per measured request \(--payload-bytes\); other payload modes stored: 0 B \(the no-op\) \d+ runs$/m);
+    assert.ok(payload.sqlite.json.groups[0].analysis.rows.every((r) => r.h2 >= 300 && r.h3 >= 250));
+    assertSame(payload);
   });
 
   test('npm run report -- --store clickhouse://… prints what --store sqlite: prints; bootstrap is refused with a reason', { timeout: 60_000 }, async () => {

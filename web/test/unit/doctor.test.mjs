@@ -33,6 +33,11 @@ test('options: defaults next to the page and the beacon URL, and every problem a
   }
   assert.match(doctorOptions({ ...good, h3: good.h2 }).problems.join('\n'), /different origins/);
   assert.match(doctorOptions({ ...good, ca: '/nonexistent/ca.pem' }).problems.join('\n'), /--ca: ENOENT/);
+  assert.equal(options.payloadBytes, 0);
+  assert.equal(doctorOptions({ ...good, 'payload-bytes': '131072' }).options.payloadBytes, 131072);
+  for (const bad of ['128k', '-1', '1048577']) {
+    assert.match(doctorOptions({ ...good, 'payload-bytes': bad }).problems.join('\n'), /--payload-bytes: .* is not a number of bytes from 0 to 1048576/);
+  }
 });
 
 test('the table: one line per check, the fix under failing and skipped lines only, and a count', () => {
