@@ -22,7 +22,7 @@ const OUTCOME = { cold: 0, reused: 1, unverified: 2, absent: 3 };
  * protocol's outcome code, the first HTTP/3-origin request's verdict (0 over h3, 1 over another protocol, 2 unknown),
  * and per protocol and metric an array of 0 or 1 value: the cold sample's.
  */
-function pairsSql(schema, { since, by, shown }) {
+function pairsSql(schema, { since, by, shown, payloadBytes }) {
   const servers = Object.keys(schema.serverProtocols);
   const seen = `transform(server_protocol, ${sqlArray(servers)}, ${sqlArray(servers.map((s) => schema.serverProtocols[s]))}, '')`;
   // classify_measured(): result ok, the protocol named and the origin's own, the origin's Server-Timing agreeing or silent.
@@ -43,21 +43,22 @@ function pairsSql(schema, { since, by, shown }) {
   return `SELECT grp, ${perOrigin('h2').join(', ')}, ${perOrigin('h3').join(', ')},
     multiIf(length(${firstH3}) = 0, 2, ${t(`${firstH3}[1]`, 3)} = 1, 0, ${t(`${firstH3}[1]`, 4)} = 1, 1, 2) AS first_h3
   FROM (SELECT run_id, ${shown ? pooledGroupExpr(by, shown) : CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records
-    WHERE arms = ${sqlString(SETUP_ARMS)} AND received_at >= ${sqlString(since)})
+    WHERE arms = ${sqlString(SETUP_ARMS)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)})
   ANY INNER JOIN (SELECT run_id, arraySort(x -> ${t('x', 1)}, groupArray(${row})) AS rows FROM requests
     WHERE phase = 'prewarm' GROUP BY run_id) USING run_id`;
 }
 
 /**
  * client: clickhouseClient(); core: loadH3probeNode(). Options: since (ISO or ''), by (one of CLICKHOUSE_GROUP_BY),
- * shown (a pooled grouping's shown values, as the report's groups: the others are OTHER_GROUP), confidence. Resolves
+ * shown (a pooled grouping's shown values, as the report's groups: the others are OTHER_GROUP), payloadBytes (the
+ * report's payload mode), confidence. Resolves
  * to the view (assembleSetup()).
  */
-export async function clickhouseConnectionSetup(client, core, { since = '', by = 'region', shown = null, confidence = 0.95 } = {}) {
+export async function clickhouseConnectionSetup(client, core, { since = '', by = 'region', shown = null, payloadBytes = 0, confidence = 0.95 } = {}) {
   const schema = core.schema();
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')}`);
   // Every run twice: in its group, and in overall (group '').
-  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { since, by, shown })})) ARRAY JOIN gs AS g`;
+  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { since, by, shown, payloadBytes })})) ARRAY JOIN gs AS g`;
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
   const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},

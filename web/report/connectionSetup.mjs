@@ -17,11 +17,12 @@ const NUMBER_COLUMNS = ['idx', 'reused', 'connect_ms', 'tls_ms', 'network_ms'];
 
 /**
  * db: a better-sqlite3 Database of the store; schema: core.schema(). Options: since (ISO, '' for all), by (one of
- * GROUP_BY), groups (the group names, as readReportData() gave them). Returns the pre-warm rows of the selected h2-h3
+ * GROUP_BY), groups (the group names, as readReportData() gave them), payloadBytes (the report's payload mode: the
+ * view reads the runs the report reads). Returns the pre-warm rows of the selected h2-h3
  * runs, column by column, for core.connectionSetupReport(). Each run's request list is parsed here: a run holds its
  * requests in one JSON text (store.mjs), so this reads every request of every selected run.
  */
-export function readSetupRows(db, schema, { since = '', by = 'region', groups = [] } = {}) {
+export function readSetupRows(db, schema, { since = '', by = 'region', groups = [], payloadBytes = 0 } = {}) {
   const grouping = GROUP_BY[by];
   if (!grouping) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
   const packed = packedRequestColumns(schema);
@@ -41,8 +42,9 @@ export function readSetupRows(db, schema, { since = '', by = 'region', groups = 
   };
   const cols = { group: [], run: [], ...Object.fromEntries([...TEXT_COLUMNS, ...NUMBER_COLUMNS].map((c) => [c, []])) };
   const stmt = db.prepare(`SELECT coalesce(${grouping.sql}, 'unknown') AS g, c.run AS run, r.request_list AS list
-    FROM run_records c JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND c.received_at >= ? ORDER BY c.run`).raw();
-  for (const [g, run, list] of stmt.iterate(SETUP_ARMS, since)) {
+    FROM run_records c JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND c.payload_bytes = ? AND c.received_at >= ?
+    ORDER BY c.run`).raw();
+  for (const [g, run, list] of stmt.iterate(SETUP_ARMS, payloadBytes, since)) {
     // A pooled grouping's values below its minimum are in OTHER_GROUP, as in the report's groups.
     const group = groupOf.get(g) ?? (grouping.pooled ? groupOf.get(OTHER_GROUP) : undefined);
     if (!group || !list) continue;

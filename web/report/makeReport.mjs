@@ -48,7 +48,7 @@ export async function makeReport(core, {
       [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
     if (daily) report.daily = dailySeries(byDay);
     report.connectionSetup = arms === SETUP_ARMS
-      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, confidence,
+      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, payloadBytes, confidence,
         shown: report.pooled ? report.groups.slice(1).map((g) => g.name).filter((name) => name !== OTHER_GROUP) : null })
       : null;
     const t2 = performance.now();
@@ -68,7 +68,7 @@ export async function makeReport(core, {
     const ts = performance.now();
     // The connection-setup view, from the stored pre-warm requests of the experiment's runs (connectionSetup.mjs).
     report.connectionSetup = arms === SETUP_ARMS
-      ? connectionSetupFromRows(core, readSetupRows(db ?? own, core.schema(), { since: data.since, by, groups: data.groups }),
+      ? connectionSetupFromRows(core, readSetupRows(db ?? own, core.schema(), { since: data.since, by, groups: data.groups, payloadBytes }),
         data.groups, { confidence })
       : null;
     const setup = performance.now() - ts;
