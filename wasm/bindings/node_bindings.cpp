@@ -13,6 +13,7 @@
 #include <emscripten/val.h>
 
 #include "beacon.hpp"
+#include "confidence_sequence.hpp"
 #include "json_writer.hpp"
 #include "limits.hpp"
 #include "platform.hpp"
@@ -135,6 +136,15 @@ val analysis_js(const ArmsAnalysis& a) {
         row.set("significant_ms", r.significant_ms);
         row.set("significant_pct", r.significant_pct);
         row.set("corr", js(r.corr));
+        // The anytime-valid interval (confidence_sequence.hpp) and the multiplicity adjustment (multiplicity.hpp).
+        row.set("se_ms", js(r.se_ms));
+        row.set("cs_ms", pair(r.cs_ms_lo, r.cs_ms_hi));
+        row.set("cs_pct", pair(r.cs_pct_lo, r.cs_pct_hi));
+        row.set("significant_cs_ms", r.significant_cs_ms);
+        row.set("significant_cs_pct", r.significant_cs_pct);
+        row.set("p_value", js(r.p_value));
+        row.set("q_value", js(r.q_value));
+        row.set("discovery", r.discovery);
         rows.set(i, row);
     }
     out.set("rows", rows);
@@ -237,6 +247,7 @@ std::string read_report_options(const val& options, ReportOptions& o) {
     if (!(o.confidence > 0 && o.confidence < 1)) return "confidence must be in (0, 1)";
     if (!options["percentiles"].isUndefined()) o.percentiles = copy_array<double>(options["percentiles"]);
     if (!options["cdfProbabilities"].isUndefined()) o.cdf_probabilities = copy_array<double>(options["cdfProbabilities"]);
+    o.cumulative = options["cumulative"].isTrue();
     const val size = options["sampleSize"];
     if (!size.isUndefined() && !size.isNull()) {
         o.size_p = number_or(size, "p", o.size_p);
@@ -387,6 +398,7 @@ val schema_js() {
     limits.set("maxErrors", static_cast<double>(kMaxErrors));
     limits.set("maxErrorChars", static_cast<double>(kMaxErrorChars));
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
+    limits.set("csTightestRuns", kCsTightestRuns);
     out.set("limits", limits);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
     // The Server-Timing metric the origins name the protocol with, and the server names classify() knows.

@@ -59,6 +59,8 @@ void mark_significance(QuantileDifferenceRow& row) {
     const auto excludes_zero = [](double lo, double hi) { return finite(lo) && finite(hi) && (lo > 0 || hi < 0); };
     row.significant_ms = excludes_zero(row.ci_ms_lo, row.ci_ms_hi);
     row.significant_pct = excludes_zero(row.ci_pct_lo, row.ci_pct_hi);
+    row.significant_cs_ms = excludes_zero(row.cs_ms_lo, row.cs_ms_hi);
+    row.significant_cs_pct = excludes_zero(row.cs_pct_lo, row.cs_pct_hi);
 }
 
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2, const QuantileInterval& q3, double rho,
@@ -72,6 +74,8 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
     row.ci_ms_lo = row.ci_ms_hi = row.ci_pct_lo = row.ci_pct_hi = kNaN;
     row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = kNaN;
     row.corr = kNaN;
+    row.se_ms = row.se_pct = row.cs_ms_lo = row.cs_ms_hi = row.cs_pct_lo = row.cs_pct_hi = kNaN;
+    row.p_value = row.q_value = kNaN;
     if (enough_runs) {
         row.ci_h2_lo = q2.lo;
         row.ci_h2_hi = q2.hi;
@@ -85,6 +89,7 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
         if (finite(s2) && finite(s3)) {
             const double cov = r_cov * s2 * s3;
             const double se = std::sqrt(std::max(0.0, s3 * s3 + s2 * s2 - 2 * cov));
+            row.se_ms = se;
             row.ci_ms_lo = row.diff_ms - z * se;
             row.ci_ms_hi = row.diff_ms + z * se;
             if (row.h2 > 0) {
@@ -93,6 +98,7 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
                                      2 * h3v * cov / (h2v * h2v * h2v);
                 const double r = h3v / h2v;
                 const double se_r = std::sqrt(std::max(0.0, var_r));
+                row.se_pct = 100 * se_r;
                 row.ci_pct_lo = 100 * (r - 1 - z * se_r);
                 row.ci_pct_hi = 100 * (r - 1 + z * se_r);
             }

@@ -94,6 +94,16 @@ struct QuantileDifferenceRow {
     // second through the ratio's variance), so near 0 one can exclude 0 while the other does not.
     bool significant_ms = false, significant_pct = false;
     double corr = 0;            // estimated correlation of the two arms' quantile estimates (rho below); NaN if none
+    // The delta method's standard errors of Δ ms and Δ % (sqrt(Var(Delta)), 100 sqrt(Var(r)) below), NaN when none.
+    // The bootstrap replaces the intervals above and keeps these: the sequence and the p-value read them.
+    double se_ms = 0, se_pct = 0;
+    // The anytime-valid interval (confidence_sequence.hpp): NaN when undefined; each with its own mark.
+    double cs_ms_lo = 0, cs_ms_hi = 0, cs_pct_lo = 0, cs_pct_hi = 0;
+    bool significant_cs_ms = false, significant_cs_pct = false;
+    // Multiplicity (multiplicity.hpp): the two-sided p-value of Δ ms / se_ms, its Benjamini-Hochberg adjustment over
+    // every cell of the report, and whether the cell survives at 1 - confidence. NaN / false until mark_discoveries.
+    double p_value = 0, q_value = 0;
+    bool discovery = false;
 };
 
 struct ArmsAnalysis {
@@ -131,7 +141,8 @@ struct ArmsAnalysis {
 // native_stub/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
 // Inference from aggregates, last step: one row of the table from each arm's interval (estimate, lo, hi, se_woodruff)
 // and rho, by the formulas above. enough_runs: both arms have kMinRunsForInterval runs and the confidence is valid.
-// Sets significant_ms and significant_pct from the row's intervals.
+// Sets significant_ms and significant_pct from the row's intervals, significant_cs_ms and significant_cs_pct from its
+// confidence sequence.
 void mark_significance(QuantileDifferenceRow& row);
 
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& h2, const QuantileInterval& h3, double rho,

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "confidence_sequence.hpp"
+#include "multiplicity.hpp"
 #include "quantiles.hpp"
 #include "sample_size.hpp"
 #include "standard_normal.hpp"
@@ -122,6 +124,8 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
             }
         }
         a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, z));
+        // The anytime-valid interval over the group's runs (either arm): the units the delta method counts.
+        if (enough_runs) set_confidence_sequence(a.rows.back(), h2.runs + h3.runs - runs_paired, o.confidence);
         a.h2.push_back(i2);
         a.h3.push_back(i3);
     }
@@ -187,6 +191,8 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
         }
         out.push_back(std::move(r));
     }
+    // The multiplicity adjustment needs every cell of the report, so only once nothing is missing.
+    if (needs.empty()) mark_discoveries(out, o.confidence);
     return out;
 }
 
