@@ -57,7 +57,8 @@ export async function makeReport(core, {
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
     if (daily) {
       const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, by: 'day' });
-      report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }));
+      report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }),
+        buildReport(core, byDay, { method: 'delta', confidence, percentiles: DAILY_PERCENTILES, cumulative: true }));
     }
     const t2 = performance.now();
     return finish(report, { read: t1 - t0, stats: t2 - t1 }, { htmlPath, jsonPath });
@@ -67,13 +68,25 @@ export async function makeReport(core, {
 }
 
 // Δ at DAILY_PERCENTILES per day received, each day a group of its own with its own intervals. report: the same report
-// grouped by day (either store).
-function dailySeries(report) {
+// grouped by day (either store). cumulative (optional): the report whose day groups hold every run received up to the
+// end of that day (buildReport's cumulative option): each day then also carries that look, with the fixed-horizon
+// interval beside the anytime-valid one (the confidence sequence, valid however often the series is read).
+function dailySeries(report, cumulative = null) {
+  const looks = new Map((cumulative?.groups.slice(1) ?? []).map((g) => [g.name, g]));
   return {
     percentiles: [...DAILY_PERCENTILES],
     days: report.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant_ms: x.significant_ms, significant_pct: x.significant_pct })) })),
+      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant_ms: x.significant_ms, significant_pct: x.significant_pct })),
+    ...(looks.has(g.name) ? { cumulative: cumulativeLook(looks.get(g.name)) } : {}) })),
   };
+}
+
+// One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks.
+function cumulativeLook(g) {
+  return { runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
+    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, cs_ms: x.cs_ms, cs_pct: x.cs_pct,
+    significant_ms: x.significant_ms, significant_pct: x.significant_pct, significant_cs_ms: x.significant_cs_ms,
+    significant_cs_pct: x.significant_cs_pct })) };
 }
 
 // Text, HTML and JSON of a report, the same from either store.

@@ -2,7 +2,7 @@
 // Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
 // ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
 // percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, loadErrorLine, MARKS, markOf, NA_TEXT, percentileLabel } from './formatReport.mjs';
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, MARKS, markOf, NA_TEXT, percentileLabel, survivorsOf } from './formatReport.mjs';
 
 const COLORS = { h2: '#2563eb', h3: '#ea580c' };
 
@@ -96,6 +96,13 @@ function markedCells(r, unit, delta, interval) {
   return `<td${sig ? ' class="sig"' : ''}>${delta}${sig ? ' *' : ''}</td><td${sig ? ' class="sig"' : ''}>${interval}</td>`;
 }
 
+// The cell's adjusted p-value (and the mark when it survives) and its anytime-valid interval of Δ ms.
+function comparisonCells(r) {
+  const q = Number.isFinite(r.q_value) ? (r.q_value < 0.001 ? '<0.001' : r.q_value.toFixed(3)) : '–';
+  return `<td class="q${r.discovery ? ' sig' : ''}">${q}${r.discovery ? ` ${DISCOVERY_MARK.mark}` : ''}</td>` +
+    `<td class="cs${r.significant_cs_ms ? ' sig' : ''}">${ci(r.cs_ms, 2)}${r.significant_cs_ms ? ' *' : ''}</td>`;
+}
+
 function legend(report) {
   return `<p class="legend"><b>*</b> ${esc(MARKS.significant.what)}. No mark: ${esc(MARKS.includesZero.what)}.
 <b>?</b> and <b>n/a</b>: ${esc(NA_TEXT.replace(/^n\/a: /, ''))}; the minimum is ${int(report.minRunsForInterval)} runs.
@@ -108,13 +115,13 @@ function summarySection(report) {
   const t = report.sampleSizeTarget;
   const by = BY_LABELS[report.by ?? 'region'];
   const head = [by, 'runs', 'requests', 'fallback rate', 'client/server mismatch', ...report.percentiles.map((p) => `${percentileLabel(p)} Δ% [${conf} CI]`),
-    `runs needed per arm (${Math.round(t.mde * 100)}% at ${percentileLabel(t.p)})`, 'runs in the smaller arm'];
+    `runs needed per arm (${Math.round(t.mde * 100)}% at ${percentileLabel(t.p)})`, 'runs in the smaller arm', `${DISCOVERY_MARK.mark} survives BH`];
   const rows = report.groups.map((g) => {
     const byP = new Map((g.analysis?.rows ?? []).map((r) => [r.p, r]));
     return `<tr><td>${esc(g.name)}</td><td>${int(g.runs)}</td><td>${int(g.requests)}</td><td>${pct(g.fallback.rate)}</td>` +
       `<td>${int(g.excluded.protocol_mismatch ?? 0)}</td>${report.percentiles.map((p) => deltaCell(byP.get(p))).join('')}` +
       `<td>${g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '–'}</td>` +
-      `<td>${int(Math.min(g.arms.h2.runs, g.arms.h3.runs))}</td></tr>`;
+      `<td>${int(Math.min(g.arms.h2.runs, g.arms.h3.runs))}</td><td class="survivors">${esc(survivorsOf(g))}</td></tr>`;
   });
   return `<section id="summary"><h2>By ${esc(by)}</h2>
 <table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>
@@ -129,9 +136,12 @@ function groupSection(g, report, index) {
   const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r.replaceAll('_', ' ')} ${int(g.excluded[r])}`);
   const rows = g.analysis?.rows ?? [];
   const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<table class="arms">
-<thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th></tr></thead>
+<thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th>
+<th title="Δ ms's p-value adjusted by Benjamini–Hochberg over every group × percentile of this report">q (BH)</th><th title="valid however often it is looked at">${conf} anytime-valid Δ ms</th></tr></thead>
 <tbody>${rows.map((r) => `<tr><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
-${markedCells(r, 'ms', signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, 'pct', `${signed(r.diff_pct, 1)}%`, ci(r.ci_pct, 1, '%'))}</tr>`).join('')}</tbody></table>`;
+${markedCells(r, 'ms', signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, 'pct', `${signed(r.diff_pct, 1)}%`, ci(r.ci_pct, 1, '%'))}${comparisonCells(r)}</tr>`).join('')}</tbody></table>
+<p class="meta">q (BH): the p-value of Δ ms adjusted for every comparison in this report (Benjamini–Hochberg); <b>${DISCOVERY_MARK.mark}</b> ${esc(DISCOVERY_MARK.what)} at
+${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence sequence over runs in the order received, valid however often the report is read (<b>*</b> when it excludes 0).</p>`;
   const p = g.paired;
   const o = g.order;
   const s = g.sampleSize;
@@ -294,7 +304,26 @@ function dailySection(report) {
 group of its own, with its own intervals: ${L.treatment} − ${L.control}.</p>
 <div class="plots">${charts.join('\n')}</div>
 <details><summary>The daily table</summary><table class="daily"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>
-<tbody>${rows.join('')}</tbody></table></details></section>`;
+<tbody>${rows.join('')}</tbody></table></details>${cumulativeTable(report)}</section>`;
+}
+
+// The daily looks: Δ ms over every run received up to each day, the fixed-horizon interval beside the anytime-valid one.
+function cumulativeTable(report) {
+  const { percentiles, days } = report.daily;
+  const looks = days.filter((d) => d.cumulative);
+  if (!looks.length) return '';
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const cell = (interval, sig) => `<td${sig ? ' class="sig"' : ''}>${ci(interval, 2)}${sig ? ' *' : ''}</td>`;
+  const head = ['up to day', 'runs', ...percentiles.flatMap((p) => [`${percentileLabel(p)} Δ ms`, `${conf} fixed-horizon`, `${conf} anytime-valid`])];
+  const rows = looks.map((d) => `<tr><td>${esc(d.day)}</td><td>${int(d.cumulative.runs)}</td>${percentiles.map((p) => {
+    const r = d.cumulative.rows.find((x) => x.p === p);
+    return r ? `<td>${signed(r.diff_ms)}</td>${cell(r.ci_ms, markOf(r, 'ms') === 'significant')}${cell(r.cs_ms, r.significant_cs_ms)}` : '<td>–</td><td>–</td><td>–</td>';
+  }).join('')}</tr>`);
+  return `<h3>Cumulative, as read each day</h3>
+<p class="meta">Every run received up to the end of each day. The fixed-horizon interval is valid for one look planned in
+advance: read every day, it excludes 0 by chance far more often than ${Math.round((1 - report.confidence) * 100)}% of the time. The
+anytime-valid interval (a confidence sequence over runs) stays valid however often it is read; <b>*</b>: the interval excludes 0.</p>
+<table class="cumulative"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
 function fallbackChart(groups, L) {
