@@ -30,20 +30,27 @@ export const CLICKHOUSE_GROUP_BY = Object.freeze({ region: 'region', day: 'subst
 
 /**
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options: metric, since (ISO, '' for all), arms, by
- * (one of CLICKHOUSE_GROUP_BY). Returns { start() → {storedRuns, received, by, regions, groups, aggregates},
- * fill(aggregates, needs) } for buildReportFromAggregates.
+ * (one of CLICKHOUSE_GROUP_BY), cumulative (by day only: the daily series' looks, each day's group holding every run
+ * received up to the end of that day; the overall group then counts a run once per look and is not read). Returns
+ * { start() → {storedRuns, received, by, regions, groups, aggregates}, fill(aggregates, needs) } for
+ * buildReportFromAggregates.
  */
-export function clickhouseAggregateSource(client, schema, { metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region' } = {}) {
+export function clickhouseAggregateSource(client, schema, { metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', cumulative = false } = {}) {
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
     throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')} (the SQLite store by every grouping)`);
   }
-  // The group of each run as the column grp, the passes below group by it.
-  const RR = `(SELECT *, ${CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records)`;
+  if (cumulative && by !== 'day') throw new Error('cumulative groups are days');
   const m = metricColumns(schema).find((c) => c.metric === metric);
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const C = m.control;
   const T = m.treatment;
   const where = `arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)}`;
+  // The group of each run as the column grp, the passes below group by it; cumulative: a run is in its day's group and
+  // every later day's (one row per look, by arrayJoin over the days received, which start() reads first: a scalar
+  // subquery there does not reach the shards of a Distributed table).
+  const day = CLICKHOUSE_GROUP_BY.day;
+  const grouped = (grp) => `(SELECT *, ${grp} AS grp FROM run_records)`;
+  let RR = grouped(CLICKHOUSE_GROUP_BY[by]);
   const classes = classCountColumns(schema);
   const sorted = (a) => `arraySort(${a})`;
   const half = (a) => `intDiv(length(${a}), 2)`;
@@ -53,7 +60,7 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
   const bucket = (v) => `multiIf(${v} = 0, toInt64(0), ${v} > 0, toInt64(bitShiftRight(reinterpretAsUInt64(reinterpretAsString(${v})), ${BUCKET_SHIFT})),
     -1 - toInt64(bitShiftRight(reinterpretAsUInt64(reinterpretAsString(-${v})), ${BUCKET_SHIFT})))`;
   // Every value of the three samples with its region: s 0 = h2, 1 = h3, 2 = paired differences.
-  const valuesSql = `SELECT grp, toUInt8(0) AS s, v FROM ${RR} ARRAY JOIN ${C} AS v WHERE ${where}
+  const valuesSql = () => `SELECT grp, toUInt8(0) AS s, v FROM ${RR} ARRAY JOIN ${C} AS v WHERE ${where}
     UNION ALL SELECT grp, toUInt8(1) AS s, v FROM ${RR} ARRAY JOIN ${T} AS v WHERE ${where}
     UNION ALL SELECT grp, toUInt8(2) AS s, ${diff} AS v FROM ${RR} WHERE ${where} AND ${both}`;
 
@@ -61,6 +68,10 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
   const histograms = new Map();  // `${g}/${s}` → [{b, start, count}] in bucket order (g: 0 overall, i + 1 grp i)
 
   async function start() {
+    if (cumulative) {
+      const days = (await client.json(`SELECT DISTINCT ${day} AS d FROM run_records WHERE ${where} ORDER BY d`)).map((r) => r.d);
+      RR = grouped(`arrayJoin(arrayFilter(d -> d >= ${day}, [${days.map(sqlString).join(', ') || "''"}]))`);
+    }
     const measured = classes.map((c) => c.name).join(' + ');
     const moments = (cond, name) => `countIf(${both} AND ${cond}) AS ${name}_n, avgIf(${diff}, ${both} AND ${cond}) AS ${name}_mean,
       varSampIf(${diff}, ${both} AND ${cond}) AS ${name}_var`;
@@ -99,7 +110,7 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
 
     histograms.clear();
     if (rows.length) {
-      const hist = await client.json(`SELECT grp, s, ${bucket('v')} AS b, count() AS c FROM (${valuesSql})
+      const hist = await client.json(`SELECT grp, s, ${bucket('v')} AS b, count() AS c FROM (${valuesSql()})
         GROUP BY grp, s, b ORDER BY s, b`);
       const add = (key, b, c) => {
         if (!histograms.has(key)) histograms.set(key, new Map());
@@ -155,7 +166,7 @@ export function clickhouseAggregateSource(client, schema, { metric = 'network_ms
     const conds = [];
     if (overall.size) conds.push(`(s, ${bucket('v')}) IN (${[...overall].join(', ')})`);
     if (byRegion.size) conds.push(`(grp, s, ${bucket('v')}) IN (${[...byRegion].join(', ')})`);
-    const rows = await client.json(`SELECT grp, s, ${bucket('v')} AS b, v, count() AS c FROM (${valuesSql})
+    const rows = await client.json(`SELECT grp, s, ${bucket('v')} AS b, v, count() AS c FROM (${valuesSql()})
       WHERE ${conds.join(' OR ')} GROUP BY grp, s, b, v`);
     // Distinct values with counts per group, sample and bucket, ascending.
     const cells = new Map();

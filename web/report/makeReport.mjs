@@ -36,11 +36,14 @@ export async function makeReport(core, {
   if (spec?.kind === 'clickhouse') {
     const ch = await openStoreSpec(spec, core, { readOnly: true });
     const t0 = performance.now();
-    const inClickHouse = (groupBy, options) => buildReportFromAggregates(core,
-      clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms, by: groupBy }),
+    const inClickHouse = (groupBy, { cumulative = false, ...options }) => buildReportFromAggregates(core,
+      clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms, by: groupBy, cumulative }),
       { metric, since: normalizeSince(since), arms, method, confidence, ...options });
     const report = await inClickHouse(by, { cdf: Boolean(htmlPath) });
-    if (daily) report.daily = dailySeries(await inClickHouse('day', { percentiles: DAILY_PERCENTILES }));
+    if (daily) {
+      report.daily = dailySeries(await inClickHouse('day', { percentiles: DAILY_PERCENTILES }),
+        await inClickHouse('day', { percentiles: DAILY_PERCENTILES, cumulative: true }));
+    }
     const t2 = performance.now();
     return finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath });
   }
