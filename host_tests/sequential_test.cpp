@@ -94,7 +94,7 @@ TEST_CASE("A/A looked at daily for 28 days: the sequence rarely excludes 0, the 
 
 TEST_CASE("with an effect the sequence covers it at the end, and needs more runs than a fixed design to show it") {
     PeekingScenario sc;
-    sc.h3 = {4.0604430105464191, 0.45};  // the coverage simulation's arms: p95 about -22 %
+    sc.run.h3 = {4.0604430105464191, 0.45};  // the coverage simulation's arms: p95 about -22 %
     sc.seed = 20261203;
     const PeekingResult r = run_peeking(sc);
     for (std::size_t k = 0; k < r.ps.size(); ++k) {

@@ -15,15 +15,15 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// One paired run: a run factor shared by both arms, requests_per_run lognormal draws per arm.
-void draw_run(ValueGroup& g, const ArmModel& h2, const ArmModel& h3, double run_sigma, int requests, std::uint32_t id,
-              std::mt19937_64& rng) {
+// One paired run as the model says.
+void draw_run(ValueGroup& g, const RunModel& m, std::uint32_t id, std::mt19937_64& rng) {
     std::normal_distribution<double> normal(0.0, 1.0);
-    const double f = std::exp(run_sigma * normal(rng));
+    const double f = std::exp(m.run_sigma * normal(rng));
     std::vector<double> values[2];
-    const ArmModel* arms[2] = {&h2, &h3};
+    const ArmModel* arms[2] = {&m.h2, &m.h3};
     for (int arm = 0; arm < 2; ++arm)
-        for (int k = 0; k < requests; ++k) values[arm].push_back(f * std::exp(arms[arm]->mu + arms[arm]->sigma * normal(rng)));
+        for (int k = 0; k < m.requests_per_run; ++k)
+            values[arm].push_back(f * std::exp(arms[arm]->mu + arms[arm]->sigma * normal(rng)));
     g.counts.runs += 1;
     add_run(g, values, id, 0);
 }
@@ -45,7 +45,7 @@ PeekingResult run_peeking(const PeekingScenario& sc) {
     const std::size_t P = sc.ps.size();
     res.ps = sc.ps;
     for (double p : sc.ps)
-        res.true_diff_ms.push_back(true_quantile(sc.h3, sc.run_sigma, p) - true_quantile(sc.h2, sc.run_sigma, p));
+        res.true_diff_ms.push_back(true_quantile(sc.run.h3, sc.run.run_sigma, p) - true_quantile(sc.run.h2, sc.run.run_sigma, p));
     std::vector<double> ever_fixed(P), ever_cs(P), last_fixed(P), last_cs(P), every_cs(P), by_end_cs(P), sd_run(P);
     std::vector<std::vector<double>> first_fixed(P), first_cs(P);
     ReportOptions options;
@@ -56,7 +56,7 @@ PeekingResult run_peeking(const PeekingScenario& sc) {
         std::vector<ValueGroup> days(static_cast<std::size_t>(sc.days));
         std::uint32_t id = 0;
         for (auto& day : days)
-            for (int r = 0; r < sc.runs_per_day; ++r) draw_run(day, sc.h2, sc.h3, sc.run_sigma, sc.requests_per_run, id++, rng);
+            for (int r = 0; r < sc.runs_per_day; ++r) draw_run(day, sc.run, id++, rng);
         std::string error;
         const std::vector<GroupReport> looks = infer_cumulative(days, options, error);
         if (!error.empty()) {
@@ -128,8 +128,7 @@ MultiplicityResult run_multiplicity(const MultiplicityScenario& sc) {
         std::vector<ValueGroup> groups(static_cast<std::size_t>(sc.groups) + 1);
         std::uint32_t id = 0;
         for (std::size_t g = 1; g < groups.size(); ++g) {
-            for (int r = 0; r < sc.runs_per_group; ++r)
-                draw_run(groups[g], sc.arm, sc.arm, sc.run_sigma, sc.requests_per_run, id++, rng);
+            for (int r = 0; r < sc.runs_per_group; ++r) draw_run(groups[g], sc.run, id++, rng);
             append_group(groups[0], groups[g]);
         }
         std::string error;

@@ -12,16 +12,21 @@
 
 namespace h3probe::sim {
 
+// How one simulated run is drawn: a run factor shared by both arms, requests_per_run lognormal draws per arm.
+struct RunModel {
+    int requests_per_run = 5;
+    double run_sigma = 0.3;
+    ArmModel h2{4.0943445622221004, 0.6};
+    ArmModel h3{4.0943445622221004, 0.6};  // A/A by default: no effect
+};
+
 // Daily looks: each experiment receives runs_per_day paired runs a day for `days` days; after each day the cumulative
 // data is inferred and both the fixed-horizon interval and the confidence sequence are read.
 struct PeekingScenario {
     int experiments = 400;
     int days = 28;
     int runs_per_day = 20;
-    int requests_per_run = 5;
-    double run_sigma = 0.3;
-    ArmModel h2{4.0943445622221004, 0.6};
-    ArmModel h3{4.0943445622221004, 0.6};  // A/A by default: no effect
+    RunModel run;
     std::vector<double> ps = {0.5, 0.9, 0.95};
     double confidence = 0.95;
     std::uint64_t seed = 20261201;
@@ -52,9 +57,7 @@ struct MultiplicityScenario {
     int reports = 400;
     int groups = 8;
     int runs_per_group = 100;
-    int requests_per_run = 5;
-    double run_sigma = 0.3;
-    ArmModel arm{4.0943445622221004, 0.6};
+    RunModel run;  // A/A: keep h3 equal to h2
     std::vector<double> ps = {0.5, 0.75, 0.9, 0.95, 0.99};
     double confidence = 0.95;
     std::uint64_t seed = 20261202;

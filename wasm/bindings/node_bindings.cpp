@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <emscripten/bind.h>
@@ -137,14 +138,13 @@ val analysis_js(const ArmsAnalysis& a) {
         row.set("significant_pct", r.significant_pct);
         row.set("corr", js(r.corr));
         // The anytime-valid interval (confidence_sequence.hpp) and the multiplicity adjustment (multiplicity.hpp).
-        row.set("se_ms", js(r.se_ms));
+        const std::pair<const char*, double> numbers[] = {{"se_ms", r.se_ms}, {"p_value", r.p_value}, {"q_value", r.q_value}};
+        for (const auto& [name, v] : numbers) row.set(name, js(v));
         row.set("cs_ms", pair(r.cs_ms_lo, r.cs_ms_hi));
         row.set("cs_pct", pair(r.cs_pct_lo, r.cs_pct_hi));
-        row.set("significant_cs_ms", r.significant_cs_ms);
-        row.set("significant_cs_pct", r.significant_cs_pct);
-        row.set("p_value", js(r.p_value));
-        row.set("q_value", js(r.q_value));
-        row.set("discovery", r.discovery);
+        const std::pair<const char*, bool> flags[] = {
+            {"significant_cs_ms", r.significant_cs_ms}, {"significant_cs_pct", r.significant_cs_pct}, {"discovery", r.discovery}};
+        for (const auto& [name, v] : flags) row.set(name, v);
         rows.set(i, row);
     }
     out.set("rows", rows);

@@ -56,13 +56,14 @@ ${body.filter(Boolean).join('\n')}
 
 // The verdict first, as the text report prints it; each caution on its own, loud.
 function verdictSection(v) {
-  const [line] = v.text.split('\nCAUTION: ');
-  return [`<p class="verdict"><b>${esc(line)}</b></p>`,
+  const [line, ...more] = v.text.split('\nCAUTION: ')[0].split('\n');
+  return [`<p class="verdict"><b>${esc(line)}</b></p>`, ...more.map((m) => `<p class="verdict-more">${esc(m)}</p>`),
     ...v.cautions.map((c) => `<p class="caution">Caution: ${esc(c)}</p>`)].join('\n');
 }
 
 const CSS = `
 .verdict { font-size: 15.5px; background: #f8fafc; border-left: 4px solid #334155; padding: 8px 12px; }
+.verdict-more { background: #f8fafc; border-left: 4px solid #94a3b8; padding: 4px 12px; margin: 2px 0; }
 .caution { background: #fef2f2; border-left: 4px solid #dc2626; padding: 6px 12px; color: #7f1d1d; font-weight: 600; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2937; margin: 24px auto; max-width: 1120px; padding: 0 16px; }
 h1 { font-size: 24px; margin: 0 0 8px; } h2 { font-size: 19px; margin: 32px 0 6px; border-bottom: 1px solid #e5e7eb; padding-bottom: 4px; }
