@@ -63,6 +63,7 @@ function verdictSection(v) {
 
 const CSS = `
 .verdict { font-size: 15.5px; background: #f8fafc; border-left: 4px solid #334155; padding: 8px 12px; }
+.wide { overflow-x: auto; } td.survivors { white-space: normal; min-width: 7em; } .cumulative th, .cumulative td { padding: 3px 6px; font-size: 12.5px; } .cumulative th { white-space: normal; }
 .verdict-more { background: #f8fafc; border-left: 4px solid #94a3b8; padding: 4px 12px; margin: 2px 0; }
 .caution { background: #fef2f2; border-left: 4px solid #dc2626; padding: 6px 12px; color: #7f1d1d; font-weight: 600; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2937; margin: 24px auto; max-width: 1120px; padding: 0 16px; }
@@ -125,7 +126,7 @@ function summarySection(report) {
       `<td>${int(Math.min(g.arms.h2.runs, g.arms.h3.runs))}</td><td class="survivors">${esc(survivorsOf(g))}</td></tr>`;
   });
   return `<section id="summary"><h2>By ${esc(by)}</h2>
-<table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>
+<div class="wide"><table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>
 ${legend(report)}
 <div class="plots"><figure>${fallbackChart(report.groups, L)}<figcaption>Share of completed ${L.treatment} requests that went over another protocol
 (UDP blocked, Alt-Svc not learned): excluded from the ${L.treatment} arm.</figcaption></figure></div></section>`;
@@ -324,7 +325,7 @@ function cumulativeTable(report) {
 <p class="meta">Every run received up to the end of each day. The fixed-horizon interval is valid for one look planned in
 advance: read every day, it excludes 0 by chance far more often than ${Math.round((1 - report.confidence) * 100)}% of the time. The
 anytime-valid interval (a confidence sequence over runs) stays valid however often it is read; <b>*</b>: the interval excludes 0.</p>
-<table class="cumulative"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+<div class="wide"><table class="cumulative"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
 }
 
 function fallbackChart(groups, L) {
