@@ -321,11 +321,55 @@ function cumulativeTable(report) {
     const r = d.cumulative.rows.find((x) => x.p === p);
     return r ? `<td>${signed(r.diff_ms)}</td>${cell(r.ci_ms, markOf(r, 'ms') === 'significant')}${cell(r.cs_ms, r.significant_cs_ms)}` : '<td>–</td><td>–</td><td>–</td>';
   }).join('')}</tr>`);
+  const charts = percentiles.map((p) => `<figure>${cumulativeChart(looks, p)}<figcaption>${percentileLabel(p)}: Δ ms up to each day; thin: ${conf} fixed-horizon, grey: anytime-valid.</figcaption></figure>`);
   return `<h3>Cumulative, as read each day</h3>
+<div class="plots">${charts.join('\n')}</div>
 <p class="meta">Every run received up to the end of each day. The fixed-horizon interval is valid for one look planned in
 advance: read every day, it excludes 0 by chance far more often than ${Math.round((1 - report.confidence) * 100)}% of the time. The
 anytime-valid interval (a confidence sequence over runs) stays valid however often it is read; <b>*</b>: the interval excludes 0.</p>
 <div class="wide"><table class="cumulative"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
+}
+
+// One percentile's looks: per day Δ ms with the anytime-valid interval (a wide grey bar) behind the fixed-horizon one
+// (a thin line), a dashed line at 0.
+function cumulativeChart(looks, p) {
+  const width = 380;
+  const rows = looks.map((d) => d.cumulative.rows.find((x) => x.p === p) ?? { diff_ms: NaN, ci_ms: null, cs_ms: null });
+  const finite = (c) => Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1]);
+  const vals = rows.flatMap((r) => [r.diff_ms, ...(finite(r.cs_ms) ? r.cs_ms : []), ...(finite(r.ci_ms) ? r.ci_ms : [])]).filter(Number.isFinite);
+  if (!vals.length) return emptyChart('no data');
+  let lo = Math.min(0, ...vals);
+  let hi = Math.max(0, ...vals);
+  const step = niceStep(Math.max(1e-9, hi - lo) / 6);
+  lo = Math.floor(lo / step) * step;
+  hi = Math.ceil(hi / step) * step;
+  const right = width - M.right;
+  const band = (right - M.left) / rows.length;
+  const sx = (i) => M.left + band * (i + 0.5);
+  const sy = (v) => H - M.bottom - ((v - lo) / (hi - lo)) * (H - M.top - M.bottom);
+  const parts = [];
+  for (let v = lo; v <= hi + step / 2; v += step) {
+    parts.push(`<line class="grid" x1="${M.left}" x2="${right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`,
+      `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}</text>`);
+  }
+  parts.push(axes(width), `<line class="zero" x1="${M.left}" x2="${right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
+    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${percentileLabel(p)} Δ ms</text>`);
+  const every = Math.max(1, Math.ceil(rows.length / Math.max(1, Math.floor((right - M.left) / 40))));
+  rows.forEach((r, i) => {
+    const x = f1(sx(i));
+    if (i % every === 0) parts.push(`<text x="${x}" y="${H - M.bottom + 14}" text-anchor="middle">${esc(looks[i].day.slice(5))}</text>`);
+    const w = Math.min(10, band / 2);
+    if (finite(r.cs_ms)) {
+      parts.push(`<rect class="cs-bar" data-day="${esc(looks[i].day)}" x="${f1(x - w / 2)}" y="${f1(sy(r.cs_ms[1]))}" width="${f1(w)}" `
+        + `height="${f1(Math.max(0, sy(r.cs_ms[0]) - sy(r.cs_ms[1])))}" fill="#cbd5e1"><title>${esc(looks[i].day)} anytime-valid ${ci(r.cs_ms, 2)}</title></rect>`);
+    }
+    if (finite(r.ci_ms)) {
+      parts.push(`<line class="ci-line" x1="${x}" x2="${x}" y1="${f1(sy(r.ci_ms[0]))}" y2="${f1(sy(r.ci_ms[1]))}" stroke="${COLORS.h3}" stroke-width="2">`
+        + `<title>${esc(looks[i].day)} fixed-horizon ${ci(r.ci_ms, 2)}</title></line>`);
+    }
+    if (Number.isFinite(r.diff_ms)) parts.push(`<circle cx="${x}" cy="${f1(sy(r.diff_ms))}" r="3.5" fill="${COLORS.h3}"/>`);
+  });
+  return svg(parts, `cumulative-chart cumulative-${percentileLabel(p)}`, width);
 }
 
 function fallbackChart(groups, L) {

@@ -54,6 +54,10 @@ test('the daily looks hold every run up to their day, the fixed-horizon interval
   assert.equal(text.split('\n').filter((l) => /^\d{4}-\d\d-\d\d /.test(l)).length, 6);
   const html = fs.readFileSync(htmlPath, 'utf8');
   assert.equal((html.match(/<table class="cumulative">[\s\S]*?<\/table>/)[0].match(/<tr><td>\d{4}-/g) ?? []).length, 6);
+  // A chart per percentile: per day the anytime-valid bar behind the fixed-horizon line.
+  const charts = html.match(/<svg class="cumulative-chart[\s\S]*?<\/svg>/g) ?? [];
+  assert.equal(charts.length, 3);
+  for (const c of charts) assert.equal((c.match(/class="cs-bar"/g) ?? []).length, 6);
 });
 
 test('the verdict counts every comparison: the cells that survive Benjamini–Hochberg, as the core marked them', () => {
