@@ -16,7 +16,8 @@ const HELP = `usage: h3probe report [options]
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
   --by GROUPING        split the runs by ${Object.keys(GROUP_BY).join(', ')} (default region; ClickHouse:
                        region or day)
-  --daily              also print the daily series (always in the HTML and JSON reports)
+  --daily              also print the daily series and its cumulative looks (fixed-horizon and anytime-valid
+                       intervals; always in the HTML and JSON reports)
   --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
   --json FILE          also write the whole report as JSON (format h3probe-report/2: verdict, groups, percentiles,
                        estimates, intervals, counts, exclusions)
