@@ -224,12 +224,9 @@ function deltaChart(rows, confidence, L) {
   `Δ % (${L.treatment} − ${L.control})`, 'delta-chart');
 }
 
-// Δ% points with their intervals along x (percentiles, or days), a dashed line at 0. Filled: the interval excludes 0;
-// open: it includes 0; grey diamond: no interval.
-function intervalChart(points, yLabel, cls, width = W) {
-  const rows = points.map((x) => x.row);
-  if (rows.length === 0) return emptyChart('no data');
-  const vals = rows.flatMap((r) => [r.diff_pct, ...(Array.isArray(r.ci_pct) ? r.ci_pct : [])]).filter(Number.isFinite);
+// The frame of a chart of n evenly spaced points (percentiles, days) against values: y spans the values and 0, padded
+// and rounded to a nice step, with its grid (each tick followed by unit), the axes, a dashed line at 0 and the y label.
+function bandFrame(vals, n, yLabel, width, unit) {
   let lo = Math.min(0, ...vals);
   let hi = Math.max(0, ...vals);
   const pad = Math.max(1, (hi - lo) * 0.08);
@@ -239,16 +236,26 @@ function intervalChart(points, yLabel, cls, width = W) {
   lo = Math.floor(lo / step) * step;
   hi = Math.ceil(hi / step) * step;
   const right = width - M.right;
-  const band = (right - M.left) / rows.length;
+  const band = (right - M.left) / n;
   const sx = (i) => M.left + band * (i + 0.5);
   const sy = (v) => H - M.bottom - ((v - lo) / (hi - lo)) * (H - M.top - M.bottom);
   const parts = [];
   for (let v = lo; v <= hi + step / 2; v += step) {
     parts.push(`<line class="grid" x1="${M.left}" x2="${right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`,
-      `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}%</text>`);
+      `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}${unit}</text>`);
   }
   parts.push(axes(width), `<line class="zero" x1="${M.left}" x2="${right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
     `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`);
+  return { parts, sx, sy, band, right };
+}
+
+// Δ% points with their intervals along x (percentiles, or days), a dashed line at 0. Filled: the interval excludes 0;
+// open: it includes 0; grey diamond: no interval.
+function intervalChart(points, yLabel, cls, width = W) {
+  const rows = points.map((x) => x.row);
+  if (rows.length === 0) return emptyChart('no data');
+  const vals = rows.flatMap((r) => [r.diff_pct, ...(Array.isArray(r.ci_pct) ? r.ci_pct : [])]).filter(Number.isFinite);
+  const { parts, sx, sy, band, right } = bandFrame(vals, rows.length, yLabel, width, '%');
   // Labels thin out when there are many points (days): about one per 40 px.
   const every = Math.max(1, Math.ceil(rows.length / Math.max(1, Math.floor((right - M.left) / 40))));
   points.forEach(({ label, key, row: r, title }, i) => {
@@ -338,22 +345,7 @@ function cumulativeChart(looks, p) {
   const finite = (c) => Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1]);
   const vals = rows.flatMap((r) => [r.diff_ms, ...(finite(r.cs_ms) ? r.cs_ms : []), ...(finite(r.ci_ms) ? r.ci_ms : [])]).filter(Number.isFinite);
   if (!vals.length) return emptyChart('no data');
-  let lo = Math.min(0, ...vals);
-  let hi = Math.max(0, ...vals);
-  const step = niceStep(Math.max(1e-9, hi - lo) / 6);
-  lo = Math.floor(lo / step) * step;
-  hi = Math.ceil(hi / step) * step;
-  const right = width - M.right;
-  const band = (right - M.left) / rows.length;
-  const sx = (i) => M.left + band * (i + 0.5);
-  const sy = (v) => H - M.bottom - ((v - lo) / (hi - lo)) * (H - M.top - M.bottom);
-  const parts = [];
-  for (let v = lo; v <= hi + step / 2; v += step) {
-    parts.push(`<line class="grid" x1="${M.left}" x2="${right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`,
-      `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}</text>`);
-  }
-  parts.push(axes(width), `<line class="zero" x1="${M.left}" x2="${right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
-    `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${percentileLabel(p)} Δ ms</text>`);
+  const { parts, sx, sy, band, right } = bandFrame(vals, rows.length, `${percentileLabel(p)} Δ ms`, width, '');
   const every = Math.max(1, Math.ceil(rows.length / Math.max(1, Math.floor((right - M.left) / 40))));
   rows.forEach((r, i) => {
     const x = f1(sx(i));
