@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "multiplicity.hpp"
 #include "standard_normal.hpp"
 #include "value_aggregates.hpp"
 
@@ -133,21 +134,40 @@ MultiplicityResult run_multiplicity(const MultiplicityScenario& sc) {
         }
         std::string error;
         const std::vector<GroupReport> reports = infer_values(groups, options, error);
-        bool marked = false, discovered = false;
+        bool marked = false;
+        int kept = 0;
+        std::vector<double> p, p_normal;
         for (const GroupReport& g : reports)
             for (const QuantileDifferenceRow& row : g.analysis.rows) {
                 marked = marked || row.significant_ms;
                 res.cell_rate += row.significant_ms;
-                discovered = discovered || row.discovery;
+                kept += row.discovery;
                 res.cells += std::isfinite(row.p_value);
+                p.push_back(row.p_value);
+                p_normal.push_back(std::isfinite(row.p_value) ? 2 * normal_cdf(-std::fabs(row.diff_ms) / row.se_ms) : kNaN);
             }
+        const std::vector<double> q = benjamini_hochberg(p), q_normal = benjamini_hochberg(p_normal);
+        double harmonic = 0, m = 0;  // 1 + 1/2 + ... + 1/m over the m cells with a p-value: BY's factor on BH's q
+        for (double x : p)
+            if (std::isfinite(x)) harmonic += 1 / ++m;
+        int kept_normal = 0, kept_by = 0;
+        for (std::size_t i = 0; i < q.size(); ++i) {
+            kept_normal += q_normal[i] <= 1 - sc.confidence;
+            kept_by += q[i] * harmonic <= 1 - sc.confidence;
+        }
         res.any_marked += marked;
-        res.any_discovery += discovered;
+        res.any_discovery += kept > 0;
+        res.any_discovery_normal += kept_normal > 0;
+        res.any_discovery_by += kept_by > 0;
+        res.discoveries += kept;
+        res.discoveries_normal += kept_normal;
+        res.discoveries_by += kept_by;
     }
+    res.reports = sc.reports;
     res.cell_rate /= res.cells;
-    res.any_marked /= sc.reports;
-    res.any_discovery /= sc.reports;
-    res.cells /= sc.reports;
+    for (double* share : {&res.any_marked, &res.any_discovery, &res.any_discovery_normal, &res.any_discovery_by,
+                          &res.discoveries, &res.discoveries_normal, &res.discoveries_by, &res.cells})
+        *share /= sc.reports;
     return res;
 }
 

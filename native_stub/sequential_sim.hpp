@@ -52,7 +52,9 @@ PeekingResult run_peeking(const PeekingScenario& scenario);
 
 // Reports over several groups of an A/A experiment (overall and `groups` groups of runs_per_group runs): the share
 // of reports with any cell marked on its own (significant_ms), and with any cell surviving the Benjamini-Hochberg
-// adjustment (discovery).
+// adjustment (discovery). For comparison, the same cells under two alternatives the report does not use: BH over
+// p-values referred to the normal instead of Student's t, and the Benjamini-Yekutieli adjustment (BH's q times
+// 1 + 1/2 + ... + 1/m, valid under any dependence) over the report's own p-values.
 struct MultiplicityScenario {
     int reports = 400;
     int groups = 8;
@@ -64,7 +66,10 @@ struct MultiplicityScenario {
 };
 
 struct MultiplicityResult {
+    int reports = 0;
     double any_marked = 0, any_discovery = 0;  // shares of reports
+    double any_discovery_normal = 0, any_discovery_by = 0;  // shares of reports, the alternatives above
+    double discoveries = 0, discoveries_normal = 0, discoveries_by = 0;  // mean cells kept per report
     double cells = 0;                          // mean cells with a p-value per report
     double cell_rate = 0;                      // share of those cells marked on their own (the per-cell error)
 };

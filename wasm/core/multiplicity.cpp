@@ -7,17 +7,11 @@
 #include <numeric>
 
 #include "report.hpp"
-#include "standard_normal.hpp"
 
 namespace h3probe {
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
-
-double normal_p_value(double estimate, double se) {
-    if (!std::isfinite(estimate) || !(se > 0) || !std::isfinite(se)) return kNaN;
-    return std::min(1.0, 2 * normal_cdf(-std::fabs(estimate) / se));
-}
 
 std::vector<double> benjamini_hochberg(const std::vector<double>& p) {
     std::vector<double> q(p.size(), kNaN);
@@ -38,11 +32,13 @@ std::vector<double> benjamini_hochberg(const std::vector<double>& p) {
 
 void mark_discoveries(std::vector<GroupReport>& groups, double confidence) {
     std::vector<double> p;
-    for (auto& g : groups)
+    for (auto& g : groups) {
+        const std::size_t units = delta_units(g.analysis);
         for (auto& row : g.analysis.rows) {
-            row.p_value = normal_p_value(row.diff_ms, row.se_ms);
+            row.p_value = delta_p_value(row.diff_ms, row.se_ms, units);
             p.push_back(row.p_value);
         }
+    }
     const std::vector<double> q = benjamini_hochberg(p);
     const double level = 1 - confidence;
     std::size_t k = 0;

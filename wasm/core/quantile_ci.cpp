@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "student_t.hpp"
+
 namespace h3probe {
 namespace {
 
@@ -64,7 +66,7 @@ void mark_significance(QuantileDifferenceRow& row) {
 }
 
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2, const QuantileInterval& q3, double rho,
-                                           bool enough_runs, double z) {
+                                           bool enough_runs, double critical) {
     QuantileDifferenceRow row;
     row.p = p;
     row.h2 = q2.estimate;
@@ -90,8 +92,8 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
             const double cov = r_cov * s2 * s3;
             const double se = std::sqrt(std::max(0.0, s3 * s3 + s2 * s2 - 2 * cov));
             row.se_ms = se;
-            row.ci_ms_lo = row.diff_ms - z * se;
-            row.ci_ms_hi = row.diff_ms + z * se;
+            row.ci_ms_lo = row.diff_ms - critical * se;
+            row.ci_ms_hi = row.diff_ms + critical * se;
             if (row.h2 > 0) {
                 const double h2v = row.h2, h3v = row.h3;
                 const double var_r = s3 * s3 / (h2v * h2v) + h3v * h3v * s2 * s2 / (h2v * h2v * h2v * h2v) -
@@ -99,13 +101,24 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
                 const double r = h3v / h2v;
                 const double se_r = std::sqrt(std::max(0.0, var_r));
                 row.se_pct = 100 * se_r;
-                row.ci_pct_lo = 100 * (r - 1 - z * se_r);
-                row.ci_pct_hi = 100 * (r - 1 + z * se_r);
+                row.ci_pct_lo = 100 * (r - 1 - critical * se_r);
+                row.ci_pct_hi = 100 * (r - 1 + critical * se_r);
             }
         }
     }
     mark_significance(row);
     return row;
+}
+
+std::size_t delta_units(const ArmsAnalysis& a) { return a.runs_h2 + a.runs_h3 - a.runs_paired; }
+
+double delta_critical(double confidence, std::size_t units) {
+    return units >= 2 ? student_t_two_sided_critical(confidence, static_cast<double>(units - 1)) : kNaN;
+}
+
+double delta_p_value(double estimate, double se, std::size_t units) {
+    if (!finite(estimate) || !(se > 0) || !finite(se) || units < 2) return kNaN;
+    return student_t_two_sided_p(estimate / se, static_cast<double>(units - 1));
 }
 
 }  // namespace h3probe

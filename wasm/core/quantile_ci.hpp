@@ -130,8 +130,12 @@ struct ArmsAnalysis {
 // units (a run absent from arm a has S_ai = N_ai = 0, so e_ai = 0):
 //   rho       = sum_i e_2i e_3i / sqrt(sum_i e_2i^2 * sum_i e_3i^2)     (sums over all runs; the residuals sum to 0)
 //   Cov       = rho se_h2 se_h3
-//   Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov,                       CI    = Delta -/+ z sqrt(Var(Delta))
-//   Var(r)    = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4 - 2 h3 Cov / h2^3,   CI% = 100 (r - 1 -/+ z sqrt(Var(r)))
+//   Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov,                       CI    = Delta -/+ t sqrt(Var(Delta))
+//   Var(r)    = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4 - 2 h3 Cov / h2^3,   CI% = 100 (r - 1 -/+ t sqrt(Var(r)))
+// with t the critical value of Student's t with G - 1 degrees of freedom, G the units (delta_units below): the
+// standard small-sample reference of a cluster-robust statistic (Cameron & Miller, "A Practitioner's Guide to
+// Cluster-Robust Inference", J. Human Resources 50(2), 2015), whose variance is itself estimated from G clusters.
+// The p-value of the same statistic (delta_p_value) uses the same reference, so a cell's mark and its p < alpha agree.
 // (Deng, Knoblich & Lu 2018, the quantile section: the same linearisation, for two metrics on the same units.)
 // |rho| <= 1 by Cauchy-Schwarz, so both variances stay >= 0. A run with only one arm (a fallback, a failed arm, or a
 // negative id) adds its residual to its own arm's sum of squares and nothing to the cross sum: it widens its arm's
@@ -145,8 +149,17 @@ struct ArmsAnalysis {
 // confidence sequence.
 void mark_significance(QuantileDifferenceRow& row);
 
+// critical: delta_critical(confidence, units) for the interval of Δ ms and Δ %.
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& h2, const QuantileInterval& h3, double rho,
-                                           bool enough_runs, double z);
+                                           bool enough_runs, double critical);
+
+// The units of the Δ statistic: the runs with a value in either arm (runs_h2 + runs_h3 - runs_paired).
+std::size_t delta_units(const ArmsAnalysis& analysis);
+// Its two-sided critical value at `confidence`: Student's t with units - 1 degrees of freedom; NaN below 2 units.
+double delta_critical(double confidence, std::size_t units);
+// Its two-sided p-value, P(|T| >= |estimate| / se) for T ~ t with units - 1 degrees of freedom; NaN if se is not > 0
+// and finite, the estimate is not finite, or there are fewer than 2 units.
+double delta_p_value(double estimate, double se, std::size_t units);
 
 
 

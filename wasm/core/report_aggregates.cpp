@@ -107,6 +107,8 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
     const bool enough_runs = h2.runs >= kMinRunsForInterval && h3.runs >= kMinRunsForInterval && o.confidence > 0 &&
                              o.confidence < 1;
     const double z = two_sided_z(o.confidence);
+    const std::size_t units = delta_units(a);
+    const double critical = enough_runs ? delta_critical(o.confidence, units) : kNaN;
     for (double p : o.percentiles) {
         DeltaFit f2, f3;
         const BelowSums *s2 = nullptr, *s3 = nullptr;
@@ -123,9 +125,9 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
                 rho = std::max(-1.0, std::min(1.0, cross / std::sqrt(f2.sum_sq * f3.sum_sq)));
             }
         }
-        a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, z));
+        a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, critical));
         // The anytime-valid interval over the group's runs (either arm): the units the delta method counts.
-        if (enough_runs) set_confidence_sequence(a.rows.back(), h2.runs + h3.runs - runs_paired, o.confidence);
+        if (enough_runs) set_confidence_sequence(a.rows.back(), units, o.confidence);
         a.h2.push_back(i2);
         a.h3.push_back(i3);
     }
