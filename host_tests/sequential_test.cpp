@@ -148,7 +148,7 @@ TEST_CASE("with an effect the sequence covers it at the end, and needs more runs
 // its tail, so the reference distribution matters there; the normal's is too light for groups of 100 runs, Student's
 // t with runs - 1 degrees of freedom is not (docs/design.md, R16). 4,000 reports estimate a share near 5 % to a
 // binomial standard error of sqrt(0.05 * 0.95 / 4000) = 0.34 %, so the check allows the target plus two of them
-// (a share truly at 5 % fails it about 2 % of the time; one truly at the normal reference's 6.4 % passes it about 4 %).
+// (a share truly at 5 % fails it about 2 % of the time; one truly at the normal reference's 6.4 % passes it about 3 %).
 TEST_CASE("A/A reports over 9 groups x 5 percentiles: Benjamini-Hochberg claims a difference in at most 5 %") {
     MultiplicityScenario sc;
     sc.reports = 4000;
