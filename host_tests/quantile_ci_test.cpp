@@ -6,13 +6,15 @@
 #include <initializer_list>
 
 #include "infer_helpers.hpp"
+#include "student_t.hpp"
 
 using namespace h3probe;
 using namespace h3probe::test;
 
 namespace {
 
-constexpr double kZ95 = 1.959963984540054;
+// The Δ interval's critical value with G units (runs in either arm): Student's t with G - 1 degrees of freedom.
+double t95(int units) { return student_t_two_sided_critical(0.95, units - 1); }
 
 }  // namespace
 
@@ -65,8 +67,8 @@ TEST_CASE("the Woodruff standard error is the quantile's spread over p -/+ z sd(
 
 TEST_CASE("arms measured in different runs combine their standard errors with no covariance") {
     // h2 = 1..100 (runs 1..100), h3 = 2, 4, ..., 200 (runs 1001..1100): nothing is paired.
-    // se_h2 = 4.97494 (above), se_h3 = 2 se_h2; diff 50.5 -/+ z sqrt(se_h2^2 + se_h3^2);
-    // ratio 2, Var(r) = (se_h3^2 + 2^2 se_h2^2) / 50.5^2.
+    // se_h2 = 4.97494 (above), se_h3 = 2 se_h2; diff 50.5 -/+ t sqrt(se_h2^2 + se_h3^2) = 50.5 -/+ 11.124298 t;
+    // ratio 2, Var(r) = (se_h3^2 + 2^2 se_h2^2) / 50.5^2: 100 -/+ 27.863856 t (in %), t with 200 - 1 degrees of freedom.
     const auto a = analyze(one_to(100), one_to(100, 2, 1000), {0.5});
     REQUIRE(a.rows.size() == 1);
     const auto& r = a.rows[0];
@@ -74,10 +76,13 @@ TEST_CASE("arms measured in different runs combine their standard errors with no
     CHECK(r.corr == 0);
     CHECK(r.diff_ms == doctest::Approx(50.5));
     CHECK(r.diff_pct == doctest::Approx(100));
-    CHECK(r.ci_ms_lo == doctest::Approx(28.696777094638097));
-    CHECK(r.ci_ms_hi == doctest::Approx(72.3032229053619));
-    CHECK(r.ci_pct_lo == doctest::Approx(45.38784577164559));
-    CHECK(r.ci_pct_hi == doctest::Approx(154.61215422835443));
+    const double se_h2 = 99 * std::sqrt(25.0 / 9900);
+    const double se_ms = std::sqrt(5.0) * se_h2, se_pct = 100 * std::sqrt(8.0) * se_h2 / 50.5;
+    CHECK(se_ms == doctest::Approx(11.124298).epsilon(1e-7));
+    CHECK(r.ci_ms_lo == doctest::Approx(50.5 - t95(200) * se_ms));
+    CHECK(r.ci_ms_hi == doctest::Approx(50.5 + t95(200) * se_ms));
+    CHECK(r.ci_pct_lo == doctest::Approx(100 - t95(200) * se_pct));
+    CHECK(r.ci_pct_hi == doctest::Approx(100 + t95(200) * se_pct));
     CHECK(r.ci_h2_lo == 40);
     CHECK(r.ci_h3_hi == 122);
     CHECK(r.significant_ms);
@@ -92,8 +97,8 @@ TEST_CASE("when every run's h3 value is twice its h2 value the arms correlate fu
     const auto& r = a.rows[0];
     CHECK(a.runs_paired == 100);
     CHECK(r.corr == doctest::Approx(1));
-    CHECK(r.ci_ms_lo == doctest::Approx(40.74930229100606));
-    CHECK(r.ci_ms_hi == doctest::Approx(60.25069770899394));
+    CHECK(r.ci_ms_lo == doctest::Approx(50.5 - t95(100) * 99 * std::sqrt(25.0 / 9900)));
+    CHECK(r.ci_ms_hi == doctest::Approx(50.5 + t95(100) * 99 * std::sqrt(25.0 / 9900)));
     CHECK(r.ci_pct_lo == doctest::Approx(100));
     CHECK(r.ci_pct_hi == doctest::Approx(100));
 }
@@ -113,8 +118,8 @@ TEST_CASE("a run with only one arm adds to its arm's variance and nothing to the
     const double se3 = a.h3[0].se_woodruff;
     const double se = std::sqrt(se2 * se2 + se3 * se3 - 2 * r.corr * se2 * se3);
     CHECK(r.diff_ms == 0);
-    CHECK(r.ci_ms_hi == doctest::Approx(kZ95 * se));
-    CHECK(r.ci_ms_lo == doctest::Approx(-kZ95 * se));
+    CHECK(r.ci_ms_hi == doctest::Approx(t95(40) * se));  // 40 runs in either arm
+    CHECK(r.ci_ms_lo == doctest::Approx(-t95(40) * se));
     SUBCASE("the same runs given ids beyond the direct table are paired the same way") {
         constexpr std::uint32_t far = 1'000'000'000;
         const auto far2 = one_to(20, 1, far);

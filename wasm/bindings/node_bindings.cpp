@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <emscripten/bind.h>
@@ -14,6 +15,7 @@
 
 #include "beacon.hpp"
 #include "connection_setup.hpp"
+#include "confidence_sequence.hpp"
 #include "json_writer.hpp"
 #include "limits.hpp"
 #include "platform.hpp"
@@ -136,6 +138,14 @@ val analysis_js(const ArmsAnalysis& a) {
         row.set("significant_ms", r.significant_ms);
         row.set("significant_pct", r.significant_pct);
         row.set("corr", js(r.corr));
+        // The anytime-valid interval (confidence_sequence.hpp) and the multiplicity adjustment (multiplicity.hpp).
+        const std::pair<const char*, double> numbers[] = {{"se_ms", r.se_ms}, {"p_value", r.p_value}, {"q_value", r.q_value}};
+        for (const auto& [name, v] : numbers) row.set(name, js(v));
+        row.set("cs_ms", pair(r.cs_ms_lo, r.cs_ms_hi));
+        row.set("cs_pct", pair(r.cs_pct_lo, r.cs_pct_hi));
+        const std::pair<const char*, bool> flags[] = {
+            {"significant_cs_ms", r.significant_cs_ms}, {"significant_cs_pct", r.significant_cs_pct}, {"discovery", r.discovery}};
+        for (const auto& [name, v] : flags) row.set(name, v);
         rows.set(i, row);
     }
     out.set("rows", rows);
@@ -238,6 +248,7 @@ std::string read_report_options(const val& options, ReportOptions& o) {
     if (!(o.confidence > 0 && o.confidence < 1)) return "confidence must be in (0, 1)";
     if (!options["percentiles"].isUndefined()) o.percentiles = copy_array<double>(options["percentiles"]);
     if (!options["cdfProbabilities"].isUndefined()) o.cdf_probabilities = copy_array<double>(options["cdfProbabilities"]);
+    o.cumulative = options["cumulative"].isTrue();
     const val size = options["sampleSize"];
     if (!size.isUndefined() && !size.isNull()) {
         o.size_p = number_or(size, "p", o.size_p);
@@ -454,6 +465,7 @@ val schema_js() {
     limits.set("maxErrorChars", static_cast<double>(kMaxErrorChars));
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
     limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
+    limits.set("csTightestRuns", kCsTightestRuns);
     out.set("limits", limits);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
     // The connection-setup view's outcomes per protocol and metrics (connection_setup.hpp).

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "student_t.hpp"
+
 namespace h3probe {
 namespace {
 
@@ -59,10 +61,12 @@ void mark_significance(QuantileDifferenceRow& row) {
     const auto excludes_zero = [](double lo, double hi) { return finite(lo) && finite(hi) && (lo > 0 || hi < 0); };
     row.significant_ms = excludes_zero(row.ci_ms_lo, row.ci_ms_hi);
     row.significant_pct = excludes_zero(row.ci_pct_lo, row.ci_pct_hi);
+    row.significant_cs_ms = excludes_zero(row.cs_ms_lo, row.cs_ms_hi);
+    row.significant_cs_pct = excludes_zero(row.cs_pct_lo, row.cs_pct_hi);
 }
 
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2, const QuantileInterval& q3, double rho,
-                                           bool enough_runs, double z) {
+                                           bool enough_runs, double critical) {
     QuantileDifferenceRow row;
     row.p = p;
     row.h2 = q2.estimate;
@@ -72,6 +76,8 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
     row.ci_ms_lo = row.ci_ms_hi = row.ci_pct_lo = row.ci_pct_hi = kNaN;
     row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = kNaN;
     row.corr = kNaN;
+    row.se_ms = row.se_pct = row.cs_ms_lo = row.cs_ms_hi = row.cs_pct_lo = row.cs_pct_hi = kNaN;
+    row.p_value = row.q_value = kNaN;
     if (enough_runs) {
         row.ci_h2_lo = q2.lo;
         row.ci_h2_hi = q2.hi;
@@ -85,21 +91,34 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
         if (finite(s2) && finite(s3)) {
             const double cov = r_cov * s2 * s3;
             const double se = std::sqrt(std::max(0.0, s3 * s3 + s2 * s2 - 2 * cov));
-            row.ci_ms_lo = row.diff_ms - z * se;
-            row.ci_ms_hi = row.diff_ms + z * se;
+            row.se_ms = se;
+            row.ci_ms_lo = row.diff_ms - critical * se;
+            row.ci_ms_hi = row.diff_ms + critical * se;
             if (row.h2 > 0) {
                 const double h2v = row.h2, h3v = row.h3;
                 const double var_r = s3 * s3 / (h2v * h2v) + h3v * h3v * s2 * s2 / (h2v * h2v * h2v * h2v) -
                                      2 * h3v * cov / (h2v * h2v * h2v);
                 const double r = h3v / h2v;
                 const double se_r = std::sqrt(std::max(0.0, var_r));
-                row.ci_pct_lo = 100 * (r - 1 - z * se_r);
-                row.ci_pct_hi = 100 * (r - 1 + z * se_r);
+                row.se_pct = 100 * se_r;
+                row.ci_pct_lo = 100 * (r - 1 - critical * se_r);
+                row.ci_pct_hi = 100 * (r - 1 + critical * se_r);
             }
         }
     }
     mark_significance(row);
     return row;
+}
+
+std::size_t delta_units(const ArmsAnalysis& a) { return a.runs_h2 + a.runs_h3 - a.runs_paired; }
+
+double delta_critical(double confidence, std::size_t units) {
+    return units >= 2 ? student_t_two_sided_critical(confidence, static_cast<double>(units - 1)) : kNaN;
+}
+
+double delta_p_value(double estimate, double se, std::size_t units) {
+    if (!finite(estimate) || !(se > 0) || !finite(se) || units < 2) return kNaN;
+    return student_t_two_sided_p(estimate / se, static_cast<double>(units - 1));
 }
 
 }  // namespace h3probe

@@ -94,6 +94,16 @@ struct QuantileDifferenceRow {
     // second through the ratio's variance), so near 0 one can exclude 0 while the other does not.
     bool significant_ms = false, significant_pct = false;
     double corr = 0;            // estimated correlation of the two arms' quantile estimates (rho below); NaN if none
+    // The delta method's standard errors of Δ ms and Δ % (sqrt(Var(Delta)), 100 sqrt(Var(r)) below), NaN when none.
+    // The bootstrap replaces the intervals above and keeps these: the sequence and the p-value read them.
+    double se_ms = 0, se_pct = 0;
+    // The anytime-valid interval (confidence_sequence.hpp): NaN when undefined; each with its own mark.
+    double cs_ms_lo = 0, cs_ms_hi = 0, cs_pct_lo = 0, cs_pct_hi = 0;
+    bool significant_cs_ms = false, significant_cs_pct = false;
+    // Multiplicity (multiplicity.hpp): the two-sided p-value of Δ ms / se_ms, its Benjamini-Hochberg adjustment over
+    // every cell of the report, and whether the cell survives at 1 - confidence. NaN / false until mark_discoveries.
+    double p_value = 0, q_value = 0;
+    bool discovery = false;
 };
 
 struct ArmsAnalysis {
@@ -120,8 +130,12 @@ struct ArmsAnalysis {
 // units (a run absent from arm a has S_ai = N_ai = 0, so e_ai = 0):
 //   rho       = sum_i e_2i e_3i / sqrt(sum_i e_2i^2 * sum_i e_3i^2)     (sums over all runs; the residuals sum to 0)
 //   Cov       = rho se_h2 se_h3
-//   Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov,                       CI    = Delta -/+ z sqrt(Var(Delta))
-//   Var(r)    = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4 - 2 h3 Cov / h2^3,   CI% = 100 (r - 1 -/+ z sqrt(Var(r)))
+//   Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov,                       CI    = Delta -/+ t sqrt(Var(Delta))
+//   Var(r)    = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4 - 2 h3 Cov / h2^3,   CI% = 100 (r - 1 -/+ t sqrt(Var(r)))
+// with t the critical value of Student's t with G - 1 degrees of freedom, G the units (delta_units below): the
+// standard small-sample reference of a cluster-robust statistic (Cameron & Miller, "A Practitioner's Guide to
+// Cluster-Robust Inference", J. Human Resources 50(2), 2015), whose variance is itself estimated from G clusters.
+// The p-value of the same statistic (delta_p_value) uses the same reference, so a cell's mark and its p < alpha agree.
 // (Deng, Knoblich & Lu 2018, the quantile section: the same linearisation, for two metrics on the same units.)
 // |rho| <= 1 by Cauchy-Schwarz, so both variances stay >= 0. A run with only one arm (a fallback, a failed arm, or a
 // negative id) adds its residual to its own arm's sum of squares and nothing to the cross sum: it widens its arm's
@@ -131,11 +145,21 @@ struct ArmsAnalysis {
 // native_stub/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
 // Inference from aggregates, last step: one row of the table from each arm's interval (estimate, lo, hi, se_woodruff)
 // and rho, by the formulas above. enough_runs: both arms have kMinRunsForInterval runs and the confidence is valid.
-// Sets significant_ms and significant_pct from the row's intervals.
+// Sets significant_ms and significant_pct from the row's intervals, significant_cs_ms and significant_cs_pct from its
+// confidence sequence.
 void mark_significance(QuantileDifferenceRow& row);
 
+// critical: delta_critical(confidence, units) for the interval of Δ ms and Δ %.
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& h2, const QuantileInterval& h3, double rho,
-                                           bool enough_runs, double z);
+                                           bool enough_runs, double critical);
+
+// The units of the Δ statistic: the runs with a value in either arm (runs_h2 + runs_h3 - runs_paired).
+std::size_t delta_units(const ArmsAnalysis& analysis);
+// Its two-sided critical value at `confidence`: Student's t with units - 1 degrees of freedom; NaN below 2 units.
+double delta_critical(double confidence, std::size_t units);
+// Its two-sided p-value, P(|T| >= |estimate| / se) for T ~ t with units - 1 degrees of freedom; NaN if se is not > 0
+// and finite, the estimate is not finite, or there are fewer than 2 units.
+double delta_p_value(double estimate, double se, std::size_t units);
 
 
 

@@ -126,6 +126,18 @@ Report build_report(const std::uint8_t* records, std::size_t size, const std::ve
         all.requests += g.requests;
         all.missing_metric += g.missing_metric;
     }
+    if (options.cumulative) {
+        // overall, then the looks: each group with every group before it (delta intervals, as the sequence is).
+        std::vector<ValueGroup> whole(1);
+        whole[0] = std::move(groups[0]);
+        out.groups = infer_values(whole, options, out.error);
+        if (!out.error.empty()) return out;
+        whole.clear();
+        groups.erase(groups.begin());
+        std::vector<GroupReport> looks = infer_cumulative(groups, options, out.error);
+        for (auto& look : looks) out.groups.push_back(std::move(look));
+        return out;
+    }
     // The same inference as from a warehouse's aggregates; the bootstrap then replaces the rows' intervals.
     out.groups = infer_values(groups, options, out.error);
     if (options.method == IntervalMethod::bootstrap)

@@ -25,6 +25,9 @@ struct ReportOptions {
     // The sample-size line: runs per arm to detect a relative change `mde` of quantile `p`.
     double size_p = 0.95, size_mde = 0.05, size_alpha = 0.05, size_power = 0.8;
     std::vector<double> cdf_probabilities;  // empty: no CDF points
+    // The daily series' looks: group k (k >= 1, in the order named) holds its own runs and those of every group before
+    // it, i.e. the data as it stood at the end of that day (infer_cumulative, value_aggregates.hpp). Delta intervals.
+    bool cumulative = false;
 };
 
 struct GroupReport {

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "confidence_sequence.hpp"
+#include "multiplicity.hpp"
 #include "quantiles.hpp"
 #include "sample_size.hpp"
 #include "standard_normal.hpp"
@@ -105,6 +107,8 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
     const bool enough_runs = h2.runs >= kMinRunsForInterval && h3.runs >= kMinRunsForInterval && o.confidence > 0 &&
                              o.confidence < 1;
     const double z = two_sided_z(o.confidence);
+    const std::size_t units = delta_units(a);
+    const double critical = enough_runs ? delta_critical(o.confidence, units) : kNaN;
     for (double p : o.percentiles) {
         DeltaFit f2, f3;
         const BelowSums *s2 = nullptr, *s3 = nullptr;
@@ -121,7 +125,9 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
                 rho = std::max(-1.0, std::min(1.0, cross / std::sqrt(f2.sum_sq * f3.sum_sq)));
             }
         }
-        a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, z));
+        a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, critical));
+        // The anytime-valid interval over the group's runs (either arm): the units the delta method counts.
+        if (enough_runs) set_confidence_sequence(a.rows.back(), units, o.confidence);
         a.h2.push_back(i2);
         a.h3.push_back(i3);
     }
@@ -187,6 +193,8 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
         }
         out.push_back(std::move(r));
     }
+    // The multiplicity adjustment needs every cell of the report, so only once nothing is missing.
+    if (needs.empty()) mark_discoveries(out, o.confidence);
     return out;
 }
 

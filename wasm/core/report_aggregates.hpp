@@ -54,8 +54,10 @@ struct Needs {
     bool empty() const { return ranks.empty() && below.empty() && cross.empty(); }
 };
 
-// The groups' reports from their aggregates (delta intervals only: the bootstrap needs the values). Lists in needs
-// whatever is missing; the returned groups are complete only when needs comes back empty.
+// The groups' reports from their aggregates (delta intervals only: the bootstrap needs the values), each row with its
+// confidence sequence (confidence_sequence.hpp) and, once complete, the report's multiplicity adjustment over every
+// group's rows (multiplicity.hpp). Lists in needs whatever is missing; the returned groups are complete only when
+// needs comes back empty (pass an empty needs).
 std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups, const ReportOptions& options, Needs& needs);
 
 // Where aggregates come from: values in memory (value_aggregates.hpp) or a warehouse. start() gives every group's

@@ -172,4 +172,40 @@ std::vector<GroupReport> infer_values(const std::vector<ValueGroup>& groups, con
     return infer_from(source, options, error);
 }
 
+void append_group(ValueGroup& into, const ValueGroup& from) {
+    GroupReport& c = into.counts;
+    const GroupReport& f = from.counts;
+    c.runs += f.runs;
+    c.requests += f.requests;
+    c.missing_metric += f.missing_metric;
+    for (int arm = 0; arm < 2; ++arm) {
+        c.arm_requests[arm] += f.arm_requests[arm];
+        for (int k = 0; k < kRequestClassCount; ++k) c.classes[arm][k] += f.classes[arm][k];
+        RunClusteredSample& s = into.arm[arm];
+        const RunClusteredSample& t = from.arm[arm];
+        const auto offset = static_cast<std::uint32_t>(s.runs());
+        s.values.insert(s.values.end(), t.values.begin(), t.values.end());
+        for (std::uint32_t r : t.run) s.run.push_back(r + offset);
+        s.run_size.insert(s.run_size.end(), t.run_size.begin(), t.run_size.end());
+        s.run_id.insert(s.run_id.end(), t.run_id.begin(), t.run_id.end());
+    }
+    into.diffs.insert(into.diffs.end(), from.diffs.begin(), from.diffs.end());
+    into.diffs_h2_first.insert(into.diffs_h2_first.end(), from.diffs_h2_first.begin(), from.diffs_h2_first.end());
+    into.diffs_h3_first.insert(into.diffs_h3_first.end(), from.diffs_h3_first.begin(), from.diffs_h3_first.end());
+}
+
+std::vector<GroupReport> infer_cumulative(const std::vector<ValueGroup>& groups, const ReportOptions& options,
+                                          std::string& error) {
+    std::vector<GroupReport> out;
+    std::vector<ValueGroup> upto(1);
+    for (const ValueGroup& g : groups) {
+        append_group(upto[0], g);
+        upto[0].counts.name = g.counts.name;
+        std::vector<GroupReport> look = infer_values(upto, options, error);
+        if (!error.empty()) return {};
+        out.push_back(std::move(look[0]));
+    }
+    return out;
+}
+
 }  // namespace h3probe

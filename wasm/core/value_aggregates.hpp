@@ -48,4 +48,12 @@ private:
 std::vector<GroupReport> infer_values(const std::vector<ValueGroup>& groups, const ReportOptions& options,
                                       std::string& error);
 
+// Adds every run of `from` (values, counts, paired differences) to `into`; run ids must differ between the two.
+void append_group(ValueGroup& into, const ValueGroup& from);
+
+// The looks of a sequential analysis: report k is inferred over groups 0..k together (named as group k), one look at a
+// time through infer_values(), so each look is exactly the report that group's data would give at that moment.
+std::vector<GroupReport> infer_cumulative(const std::vector<ValueGroup>& groups, const ReportOptions& options,
+                                          std::string& error);
+
 }  // namespace h3probe

@@ -19,7 +19,8 @@ const HELP = `usage: h3probe report [options]
                        region, day or network)
   --min-network-runs N with --by network: show the networks with at least N runs, pool the rest as "other"
                        (default the fewest runs for an interval, 10)
-  --daily              also print the daily series (always in the HTML and JSON reports)
+  --daily              also print the daily series and its cumulative looks (fixed-horizon and anytime-valid
+                       intervals; always in the HTML and JSON reports)
   --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
   --json FILE          also write the whole report as JSON (format h3probe-report/2: verdict, groups, percentiles,
                        estimates, intervals, counts, exclusions)

@@ -20,15 +20,16 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
 /**
  * core: the module from loadH3probeNode(). data: from readReportData(). Options: method, confidence, percentiles,
  * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
- * CDF points for the plots. Returns { metric, since, arms, by, method, confidence, percentiles, storedRuns, regions,
+ * CDF points for the plots, cumulative: each group after overall holds its runs and every earlier group's (the daily
+ * series' looks, in the order of data.groups; delta intervals). Returns { metric, since, arms, by, method, confidence, percentiles, storedRuns, regions,
  * sampleSizeTarget, exclusions, minRunsForInterval, received, loadErrors, groups, verdict } (groups: overall, then one per value of
  * `by`; see h3probeNode.d.ts for a group's shape, verdict.mjs for the verdict's).
  */
 export function buildReport(core, data, {
   method = 'delta', confidence = 0.95, percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 },
-  cdf = false,
+  cdf = false, cumulative = false,
 } = {}) {
-  const options = reportOptions({ method, confidence, percentiles, sampleSize, cdf });
+  const options = { ...reportOptions({ method, confidence, percentiles, sampleSize, cdf }), cumulative };
   const out = core.buildReport(data.records, data.groups, options);
   if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
   return assemble(core.schema(), data, out.groups, { method, confidence, percentiles, sampleSize });

@@ -97,20 +97,23 @@ function entry(h, i) {
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options: metric, since (ISO, '' for all), arms, sets
  * (the groupings, each one of CLICKHOUSE_GROUP_BY; a report's `by`, then 'day' for its daily series), minGroupRuns (a
  * pooled grouping's fewest runs of a shown value, GROUP_BY's `pooled` in readReportData.mjs; default the fewest runs
- * for an interval), payloadBytes (the one payload mode read, 0 the no-op). Returns
+ * for an interval), payloadBytes (the one payload mode read, 0 the no-op), cumulative (sets ['day'] only: the daily
+ * series' looks, each day's group holding every run received up to the end of that day; the overall group then counts
+ * a run once per look and is not read). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
  * fill([aggregates per set], [needs per set, or null]) } for buildReportsFromAggregates. passes lists each query as it
  * ran: { name, queryId (its row in system.query_log), ms }.
  */
 export function clickhouseAggregateSource(client, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', sets = ['region'], minGroupRuns = schema.limits.minRunsForInterval,
-  payloadBytes = 0,
+  payloadBytes = 0, cumulative = false,
 } = {}) {
   for (const by of sets) {
     if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
       throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')} (the SQLite store by every grouping)`);
     }
   }
+  if (cumulative && (sets.length !== 1 || sets[0] !== 'day')) throw new Error('cumulative groups are days');
   // The distinct keys the passes group by (the region always: the verdict reads the regions whatever the split).
   const keys = [...new Set([...sets, 'region'])];
   const keyOf = sets.map((by) => keys.indexOf(by));
@@ -198,6 +201,12 @@ export function clickhouseAggregateSource(client, schema, {
     const measured = classes.map((c) => c.name).join(' + ');
     const moments = (cond, name) => `countIf(isFinite(d) AND ${cond}) AS ${name}_n, avgIf(d, isFinite(d) AND ${cond}) AS ${name}_mean,
       varSampIf(d, isFinite(d) AND ${cond}) AS ${name}_var`;
+    // Cumulative: a run is in its day's group and every later day's (one row per look, by arrayJoin over the days
+    // received, read first: a scalar subquery there does not reach the shards of a Distributed table).
+    if (cumulative) {
+      const days = (await pass('days', `SELECT DISTINCT ${CLICKHOUSE_GROUP_BY.day} AS look FROM run_records WHERE ${where} ORDER BY look`)).map((r) => r.look);
+      expr.day = `arrayJoin(arrayFilter(look -> look >= ${CLICKHOUSE_GROUP_BY.day}, [${days.map(sqlString).join(', ') || "''"}]))`;
+    }
     // A pooled key: the values with fewer than minGroupRuns selected runs become OTHER_GROUP.
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM run_records

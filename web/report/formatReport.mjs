@@ -110,6 +110,7 @@ export function formatReport(report) {
   if (report.groups.length >= 2) lines.push('', ...formatGroupSummary(report));
   if (report.daily?.days?.length) lines.push('', ...formatDaily(report));
   if (report.connectionSetup) lines.push('', ...formatConnectionSetup(report.connectionSetup, report));
+  if (report.daily?.days?.some((d) => d.cumulative)) lines.push('', ...formatCumulative(report));
   return lines.join('\n');
 }
 
@@ -134,6 +135,7 @@ function formatGroup(g, report) {
     if (rows.some((r) => !hasInterval(r, 'ms') || !hasInterval(r, 'pct'))) {
       lines.push(`${NA_TEXT}; the minimum is ${report.minRunsForInterval} runs`);
     }
+    lines.push(...comparisonLines(rows, report));
   }
 
   if (g.paired) {
@@ -156,6 +158,26 @@ function formatGroup(g, report) {
   return lines;
 }
 
+/** The mark of a cell that survives the report's Benjamini–Hochberg adjustment (the row's discovery), and its meaning. */
+export const DISCOVERY_MARK = Object.freeze({ mark: '†', what: 'survives the Benjamini–Hochberg adjustment over every group × percentile' });
+const qText = (r) => (Number.isFinite(r.q_value) ? `q ${r.q_value < 0.001 ? '<0.001' : r.q_value.toFixed(3)}${r.discovery ? ` ${DISCOVERY_MARK.mark}` : ''}` : 'q -');
+
+// Beside the table: each Δ ms cell's p-value adjusted for the report's comparisons (the core's Benjamini–Hochberg),
+// and the anytime-valid interval of Δ ms with its own mark.
+function comparisonLines(rows, report) {
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const lines = [];
+  if (rows.some((r) => Number.isFinite(r.q_value))) {
+    lines.push(`Δ ms adjusted for every comparison in this report (Benjamini–Hochberg; ${DISCOVERY_MARK.mark} ` +
+      `survives at ${Math.round((1 - report.confidence) * 100)}%): ${rows.map((r) => `${percentileLabel(r.p)} ${qText(r)}`).join(', ')}`);
+  }
+  if (rows.some((r) => Array.isArray(r.cs_ms) && r.cs_ms.every(Number.isFinite))) {
+    lines.push(`anytime-valid ${conf} interval of Δ ms (valid however often it is looked at): ` +
+      rows.map((r) => `${percentileLabel(r.p)} ${interval(r.cs_ms, 2)}${r.significant_cs_ms ? ' *' : ''}`).join(', '));
+  }
+  return lines;
+}
+
 function sampleSizeLine(g, report) {
   const t = report.sampleSizeTarget;
   const what = `to detect a ${Math.round(t.mde * 100)}% change at ${percentileLabel(t.p)} (α ${t.alpha}, power ${t.power})`;
@@ -165,6 +187,9 @@ function sampleSizeLine(g, report) {
     `in the smaller arm so far (design effect ${num(s.design_effect)}, ${num(s.requests_per_run, 1)} requests per run, baseline ${num(s.quantile)} ms)`;
 }
 
+/** The percentiles of a group whose Δ ms survives the report's Benjamini–Hochberg adjustment, e.g. "p90 p95", or "-". */
+export const survivorsOf = (g) => (g.analysis?.rows ?? []).filter((r) => r.discovery).map((r) => percentileLabel(r.p)).join(' ') || '-';
+
 // Δ% with the mark of its own interval, padded so that the numbers line up whatever the mark.
 const markedPct = (r) => (r ? `${signed(r.diff_pct, 1)}${MARKS[markOf(r, 'pct')].mark || ' '}` : '-');
 const legend = () => `${Object.values(MARKS).filter((m) => m.mark).map((m) => `${m.mark} ${m.what}`).join('; ')}; ` +
@@ -173,17 +198,18 @@ const legend = () => `${Object.values(MARKS).filter((m) => m.mark).map((m) => `$
 function formatGroupSummary(report) {
   const by = BY_LABELS[report.by ?? 'region'];
   const header = [by, 'runs', 'fallback', 'mismatch', ...report.percentiles.flatMap((p) => [`${percentileLabel(p)} Δ%`]),
-    'runs needed per arm', 'runs in smaller arm'];
+    'runs needed per arm', 'runs in smaller arm', `${DISCOVERY_MARK.mark} survives BH`];
   const cells = report.groups.map((g) => {
     const byP = new Map((g.analysis?.rows ?? []).map((r) => [r.p, r]));
     return [g.name, int(g.runs), pct(g.fallback.rate), int(g.excluded.protocol_mismatch ?? 0),
       ...report.percentiles.map((p) => markedPct(byP.get(p))),
       g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '-',
-      int(Math.min(g.arms.h2.runs, g.arms.h3.runs))];
+      int(Math.min(g.arms.h2.runs, g.arms.h3.runs)), survivorsOf(g)];
   });
   const L = armLabels(report.arms);
   return [`by ${by} (Δ% of ${L.treatment} vs ${L.control}; runs needed per arm for the sample-size target above):`,
-    ...alignTable(header, cells), legend(), ...pooledNote(report)];
+    ...alignTable(header, cells), `${legend()}; ${DISCOVERY_MARK.mark} survives BH: the percentiles whose Δ ms ${DISCOVERY_MARK.what}`,
+    ...pooledNote(report)];
 }
 
 // One line per day: Δ% with its interval at the daily percentiles.
@@ -198,6 +224,25 @@ function formatDaily(report) {
     })];
   });
   return ['by day received (is the effect stable from day to day?):', ...alignTable(header, cells), legend()];
+}
+
+// The daily looks: per day, Δ ms over every run received up to then, with the fixed-horizon interval (valid for one
+// look planned in advance) beside the anytime-valid one (valid however often it is looked at).
+function formatCumulative(report) {
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const { percentiles, days } = report.daily;
+  const header = ['up to day', 'runs', ...percentiles.flatMap((p) => [`${percentileLabel(p)} Δ ms`, 'fixed', 'anytime'])];
+  const cells = days.filter((d) => d.cumulative).map((d) => {
+    const byP = new Map(d.cumulative.rows.map((r) => [r.p, r]));
+    return [d.day, int(d.cumulative.runs), ...percentiles.flatMap((p) => {
+      const r = byP.get(p);
+      return r ? [signed(r.diff_ms), `${interval(r.ci_ms, 2)}${starOf(r, 'ms') || ' '}`, `${interval(r.cs_ms, 2)}${r.significant_cs_ms ? '*' : ' '}`]
+        : ['-', '-', '-'];
+    })];
+  });
+  return [`cumulative by day (every run received up to the end of the day; ${conf} fixed-horizon interval, valid for one look ` +
+    'planned in advance, beside the anytime-valid one, valid however often it is looked at):', ...alignTable(header, cells),
+  `* the interval excludes 0; ${NA_TEXT}`];
 }
 
 export function alignTable(header, rows) {

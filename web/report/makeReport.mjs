@@ -46,7 +46,15 @@ export async function makeReport(core, {
       payloadBytes, minGroupRuns, sets: daily ? [by, 'day'] : [by] });
     const [report, byDay] = await buildReportsFromAggregates(core, source, { metric, since: normalizeSince(since), arms, method, confidence },
       [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
-    if (daily) report.daily = dailySeries(byDay);
+    if (daily) {
+      // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
+      const looks = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
+        payloadBytes, sets: ['day'], cumulative: true });
+      const [cumulative] = await buildReportsFromAggregates(core, looks, { metric, since: normalizeSince(since), arms, method: 'delta', confidence },
+        [{ percentiles: DAILY_PERCENTILES }]);
+      report.daily = dailySeries(byDay, cumulative);
+      source.passes.push(...looks.passes.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
+    }
     report.connectionSetup = arms === SETUP_ARMS
       ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, payloadBytes, confidence,
         shown: report.pooled ? report.groups.slice(1).map((g) => g.name).filter((name) => name !== OTHER_GROUP) : null })
@@ -74,7 +82,8 @@ export async function makeReport(core, {
     const setup = performance.now() - ts;
     if (daily) {
       const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by: 'day' });
-      report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }));
+      report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }),
+        buildReport(core, byDay, { method: 'delta', confidence, percentiles: DAILY_PERCENTILES, cumulative: true }));
     }
     const t2 = performance.now();
     return finish(report, { read: t1 - t0, stats: t2 - t1 - setup, setup }, { htmlPath, jsonPath });
@@ -84,13 +93,25 @@ export async function makeReport(core, {
 }
 
 // Δ at DAILY_PERCENTILES per day received, each day a group of its own with its own intervals. report: the same report
-// grouped by day (either store).
-function dailySeries(report) {
+// grouped by day (either store). cumulative (optional): the report whose day groups hold every run received up to the
+// end of that day (buildReport's cumulative option): each day then also carries that look, with the fixed-horizon
+// interval beside the anytime-valid one (the confidence sequence, valid however often the series is read).
+function dailySeries(report, cumulative = null) {
+  const looks = new Map((cumulative?.groups.slice(1) ?? []).map((g) => [g.name, g]));
   return {
     percentiles: [...DAILY_PERCENTILES],
     days: report.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant_ms: x.significant_ms, significant_pct: x.significant_pct })) })),
+      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant_ms: x.significant_ms, significant_pct: x.significant_pct })),
+    ...(looks.has(g.name) ? { cumulative: cumulativeLook(looks.get(g.name)) } : {}) })),
   };
+}
+
+// One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks.
+function cumulativeLook(g) {
+  return { runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
+    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, cs_ms: x.cs_ms, cs_pct: x.cs_pct,
+    significant_ms: x.significant_ms, significant_pct: x.significant_pct, significant_cs_ms: x.significant_cs_ms,
+    significant_cs_pct: x.significant_cs_pct })) };
 }
 
 // Text, HTML and JSON of a report, the same from either store.

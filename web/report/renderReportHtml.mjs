@@ -2,7 +2,7 @@
 // Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
 // ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
 // percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, loadErrorLine, MARKS, markOf, NA_TEXT, payloadLine, percentileLabel, pooledNote } from './formatReport.mjs';
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, MARKS, markOf, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 
@@ -60,13 +60,15 @@ ${body.filter(Boolean).join('\n')}
 
 // The verdict first, as the text report prints it; each caution on its own, loud.
 function verdictSection(v) {
-  const [line] = v.text.split('\nCAUTION: ');
-  return [`<p class="verdict"><b>${esc(line)}</b></p>`,
+  const [line, ...more] = v.text.split('\nCAUTION: ')[0].split('\n');
+  return [`<p class="verdict"><b>${esc(line)}</b></p>`, ...more.map((m) => `<p class="verdict-more">${esc(m)}</p>`),
     ...v.cautions.map((c) => `<p class="caution">Caution: ${esc(c)}</p>`)].join('\n');
 }
 
 const CSS = `
 .verdict { font-size: 15.5px; background: #f8fafc; border-left: 4px solid #334155; padding: 8px 12px; }
+.wide { overflow-x: auto; } td.survivors { white-space: normal; min-width: 7em; } .cumulative th, .cumulative td { padding: 3px 6px; font-size: 12.5px; } .cumulative th { white-space: normal; }
+.verdict-more { background: #f8fafc; border-left: 4px solid #94a3b8; padding: 4px 12px; margin: 2px 0; }
 .caution { background: #fef2f2; border-left: 4px solid #dc2626; padding: 6px 12px; color: #7f1d1d; font-weight: 600; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2937; margin: 24px auto; max-width: 1120px; padding: 0 16px; }
 h1 { font-size: 24px; margin: 0 0 8px; } h2 { font-size: 19px; margin: 32px 0 6px; border-bottom: 1px solid #e5e7eb; padding-bottom: 4px; }
@@ -100,6 +102,13 @@ function markedCells(r, unit, delta, interval) {
   return `<td${sig ? ' class="sig"' : ''}>${delta}${sig ? ' *' : ''}</td><td${sig ? ' class="sig"' : ''}>${interval}</td>`;
 }
 
+// The cell's adjusted p-value (and the mark when it survives) and its anytime-valid interval of Δ ms.
+function comparisonCells(r) {
+  const q = Number.isFinite(r.q_value) ? (r.q_value < 0.001 ? '<0.001' : r.q_value.toFixed(3)) : '–';
+  return `<td class="q${r.discovery ? ' sig' : ''}">${q}${r.discovery ? ` ${DISCOVERY_MARK.mark}` : ''}</td>` +
+    `<td class="cs${r.significant_cs_ms ? ' sig' : ''}">${ci(r.cs_ms, 2)}${r.significant_cs_ms ? ' *' : ''}</td>`;
+}
+
 function legend(report) {
   return `<p class="legend"><b>*</b> ${esc(MARKS.significant.what)}. No mark: ${esc(MARKS.includesZero.what)}.
 <b>?</b> and <b>n/a</b>: ${esc(NA_TEXT.replace(/^n\/a: /, ''))}; the minimum is ${int(report.minRunsForInterval)} runs.
@@ -112,16 +121,16 @@ function summarySection(report) {
   const t = report.sampleSizeTarget;
   const by = BY_LABELS[report.by ?? 'region'];
   const head = [by, 'runs', 'requests', 'fallback rate', 'client/server mismatch', ...report.percentiles.map((p) => `${percentileLabel(p)} Δ% [${conf} CI]`),
-    `runs needed per arm (${Math.round(t.mde * 100)}% at ${percentileLabel(t.p)})`, 'runs in the smaller arm'];
+    `runs needed per arm (${Math.round(t.mde * 100)}% at ${percentileLabel(t.p)})`, 'runs in the smaller arm', `${DISCOVERY_MARK.mark} survives BH`];
   const rows = report.groups.map((g) => {
     const byP = new Map((g.analysis?.rows ?? []).map((r) => [r.p, r]));
     return `<tr><td>${esc(g.name)}</td><td>${int(g.runs)}</td><td>${int(g.requests)}</td><td>${pct(g.fallback.rate)}</td>` +
       `<td>${int(g.excluded.protocol_mismatch ?? 0)}</td>${report.percentiles.map((p) => deltaCell(byP.get(p))).join('')}` +
       `<td>${g.sampleSize && Number.isFinite(g.sampleSize.runs_per_arm) ? int(Math.ceil(g.sampleSize.runs_per_arm)) : '–'}</td>` +
-      `<td>${int(Math.min(g.arms.h2.runs, g.arms.h3.runs))}</td></tr>`;
+      `<td>${int(Math.min(g.arms.h2.runs, g.arms.h3.runs))}</td><td class="survivors">${esc(survivorsOf(g))}</td></tr>`;
   });
   return `<section id="summary"><h2>By ${esc(by)}</h2>
-<table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>
+<div class="wide"><table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>
 ${legend(report)}${pooledHtml(report)}
 <div class="plots"><figure>${fallbackChart(report.groups, L)}<figcaption>Share of completed ${L.treatment} requests that went over another protocol
 (UDP blocked, Alt-Svc not learned): excluded from the ${L.treatment} arm.</figcaption></figure></div></section>`;
@@ -140,9 +149,12 @@ function groupSection(g, report, index) {
   const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r.replaceAll('_', ' ')} ${int(g.excluded[r])}`);
   const rows = g.analysis?.rows ?? [];
   const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<table class="arms">
-<thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th></tr></thead>
+<thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th>
+<th title="Δ ms's p-value adjusted by Benjamini–Hochberg over every group × percentile of this report">q (BH)</th><th title="valid however often it is looked at">${conf} anytime-valid Δ ms</th></tr></thead>
 <tbody>${rows.map((r) => `<tr><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
-${markedCells(r, 'ms', signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, 'pct', `${signed(r.diff_pct, 1)}%`, ci(r.ci_pct, 1, '%'))}</tr>`).join('')}</tbody></table>`;
+${markedCells(r, 'ms', signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, 'pct', `${signed(r.diff_pct, 1)}%`, ci(r.ci_pct, 1, '%'))}${comparisonCells(r)}</tr>`).join('')}</tbody></table>
+<p class="meta">q (BH): the p-value of Δ ms adjusted for every comparison in this report (Benjamini–Hochberg); <b>${DISCOVERY_MARK.mark}</b> ${esc(DISCOVERY_MARK.what)} at
+${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence sequence over runs in the order received, valid however often the report is read (<b>*</b> when it excludes 0).</p>`;
   const p = g.paired;
   const o = g.order;
   const s = g.sampleSize;
@@ -223,12 +235,9 @@ function deltaChart(rows, confidence, L) {
   `Δ % (${L.treatment} − ${L.control})`, 'delta-chart');
 }
 
-// Δ% points with their intervals along x (percentiles, or days), a dashed line at 0. Filled: the interval excludes 0;
-// open: it includes 0; grey diamond: no interval.
-function intervalChart(points, yLabel, cls, width = W) {
-  const rows = points.map((x) => x.row);
-  if (rows.length === 0) return emptyChart('no data');
-  const vals = rows.flatMap((r) => [r.diff_pct, ...(Array.isArray(r.ci_pct) ? r.ci_pct : [])]).filter(Number.isFinite);
+// The frame of a chart of n evenly spaced points (percentiles, days) against values: y spans the values and 0, padded
+// and rounded to a nice step, with its grid (each tick followed by unit), the axes, a dashed line at 0 and the y label.
+function bandFrame(vals, n, yLabel, width, unit) {
   let lo = Math.min(0, ...vals);
   let hi = Math.max(0, ...vals);
   const pad = Math.max(1, (hi - lo) * 0.08);
@@ -238,16 +247,26 @@ function intervalChart(points, yLabel, cls, width = W) {
   lo = Math.floor(lo / step) * step;
   hi = Math.ceil(hi / step) * step;
   const right = width - M.right;
-  const band = (right - M.left) / rows.length;
+  const band = (right - M.left) / n;
   const sx = (i) => M.left + band * (i + 0.5);
   const sy = (v) => H - M.bottom - ((v - lo) / (hi - lo)) * (H - M.top - M.bottom);
   const parts = [];
   for (let v = lo; v <= hi + step / 2; v += step) {
     parts.push(`<line class="grid" x1="${M.left}" x2="${right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`,
-      `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}%</text>`);
+      `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}${unit}</text>`);
   }
   parts.push(axes(width), `<line class="zero" x1="${M.left}" x2="${right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
     `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`);
+  return { parts, sx, sy, band, right };
+}
+
+// Δ% points with their intervals along x (percentiles, or days), a dashed line at 0. Filled: the interval excludes 0;
+// open: it includes 0; grey diamond: no interval.
+function intervalChart(points, yLabel, cls, width = W) {
+  const rows = points.map((x) => x.row);
+  if (rows.length === 0) return emptyChart('no data');
+  const vals = rows.flatMap((r) => [r.diff_pct, ...(Array.isArray(r.ci_pct) ? r.ci_pct : [])]).filter(Number.isFinite);
+  const { parts, sx, sy, band, right } = bandFrame(vals, rows.length, yLabel, width, '%');
   // Labels thin out when there are many points (days): about one per 40 px.
   const every = Math.max(1, Math.ceil(rows.length / Math.max(1, Math.floor((right - M.left) / 40))));
   points.forEach(({ label, key, row: r, title }, i) => {
@@ -305,7 +324,55 @@ function dailySection(report) {
 group of its own, with its own intervals: ${L.treatment} − ${L.control}.</p>
 <div class="plots">${charts.join('\n')}</div>
 <details><summary>The daily table</summary><table class="daily"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>
-<tbody>${rows.join('')}</tbody></table></details></section>`;
+<tbody>${rows.join('')}</tbody></table></details>${cumulativeTable(report)}</section>`;
+}
+
+// The daily looks: Δ ms over every run received up to each day, the fixed-horizon interval beside the anytime-valid one.
+function cumulativeTable(report) {
+  const { percentiles, days } = report.daily;
+  const looks = days.filter((d) => d.cumulative);
+  if (!looks.length) return '';
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const cell = (interval, sig) => `<td${sig ? ' class="sig"' : ''}>${ci(interval, 2)}${sig ? ' *' : ''}</td>`;
+  const head = ['up to day', 'runs', ...percentiles.flatMap((p) => [`${percentileLabel(p)} Δ ms`, `${conf} fixed-horizon`, `${conf} anytime-valid`])];
+  const rows = looks.map((d) => `<tr><td>${esc(d.day)}</td><td>${int(d.cumulative.runs)}</td>${percentiles.map((p) => {
+    const r = d.cumulative.rows.find((x) => x.p === p);
+    return r ? `<td>${signed(r.diff_ms)}</td>${cell(r.ci_ms, markOf(r, 'ms') === 'significant')}${cell(r.cs_ms, r.significant_cs_ms)}` : '<td>–</td><td>–</td><td>–</td>';
+  }).join('')}</tr>`);
+  const charts = percentiles.map((p) => `<figure>${cumulativeChart(looks, p)}<figcaption>${percentileLabel(p)}: Δ ms up to each day; thin: ${conf} fixed-horizon, grey: anytime-valid.</figcaption></figure>`);
+  return `<h3>Cumulative, as read each day</h3>
+<div class="plots">${charts.join('\n')}</div>
+<p class="meta">Every run received up to the end of each day. The fixed-horizon interval is valid for one look planned in
+advance: read every day, it excludes 0 by chance far more often than ${Math.round((1 - report.confidence) * 100)}% of the time. The
+anytime-valid interval (a confidence sequence over runs) stays valid however often it is read; <b>*</b>: the interval excludes 0.</p>
+<div class="wide"><table class="cumulative"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
+}
+
+// One percentile's looks: per day Δ ms with the anytime-valid interval (a wide grey bar) behind the fixed-horizon one
+// (a thin line), a dashed line at 0.
+function cumulativeChart(looks, p) {
+  const width = 380;
+  const rows = looks.map((d) => d.cumulative.rows.find((x) => x.p === p) ?? { diff_ms: NaN, ci_ms: null, cs_ms: null });
+  const finite = (c) => Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1]);
+  const vals = rows.flatMap((r) => [r.diff_ms, ...(finite(r.cs_ms) ? r.cs_ms : []), ...(finite(r.ci_ms) ? r.ci_ms : [])]).filter(Number.isFinite);
+  if (!vals.length) return emptyChart('no data');
+  const { parts, sx, sy, band, right } = bandFrame(vals, rows.length, `${percentileLabel(p)} Δ ms`, width, '');
+  const every = Math.max(1, Math.ceil(rows.length / Math.max(1, Math.floor((right - M.left) / 40))));
+  rows.forEach((r, i) => {
+    const x = f1(sx(i));
+    if (i % every === 0) parts.push(`<text x="${x}" y="${H - M.bottom + 14}" text-anchor="middle">${esc(looks[i].day.slice(5))}</text>`);
+    const w = Math.min(10, band / 2);
+    if (finite(r.cs_ms)) {
+      parts.push(`<rect class="cs-bar" data-day="${esc(looks[i].day)}" x="${f1(x - w / 2)}" y="${f1(sy(r.cs_ms[1]))}" width="${f1(w)}" `
+        + `height="${f1(Math.max(0, sy(r.cs_ms[0]) - sy(r.cs_ms[1])))}" fill="#cbd5e1"><title>${esc(looks[i].day)} anytime-valid ${ci(r.cs_ms, 2)}</title></rect>`);
+    }
+    if (finite(r.ci_ms)) {
+      parts.push(`<line class="ci-line" x1="${x}" x2="${x}" y1="${f1(sy(r.ci_ms[0]))}" y2="${f1(sy(r.ci_ms[1]))}" stroke="${COLORS.h3}" stroke-width="2">`
+        + `<title>${esc(looks[i].day)} fixed-horizon ${ci(r.ci_ms, 2)}</title></line>`);
+    }
+    if (Number.isFinite(r.diff_ms)) parts.push(`<circle cx="${x}" cy="${f1(sy(r.diff_ms))}" r="3.5" fill="${COLORS.h3}"/>`);
+  });
+  return svg(parts, `cumulative-chart cumulative-${percentileLabel(p)}`, width);
 }
 
 function fallbackChart(groups, L) {

@@ -15,7 +15,9 @@ const day = (iso) => (iso ? iso.slice(0, 10) : '?');
 
 /**
  * report: from buildReport(). Returns { text, interval: 'ms' (the one it reads), cautions: [text], runs, received: {first, last}, percentiles: [{p, verdict:
- * 'faster'|'slower'|'no difference shown'|'no interval', diff_ms, diff_pct, ci_ms}] } for the overall group.
+ * 'faster'|'slower'|'no difference shown'|'no interval', diff_ms, diff_pct, ci_ms, q_value, discovery, cs_ms,
+ * significant_cs_ms}], fdr (discoveries() below) } for the overall group. Its text also says how many cells survive
+ * the multiplicity adjustment, naming them, and where the anytime-valid interval excludes 0.
  */
 export function verdict(report) {
   const overall = report.groups[0];
@@ -56,8 +58,32 @@ export function verdict(report) {
   } else if (noCi.length) {
     cautions.push(`${runs} runs are too few for intervals at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
   }
+  const fdr = discoveries(report);
+  const anytime = rows.filter((r) => r.significant_cs_ms).map((r) => percentileLabel(r.p));
+  const counted = `${fdr.survivors.length} of ${fdr.cells} ${report.by ?? 'region'} × percentile cells ` +
+    `survive${fdr.survivors.length ? `: ${fdr.survivors.map((x) => `${x.group} ${percentileLabel(x.p)}`).join(', ')}` : ''}`;
   const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of ` +
     `${VERDICT_INTERVAL.name}): ${parts.join('; ')}` +
+    (fdr.cells ? `\ncounting every comparison (Benjamini–Hochberg, false discovery rate ${pctLevel(fdr.level)}): ${counted}` : '') +
+    (rows.some((r) => Array.isArray(r.cs_ms) && r.cs_ms.every(Number.isFinite))
+      ? `\nanytime-valid (the ${conf} confidence sequence, valid however often this is read): ` +
+        `${anytime.length ? `excludes 0 at ${anytime.join(', ')}` : 'no difference shown'}` : '') +
     cautions.map((c) => `\nCAUTION: ${c}`).join('');
-  return { text, interval: VERDICT_INTERVAL.unit, cautions, runs, received: report.received, percentiles };
+  return { text, interval: VERDICT_INTERVAL.unit, cautions, runs, received: report.received,
+    percentiles: percentiles.map((x, i) => ({ ...x, q_value: rows[i].q_value ?? null, discovery: Boolean(rows[i].discovery),
+      cs_ms: rows[i].cs_ms ?? null, significant_cs_ms: Boolean(rows[i].significant_cs_ms) })),
+    fdr };
+}
+
+const pctLevel = (x) => `${Number((100 * x).toFixed(2))}%`;
+
+/**
+ * The cells that survive the core's Benjamini–Hochberg adjustment (multiplicity.hpp: every group × percentile with a
+ * p-value is one family, at 1 − confidence): { method, level, cells, survivors: [{group, p, diff_ms, q_value}] }.
+ */
+export function discoveries(report) {
+  const cells = report.groups.flatMap((g) => (g.analysis?.rows ?? []).filter((r) => Number.isFinite(r.p_value))
+    .map((r) => ({ group: g.name, p: r.p, diff_ms: r.diff_ms, q_value: r.q_value, discovery: Boolean(r.discovery) })));
+  return { method: 'Benjamini-Hochberg', level: 1 - report.confidence, cells: cells.length,
+    survivors: cells.filter((c) => c.discovery).map(({ discovery, ...c }) => c) };
 }

@@ -90,6 +90,8 @@ export interface ReportOptions {
   sampleSize?: { p: number; mde: number; alpha: number; power: number };
   /** Also compute CDF points at these probabilities. */
   cdfProbabilities?: Float64Array;
+  /** buildReport only: group k (k >= 1) holds its runs and every earlier group's (the daily series' looks). */
+  cumulative?: boolean;
 }
 
 /** [lower, upper]; null bounds: no interval (too few runs, or p too extreme for the sample). */
@@ -111,6 +113,19 @@ export interface QuantileRow {
   significant_pct: boolean;
   /** Estimated correlation of the two arms' quantile estimates (runs shared by both arms); null without an interval. */
   corr: number | null;
+  /** The delta method's standard error of Δ ms (kept when the bootstrap replaces the intervals); null without one. */
+  se_ms: number | null;
+  /** The anytime-valid interval of Δ ms and Δ % (an asymptotic confidence sequence over runs, confidence_sequence.hpp). */
+  cs_ms: Interval;
+  cs_pct: Interval;
+  /** cs_ms / cs_pct is defined and excludes 0. */
+  significant_cs_ms: boolean;
+  significant_cs_pct: boolean;
+  /** Two-sided p-value of Δ ms / se_ms; its Benjamini-Hochberg adjustment over every cell of the report; whether the
+   * cell survives at 1 - confidence (multiplicity.hpp). */
+  p_value: number | null;
+  q_value: number | null;
+  discovery: boolean;
 }
 
 export interface GroupReport {
@@ -142,7 +157,7 @@ export interface Schema {
   /** Why a sampled page load could not load the run: the reasons of a beacon with outcome "load_error". */
   loadErrorReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
-    minRunsForInterval: number; maxPayloadBytes: number };
+    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number };
   runRecordVersion: number;
   /** The Server-Timing metric name whose description is the protocol the origin saw ("proto"). */
   serverTimingProtocol: string;

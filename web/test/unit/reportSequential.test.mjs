@@ -1,0 +1,83 @@
+// The anytime-valid interval and the multiplicity-aware verdict, as the report shows them: the core computes both
+// (confidence_sequence.hpp, multiplicity.hpp; their statistics are tested in host_tests/sequential_test.cpp), and
+// these tests check that the text, the HTML and the JSON carry what the core computed, that the daily series' looks
+// are cumulative (every run up to that day), and that the verdict counts and names the cells that survive.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { writeSyntheticDb } from '../../devstack/syntheticBeacons.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
+
+const core = await loadH3probeNode();
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-sequential-'));
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const dbPath = path.join(tmp, 'runs.sqlite');
+await writeSyntheticDb(dbPath, core, { runs: 1200, days: 6, seed: 5 });
+const jsonPath = path.join(tmp, 'report.json');
+const htmlPath = path.join(tmp, 'report.html');
+const made = await makeReport(core, { dbPath, jsonPath, htmlPath, daily: true });
+const json = JSON.parse(fs.readFileSync(jsonPath, 'utf8'));
+const finite = (ci) => Array.isArray(ci) && ci.every(Number.isFinite);
+const excludes = (ci) => finite(ci) && (ci[0] > 0 || ci[1] < 0);
+
+test('every row with an interval has an anytime-valid one around the same estimate, wider, with its own mark', () => {
+  const rows = json.groups.flatMap((g) => g.analysis.rows).filter((r) => finite(r.ci_ms));
+  assert.ok(rows.length > 10);
+  for (const r of rows) {
+    assert.ok(finite(r.cs_ms) && finite(r.cs_pct), `p${r.p * 100}`);
+    assert.ok(r.cs_ms[0] < r.ci_ms[0] && r.cs_ms[1] > r.ci_ms[1], 'wider than the fixed-horizon interval');
+    assert.ok(Math.abs((r.cs_ms[0] + r.cs_ms[1]) / 2 - r.diff_ms) < 1e-9 * Math.max(1, Math.abs(r.diff_ms)));
+    assert.equal(r.significant_cs_ms, excludes(r.cs_ms));
+    assert.equal(r.significant_cs_pct, excludes(r.cs_pct));
+    if (r.significant_cs_ms) assert.ok(r.significant_ms, 'a sequence that excludes 0 implies the interval does');
+  }
+});
+
+test('the daily looks hold every run up to their day, the fixed-horizon interval beside the anytime-valid one', () => {
+  const { days } = json.daily;
+  assert.equal(days.length, 6);
+  let sum = 0;
+  for (const d of days) {
+    sum += d.runs;
+    assert.equal(d.cumulative.runs, sum, d.day);
+    assert.deepEqual(d.cumulative.rows.map((r) => r.p), json.daily.percentiles);
+    for (const r of d.cumulative.rows) assert.ok(finite(r.ci_ms) && finite(r.cs_ms) && r.cs_ms[0] < r.ci_ms[0], `${d.day} p${r.p * 100}`);
+  }
+  // The last look is every run: its Δ is the overall group's.
+  const overall = json.groups[0].analysis.rows;
+  for (const r of days.at(-1).cumulative.rows) assert.equal(r.diff_ms, overall.find((x) => x.p === r.p).diff_ms);
+  const text = made.text.slice(made.text.indexOf('cumulative by day'));
+  assert.match(text, /^cumulative by day/);
+  assert.equal(text.split('\n').filter((l) => /^\d{4}-\d\d-\d\d /.test(l)).length, 6);
+  const html = fs.readFileSync(htmlPath, 'utf8');
+  assert.equal((html.match(/<table class="cumulative">[\s\S]*?<\/table>/)[0].match(/<tr><td>\d{4}-/g) ?? []).length, 6);
+  // A chart per percentile: per day the anytime-valid bar behind the fixed-horizon line.
+  const charts = html.match(/<svg class="cumulative-chart[\s\S]*?<\/svg>/g) ?? [];
+  assert.equal(charts.length, 3);
+  for (const c of charts) assert.equal((c.match(/class="cs-bar"/g) ?? []).length, 6);
+});
+
+test('the verdict counts every comparison: the cells that survive Benjamini–Hochberg, as the core marked them', () => {
+  const cells = json.groups.flatMap((g) => g.analysis.rows.map((r) => ({ group: g.name, ...r })))
+    .filter((r) => Number.isFinite(r.p_value));
+  const { fdr } = json.verdict;
+  assert.equal(fdr.cells, cells.length);
+  assert.equal(fdr.level, 1 - json.confidence);
+  assert.deepEqual(fdr.survivors.map((s) => `${s.group} ${s.p}`), cells.filter((r) => r.discovery).map((r) => `${r.group} ${r.p}`));
+  for (const r of cells) {
+    assert.ok(r.q_value >= r.p_value - 1e-15);
+    assert.equal(r.discovery, r.q_value <= fdr.level + 1e-12);
+  }
+  // This data has a real tail effect: some cells survive, and the verdict names them.
+  assert.ok(fdr.survivors.length > 0);
+  const line = made.report.verdict.text.split('\n').find((l) => l.startsWith('counting every comparison'));
+  assert.match(line, new RegExp(`: ${fdr.survivors.length} of ${fdr.cells} region × percentile cells survive: overall p\\d`));
+  assert.match(made.report.verdict.text, /\nanytime-valid \(the 95% confidence sequence/);
+  // Per cell, beside the table: the adjusted value and the survivor mark in text; a q column in HTML.
+  assert.match(made.text, /Δ ms adjusted for every comparison in this report \(Benjamini–Hochberg; † survives at 5%\): p50 q /);
+  const html = fs.readFileSync(htmlPath, 'utf8');
+  assert.equal((html.match(/<td class="q sig">/g) ?? []).length, fdr.survivors.length);
+});
