@@ -157,6 +157,7 @@ SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* reco
     std::vector<std::array<ValueGroup, kSetupMetrics>> values(groups);
 
     std::uint32_t run = 0;
+    std::vector<double> v[2];  // one run's values of one metric, kept between runs (no allocation per run)
     // One run's record (setup_record()'s layout) into its group and the overall one; false (and why) if it does not read.
     const auto add_record = [&](std::uint8_t group, const std::uint8_t* rec, const char* kind, std::size_t at) {
         const auto where = [&] { return kind + std::to_string(at); };
@@ -182,8 +183,8 @@ SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* reco
             }
             for (int m = 0; m < kSetupMetrics; ++m) {
                 const auto metric = static_cast<SetupMetric>(m);
-                std::vector<double> v[2];
                 for (int p = 0; p < 2; ++p) {
+                    v[p].clear();
                     // tls_ms: the cold HTTP/2 value in both places (see SetupGroup::metric).
                     const int from = is_paired(metric) ? p : 0;
                     if (outcome[from] == SetupOutcome::cold && !std::isnan(value(from, m))) v[p].push_back(value(from, m));

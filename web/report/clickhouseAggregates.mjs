@@ -46,19 +46,28 @@ export function clickhouseAggregateSource(client, schema, options = {}) {
 // inside their UNION ALL ("cannot convert column grp") nor a scalar subquery over Distributed tables.
 function pooledSource(client, schema, { by, since = '', arms = 'h2-h3', minGroupRuns, ...options }) {
   checkMinGroupRuns(minGroupRuns);
-  const label = CLICKHOUSE_GROUP_BY[by];
   let inner = null;
   return {
     async start() {
-      const counts = await client.json(`SELECT ${label} AS name, count() AS n FROM run_records
-        WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY name`);
-      const shown = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => sqlString(c.name));
-      const groupExpr = `if(has(${shown.length ? `[${shown.join(', ')}]` : 'emptyArrayString()'}, ${label}), ${label}, ${sqlString(OTHER_GROUP)})`;
+      const { groupExpr, values } = await pooledGroupExpr(client, { by, since, arms, minGroupRuns });
       inner = passesSource(client, schema, { ...options, by, since, arms, groupExpr });
-      return { ...(await inner.start()), pooled: { minRuns: minGroupRuns, values: counts.length - shown.length } };
+      return { ...(await inner.start()), pooled: { minRuns: minGroupRuns, values } };
     },
     fill: (aggregates, needs) => inner.fill(aggregates, needs),
   };
+}
+
+/**
+ * A pooled split's group of each run_records row, in SQL: its value of CLICKHOUSE_GROUP_BY[by] when at least
+ * minGroupRuns selected runs have it, OTHER_GROUP otherwise. Resolves to {groupExpr, values (how many values pooled)}.
+ */
+export async function pooledGroupExpr(client, { by, since = '', arms = 'h2-h3', minGroupRuns }) {
+  const label = CLICKHOUSE_GROUP_BY[by];
+  const counts = await client.json(`SELECT ${label} AS name, count() AS n FROM run_records
+    WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY name`);
+  const shown = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => sqlString(c.name));
+  return { groupExpr: `if(has(${shown.length ? `[${shown.join(', ')}]` : 'emptyArrayString()'}, ${label}), ${label}, ${sqlString(OTHER_GROUP)})`,
+    values: counts.length - shown.length };
 }
 
 /**

@@ -7,7 +7,8 @@
 // "verified"), and web/test/unit/connectionSetup.test.mjs checks that both stores, with and without the records, give
 // the same view on a database that meets every branch of it. One value per run and protocol: the sums the inference
 // asks are counts of runs.
-import { CLICKHOUSE_GROUP_BY } from './clickhouseAggregates.mjs';
+import { CLICKHOUSE_GROUP_BY, pooledGroupExpr } from './clickhouseAggregates.mjs';
+import { GROUP_BY } from './readReportData.mjs';
 import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
 import { setupColumns } from '../server/clickhouseStore.mjs';
 
@@ -25,7 +26,7 @@ const OUTCOME = { cold: 0, reused: 1, unverified: 2, absent: 3 };
  * protocol's outcome code, the first HTTP/3-origin request's verdict (0 over h3, 1 over another protocol, 2 unknown),
  * and per protocol and metric an array of 0 or 1 value: the cold sample's.
  */
-function pairsSql(schema, { since, by }) {
+function pairsSql(schema, { since, groupExpr, old }) {
   const servers = Object.keys(schema.serverProtocols);
   const seen = `transform(server_protocol, ${sqlArray(servers)}, ${sqlArray(servers.map((s) => schema.serverProtocols[s]))}, '')`;
   // classify_measured(): result ok, the protocol named and the origin's own, the origin's Server-Timing agreeing or silent.
@@ -49,27 +50,41 @@ function pairsSql(schema, { since, by }) {
   const fromRecord = (p) => [`${c.outcome[p]} AS ${p}_outcome`,
     ...schema.setupMetrics.map((m) => `${c.values.find((v) => v.protocol === p && v.metric === m.name).name} AS ${p}_${m.name}`)];
   // The runs' cold-setup records (the core's rule, applied at ingest); a run without a pre-warm request (both absent) is
-  // in no count. Then the runs stored before the record, from their pre-warm requests.
-  return `SELECT ${CLICKHOUSE_GROUP_BY[by]} AS grp, ${fromRecord('h2').join(', ')}, ${fromRecord('h3').join(', ')}, ${c.first} AS first_h3
-  FROM run_records WHERE ${selected} AND ${c.version} != 0 AND NOT (${c.outcome.h2} = ${OUTCOME.absent} AND ${c.outcome.h3} = ${OUTCOME.absent})
+  // in no count. Then, when there are any (`old`), the runs stored before the record, from their pre-warm requests.
+  const records = `SELECT ${groupExpr} AS grp, ${fromRecord('h2').join(', ')}, ${fromRecord('h3').join(', ')}, ${c.first} AS first_h3
+  FROM run_records WHERE ${selected} AND ${c.version} != 0 AND NOT (${c.outcome.h2} = ${OUTCOME.absent} AND ${c.outcome.h3} = ${OUTCOME.absent})`;
+  if (!old) return records;
+  return `${records}
   UNION ALL
   SELECT grp, ${perOrigin('h2').join(', ')}, ${perOrigin('h3').join(', ')},
     multiIf(length(${firstH3}) = 0, 2, ${t(`${firstH3}[1]`, 3)} = 1, 0, ${t(`${firstH3}[1]`, 4)} = 1, 1, 2) AS first_h3
-  FROM (SELECT run_id, ${CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records WHERE ${selected} AND ${c.version} = 0)
+  FROM (SELECT run_id, ${groupExpr} AS grp FROM run_records WHERE ${selected} AND ${c.version} = 0)
   ANY INNER JOIN (SELECT run_id, arraySort(x -> ${t('x', 1)}, groupArray(${row})) AS rows FROM requests
-    WHERE phase = 'prewarm' AND run_id IN (SELECT run_id FROM run_records WHERE ${selected} AND ${c.version} = 0)
-    GROUP BY run_id) USING run_id`;
+    WHERE phase = 'prewarm' GROUP BY run_id) USING run_id`;
+}
+
+// Whether any selected run was stored before its cold-setup record.
+async function hasOldRuns(client, schema, { since }) {
+  const [{ n }] = await client.json(`SELECT count() AS n FROM run_records WHERE arms = ${sqlString(SETUP_ARMS)}
+    AND received_at >= ${sqlString(since)} AND ${setupColumns(schema).version} = 0`);
+  return Number(n) > 0;
 }
 
 /**
  * client: clickhouseClient(); core: loadH3probeNode(). Options: since (ISO or ''), by (one of CLICKHOUSE_GROUP_BY),
- * confidence. Resolves to the view (assembleSetup()).
+ * confidence, minGroupRuns (as the report's). Resolves to the view (assembleSetup()).
  */
-export async function clickhouseConnectionSetup(client, core, { since = '', by = 'region', confidence = 0.95 } = {}) {
+export async function clickhouseConnectionSetup(client, core, {
+  since = '', by = 'region', confidence = 0.95, minGroupRuns = core.schema().limits.minRunsForInterval,
+} = {}) {
   const schema = core.schema();
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')}`);
+  // A pooled split (network) pools its small values as the arms' report does.
+  const groupExpr = GROUP_BY[by]?.pooled
+    ? (await pooledGroupExpr(client, { by, since, arms: SETUP_ARMS, minGroupRuns })).groupExpr : CLICKHOUSE_GROUP_BY[by];
   // Every run twice: in its group, and in overall (group '').
-  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { since, by })})) ARRAY JOIN gs AS g`;
+  const old = await hasOldRuns(client, schema, { since });
+  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { since, groupExpr, old })})) ARRAY JOIN gs AS g`;
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
   const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},

@@ -5,7 +5,7 @@
 // reads those records of SQLite for it (and the pre-warm rows of runs stored before the record existed), and shapes the
 // view the text, HTML and JSON reports show (the ClickHouse store computes the same in SQL:
 // clickhouseConnectionSetup.mjs).
-import { GROUP_BY } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP } from './readReportData.mjs';
 import { hasSetupRecords, packedRequestColumns } from '../server/store.mjs';
 
 /** The percentiles of the view: the body and the tail Dropbox reported. */
@@ -24,31 +24,42 @@ const CHUNK_RUNS = 65536;
  * GROUP_BY), groups (the group names, as readReportData() gave them). Returns, for core.connectionSetupReport(), the
  * selected h2-h3 runs' cold-setup records, each prefixed with its group's number and concatenated by SQLite
  * (records: a Buffer), and the pre-warm rows of the selected runs stored without a record (rows, column by column:
- * such a run's request list is parsed here). A run whose group is not among `groups` is in neither.
+ * such a run's request list is parsed here). A run whose group is not among `groups` is in neither, except that a
+ * pooled split (network) puts the values it did not list in OTHER_GROUP.
  */
 export function readSetupData(db, schema, { since = '', by = 'region', groups = [] } = {}) {
   const grouping = GROUP_BY[by];
   if (!grouping) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
   const withRecords = hasSetupRecords(db);
+  // A pooled split (network) puts the values it did not list in OTHER_GROUP, listed last, as the arms' report does.
+  const other = grouping.pooled && groups.at(-1) === OTHER_GROUP ? groups.length : 0;
+  const named = other ? groups.slice(0, -1) : groups;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
   const parts = [];
   if (withRecords && groups.length) {
     // The group's number as a one-byte BLOB literal; a run of no listed group makes NULL, which group_concat skips.
-    const groupByte = `CASE coalesce(${grouping.sql}, 'unknown') ${groups.map((_, i) => `WHEN ? THEN x'${(i + 1).toString(16).padStart(2, '0')}'`).join(' ')} END`;
-    const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.setup, '') AS BLOB) FROM run_records c ${join}
+    const byte = (n) => `x'${n.toString(16).padStart(2, '0')}'`;
+    const groupByte = `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${byte(i + 1)}`).join(' ')}${other ? ` ELSE ${byte(other)}` : ''} END`;
+    // NOT INDEXED: each chunk is a rowid range of run_records; through the (arms, ...) index SQLite would walk every
+    // selected run's entry for each chunk.
+    const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.setup, '') AS BLOB) FROM run_records c NOT INDEXED ${join}
       WHERE c.run BETWEEN ? AND ? AND c.arms = ? AND c.received_at >= ? AND c.setup IS NOT NULL`).pluck();
     const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
     for (let from = lo; from <= hi; from += CHUNK_RUNS) {
-      const bytes = chunk.get(...groups, from, Math.min(hi, from + CHUNK_RUNS - 1), SETUP_ARMS, since);
+      const bytes = chunk.get(...named, from, Math.min(hi, from + CHUNK_RUNS - 1), SETUP_ARMS, since);
       if (bytes) parts.push(bytes);
     }
   }
-  const rows = readSetupRows(db, schema, { grouping, groups, where: withRecords ? 'AND c.setup IS NULL' : '', since });
+  // Runs without a record, found through the store's partial index of them where it has one (store.mjs).
+  const indexed = withRecords && db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'run_records_no_setup'").get();
+  const rows = readSetupRows(db, schema, { grouping, groups, other, since, where: withRecords ? 'AND c.setup IS NULL' : '',
+    index: indexed ? 'INDEXED BY run_records_no_setup' : '' });
   return { records: Buffer.concat(parts), rows };
 }
 
-// The pre-warm rows of the selected runs (`where`: a further condition on run_records c), from their request lists.
-function readSetupRows(db, schema, { grouping, groups, where, since }) {
+// The pre-warm rows of the selected runs (`where`: a further condition on run_records c, `index` its index), from
+// their request lists.
+function readSetupRows(db, schema, { grouping, groups, other, where, index, since }) {
   const packed = packedRequestColumns(schema);
   const at = Object.fromEntries([...TEXT_COLUMNS, ...NUMBER_COLUMNS, 'phase'].map((c) => [c, packed.indexOf(c)]));
   const groupOf = new Map(groups.map((name, i) => [name, i + 1]));
@@ -66,9 +77,9 @@ function readSetupRows(db, schema, { grouping, groups, where, since }) {
   };
   const cols = { group: [], run: [], ...Object.fromEntries([...TEXT_COLUMNS, ...NUMBER_COLUMNS].map((c) => [c, []])) };
   const stmt = db.prepare(`SELECT coalesce(${grouping.sql}, 'unknown') AS g, c.run AS run, r.request_list AS list
-    FROM run_records c JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND c.received_at >= ? ${where} ORDER BY c.run`).raw();
+    FROM run_records c ${index} JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND c.received_at >= ? ${where} ORDER BY c.run`).raw();
   for (const [g, run, list] of stmt.iterate(SETUP_ARMS, since)) {
-    const group = groupOf.get(g);
+    const group = groupOf.get(g) ?? other;
     if (!group || !list) continue;
     for (const q of (at.phase === 0 ? prewarmPart(list) : JSON.parse(list))) {
       if (q[at.phase] !== 'prewarm') continue;

@@ -45,7 +45,7 @@ export async function makeReport(core, {
       { metric, since: normalizeSince(since), arms, method, confidence, ...options });
     const report = await inClickHouse(by, { cdf: Boolean(htmlPath) });
     report.connectionSetup = arms === SETUP_ARMS
-      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, confidence })
+      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, confidence, minGroupRuns })
       : null;
     if (daily) report.daily = dailySeries(await inClickHouse('day', { percentiles: DAILY_PERCENTILES }));
     const t2 = performance.now();

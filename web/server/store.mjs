@@ -83,6 +83,12 @@ CREATE INDEX IF NOT EXISTS run_records_region ON run_records (arms, region, rece
 `;
 }
 
+// The runs stored without a cold-setup record (before it existed): the report finds them from this partial index
+// without scanning run_records, and it stays empty as new runs come. Made after the column is (addNewColumns).
+function setupIndexSql() {
+  return 'CREATE INDEX IF NOT EXISTS run_records_no_setup ON run_records (run) WHERE setup IS NULL;';
+}
+
 /** dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. */
 export function openStore(dbPath, core) {
   if (typeof core?.schema !== 'function') throw new Error('openStore needs the Node module (loadH3probeNode())');
@@ -99,6 +105,7 @@ export function openStore(dbPath, core) {
   }
   db.exec(storeSchemaSql(schema));
   addNewColumns(db, schema);
+  db.exec(setupIndexSql());
   db.pragma(`user_version = ${STORE_VERSION}`);
 
   const insertRows = prepareInsert(db, schema);
