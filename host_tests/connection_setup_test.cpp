@@ -113,7 +113,7 @@ SetupRows make_rows(int runs, double rtt) {
 TEST_CASE("connection setup view: one round trip saved, paired within the run, by group") {
     ReportOptions o;
     o.percentiles = {0.5, 0.9, 0.95};
-    const SetupReport rep = connection_setup_report(make_rows(200, 50), {"a", "b"}, o);
+    const SetupReport rep = connection_setup_report(make_rows(200, 50), nullptr, 0, {"a", "b"}, o);
     REQUIRE(rep.error.empty());
     REQUIRE(rep.groups.size() == 3);
     const SetupGroup& all = rep.groups[0];
@@ -144,11 +144,78 @@ TEST_CASE("connection setup view: one round trip saved, paired within the run, b
 TEST_CASE("connection setup view: rows that do not read are an error, not a guess") {
     SetupRows r = make_rows(3, 20);
     r.origin[1] = 99;
-    CHECK(connection_setup_report(r, {"a", "b"}, ReportOptions{}).error.find("text") != std::string::npos);
+    CHECK(connection_setup_report(r, nullptr, 0, {"a", "b"}, ReportOptions{}).error.find("text") != std::string::npos);
     r = make_rows(3, 20);
     r.group[0] = 9;
-    CHECK(connection_setup_report(r, {"a", "b"}, ReportOptions{}).error.find("group") != std::string::npos);
+    CHECK(connection_setup_report(r, nullptr, 0, {"a", "b"}, ReportOptions{}).error.find("group") != std::string::npos);
     r = make_rows(3, 20);
     r.tls_ms.pop_back();
-    CHECK(!connection_setup_report(r, {"a", "b"}, ReportOptions{}).error.empty());
+    CHECK(!connection_setup_report(r, nullptr, 0, {"a", "b"}, ReportOptions{}).error.empty());
+}
+
+namespace {
+
+// The runs of `rows` as cold-setup records ([group byte][setup_record()] per run), made from the rows' samples.
+std::vector<std::uint8_t> records_of(const SetupRows& r) {
+    std::vector<std::uint8_t> out;
+    for (std::size_t first = 0; first < r.size();) {
+        std::vector<Sample> samples;
+        std::size_t i = first;
+        for (; i < r.size() && r.run[i] == r.run[first]; ++i) {
+            Sample s = prewarm(static_cast<int>(r.idx[i]), r.origin[i] ? Proto::h3 : Proto::h2, r.texts[r.protocol[i]].c_str(),
+                               r.reused[i] != 0, r.connect_ms[i], r.texts[r.server_protocol[i]].c_str());
+            s.network_ms = r.network_ms[i];
+            samples.push_back(s);
+        }
+        out.push_back(r.group[first]);
+        const std::vector<std::uint8_t> record = setup_record(cold_setup(samples));
+        out.insert(out.end(), record.begin(), record.end());
+        first = i;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("connection setup view: the runs' records give the view their rows give") {
+    ReportOptions o;
+    o.percentiles = {0.5, 0.9};
+    const SetupRows rows = make_rows(120, 30);
+    const std::vector<std::uint8_t> records = records_of(rows);
+    REQUIRE(records.size() == 120 * (1 + kSetupRecordBytes));
+    const SetupReport from_rows = connection_setup_report(rows, nullptr, 0, {"a", "b"}, o);
+    const SetupReport from_records = connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, o);
+    REQUIRE(from_rows.error.empty());
+    REQUIRE(from_records.error.empty());
+    for (std::size_t g = 0; g < 3; ++g) {
+        CHECK(from_records.groups[g].runs == from_rows.groups[g].runs);
+        CHECK(from_records.groups[g].paired == from_rows.groups[g].paired);
+        CHECK(from_records.groups[g].outcomes == from_rows.groups[g].outcomes);
+        CHECK(from_records.groups[g].first_h3_over_h3 == from_rows.groups[g].first_h3_over_h3);
+        for (int m = 0; m < kSetupMetrics; ++m)
+            for (std::size_t k = 0; k < 2; ++k) {
+                const QuantileDifferenceRow &a = from_records.groups[g].metric[m].analysis.rows[k],
+                                            &b = from_rows.groups[g].metric[m].analysis.rows[k];
+                CHECK(a.h2 == b.h2);
+                CHECK(a.h3 == b.h3);
+                CHECK((a.ci_ms_lo == b.ci_ms_lo || (std::isnan(a.ci_ms_lo) && std::isnan(b.ci_ms_lo))));
+            }
+    }
+    // Half the runs by record and half by rows: the same counts.
+    const SetupReport both = connection_setup_report(rows, records.data(), records.size() / 2 / (1 + kSetupRecordBytes) * (1 + kSetupRecordBytes), {"a", "b"}, o);
+    REQUIRE(both.error.empty());
+    CHECK(both.groups[0].runs == 120 + 60);
+}
+
+TEST_CASE("connection setup view: records that do not read are an error, not a guess") {
+    std::vector<std::uint8_t> records = records_of(make_rows(3, 20));
+    CHECK(connection_setup_report(SetupRows{}, records.data(), records.size() - 1, {"a", "b"}, ReportOptions{}).error.find("end inside") != std::string::npos);
+    records[1] = kSetupRecordVersion + 1;
+    CHECK(connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("version") != std::string::npos);
+    records = records_of(make_rows(3, 20));
+    records[2] = kSetupOutcomes;
+    CHECK(connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("outcome") != std::string::npos);
+    records = records_of(make_rows(3, 20));
+    records[0] = 9;
+    CHECK(connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("group") != std::string::npos);
 }

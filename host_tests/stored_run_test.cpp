@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "sample_builder.hpp"
+#include "connection_setup.hpp"
 #include "stored_run.hpp"
 
 using namespace h3probe;
@@ -93,4 +94,24 @@ TEST_CASE("the browser's run summary and the stored classes count a run the same
     CHECK(b.summary.treatment.latency.n == treatment[static_cast<int>(RequestClass::usable_treatment)]);
     CHECK(b.summary.treatment.fallbacks == treatment[static_cast<int>(RequestClass::fallback)]);
     CHECK(b.summary.treatment.excluded == 3);
+}
+
+TEST_CASE("the run's cold-setup record is the connection-setup rule's over its pre-warm requests") {
+    const Beacon b = mixed_beacon();
+    const StoredRun r = to_stored(b).run;
+    std::vector<Sample> prewarm;
+    for (const Sample& s : b.samples)
+        if (s.phase == Phase::prewarm) prewarm.push_back(s);
+    CHECK(r.setup == setup_record(cold_setup(prewarm)));
+    REQUIRE(r.setup.size() == kSetupRecordBytes);
+    CHECK(r.setup[0] == kSetupRecordVersion);
+    // Its one pre-warm request asked the HTTP/3 origin and went over HTTP/2: no HTTP/2 pre-warm, HTTP/3 unverified.
+    CHECK(r.setup[1] == static_cast<int>(SetupOutcome::absent));
+    CHECK(r.setup[2] == static_cast<int>(SetupOutcome::unverified));
+    CHECK(r.setup[3] == static_cast<int>(FirstH3::over_other));
+    for (std::size_t i = 0; i < 2 * kSetupMetrics; ++i) {
+        double v;
+        std::memcpy(&v, r.setup.data() + 4 + 8 * i, sizeof v);
+        CHECK(std::isnan(v));
+    }
 }

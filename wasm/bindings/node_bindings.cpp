@@ -64,7 +64,7 @@ val decode_error(const std::string& error) {
 //   texts: one JSON array of every text column: the run's (H3PROBE_RUN_COLUMNS order), then each request's;
 //   numbers: a Float64Array of every real and flag column in the same order (NaN for NULL), each request's durations
 //            after its columns, then the byte length of each blob;
-//   blobs: one Uint8Array holding arm_counts and then arm_<metric> for each metric.
+//   blobs: one Uint8Array holding arm_counts, then arm_<metric> for each metric, then the cold-setup record (setup).
 // Building ~300 JS properties from here, one Embind call each, cost a third of the decoder's time; handing over one
 // string, one Float64Array and one Uint8Array costs a few calls. Bytes (a Uint8Array or Buffer: the collector's
 // request body as read) are copied into the decoder's memory by one TypedArray.set(); a string is first encoded to
@@ -108,6 +108,8 @@ val decode_beacon_columns_js(const val& input) {
         blobs.insert(blobs.end(), m.begin(), m.end());
         numbers.push_back(static_cast<double>(m.size()));
     }
+    blobs.insert(blobs.end(), stored.run.setup.begin(), stored.run.setup.end());
+    numbers.push_back(static_cast<double>(stored.run.setup.size()));
     val out = val::object();
     out.set("ok", true);
     out.set("requests", static_cast<double>(stored.requests.size()));
@@ -317,11 +319,12 @@ val build_report_js(const val& records, const val& group_names, const val& optio
     return out;
 }
 
-// connectionSetupReport(rows, groupNames: string[], options) -> {error, groups: [...]}: the connection-setup view
-// (connection_setup.hpp) from the stored pre-warm request rows. rows: {texts: string[], group: Uint8Array, run, idx,
-// reused, connect_ms, tls_ms, network_ms: Float64Array (NaN for NULL), origin, result, protocol, server_protocol:
-// Uint32Array (codes into texts)}, the rows of one run adjacent.
-val connection_setup_report_js(const val& rows, const val& group_names, const val& options) {
+// connectionSetupReport(records, rows, groupNames: string[], options) -> {error, groups: [...]}: the connection-setup
+// view (connection_setup.hpp) from the runs' cold-setup records (records: a Uint8Array of [group byte][setup record]
+// per run) and the stored pre-warm request rows of runs without one. rows: {texts: string[], group: Uint8Array, run,
+// idx, reused, connect_ms, tls_ms, network_ms: Float64Array (NaN for NULL), origin, result, protocol,
+// server_protocol: Uint32Array (codes into texts)}, the rows of one run adjacent.
+val connection_setup_report_js(const val& records, const val& rows, const val& group_names, const val& options) {
     val out = val::object();
     out.set("groups", val::array());
     ReportOptions o;
@@ -346,7 +349,8 @@ val connection_setup_report_js(const val& rows, const val& group_names, const va
     r.network_ms = copy_array<double>(rows["network_ms"]);
     std::vector<std::string> names;
     for (std::size_t i = 0, n = group_names["length"].as<std::size_t>(); i < n; ++i) names.push_back(group_names[i].as<std::string>());
-    const SetupReport report = connection_setup_report(r, names, o);
+    const std::vector<std::uint8_t> bytes = copy_array<std::uint8_t>(records);
+    const SetupReport report = connection_setup_report(r, bytes.data(), bytes.size(), names, o);
     out.set("error", report.error);
     val groups = val::array();
     for (std::size_t i = 0; i < report.groups.size(); ++i) {
@@ -494,6 +498,7 @@ val schema_js() {
     H3PROBE_SETUP_METRICS(H3PROBE_SETUP_METRIC_JS)
 #undef H3PROBE_SETUP_METRIC_JS
     out.set("setupMetrics", setup_metrics);
+    out.set("setupRecordVersion", static_cast<double>(kSetupRecordVersion));
     // The Server-Timing metric the origins name the protocol with, and the server names classify() knows.
     out.set("serverTimingProtocol", std::string(kServerTimingProtocol));
     val server_protocols = val::object();

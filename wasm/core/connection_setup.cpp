@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "request_class.hpp"
@@ -87,6 +88,19 @@ double metric_of(const Sample& s, SetupMetric m) {
     return v && v->has_value() ? **v : std::nan("");
 }
 
+void append_double(std::vector<std::uint8_t>& out, double v) {
+    // WebAssembly and every host this builds on are little-endian: the bytes are the float64 as stored.
+    std::uint8_t bytes[sizeof v];
+    std::memcpy(bytes, &v, sizeof v);
+    out.insert(out.end(), bytes, bytes + sizeof v);
+}
+
+double read_double(const std::uint8_t* at) {
+    double v;
+    std::memcpy(&v, at, sizeof v);
+    return v;
+}
+
 // One run's pre-warm rows [first, last) as samples; false (and why) when a code or a text does not read.
 bool samples_of(const SetupRows& r, std::size_t first, std::size_t last, std::vector<Sample>& out, std::string& error) {
     out.clear();
@@ -116,8 +130,19 @@ bool samples_of(const SetupRows& r, std::size_t first, std::size_t last, std::ve
 
 }  // namespace
 
-SetupReport connection_setup_report(const SetupRows& r, const std::vector<std::string>& group_names,
-                                    const ReportOptions& options) {
+std::vector<std::uint8_t> setup_record(const ColdSetup& setup) {
+    std::vector<std::uint8_t> out;
+    out.reserve(kSetupRecordBytes);
+    out.push_back(kSetupRecordVersion);
+    for (SetupOutcome o : setup.outcome) out.push_back(static_cast<std::uint8_t>(o));
+    out.push_back(static_cast<std::uint8_t>(setup.first_h3));
+    for (const Sample* s : setup.cold)
+        for (int m = 0; m < kSetupMetrics; ++m) append_double(out, s ? metric_of(*s, static_cast<SetupMetric>(m)) : std::nan(""));
+    return out;
+}
+
+SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* records, std::size_t bytes,
+                                    const std::vector<std::string>& group_names, const ReportOptions& options) {
     SetupReport out;
     const std::size_t n = r.size();
     for (const auto* column : {&r.run, &r.idx, &r.reused, &r.connect_ms, &r.tls_ms, &r.network_ms})
@@ -131,38 +156,58 @@ SetupReport connection_setup_report(const SetupRows& r, const std::vector<std::s
     for (std::size_t g = 1; g < groups; ++g) out.groups[g].name = group_names[g - 1];
     std::vector<std::array<ValueGroup, kSetupMetrics>> values(groups);
 
-    std::vector<Sample> samples;
     std::uint32_t run = 0;
-    for (std::size_t first = 0; first < n; ++run) {
-        std::size_t last = first + 1;
-        while (last < n && r.run[last] == r.run[first]) ++last;
-        const std::uint8_t group = r.group[first];
-        if (group == 0 || group >= groups)
-            return out.error = "pre-warm row " + std::to_string(first) + " names no group", out;
-        if (!samples_of(r, first, last, samples, out.error)) return out;
-        const ColdSetup setup = cold_setup(samples);
+    std::vector<double> v[2];  // one run's values of one metric, kept between runs (no allocation per run)
+    // One run's record (setup_record()'s layout) into its group and the overall one; false (and why) if it does not read.
+    const auto add_record = [&](std::uint8_t group, const std::uint8_t* rec, const char* kind, std::size_t at) {
+        const auto where = [&] { return kind + std::to_string(at); };
+        if (group == 0 || group >= groups) return out.error = where() + " names no group", false;
+        if (rec[0] != kSetupRecordVersion)
+            return out.error = where() + " is a cold-setup record of version " + std::to_string(rec[0]) +
+                               "; this h3probe reads version " + std::to_string(kSetupRecordVersion), false;
+        if (rec[1] >= kSetupOutcomes || rec[2] >= kSetupOutcomes || rec[3] > static_cast<int>(FirstH3::unknown))
+            return out.error = where() + " holds an outcome code that is not the core's", false;
+        const SetupOutcome outcome[2] = {static_cast<SetupOutcome>(rec[1]), static_cast<SetupOutcome>(rec[2])};
+        // A run without a pre-warm request is not in the view.
+        if (outcome[0] == SetupOutcome::absent && outcome[1] == SetupOutcome::absent) return true;
+        const auto value = [&](int p, int m) { return read_double(rec + 4 + 8 * (p * kSetupMetrics + m)); };
         for (std::size_t g : {std::size_t{0}, std::size_t{group}}) {
             SetupGroup& sg = out.groups[g];
             ++sg.runs;
-            for (int p = 0; p < 2; ++p) ++sg.outcomes[p][static_cast<int>(setup.outcome[p])];
-            if (setup.cold[0] && setup.cold[1]) ++sg.paired;
-            switch (setup.first_h3) {
+            for (int p = 0; p < 2; ++p) ++sg.outcomes[p][static_cast<int>(outcome[p])];
+            if (outcome[0] == SetupOutcome::cold && outcome[1] == SetupOutcome::cold) ++sg.paired;
+            switch (static_cast<FirstH3>(rec[3])) {
                 case FirstH3::over_h3: ++sg.first_h3_over_h3; break;
                 case FirstH3::over_other: ++sg.first_h3_over_other; break;
                 case FirstH3::unknown: ++sg.first_h3_unknown; break;
             }
             for (int m = 0; m < kSetupMetrics; ++m) {
                 const auto metric = static_cast<SetupMetric>(m);
-                std::vector<double> v[2];
                 for (int p = 0; p < 2; ++p) {
+                    v[p].clear();
                     // tls_ms: the cold HTTP/2 value in both places (see SetupGroup::metric).
-                    const Sample* s = is_paired(metric) ? setup.cold[p] : setup.cold[0];
-                    if (s && !std::isnan(metric_of(*s, metric))) v[p].push_back(metric_of(*s, metric));
+                    const int from = is_paired(metric) ? p : 0;
+                    if (outcome[from] == SetupOutcome::cold && !std::isnan(value(from, m))) v[p].push_back(value(from, m));
                 }
                 // Order 2: the pre-warm's order is fixed, so no order-effect split.
                 add_run(values[g][m], v, run, 2);
             }
         }
+        ++run;
+        return true;
+    };
+
+    for (std::size_t at = 0; at < bytes; at += 1 + kSetupRecordBytes) {
+        if (bytes - at < 1 + kSetupRecordBytes) return out.error = "the cold-setup records end inside a record", out;
+        if (!add_record(records[at], records + at + 1, "cold-setup record at byte ", at)) return out;
+    }
+    std::vector<Sample> samples;
+    for (std::size_t first = 0; first < n;) {
+        std::size_t last = first + 1;
+        while (last < n && r.run[last] == r.run[first]) ++last;
+        if (!samples_of(r, first, last, samples, out.error)) return out;
+        const std::vector<std::uint8_t> record = setup_record(cold_setup(samples));
+        if (!add_record(r.group[first], record.data(), "pre-warm row ", first)) return out;
         first = last;
     }
     for (int m = 0; m < kSetupMetrics; ++m) {

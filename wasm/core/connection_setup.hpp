@@ -70,6 +70,17 @@ inline constexpr int kSetupMetrics = 3;
 const char* to_string(SetupMetric m);
 bool is_paired(SetupMetric m);
 
+// The run's cold-setup record: what cold_setup() found, written by to_stored() when the beacon is stored, so that the
+// report reads one record per run instead of every run's requests (the report's budget):
+//   [format version][h2 outcome][h3 outcome][first_h3]   (SetupOutcome, FirstH3 codes, one byte each)
+//   then for the cold HTTP/2 sample and then the cold HTTP/3 sample, each H3PROBE_SETUP_METRICS value in that order as
+//   a little-endian float64, NaN when the protocol has no cold sample or the sample no value.
+// A run without a pre-warm request (both outcomes absent) is in no count of the view. The report reads records of
+// this version only: one with another version byte is an error, not a guess.
+inline constexpr std::uint8_t kSetupRecordVersion = 1;
+inline constexpr std::size_t kSetupRecordBytes = 4 + 2 * kSetupMetrics * 8;
+std::vector<std::uint8_t> setup_record(const ColdSetup& setup);
+
 // The stored pre-warm request rows of the selected runs, column by column, rows of one run adjacent. Text columns
 // are codes into `texts`. group: 1-based group of the run (as the run records' group byte).
 struct SetupRows {
@@ -98,8 +109,10 @@ struct SetupReport {
     std::vector<SetupGroup> groups;  // overall, then one per group name
 };
 
-// The view from the rows, through the same inference as the report (infer_values, delta intervals).
-SetupReport connection_setup_report(const SetupRows& rows, const std::vector<std::string>& group_names,
-                                    const ReportOptions& options);
+// The view, through the same inference as the report (infer_values, delta intervals), from the runs' records
+// (`records`: per run [group byte, 1-based][setup_record()], concatenated, `bytes` long) and from the pre-warm rows
+// of runs stored without a record (their records made here by the same rule). Either may be empty.
+SetupReport connection_setup_report(const SetupRows& rows, const std::uint8_t* records, std::size_t bytes,
+                                    const std::vector<std::string>& group_names, const ReportOptions& options);
 
 }  // namespace h3probe

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "connection_setup.hpp"
+
 namespace h3probe {
 namespace {
 
@@ -64,6 +66,7 @@ StoredBeacon to_stored(const Beacon& b) {
     // Usable requests of each arm in idx order, for the record.
     std::vector<const Sample*> usable[2];
     std::uint8_t counts[2][kRequestClassCount] = {};
+    std::vector<Sample> prewarm;
     for (const Sample& s : b.samples) {
         const RequestClass cls = classify(s);
         StoredRequest q;
@@ -81,7 +84,10 @@ StoredBeacon to_stored(const Beacon& b) {
         H3PROBE_SAMPLE_DURATIONS(H3PROBE_STORE_DURATION)
 #undef H3PROBE_STORE_DURATION
         out.requests.push_back(std::move(q));
-        if (cls == RequestClass::prewarm) continue;
+        if (cls == RequestClass::prewarm) {
+            prewarm.push_back(s);
+            continue;
+        }
         const int arm = arm_of(s);
         ++counts[arm][static_cast<int>(cls)];
         if (is_usable(cls)) usable[arm].push_back(&s);
@@ -103,6 +109,7 @@ StoredBeacon to_stored(const Beacon& b) {
     }
     H3PROBE_SAMPLE_DURATIONS(H3PROBE_PACK_METRIC)
 #undef H3PROBE_PACK_METRIC
+    r.setup = setup_record(cold_setup(prewarm));
     return out;
 }
 

@@ -79,6 +79,9 @@ struct StoredRun {
     H3PROBE_RUN_COLUMNS(H3PROBE_DECLARE_COLUMN)
     std::vector<std::uint8_t> arm_counts;
     std::vector<std::vector<std::uint8_t>> arm_metrics;  // one per metric_names() entry
+    // The connection-setup view's record of the run: setup_record(cold_setup(its pre-warm samples)),
+    // connection_setup.hpp. The report reads it instead of the run's requests.
+    std::vector<std::uint8_t> setup;
 };
 
 #undef H3PROBE_DECLARE_COLUMN

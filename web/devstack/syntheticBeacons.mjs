@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import { STORE_VERSION, openStore } from '../server/store.mjs';
 
 // 3: written through the decoder and the store (whose version is part of the parameters too). 4: a browser per run.
-// 5: cold QUIC connections in the pre-warm (the connection-setup view).
-export const GENERATOR_VERSION = 5;
+// 5: cold QUIC connections in the pre-warm (the connection-setup view). 6: each run's cold-setup record stored.
+export const GENERATOR_VERSION = 6;
 
 // The browser the collector would have named for a run (browserFor.mjs), by the run's number rather than a random draw so
 // that every other value stays as earlier versions drew it: 7 in 10 Chromium, 2 Firefox, 1 WebKit.

@@ -1,12 +1,15 @@
 // The connection-setup view from the ClickHouse store: each selected run's cold HTTP/2 and HTTP/3 pre-warm sample is
-// picked in SQL from the requests table, and the view's aggregates (counts, order statistics, sums at thresholds) are
-// computed there too; the inference is the core's (core.inferReport, the report's own), and the view is assembled as
-// the SQLite one (connectionSetup.mjs). The rule that picks a run's cold samples is the core's
-// (wasm/core/connection_setup.hpp, cold_setup(), with classify_measured() for "verified"); this file states it again in
-// SQL, and web/test/unit/connectionSetup.test.mjs checks that both stores give the same view on a database that meets
-// every branch of it. One value per run and protocol: the sums the inference asks are counts of runs.
+// read from its cold-setup record in run_records (the core's cold_setup() applied when the beacon was stored,
+// wasm/core/connection_setup.hpp), and the view's aggregates (counts, order statistics, sums at thresholds) are
+// computed there; the inference is the core's (core.inferReport, the report's own), and the view is assembled as the
+// SQLite one (connectionSetup.mjs). Runs stored before the record existed (setup_version 0) have their cold samples
+// picked in SQL from the requests table: for them this file states the core's rule again (classify_measured() for
+// "verified"), and web/test/unit/connectionSetup.test.mjs checks that both stores, with and without the records, give
+// the same view on a database that meets every branch of it. One value per run and protocol: the sums the inference
+// asks are counts of runs.
 import { CLICKHOUSE_GROUP_BY, pooledGroupExpr } from './clickhouseAggregates.mjs';
 import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
+import { setupColumns } from '../server/clickhouseStore.mjs';
 
 const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
 const sqlArray = (xs) => `[${xs.map(sqlString).join(', ')}]`;
@@ -22,7 +25,7 @@ const OUTCOME = { cold: 0, reused: 1, unverified: 2, absent: 3 };
  * protocol's outcome code, the first HTTP/3-origin request's verdict (0 over h3, 1 over another protocol, 2 unknown),
  * and per protocol and metric an array of 0 or 1 value: the cold sample's.
  */
-function pairsSql(schema, { since, by, shown, payloadBytes }) {
+function pairsSql(schema, { selected, groupExpr, old }) {
   const servers = Object.keys(schema.serverProtocols);
   const seen = `transform(server_protocol, ${sqlArray(servers)}, ${sqlArray(servers.map((s) => schema.serverProtocols[s]))}, '')`;
   // classify_measured(): result ok, the protocol named and the origin's own, the origin's Server-Timing agreeing or silent.
@@ -37,28 +40,49 @@ function pairsSql(schema, { since, by, shown, payloadBytes }) {
     const value = (k) => `arrayFilter(v -> NOT isNaN(v), arrayMap(x -> ${t('x', k)}, arraySlice(${cold}, 1, 1)))`;
     return [`multiIf(length(${cold}) > 0, ${OUTCOME.cold}, arrayExists(x -> ${t('x', 3)} = 1 AND ${t('x', 5)} = 1, ${rows}), ${OUTCOME.reused}, `
       + `length(${rows}) > 0, ${OUTCOME.unverified}, ${OUTCOME.absent}) AS ${o}_outcome`,
-    `${value(6)} AS ${o}_connect_ms`, `${value(7)} AS ${o}_tls_ms`, `${value(8)} AS ${o}_network_ms`];
+    // In the core's metric order, as the records' columns: UNION ALL pairs the columns by position.
+    ...schema.setupMetrics.map((m) => `${value({ connect_ms: 6, tls_ms: 7, network_ms: 8 }[m.name])} AS ${o}_${m.name}`)];
   };
   const firstH3 = `arrayFilter(x -> ${t('x', 2)} = 'h3', rows)`;
-  return `SELECT grp, ${perOrigin('h2').join(', ')}, ${perOrigin('h3').join(', ')},
+  const c = setupColumns(schema);
+  const fromRecord = (p) => [`${c.outcome[p]} AS ${p}_outcome`,
+    ...schema.setupMetrics.map((m) => `${c.values.find((v) => v.protocol === p && v.metric === m.name).name} AS ${p}_${m.name}`)];
+  // The runs' cold-setup records (the core's rule, applied at ingest); a run without a pre-warm request (both absent) is
+  // in no count. Then, when there are any (`old`), the runs stored before the record, from their pre-warm requests.
+  const records = `SELECT ${groupExpr} AS grp, ${fromRecord('h2').join(', ')}, ${fromRecord('h3').join(', ')}, ${c.first} AS first_h3
+  FROM run_records WHERE ${selected} AND ${c.version} != 0 AND NOT (${c.outcome.h2} = ${OUTCOME.absent} AND ${c.outcome.h3} = ${OUTCOME.absent})`;
+  if (!old) return records;
+  return `${records}
+  UNION ALL
+  SELECT grp, ${perOrigin('h2').join(', ')}, ${perOrigin('h3').join(', ')},
     multiIf(length(${firstH3}) = 0, 2, ${t(`${firstH3}[1]`, 3)} = 1, 0, ${t(`${firstH3}[1]`, 4)} = 1, 1, 2) AS first_h3
-  FROM (SELECT run_id, ${shown ? pooledGroupExpr(by, shown) : CLICKHOUSE_GROUP_BY[by]} AS grp FROM run_records
-    WHERE arms = ${sqlString(SETUP_ARMS)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)})
+  FROM (SELECT run_id, ${groupExpr} AS grp FROM run_records WHERE ${selected} AND ${c.version} = 0)
   ANY INNER JOIN (SELECT run_id, arraySort(x -> ${t('x', 1)}, groupArray(${row})) AS rows FROM requests
     WHERE phase = 'prewarm' GROUP BY run_id) USING run_id`;
+}
+
+// Whether any selected run was stored before its cold-setup record.
+async function hasOldRuns(client, schema, selected) {
+  const [{ n }] = await client.json(`SELECT count() AS n FROM run_records WHERE ${selected} AND ${setupColumns(schema).version} = 0`);
+  return Number(n) > 0;
 }
 
 /**
  * client: clickhouseClient(); core: loadH3probeNode(). Options: since (ISO or ''), by (one of CLICKHOUSE_GROUP_BY),
  * shown (a pooled grouping's shown values, as the report's groups: the others are OTHER_GROUP), payloadBytes (the
- * report's payload mode), confidence. Resolves
- * to the view (assembleSetup()).
+ * report's payload mode: the view reads the runs the report reads), confidence. Resolves to the view (assembleSetup()).
  */
-export async function clickhouseConnectionSetup(client, core, { since = '', by = 'region', shown = null, payloadBytes = 0, confidence = 0.95 } = {}) {
+export async function clickhouseConnectionSetup(client, core, {
+  since = '', by = 'region', shown = null, payloadBytes = 0, confidence = 0.95,
+} = {}) {
   const schema = core.schema();
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')}`);
+  // A pooled split (network) pools the values the report did not show, as the report does.
+  const groupExpr = shown ? pooledGroupExpr(by, shown) : CLICKHOUSE_GROUP_BY[by];
+  const selected = `arms = ${sqlString(SETUP_ARMS)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)}`;
   // Every run twice: in its group, and in overall (group '').
-  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { since, by, shown, payloadBytes })})) ARRAY JOIN gs AS g`;
+  const old = await hasOldRuns(client, schema, selected);
+  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { selected, groupExpr, old })})) ARRAY JOIN gs AS g`;
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
   const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},

@@ -1,10 +1,12 @@
 // The connection-setup view of the report: from each run's pre-warm requests, its cold HTTP/2 connection (TCP+TLS to
 // the HTTP/2 origin) and its cold HTTP/3 connection (QUIC to the HTTP/3 origin), compared within the run. Which request
 // is a run's cold sample, and every statistic, is the C++ core's (wasm/core/connection_setup.hpp, the report's own
-// inference); this file reads the stored pre-warm rows of SQLite for it, and shapes the view the text, HTML and JSON
-// reports show (the ClickHouse store computes the same in SQL: clickhouseConnectionSetup.mjs).
+// inference): the core writes each run's cold-setup record when the beacon is stored (run_records.setup), and this file
+// reads those records of SQLite for it (and the pre-warm rows of runs stored before the record existed), and shapes the
+// view the text, HTML and JSON reports show (the ClickHouse store computes the same in SQL:
+// clickhouseConnectionSetup.mjs).
 import { GROUP_BY, OTHER_GROUP } from './readReportData.mjs';
-import { packedRequestColumns } from '../server/store.mjs';
+import { hasSetupRecords, packedRequestColumns } from '../server/store.mjs';
 
 /** The percentiles of the view: the body and the tail Dropbox reported. */
 export const SETUP_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
@@ -14,17 +16,51 @@ export const SETUP_ARMS = 'h2-h3';
 // The row columns the core reads (connection_setup.hpp, SetupRows).
 const TEXT_COLUMNS = ['origin', 'result', 'protocol', 'server_protocol'];
 const NUMBER_COLUMNS = ['idx', 'reused', 'connect_ms', 'tls_ms', 'network_ms'];
+// Runs per query of the records: their concatenation is one BLOB (53 bytes a run).
+const CHUNK_RUNS = 65536;
 
 /**
  * db: a better-sqlite3 Database of the store; schema: core.schema(). Options: since (ISO, '' for all), by (one of
- * GROUP_BY), groups (the group names, as readReportData() gave them), payloadBytes (the report's payload mode: the
- * view reads the runs the report reads). Returns the pre-warm rows of the selected h2-h3
- * runs, column by column, for core.connectionSetupReport(). Each run's request list is parsed here: a run holds its
- * requests in one JSON text (store.mjs), so this reads every request of every selected run.
+ * GROUP_BY), groups (the group names, as readReportData() gave them), payloadBytes (the report's payload mode: the view
+ * reads the runs the report reads). Returns, for core.connectionSetupReport(), the
+ * selected h2-h3 runs' cold-setup records, each prefixed with its group's number and concatenated by SQLite
+ * (records: a Buffer), and the pre-warm rows of the selected runs stored without a record (rows, column by column:
+ * such a run's request list is parsed here). A run whose group is not among `groups` is in neither, except that a
+ * pooled split (network) puts the values it did not list in OTHER_GROUP.
  */
-export function readSetupRows(db, schema, { since = '', by = 'region', groups = [], payloadBytes = 0 } = {}) {
+export function readSetupData(db, schema, { since = '', by = 'region', groups = [], payloadBytes = 0 } = {}) {
   const grouping = GROUP_BY[by];
   if (!grouping) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
+  const withRecords = hasSetupRecords(db);
+  // A pooled split (network) puts the values it did not list in OTHER_GROUP, listed last, as the arms' report does.
+  const other = grouping.pooled && groups.at(-1) === OTHER_GROUP ? groups.length : 0;
+  const named = other ? groups.slice(0, -1) : groups;
+  const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
+  const parts = [];
+  if (withRecords && groups.length) {
+    // The group's number as a one-byte BLOB literal; a run of no listed group makes NULL, which group_concat skips.
+    const byte = (n) => `x'${n.toString(16).padStart(2, '0')}'`;
+    const groupByte = `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${byte(i + 1)}`).join(' ')}${other ? ` ELSE ${byte(other)}` : ''} END`;
+    // NOT INDEXED: each chunk is a rowid range of run_records; through the (arms, ...) index SQLite would walk every
+    // selected run's entry for each chunk.
+    const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.setup, '') AS BLOB) FROM run_records c NOT INDEXED ${join}
+      WHERE c.run BETWEEN ? AND ? AND c.arms = ? AND c.payload_bytes = ? AND c.received_at >= ? AND c.setup IS NOT NULL`).pluck();
+    const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
+    for (let from = lo; from <= hi; from += CHUNK_RUNS) {
+      const bytes = chunk.get(...named, from, Math.min(hi, from + CHUNK_RUNS - 1), SETUP_ARMS, payloadBytes, since);
+      if (bytes) parts.push(bytes);
+    }
+  }
+  // Runs without a record, found through the store's partial index of them where it has one (store.mjs).
+  const indexed = withRecords && db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'run_records_no_setup'").get();
+  const rows = readSetupRows(db, schema, { grouping, groups, other, since, payloadBytes, where: withRecords ? 'AND c.setup IS NULL' : '',
+    index: indexed ? 'INDEXED BY run_records_no_setup' : '' });
+  return { records: Buffer.concat(parts), rows };
+}
+
+// The pre-warm rows of the selected runs (`where`: a further condition on run_records c, `index` its index), from
+// their request lists.
+function readSetupRows(db, schema, { grouping, groups, other, where, index, since, payloadBytes }) {
   const packed = packedRequestColumns(schema);
   const at = Object.fromEntries([...TEXT_COLUMNS, ...NUMBER_COLUMNS, 'phase'].map((c) => [c, packed.indexOf(c)]));
   const groupOf = new Map(groups.map((name, i) => [name, i + 1]));
@@ -42,11 +78,10 @@ export function readSetupRows(db, schema, { since = '', by = 'region', groups = 
   };
   const cols = { group: [], run: [], ...Object.fromEntries([...TEXT_COLUMNS, ...NUMBER_COLUMNS].map((c) => [c, []])) };
   const stmt = db.prepare(`SELECT coalesce(${grouping.sql}, 'unknown') AS g, c.run AS run, r.request_list AS list
-    FROM run_records c JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND c.payload_bytes = ? AND c.received_at >= ?
+    FROM run_records c ${index} JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND c.payload_bytes = ? AND c.received_at >= ? ${where}
     ORDER BY c.run`).raw();
   for (const [g, run, list] of stmt.iterate(SETUP_ARMS, payloadBytes, since)) {
-    // A pooled grouping's values below its minimum are in OTHER_GROUP, as in the report's groups.
-    const group = groupOf.get(g) ?? (grouping.pooled ? groupOf.get(OTHER_GROUP) : undefined);
+    const group = groupOf.get(g) ?? other;
     if (!group || !list) continue;
     for (const q of (at.phase === 0 ? prewarmPart(list) : JSON.parse(list))) {
       if (q[at.phase] !== 'prewarm') continue;
@@ -74,10 +109,10 @@ function prewarmPart(list) {
   return JSON.parse(`${list.slice(0, cut).replace(/,$/, '')}]`);
 }
 
-/** The view from SQLite: rows from readSetupRows(), computed by the core. confidence as the report's. */
-export function connectionSetupFromRows(core, rows, groupNames, { confidence = 0.95 } = {}) {
-  const out = core.connectionSetupReport(rows, groupNames, { method: 'delta', confidence, percentiles: Float64Array.from(SETUP_PERCENTILES) });
-  if (out.error) throw new Error(`the pre-warm requests do not read: ${out.error}`);
+/** The view from SQLite: readSetupData()'s records and rows, computed by the core. confidence as the report's. */
+export function connectionSetupFromData(core, { records, rows }, groupNames, { confidence = 0.95 } = {}) {
+  const out = core.connectionSetupReport(records, rows, groupNames, { method: 'delta', confidence, percentiles: Float64Array.from(SETUP_PERCENTILES) });
+  if (out.error) throw new Error(`the runs' cold-setup records or pre-warm requests do not read: ${out.error}`);
   return assembleSetup(core.schema(), out.groups);
 }
 

@@ -9,7 +9,7 @@ import { clickhouseAggregateSource } from './clickhouseAggregates.mjs';
 import { normalizeSince, OTHER_GROUP } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
-import { connectionSetupFromRows, readSetupRows, SETUP_ARMS } from './connectionSetup.mjs';
+import { connectionSetupFromData, readSetupData, SETUP_ARMS } from './connectionSetup.mjs';
 import { clickhouseConnectionSetup } from './clickhouseConnectionSetup.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
 
@@ -74,9 +74,9 @@ export async function makeReport(core, {
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
     const ts = performance.now();
-    // The connection-setup view, from the stored pre-warm requests of the experiment's runs (connectionSetup.mjs).
+    // The connection-setup view, from the cold-setup records of the experiment's runs (connectionSetup.mjs).
     report.connectionSetup = arms === SETUP_ARMS
-      ? connectionSetupFromRows(core, readSetupRows(db ?? own, core.schema(), { since: data.since, by, groups: data.groups, payloadBytes }),
+      ? connectionSetupFromData(core, readSetupData(db ?? own, core.schema(), { since: data.since, by, groups: data.groups, payloadBytes }),
         data.groups, { confidence })
       : null;
     const setup = performance.now() - ts;

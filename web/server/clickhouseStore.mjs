@@ -123,6 +123,18 @@ export function metricColumns(schema) {
 }
 
 /**
+ * The run's cold-setup record (run.setup, connection_setup.hpp) as run_records columns: its format version (0: a run
+ * stored before the record, whose view is made from its requests), each protocol's outcome code, the first HTTP/3-origin
+ * request's code, and per protocol and metric the cold sample's value (an array of 0 or 1 value).
+ */
+export function setupColumns(schema) {
+  return {
+    version: 'setup_version', first: 'setup_first_h3', outcome: { h2: 'setup_h2_outcome', h3: 'setup_h3_outcome' },
+    values: ['h2', 'h3'].flatMap((p) => schema.setupMetrics.map((m) => ({ protocol: p, metric: m.name, name: `setup_${p}_${m.name}` }))),
+  };
+}
+
+/**
  * The three tables as [name, [column definitions], engine clause], made from the core's schema() (no column list of
  * their own): runs and requests hold the same columns as SQLite's; run_records is the report's per-run table.
  */
@@ -140,6 +152,9 @@ export function clickhouseTables(schema) {
     'asn Nullable(UInt32)', 'as_org Nullable(String)',
     // The run's payload mode (the core's run column payload_bytes): 0, the no-op, in the rows written before it.
     'payload_bytes UInt32',
+    // The connection-setup view's record (setupColumns()); added after the first release.
+    ...(({ version, first, outcome, values }) => [`${version} UInt8`, `${outcome.h2} UInt8`, `${outcome.h3} UInt8`, `${first} UInt8`,
+      ...values.map((v) => `${v.name} Array(Float64)`)])(setupColumns(schema)),
   ];
   return [
     // A retried beacon has the run_id of the first: the store skips it, and ReplacingMergeTree folds any copy left.
@@ -224,6 +239,7 @@ function recordRow(schema, run, { receivedAt, region }) {
     record[`treatment_${c.name}`] = counts[2 + classes.length + k];
     if (c.usable) usableControl += counts[2 + k];
   });
+  Object.assign(record, setupRow(schema, run));
   for (const m of metricColumns(schema)) {
     const blob = run[`arm_${m.metric}`];
     const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
@@ -239,6 +255,24 @@ function recordRow(schema, run, { receivedAt, region }) {
     record[m.missing] = missing;
   }
   return record;
+}
+
+// The setupColumns() of a run from its cold-setup record: [version][h2 outcome][h3 outcome][first_h3], then per protocol
+// (h2, h3) each setup metric's value as a little-endian float64, NaN for none. A run without one: version 0.
+function setupRow(schema, run) {
+  const c = setupColumns(schema);
+  const blob = run.setup;
+  if (!blob?.length) return { [c.version]: 0 };
+  if (blob[0] !== schema.setupRecordVersion || blob.length !== 4 + 8 * c.values.length) {
+    throw new Error(`run ${run.run_id}: its cold-setup record is not the core's current format`);
+  }
+  const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  const row = { [c.version]: blob[0], [c.outcome.h2]: blob[1], [c.outcome.h3]: blob[2], [c.first]: blob[3] };
+  c.values.forEach((v, i) => {
+    const x = view.getFloat64(4 + 8 * i, true);
+    row[v.name] = Number.isNaN(x) ? [] : [x];
+  });
+  return row;
 }
 
 // A beacon as one line of the collector's log (beaconLog.mjs): its run_id, then its rows serialized for the insert

@@ -54,6 +54,8 @@ export interface StoredRun {
   arm_request_ms: Uint8Array;
   arm_response_ms: Uint8Array;
   arm_fetch_ms: Uint8Array;
+  /** The connection-setup view's per-run record: the cold pre-warm samples' outcomes and values (connection_setup.hpp). */
+  setup: Uint8Array;
 }
 
 /** A request row as the collector stores it. */
@@ -167,6 +169,8 @@ export interface Schema {
   setupOutcomes: Array<{ name: SetupOutcome; description: string }>;
   /** The view's metrics; paired: compared within the run (defined the same way for TCP+TLS and QUIC). */
   setupMetrics: Array<{ name: 'connect_ms' | 'network_ms' | 'tls_ms'; paired: boolean; description: string }>;
+  /** The format version of run.setup, the cold-setup record (connection_setup.hpp). */
+  setupRecordVersion: number;
 }
 
 export type SetupOutcome = 'cold' | 'reused' | 'unverified' | 'absent';
@@ -214,8 +218,9 @@ export interface H3probeNode {
   /** The report from a warehouse's aggregates (JSON, web/report/clickhouseAggregates.mjs), delta intervals only: while
    *  needs is not null (JSON: {ranks, below, cross}), add those aggregates and call again. */
   inferReport(aggregates: string, options: ReportOptions): { error: string; needs: string | null; groups: GroupReport[] };
-  /** The connection-setup view from the stored pre-warm rows (delta intervals at options.percentiles). */
-  connectionSetupReport(rows: SetupRows, groupNames: string[], options: ReportOptions): { error: string; groups: SetupGroup[] };
+  /** The connection-setup view (delta intervals at options.percentiles) from the runs' cold-setup records (per run
+   *  [group number (1..n)][run.setup], concatenated) and the stored pre-warm rows of runs stored without a record. */
+  connectionSetupReport(records: Uint8Array, rows: SetupRows, groupNames: string[], options: ReportOptions): { error: string; groups: SetupGroup[] };
   /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
   quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;
   schema(): Schema;

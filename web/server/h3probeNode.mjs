@@ -35,7 +35,7 @@ function rowsDecoder(core) {
   const runColumns = schema.runColumns.map((c) => [c.name, c.type === 'text']);
   const requestColumns = [...schema.requestColumns.map((c) => [c.name, c.type === 'text']),
     ...schema.durations.map((d) => [d.name, false])];
-  const blobColumns = ['arm_counts', ...schema.metrics.map((m) => `arm_${m}`)];
+  const blobColumns = ['arm_counts', ...schema.metrics.map((m) => `arm_${m}`), 'setup'];
   return (input) => {
     const columns = core.decodeBeaconColumns(input);
     if (!columns.ok) return columns;

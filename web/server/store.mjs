@@ -7,7 +7,8 @@ import { peer } from './peer.mjs';
 // 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
 // run_records and arm_values, no beacon text).
 // 3: requests.server_protocol, runs.browser and browser_major (added, empty, to a version-2 file when it is opened).
-// 4: a run's requests in runs.request_list, read as rows through the view `requests`.
+// 4: a run's requests in runs.request_list, read as rows through the view `requests`; run_records.setup (added, NULL,
+//    to a version-4 file when it is opened: the report reads those runs' request lists instead).
 // A file of another version is refused when opened (no migration before 1.0): export it with the h3probe that wrote it.
 export const STORE_VERSION = 4;
 const EXPORT_PAGE = 500;
@@ -67,9 +68,11 @@ CREATE TABLE IF NOT EXISTS runs (
 ${requestsViewSql(schema)}
 -- The report reads only these two narrow tables (a run's record is described in the core's stored_run.hpp): one row
 -- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
--- metric is the metric's position in the core's list (metrics are only ever added at its end).
+-- metric is the metric's position in the core's list (metrics are only ever added at its end). setup: the run's
+-- cold-setup record (the connection-setup view's, connection_setup.hpp); NULL in runs stored before it existed, whose
+-- view is then made from their request lists.
 CREATE TABLE IF NOT EXISTS run_records (
-  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB, arms TEXT,
+  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB, arms TEXT, setup BLOB,
   ${RUN_RECORDS_PAYLOAD}
 );
 CREATE TABLE IF NOT EXISTS arm_values (
@@ -84,6 +87,11 @@ CREATE INDEX IF NOT EXISTS run_records_mode ON run_records (arms, payload_bytes,
 
 // The run's payload mode (the core's run column payload_bytes) in the report's table: 0 in the rows written before it.
 const RUN_RECORDS_PAYLOAD = 'payload_bytes INTEGER NOT NULL DEFAULT 0';
+// The runs stored without a cold-setup record (before it existed): the report finds them from this partial index
+// without scanning run_records, and it stays empty as new runs come. Made after the column is (addNewColumns).
+function setupIndexSql() {
+  return 'CREATE INDEX IF NOT EXISTS run_records_no_setup ON run_records (run) WHERE setup IS NULL;';
+}
 
 /** dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. */
 export function openStore(dbPath, core) {
@@ -102,6 +110,7 @@ export function openStore(dbPath, core) {
   addRunRecordsPayload(db);
   db.exec(storeSchemaSql(schema));
   addNewColumns(db, schema);
+  db.exec(setupIndexSql());
   db.pragma(`user_version = ${STORE_VERSION}`);
 
   const insertRows = prepareInsert(db, schema);
@@ -215,6 +224,12 @@ export async function writeRunsNdjson(stream, { runsAfter, requestsBetween }) {
 function addNewColumns(db, schema) {
   const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
   for (const [name, type] of storeColumns(schema).runs) if (!have.has(name)) db.exec(`ALTER TABLE runs ADD COLUMN ${name} ${type}`);
+  if (!hasSetupRecords(db)) db.exec('ALTER TABLE run_records ADD COLUMN setup BLOB');
+}
+
+/** Whether the store's run_records has the cold-setup record column (a store opened by this h3probe has). */
+export function hasSetupRecords(db) {
+  return db.prepare('PRAGMA table_info(run_records)').all().some((c) => c.name === 'setup');
 }
 
 // Before the schema's index on it is made: a run_records table of an older store gets the payload mode's column.
@@ -237,8 +252,8 @@ function prepareInsert(db, schema) {
   const packed = packedRequestColumns(schema);
   const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
-  const insertRecord = db.prepare(`INSERT INTO run_records (run, received_at, region, arm_counts, arms, payload_bytes)
-    VALUES (?, ?, ?, ?, ?, ?)`);
+  const insertRecord = db.prepare(`INSERT INTO run_records (run, received_at, region, arm_counts, arms, payload_bytes, setup)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
   return ({ run, requests }, meta) => {
     const requestList = JSON.stringify(requests.map((q) => packed.map((c) => q[c] ?? null)));
@@ -246,7 +261,7 @@ function prepareInsert(db, schema) {
     // A retried beacon carries the same run_id: keep the first copy.
     if (stored.changes === 0) return { duplicate: true };
     const id = stored.lastInsertRowid;
-    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms, run.payload_bytes || 0);
+    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms, run.payload_bytes || 0, run.setup);
     schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));
     return { duplicate: false };
   };
