@@ -5,7 +5,7 @@
 // reads those records of SQLite for it (and the pre-warm rows of runs stored before the record existed), and shapes the
 // view the text, HTML and JSON reports show (the ClickHouse store computes the same in SQL:
 // clickhouseConnectionSetup.mjs).
-import { GROUP_BY, OTHER_GROUP } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP, payloadModeSql } from './readReportData.mjs';
 import { hasSetupRecords, packedRequestColumns } from '../server/store.mjs';
 
 /** The percentiles of the view: the body and the tail Dropbox reported. */
@@ -44,7 +44,7 @@ export function readSetupData(db, schema, { since = '', by = 'region', groups = 
     // NOT INDEXED: each chunk is a rowid range of run_records; through the (arms, ...) index SQLite would walk every
     // selected run's entry for each chunk.
     const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.setup, '') AS BLOB) FROM run_records c NOT INDEXED ${join}
-      WHERE c.run BETWEEN ? AND ? AND c.arms = ? AND c.payload_bytes = ? AND c.received_at >= ? AND c.setup IS NOT NULL`).pluck();
+      WHERE c.run BETWEEN ? AND ? AND c.arms = ? AND ${payloadModeSql(db)} = ? AND c.received_at >= ? AND c.setup IS NOT NULL`).pluck();
     const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
     for (let from = lo; from <= hi; from += CHUNK_RUNS) {
       const bytes = chunk.get(...named, from, Math.min(hi, from + CHUNK_RUNS - 1), SETUP_ARMS, payloadBytes, since);
@@ -78,7 +78,7 @@ function readSetupRows(db, schema, { grouping, groups, other, where, index, sinc
   };
   const cols = { group: [], run: [], ...Object.fromEntries([...TEXT_COLUMNS, ...NUMBER_COLUMNS].map((c) => [c, []])) };
   const stmt = db.prepare(`SELECT coalesce(${grouping.sql}, 'unknown') AS g, c.run AS run, r.request_list AS list
-    FROM run_records c ${index} JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND c.payload_bytes = ? AND c.received_at >= ? ${where}
+    FROM run_records c ${index} JOIN runs r ON r.rowid = c.run WHERE c.arms = ? AND ${payloadModeSql(db)} = ? AND c.received_at >= ? ${where}
     ORDER BY c.run`).raw();
   for (const [g, run, list] of stmt.iterate(SETUP_ARMS, payloadBytes, since)) {
     const group = groupOf.get(g) ?? other;

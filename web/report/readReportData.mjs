@@ -67,9 +67,7 @@ export function readReportData(db, schema, {
   }
   const sinceIso = normalizeSince(since);
   checkPayloadBytes(payloadBytes, schema);
-  // A store that no collector of the payload mode has opened yet holds no-op runs only.
-  const payloadSql = db.prepare("SELECT 1 FROM pragma_table_info('run_records') WHERE name = 'payload_bytes'").get()
-    ? 'c.payload_bytes' : '0';
+  const payloadSql = payloadModeSql(db);
   const mode = `c.arms = ? AND ${payloadSql} = ${Number(payloadBytes)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
   // Grouped by the bare expression, so that for regions SQLite walks the (arms, payload_bytes, region, received_at) index in order
@@ -126,6 +124,14 @@ export function readReportData(db, schema, {
     regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso) };
+}
+
+/**
+ * The payload mode of a run_records row `c` in SQL: its column, or 0 in a store that no collector of the payload mode
+ * has opened yet (it holds no-op runs only).
+ */
+export function payloadModeSql(db) {
+  return db.prepare("SELECT 1 FROM pragma_table_info('run_records') WHERE name = 'payload_bytes'").get() ? 'c.payload_bytes' : '0';
 }
 
 /** Throws unless minGroupRuns is a whole number of runs, at least 1. */

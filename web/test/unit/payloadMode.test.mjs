@@ -13,6 +13,7 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { PAYLOAD } from '../../server/originRules.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { readReportData } from '../../report/readReportData.mjs';
+import { readSetupData } from '../../report/connectionSetup.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
 const core = await loadH3probeNode();
@@ -114,11 +115,12 @@ test('a store written before the payload mode: the report reads it as no-op runs
   const readOnly = new Database(old, { readonly: true });
   assert.equal(readReportData(readOnly, core.schema()).storedRuns, 1);
   assert.equal(readReportData(readOnly, core.schema(), { payloadBytes: 131072 }).storedRuns, 0);
+  assert.equal(readSetupData(readOnly, core.schema(), { groups: ['unknown'] }).rows.run.length, 0, 'the view reads the old store too');
   readOnly.close();
   const reopened = openStore(old, core);
   insert(reopened, run('o2', 131072, [200], [150]));
-  const indexes = reopened.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'run_records'").pluck().all();
-  assert.deepEqual(indexes, ['run_records_mode']);
+  const indexes = reopened.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'run_records' ORDER BY name").pluck().all();
+  assert.deepEqual(indexes, ['run_records_mode', 'run_records_no_setup']);
   assert.deepEqual(reopened.db.prepare('SELECT run, payload_bytes FROM run_records ORDER BY run').all(),
     [{ run: 1, payload_bytes: 0 }, { run: 2, payload_bytes: 131072 }]);
   reopened.close();
