@@ -6,8 +6,8 @@ import { makeReport } from '../report/makeReport.mjs';
 import { aaConfig, experimentUrl } from '../devstack/pageLoad.mjs';
 import { labSearch } from './labSearch.mjs';
 
-export function settingLabel({ rttMs, loss = 0 }, aa = null) {
-  return `${aa ? `A/A ${aa}/${aa}, ` : ''}rtt ${rttMs} ms, loss ${+(loss * 100).toFixed(2)}%`;
+export function settingLabel({ rttMs, loss = 0, rateKbps = 0 }, aa = null) {
+  return `${aa ? `A/A ${aa}/${aa}, ` : ''}rtt ${rttMs} ms, loss ${+(loss * 100).toFixed(2)}%${rateKbps > 0 ? `, ${+(rateKbps / 1000).toFixed(3)} Mbit/s` : ''}`;
 }
 
 /**
@@ -25,7 +25,8 @@ export async function measureSetting({
   const store = openStore(':memory:', core);
   try {
     // The config id carries the setting into every beacon: letters, digits, '-' and '_' only.
-    const configId = `lab-${aa ? `aa${aa}-` : ''}rtt${link.rttMs}-loss${String(+(link.loss * 100).toFixed(2)).replace('.', '_')}pct`;
+    const configId = `lab-${aa ? `aa${aa}-` : ''}rtt${link.rttMs}-loss${String(+(link.loss * 100).toFixed(2)).replace('.', '_')}pct` +
+      `${link.rateKbps > 0 ? `-rate${link.rateKbps}kbps` : ''}`;
     const url = experimentUrl({ urls: lab.urls }, { order, configId, ...armsKeys, ...pageConfig });
     const started = Date.now();
     let failed = 0;
