@@ -6,8 +6,9 @@ import { makeReport } from '../report/makeReport.mjs';
 import { aaConfig, experimentUrl } from '../devstack/pageLoad.mjs';
 import { labSearch } from './labSearch.mjs';
 
-export function settingLabel({ rttMs, loss = 0 }, aa = null, payloadBytes = 0) {
-  return `${aa ? `A/A ${aa}/${aa}, ` : ''}rtt ${rttMs} ms, loss ${+(loss * 100).toFixed(2)}%${payloadBytes ? `, ${payloadBytes} B` : ''}`;
+export function settingLabel({ rttMs, loss = 0, rateKbps = 0 }, aa = null, payloadBytes = 0) {
+  return `${aa ? `A/A ${aa}/${aa}, ` : ''}rtt ${rttMs} ms, loss ${+(loss * 100).toFixed(2)}%`
+    + `${rateKbps > 0 ? `, ${+(rateKbps / 1000).toFixed(3)} Mbit/s` : ''}${payloadBytes ? `, ${payloadBytes} B` : ''}`;
 }
 
 /**
@@ -28,7 +29,7 @@ export async function measureSetting({
     // The config id carries the setting into every beacon: letters, digits, '-' and '_' only.
     const payloadBytes = pageConfig.payloadBytes ?? 0;
     const configId = `lab-${aa ? `aa${aa}-` : ''}rtt${link.rttMs}-loss${String(+(link.loss * 100).toFixed(2)).replace('.', '_')}pct` +
-      `${payloadBytes ? `-${payloadBytes}B` : ''}`;
+      `${link.rateKbps > 0 ? `-rate${link.rateKbps}kbps` : ''}${payloadBytes ? `-${payloadBytes}B` : ''}`;
     const url = experimentUrl({ urls: lab.urls }, { order, configId, ...armsKeys, ...pageConfig });
     const started = Date.now();
     let failed = 0;

@@ -30,6 +30,9 @@ const { values: args } = parseArgs({
     // Payload sizes (config payloadBytes), each setting run once per size: 0 the no-op, e.g. 0,131072 to compare.
     'payload-bytes': { type: 'string', default: '0' },
     seed: { type: 'string', default: '1' },
+    // The link's rate each way (0: unlimited). A rate spaces back-to-back datagrams as a real access link does; Caddy
+    // 2.6.2's quic-go drops the second of two Initial datagrams that arrive together (docs/lab.md, "Connection setup").
+    'rate-kbps': { type: 'string', default: '0' },
     'relay-check': { type: 'string', default: '30' },
     // Page loads per lossless RTT for the fidelity pass, which sends 1 request per arm: with 5 in parallel, the zero-delay
     // intercept on this busy 2-core machine includes CPU queueing that added delay hides, so it is no constant (docs/lab.md).
@@ -69,8 +72,14 @@ if (args.field !== undefined) {
   process.exit(await runFieldCommand({ profile, loads, seed, order: args.order, out: args.out,
     requestsPerArm: Number(args['requests-per-arm']) }));
 }
-const lossless = args.rtts.split(',').filter(Boolean).map((r) => ({ rttMs: Number(r), loss: 0, seed }));
-const lossy = args.lossy.split(',').filter(Boolean).map((s) => s.split(':').map(Number)).map(([rttMs, loss]) => ({ rttMs, loss, seed }));
+const rateKbps = Number(args['rate-kbps']);
+if (!Number.isInteger(rateKbps) || rateKbps < 0) {
+  console.error(`--rate-kbps must be a non-negative integer (0: unlimited), got "${args['rate-kbps']}"`);
+  process.exit(2);
+}
+const rate = rateKbps > 0 ? { rateKbps } : {};
+const lossless = args.rtts.split(',').filter(Boolean).map((r) => ({ rttMs: Number(r), loss: 0, seed, ...rate }));
+const lossy = args.lossy.split(',').filter(Boolean).map((s) => s.split(':').map(Number)).map(([rttMs, loss]) => ({ rttMs, loss, seed, ...rate }));
 const payloads = args['payload-bytes'].split(',').filter(Boolean).map(Number);
 if (payloads.length === 0 || payloads.some((b) => !Number.isInteger(b) || b < 0 || b > PAYLOAD.maxBytes)) {
   console.error(`--payload-bytes: whole numbers of bytes from 0 to ${PAYLOAD.maxBytes}, comma-separated, got "${args['payload-bytes']}"`);
