@@ -4,6 +4,7 @@
 // is how the 2-shard test builds a real Distributed table on one machine.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports.mjs';
 import { stateDir } from './paths.mjs';
@@ -190,4 +191,22 @@ export async function clickhouseVersion(url) {
 export function clickhouseRuns() {
   if (!clickhouseInstalled()) return false;
   return spawnSync(CLICKHOUSE_BINARY, ['--help'], { stdio: 'ignore' }).status !== null;
+}
+
+/**
+ * A test's scratch space for ClickHouse servers: a temporary directory, and the lists of servers started and plans
+ * made, which cleanup() stops and removes with the directory. prefix: the directory's name prefix.
+ */
+export function clickhouseScratch(prefix) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const servers = [];
+  const plans = [];
+  return {
+    tmp, servers, plans,
+    async cleanup() {
+      for (const s of servers) await s.kill();
+      for (const p of plans) fs.rmSync(p.dir, { recursive: true, force: true });
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
 }

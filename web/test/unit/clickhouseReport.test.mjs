@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startCollector } from '../../server/collector.mjs';
@@ -16,19 +15,14 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { clickhouseInstalled, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
+import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
 import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
 const core = await loadH3probeNode();
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-chreport-'));
-const servers = [];
-const plans = [];
-after(async () => {
-  for (const s of servers) await s.kill();
-  for (const p of plans) fs.rmSync(p.dir, { recursive: true, force: true });
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const scratch = clickhouseScratch('h3probe-chreport-');
+const { tmp, servers, plans } = scratch;
+after(scratch.cleanup);
 
 function sample(phase, idx, protocol, networkMs, extra = {}) {
   return { phase, idx, origin: phase === 'control' ? 'h2' : protocol || 'h3', result: 'ok', http_status: 204, protocol, reused: true,

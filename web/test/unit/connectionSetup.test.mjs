@@ -5,7 +5,6 @@
 // with and without their cold-setup record, and the same view (text, HTML and JSON) from ClickHouse as from SQLite.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -13,17 +12,12 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
 
 const core = await loadH3probeNode();
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-setup-'));
-const servers = [];
-const plans = [];
-after(async () => {
-  for (const s of servers) await s.kill();
-  for (const p of plans) fs.rmSync(p.dir, { recursive: true, force: true });
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+const scratch = clickhouseScratch('h3probe-setup-');
+const { tmp, servers, plans } = scratch;
+after(scratch.cleanup);
 
 // A pre-warm (or measured) request: connect > 0 opened a connection, 0 reused one.
 function req(phase, idx, origin, protocol, connect, extra = {}) {
