@@ -197,7 +197,7 @@ TEST_CASE("the arms mode survives encode then decode, and a beacon without it is
     CHECK(refused.error == "arms is required");
 }
 
-TEST_CASE("the payload mode and the body size survive encode then decode; a beacon without the mode fetched the no-op") {
+TEST_CASE("the payload mode and the body size survive encode then decode, and a beacon without the mode fetched the no-op") {
     Beacon b = sample_beacon();
     b.payload_bytes = 131072;
     b.samples[2].body_bytes = 131072;

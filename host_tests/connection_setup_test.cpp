@@ -43,35 +43,42 @@ TEST_CASE("cold setup: the first new, verified connection to each origin") {
     CHECK(s.first_h3 == FirstH3::over_other);
 
     // Alt-Svc remembered (or QUIC forced): the first request is QUIC, the second rides it. Given out of idx order.
-    s = cold_setup({prewarm(2, Proto::h2, "h2", false, 100), prewarm(1, Proto::h3, "h3", true),
-                    prewarm(0, Proto::h3, "h3", false, 50, "HTTP/3.0")});
+    const std::vector<Sample> remembered = {prewarm(2, Proto::h2, "h2", false, 100), prewarm(1, Proto::h3, "h3", true),
+                                            prewarm(0, Proto::h3, "h3", false, 50, "HTTP/3.0")};
+    s = cold_setup(remembered);
     REQUIRE(s.cold[1] != nullptr);
     CHECK(s.cold[1]->idx == 0);
     CHECK(s.first_h3 == FirstH3::over_h3);
 
     // HTTP/3 never taken (UDP blocked): no cold HTTP/3 sample; the HTTP/2 one stands alone.
-    s = cold_setup({prewarm(0, Proto::h3, "h2", false, 90), prewarm(1, Proto::h3, "h2", true), prewarm(2, Proto::h2, "h2", false, 100)});
+    const std::vector<Sample> blocked = {prewarm(0, Proto::h3, "h2", false, 90), prewarm(1, Proto::h3, "h2", true),
+                                         prewarm(2, Proto::h2, "h2", false, 100)};
+    s = cold_setup(blocked);
     CHECK(s.cold[1] == nullptr);
     CHECK(s.outcome[1] == SetupOutcome::unverified);
     CHECK(s.cold[0] != nullptr);
     CHECK(s.first_h3 == FirstH3::over_other);
 
     // Reused connections (a page that already talked to both origins), a Server-Timing that disagrees, a failure.
-    s = cold_setup({prewarm(0, Proto::h3, "h3", true), prewarm(1, Proto::h3, "h3", false, 50, "HTTP/1.1"),
-                    prewarm(2, Proto::h2, "h2", true)});
+    const std::vector<Sample> reused = {prewarm(0, Proto::h3, "h3", true), prewarm(1, Proto::h3, "h3", false, 50, "HTTP/1.1"),
+                                        prewarm(2, Proto::h2, "h2", true)};
+    s = cold_setup(reused);
     CHECK(s.cold[0] == nullptr);
     CHECK(s.cold[1] == nullptr);
     CHECK(s.outcome[0] == SetupOutcome::reused);
     CHECK(s.outcome[1] == SetupOutcome::reused);
     CHECK(s.first_h3 == FirstH3::over_h3);
-    s = cold_setup({prewarm(0, Proto::h3, "", false, 0, "", SampleResult::network_error), prewarm(1, Proto::h3, "h3", false, 50, "HTTP/1.1")});
+    const std::vector<Sample> failed = {prewarm(0, Proto::h3, "", false, 0, "", SampleResult::network_error),
+                                        prewarm(1, Proto::h3, "h3", false, 50, "HTTP/1.1")};
+    s = cold_setup(failed);
     CHECK(s.outcome[1] == SetupOutcome::unverified);
     CHECK(s.outcome[0] == SetupOutcome::absent);
     CHECK(s.first_h3 == FirstH3::unknown);
     // An ok without a reused flag is never a cold sample.
     Sample unknown = prewarm(0, Proto::h2, "h2", false, 100);
     unknown.reused.reset();
-    s = cold_setup({unknown});
+    const std::vector<Sample> unknown_only = {unknown};
+    s = cold_setup(unknown_only);
     CHECK(s.cold[0] == nullptr);
     CHECK(s.outcome[0] == SetupOutcome::unverified);
 }

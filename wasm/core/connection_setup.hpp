@@ -50,6 +50,8 @@ struct ColdSetup {
     FirstH3 first_h3 = FirstH3::unknown;
 };
 ColdSetup cold_setup(const std::vector<Sample>& prewarm);
+// The result points into `prewarm`: a temporary list would leave it dangling.
+ColdSetup cold_setup(const std::vector<Sample>&& prewarm) = delete;
 
 // The durations the view reports, X(name, paired, what). connect_ms and network_ms are defined the same way for
 // TCP+TLS and for QUIC, and are compared within the run. tls_ms is not: Firefox sets secureConnectionStart to
