@@ -468,6 +468,7 @@ val schema_js() {
     limits.set("maxErrors", static_cast<double>(kMaxErrors));
     limits.set("maxErrorChars", static_cast<double>(kMaxErrorChars));
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
+    limits.set("maxInferenceRounds", kMaxInferenceRounds);
     limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     limits.set("csTightestRuns", kCsTightestRuns);
     out.set("limits", limits);

@@ -200,14 +200,13 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
 
 std::vector<GroupReport> infer_from(AggregateSource& source, const ReportOptions& options, std::string& error) {
     std::vector<GroupAggregates> aggregates = source.start();
-    // Four rounds suffice (see report_aggregates.hpp); more means a source that does not deliver what was asked.
-    for (int round = 0; round <= 8; ++round) {
+    for (int round = 0; round <= kMaxInferenceRounds; ++round) {
         Needs needs;
         std::vector<GroupReport> reports = infer_report(aggregates, options, needs);
         if (needs.empty()) return reports;
         source.fill(aggregates, needs);
     }
-    error = "the inference still needs aggregates after 8 rounds";
+    error = "the inference still needs aggregates after " + std::to_string(kMaxInferenceRounds) + " rounds";
     return {};
 }
 

@@ -29,6 +29,10 @@ namespace h3probe {
 enum class SampleKind : std::uint8_t { h2 = 0, h3 = 1, diff = 2 };
 inline constexpr int kSampleKinds = 3;
 
+// The rounds a caller of infer_report() allows before it gives up: four suffice (above), more means a source that does
+// not deliver what was asked. infer_from() here and the JavaScript callers (schema().limits.maxInferenceRounds) use it.
+inline constexpr int kMaxInferenceRounds = 8;
+
 struct SampleAggregates {
     std::uint64_t n = 0;     // values
     std::uint64_t runs = 0;  // runs with at least one value (diff: n)

@@ -49,24 +49,36 @@ export async function buildReportsFromAggregates(core, source, {
   const shapes = each.map(({ percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false }) => ({
     percentiles, sampleSize, options: reportOptions({ method, confidence, percentiles, sampleSize, cdf }) }));
   const starts = await source.start();
-  const reports = starts.map(() => null);
-  // The same bound as infer_from() in report_aggregates.cpp: four rounds suffice, more means a source that does not
-  // deliver what was asked.
+  // The probabilities whose estimates get intervals (the percentiles, the sample size's, the paired median): the
+  // source may fetch what their bounds will need in the same pass.
+  const groups = await inferInRounds(core, 'the report', starts.map((st, i) => ({ aggregates: st.aggregates, options: shapes[i].options })),
+    (needs) => source.fill(starts.map((st) => st.aggregates), needs, shapes.map((sh) => [...sh.percentiles, sh.sampleSize.p, 0.5])));
+  return groups.map((g, i) => {
+    const { percentiles, sampleSize } = shapes[i];
+    return assemble(core.schema(), { ...starts[i], metric, since, arms }, g, { method, confidence, percentiles, sampleSize });
+  });
+}
+
+/**
+ * infer_report() in rounds over aggregates from outside the core (as infer_from() in report_aggregates.cpp does for a
+ * C++ source): items [{aggregates, options}]; fill(needs) adds to the items' aggregates what each still needs (null for
+ * an item that is done). Resolves to each item's groups. what names the aggregates in an error.
+ */
+export async function inferInRounds(core, what, items, fill) {
+  const groups = items.map(() => null);
   for (let round = 0; ; round++) {
-    const needs = starts.map(({ aggregates }, i) => {
-      if (reports[i]) return null;
-      const out = core.inferReport(JSON.stringify(aggregates), shapes[i].options);
-      if (out.error) throw new Error(`the report's aggregates do not read: ${out.error}`);
+    const needs = items.map(({ aggregates, options }, i) => {
+      if (groups[i]) return null;
+      const out = core.inferReport(JSON.stringify(aggregates), options);
+      if (out.error) throw new Error(`${what}: the aggregates do not read: ${out.error}`);
       if (out.needs !== null) return JSON.parse(out.needs);
-      const { percentiles, sampleSize } = shapes[i];
-      reports[i] = assemble(core.schema(), { ...starts[i], metric, since, arms }, out.groups, { method, confidence, percentiles, sampleSize });
+      groups[i] = out.groups;
       return null;
     });
-    if (reports.every(Boolean)) return reports;
-    if (round === 8) throw new Error('the report still needs aggregates after 8 rounds');
-    // The probabilities whose estimates get intervals (the percentiles, the sample size's, the paired median): the
-    // source may fetch what their bounds will need in the same pass.
-    await source.fill(starts.map((st) => st.aggregates), needs, shapes.map((sh) => [...sh.percentiles, sh.sampleSize.p, 0.5]));
+    if (groups.every(Boolean)) return groups;
+    const max = core.schema().limits.maxInferenceRounds;
+    if (round === max) throw new Error(`${what} still needs aggregates after ${max} rounds`);
+    await fill(needs);
   }
 }
 

@@ -9,6 +9,7 @@
 // asks are counts of runs.
 import { CLICKHOUSE_GROUP_BY, pooledGroupExpr } from './clickhouseAggregates.mjs';
 import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
+import { inferInRounds } from './buildReport.mjs';
 import { setupColumns } from '../server/clickhouseStore.mjs';
 
 const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
@@ -120,15 +121,9 @@ export async function clickhouseConnectionSetup(client, core, {
       a.runs_paired = a.samples[2].n;
       a.diffs = [a.samples[2].n, a.samples[2].n ? Number(r.mean) : null, a.samples[2].n >= 2 ? Number(r.var) : null];
     }
-    let out;
-    for (let round = 0; ; round++) {
-      out = core.inferReport(JSON.stringify(aggregates), options);
-      if (out.error) throw new Error(`the connection-setup aggregates do not read: ${out.error}`);
-      if (out.needs === null) break;
-      if (round === 8) throw new Error('the connection-setup view still needs aggregates after 8 rounds');
-      await fill(client, pairs, S, both, names, aggregates, JSON.parse(out.needs));
-    }
-    out.groups.forEach((g, i) => { groups[i].metrics[m.name] = { analysis: g.analysis, paired: g.paired }; });
+    const [inferred] = await inferInRounds(core, 'the connection-setup view', [{ aggregates, options }],
+      ([needs]) => fill(client, pairs, S, both, names, aggregates, needs));
+    inferred.forEach((g, i) => { groups[i].metrics[m.name] = { analysis: g.analysis, paired: g.paired }; });
   }
   return assembleSetup(schema, groups);
 }

@@ -159,7 +159,7 @@ export interface Schema {
   /** Why a sampled page load could not load the run: the reasons of a beacon with outcome "load_error". */
   loadErrorReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
-    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number };
+    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxInferenceRounds: number };
   runRecordVersion: number;
   /** The Server-Timing metric name whose description is the protocol the origin saw ("proto"). */
   serverTimingProtocol: string;
