@@ -367,29 +367,28 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       const { page, h2, h3, collector: beacon } = SITES;
       const params = new URLSearchParams({ h2Origin: `https://${h2.host}`, h3Origin: `https://${h3.host}`,
         beaconUrl: `https://${beacon.host}/beacon`, configId: 'kit-tarball' });
-      let pageLoadId;
+      // The tab stays open until the collector has stored the run: sendBeacon only queues the request, and closing the
+      // context at once can drop it before it leaves (seen once in CI).
       const context = await browser.newContext();
+      const stored = new Database(dbPath(), { readonly: true, fileMustExist: true });
       try {
         const tab = await context.newPage();
         await tab.goto(`https://${page.host}/app/?${params}`);
         const { outcome, result } = await tab.evaluate(() => window.runOnce());
         assert.equal(outcome, 'started', JSON.stringify(result));
         assert.equal(result.run, 'done');
+        assert.equal(result.beaconQueued, true);
         assert.deepEqual(result.errors, []);
-        pageLoadId = result.pageLoadId;
-      } finally {
-        await context.close();
-      }
-      const stored = new Database(dbPath(), { readonly: true, fileMustExist: true });
-      try {
         let rows = [];
         for (const deadline = Date.now() + 10000; rows.length === 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
           rows = stored.prepare("SELECT q.phase, q.protocol, q.result, count(*) AS n FROM requests q JOIN runs r USING (run_id) " +
-            "WHERE r.page_load_id = ? AND q.phase != 'prewarm' GROUP BY 1, 2, 3 ORDER BY 1").all(pageLoadId);
+            "WHERE r.page_load_id = ? AND q.phase != 'prewarm' GROUP BY 1, 2, 3 ORDER BY 1").all(result.pageLoadId);
         }
-        assert.deepEqual(rows.map((r) => [r.phase, r.protocol, r.result, r.n]), [['control', 'h2', 'ok', 5], ['treatment', 'h3', 'ok', 5]]);
+        assert.deepEqual(rows.map((r) => [r.phase, r.protocol, r.result, r.n]), [['control', 'h2', 'ok', 5], ['treatment', 'h3', 'ok', 5]],
+          `collector log: ${tail(runDir, 'collector.log')}`);
       } finally {
         stored.close();
+        await context.close();
       }
       const r = doctor(['--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
       console.log(r.checks.map((c) => `# ${c.status} ${c.check}: ${c.detail}`).join('\n'));
