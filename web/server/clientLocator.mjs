@@ -36,7 +36,8 @@ export function parseTrustedProxies(list) {
  * - asnDb: a directory of IP-to-AS tables in @ip-location-db/asn's format, or 'off' (no network lookup: asn and asOrg
  *   are null); env H3PROBE_ASN_DB; default the bundled one.
  * - lookupNetwork: ip → {asn, org} or null, instead of reading asnDb (tests).
- * Returns locate(req) → {country, region, asn, asOrg}, and locate.clientAddress(req) → the client's IP for the rate limit.
+ * Returns locate(req[, client]) → {country, region, asn, asOrg}, and locate.client(req) → who sent it, with the client's
+ * address for the rate limit (below).
  */
 export function createClientLocator(opts = {}, env = process.env) {
   const trusted = parseTrustedProxies(opts.trustedProxies ?? env.H3PROBE_TRUSTED_PROXIES ?? '');
@@ -46,19 +47,21 @@ export function createClientLocator(opts = {}, env = process.env) {
   const asnDb = opts.asnDb ?? env.H3PROBE_ASN_DB ?? undefined;
   const lookupNetwork = opts.lookupNetwork ?? (asnDb === 'off' ? () => null : createAsnLookup(asnDb || undefined));
 
+  // BlockList.check builds an address object per call: with no proxy listed, loopback alone is trusted.
+  const anyListed = trusted.rules.length > 0;
   const isTrusted = (ip) => {
     const s = normalizeIp(ip);
     if (!s) return false;
-    return isLoopback(s) || trusted.check(s, net.isIPv4(s) ? 'ipv4' : 'ipv6');
+    return isLoopback(s) || (anyListed && trusted.check(s, net.isIPv4(s) ? 'ipv4' : 'ipv6'));
   };
 
-  function locate(req) {
-    const network = lookupNetwork(locate.clientAddress(req));
-    return { ...where(req), asn: network?.asn ?? null, asOrg: network?.org ?? null };
+  // client: locate.client(req), when the caller already has it (the collector, after the rate limit).
+  function locate(req, client = locate.client(req)) {
+    const network = lookupNetwork(client.address);
+    return { ...where(req, client), asn: network?.asn ?? null, asOrg: network?.org ?? null };
   }
-  function where(req) {
-    const peer = req.socket?.remoteAddress;
-    if (!isTrusted(peer)) return locateIp(peer, lookupCountry);
+  function where(req, { peer, forwarded, trustedPeer }) {
+    if (!trustedPeer) return locateIp(peer, lookupCountry);
     for (const name of countryHeaders) {
       const value = headerValue(req.headers[name]);
       // Cloudflare sends XX for "no country" and T1 for Tor: neither is a country, so the address decides.
@@ -67,17 +70,19 @@ export function createClientLocator(opts = {}, env = process.env) {
         return { country, region: regionForCountry(country) };
       }
     }
-    return locateIp(forwardedClient(req.headers['x-forwarded-for'], isTrusted) ?? peer, lookupCountry);
+    return locateIp(forwarded ?? peer, lookupCountry);
   }
   /**
-   * The client's address as the rate limit sees it (never stored): the TCP peer, or behind a trusted proxy the first
-   * untrusted hop of X-Forwarded-For; a malformed chain counts as the proxy itself.
+   * Who sent the request, worked out once: {peer} (the TCP peer), {trustedPeer}, {forwarded} (behind a trusted proxy,
+   * the first untrusted hop of X-Forwarded-For, 'invalid' for a malformed chain, null without one), and {address}: the
+   * client's address as the rate limit sees it (never stored): the peer, or the forwarded hop; a malformed chain counts
+   * as the proxy itself.
    */
-  locate.clientAddress = (req) => {
+  locate.client = (req) => {
     const peer = req.socket?.remoteAddress;
-    if (!isTrusted(peer)) return peer;
-    const client = forwardedClient(req.headers['x-forwarded-for'], isTrusted);
-    return client && client !== 'invalid' ? client : peer;
+    if (!isTrusted(peer)) return { peer, trustedPeer: false, forwarded: null, address: peer };
+    const forwarded = forwardedClient(req.headers['x-forwarded-for'], isTrusted);
+    return { peer, trustedPeer: true, forwarded, address: forwarded && forwarded !== 'invalid' ? forwarded : peer };
   };
   return locate;
 }

@@ -113,9 +113,9 @@ export async function startCollector({
     if (originRefused(origin)) return reject(res, 'origin', 403, 'origin not allowed', corsHeaders);
 
     // The limit is taken before the body is read or decoded, so a flood costs little. Local clients are the operator's.
-    const client = locate.clientAddress(req);
-    if (!isLoopback(client)) {
-      const taken = await backend.take(networkKey(client));
+    const client = locate.client(req);
+    if (!isLoopback(client.address)) {
+      const taken = await backend.take(networkKey(client.address));
       if (!taken.ok) {
         return reject(res, 'rate_limited', 429, 'too many beacons from your network',
           { ...corsHeaders, 'Retry-After': String(taken.retryAfter) });
@@ -137,7 +137,7 @@ export async function startCollector({
     let duplicate;
     try {
       // Only the country, region and network leave this function: the address itself is never stored.
-      const { country, region, asn, asOrg } = locate(req);
+      const { country, region, asn, asOrg } = locate(req, client);
       const { browser, browserMajor } = browserFor(req.headers);
       ({ duplicate } = await backend.store(decoded,
         { receivedAt: new Date().toISOString(), region, country, asn, asOrg, browser, browserMajor }));

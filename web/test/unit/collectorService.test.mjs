@@ -177,11 +177,11 @@ describe('rate limit', () => {
     const req = (peer, xff) => ({ socket: { remoteAddress: peer }, headers: xff ? { 'x-forwarded-for': xff } : {} });
     const trusting = createClientLocator({ trustedProxies: ['198.51.100.0/24'], lookupCountry: () => null });
     const plain = createClientLocator({ trustedProxies: [], lookupCountry: () => null });
-    assert.equal(trusting.clientAddress(req('198.51.100.4', '8.8.8.8')), '8.8.8.8');
-    assert.equal(trusting.clientAddress(req('198.51.100.4', '1.1.1.1, 8.8.8.8, 198.51.100.9')), '8.8.8.8');
-    assert.equal(trusting.clientAddress(req('198.51.100.4', 'garbage')), '198.51.100.4');
-    assert.equal(plain.clientAddress(req('198.51.100.4', '8.8.8.8')), '198.51.100.4');
-    assert.equal(plain.clientAddress(req('::1', '8.8.4.4')), '8.8.4.4', 'loopback is always trusted');
+    assert.equal(trusting.client(req('198.51.100.4', '8.8.8.8')).address, '8.8.8.8');
+    assert.equal(trusting.client(req('198.51.100.4', '1.1.1.1, 8.8.8.8, 198.51.100.9')).address, '8.8.8.8');
+    assert.equal(trusting.client(req('198.51.100.4', 'garbage')).address, '198.51.100.4');
+    assert.equal(plain.client(req('198.51.100.4', '8.8.8.8')).address, '198.51.100.4');
+    assert.equal(plain.client(req('::1', '8.8.4.4')).address, '8.8.4.4', 'loopback is always trusted');
   });
 
   test('429 with Retry-After after the burst from one network, not from another; loopback clients are not limited', async () => {
