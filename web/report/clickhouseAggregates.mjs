@@ -22,6 +22,7 @@
 // quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF asks ~300
 // levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
+import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, pairedSql, runValueTuplesSql } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
@@ -29,23 +30,16 @@ const MAX_GROUPS = 250;
 
 const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
 
-/**
- * What a ClickHouse report can be split by, as an expression over run_records (the SQLite store's GROUP_BY has more: the
- * other splits need the runs table there, which these passes do not read yet).
- */
-export const CLICKHOUSE_GROUP_BY = Object.freeze({
-  region: 'region', day: 'substring(received_at, 1, 10)',
-  // GROUP_BY.network of readReportData.mjs (its label) over run_records' asn and as_org; pooled in start().
-  network: "ifNull(concat('AS', toString(asn), ifNull(concat(' ', nullIf(as_org, '')), '')), 'unknown')",
-});
+export { CLICKHOUSE_GROUP_BY };
 
 /**
  * A pooled grouping's expression (GROUP_BY's `pooled` in readReportData.mjs): its value when shown is one of `shown`,
  * else OTHER_GROUP. The shown values go into the SQL as a literal array for has(): 18.16 takes neither IN (a list or a
- * subquery) inside a UNION ALL nor a scalar subquery over Distributed tables.
+ * subquery) inside a UNION ALL nor a scalar subquery over Distributed tables. exprs: the groupings' expressions
+ * (SUMMARY_GROUP_BY for the value summary).
  */
-export function pooledGroupExpr(by, shown) {
-  const e = CLICKHOUSE_GROUP_BY[by];
+export function pooledGroupExpr(by, shown, exprs = CLICKHOUSE_GROUP_BY) {
+  const e = exprs[by];
   return `if(has(${shown.length ? `[${shown.map(sqlString).join(', ')}]` : 'emptyArrayString()'}, ${e}), ${e}, ${sqlString(OTHER_GROUP)})`;
 }
 
@@ -99,14 +93,16 @@ function entry(h, i) {
  * pooled grouping's fewest runs of a shown value, GROUP_BY's `pooled` in readReportData.mjs; default the fewest runs
  * for an interval), payloadBytes (the one payload mode read, 0 the no-op), cumulative (sets ['day'] only: the daily
  * series' looks, each day's group holding every run received up to the end of that day; the overall group then counts
- * a run once per look and is not read). Returns
+ * a run once per look and is not read), readSummary (default true: the values of a day and region whose totals in
+ * the value summary run_values equal those the counts pass finds in run_records are read from the summary; false:
+ * every value from run_records). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
  * fill([aggregates per set], [needs per set, or null]) } for buildReportsFromAggregates. passes lists each query as it
  * ran: { name, queryId (its row in system.query_log), ms }.
  */
 export function clickhouseAggregateSource(client, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', sets = ['region'], minGroupRuns = schema.limits.minRunsForInterval,
-  payloadBytes = 0, cumulative = false,
+  payloadBytes = 0, cumulative = false, readSummary = true,
 } = {}) {
   for (const by of sets) {
     if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
@@ -118,8 +114,10 @@ export function clickhouseAggregateSource(client, schema, {
   const keys = [...new Set([...sets, 'region'])];
   const keyOf = sets.map((by) => keys.indexOf(by));
   const grouped = [...new Set(keyOf)];  // the keys whose groups get histograms and sums
-  // Each key's expression; a pooled key's is set in start(), once its shown values are known.
+  // Each key's expression over run_records and over the value summary; a pooled key's are set in start(), once its
+  // shown values are known.
   const expr = Object.fromEntries(keys.map((k) => [k, CLICKHOUSE_GROUP_BY[k]]));
+  const summaryExpr = Object.fromEntries(keys.map((k) => [k, SUMMARY_GROUP_BY[k]]));
   const pooledOf = {};
   if (keys.some((k) => GROUP_BY[k]?.pooled)) checkMinGroupRuns(minGroupRuns);
   const m = metricColumns(schema).find((c) => c.metric === metric);
@@ -127,13 +125,10 @@ export function clickhouseAggregateSource(client, schema, {
   const C = m.control;
   const T = m.treatment;
   checkPayloadBytes(payloadBytes, schema);
-  const where = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)}`;
+  const mode = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)}`;
+  const where = `${mode} AND received_at >= ${sqlString(since)}`;
   const classes = classCountColumns(schema);
-  const sorted = (a) => `arraySort(${a})`;
-  const half = (a) => `intDiv(length(${a}), 2)`;
-  const median = (a) => `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`;
-  const both = `(length(${C}) > 0 AND length(${T}) > 0)`;
-  const diff = `(${median(T)} - ${median(C)})`;
+  const { both, diff } = pairedSql(C, T);
   // Branch-free (multiIf evaluates slowly here): the magnitude's top bits, mirrored below zero (-1 - bits of -v).
   const bucket = (v) => `(toInt64(bitShiftRight(reinterpretAsUInt64(reinterpretAsString(abs(${v}))), ${BUCKET_SHIFT})) * (1 - 2 * toInt64(${v} < 0))
     - toInt64(${v} < 0))`;
@@ -156,6 +151,10 @@ export function clickhouseAggregateSource(client, schema, {
   let names = [];
   let offset = [];
   let RR = '';  // run_records with each key's group number as g0, g1, …
+  // The value summary's rows of the (day, region) cells read from it, with the same group numbers (empty: none).
+  let SV = '';
+  // The run_records rows whose values the histogram and values passes read: those of the cells not read from SV.
+  let rawCells = '';
   // The runs the counts saw, as far as one can tell: the passes after them leave out a run received later, or of a
   // group they did not see (the collector keeps inserting while a report runs).
   let counted = where;
@@ -165,19 +164,22 @@ export function clickhouseAggregateSource(client, schema, {
   const cells = new Map();
   let squares = new Map();  // gid → the group's [Σ N_h2², Σ N_h3², Σ N_h2 N_h3], from the counts
 
-  // Every value of the three samples with its run's group number in each grouping (g0, g1, …): s 0 = h2, 1 = h3, 2 =
-  // paired differences, b its bucket. Beside each value its weights for the sums at a threshold (see fillBelow): w =
-  // 2r - 1 for the value of rank r among its run's values of that arm, n = that arm's number of values in the run, o =
-  // the other arm's (for a difference: 1, 1, 0). sb: only the values whose s * 2^24 + b + 2^23 is in this list.
+  // Every value of the three samples with its run's group number in each grouping (g0, g1, …), as the rows of
+  // runValueTuplesSql(): s 0 = h2, 1 = h3, 2 = paired differences, b its bucket, c how many such values the row stands
+  // for, and the weights for the sums at a threshold (see fillBelow): w = 2r - 1 for the value of rank r among its
+  // run's values of that arm, n = that arm's number of values in the run, o = the other arm's (for a difference: 1,
+  // 1, 0), summed over the c values. From the value summary for the cells it holds exactly (c, w, n, o its sums), and
+  // one row per value of run_records for the others. sb: only the values whose s * 2^24 + b + 2^23 is in this list.
   const valuesSql = (sb = null) => {
     const gs = grouped.map((k) => `g${k}`).join(', ');
     const only = sb ? `WHERE s * ${2 ** 24} + b + ${2 ** 23} IN (${sb.join(', ')})` : '';
-    const arm = (s, A, O) => `SELECT ${gs}, toUInt8(${s}) AS s, v, ${bucket('v')} AS b, toUInt64(2 * r - 1) AS w, toUInt64(length(${A})) AS n,
-      toUInt64(length(${O})) AS o FROM (SELECT ${gs}, ${A}, ${O} FROM ${RR} WHERE ${counted}) ARRAY JOIN arraySort(${A}) AS v, arrayEnumerate(${A}) AS r ${only}`;
-    return `${arm(0, C, T)}
-    UNION ALL ${arm(1, T, C)}
-    UNION ALL SELECT ${gs}, toUInt8(2) AS s, v, ${bucket('v')} AS b, toUInt64(1) AS w, toUInt64(1) AS n, toUInt64(0) AS o
-      FROM (SELECT ${gs}, ${diff} AS v FROM ${RR} WHERE ${counted} AND ${both}) ${only}`;
+    const parts = [];
+    if (SV) parts.push(`SELECT ${gs}, s, v, ${bucket('v')} AS b, cnt AS c, w, n, o FROM ${SV} ${only}`);
+    if (rawCells) {
+      parts.push(`SELECT ${gs}, t.1 AS s, t.2 AS v, ${bucket('t.2')} AS b, toUInt64(1) AS c, t.3 AS w, t.4 AS n, t.5 AS o
+      FROM (SELECT ${gs}, ${C}, ${T} FROM ${RR} WHERE ${counted} AND (${rawCells})) ARRAY JOIN ${runValueTuplesSql(C, T)} AS t ${only}`);
+    }
+    return parts.join('\n    UNION ALL ');
   };
   // A row's key in each grouping, (global group number * 4 + s) * 2^24 + b + 2^23: one integer (a row with several
   // groupings is counted once in each).
@@ -205,7 +207,9 @@ export function clickhouseAggregateSource(client, schema, {
     // received, read first: a scalar subquery there does not reach the shards of a Distributed table).
     if (cumulative) {
       const days = (await pass('days', `SELECT DISTINCT ${CLICKHOUSE_GROUP_BY.day} AS look FROM run_records WHERE ${where} ORDER BY look`)).map((r) => r.look);
-      expr.day = `arrayJoin(arrayFilter(look -> look >= ${CLICKHOUSE_GROUP_BY.day}, [${days.map(sqlString).join(', ') || "''"}]))`;
+      const looks = (e) => `arrayJoin(arrayFilter(look -> look >= ${e}, [${days.map(sqlString).join(', ') || "''"}]))`;
+      expr.day = looks(CLICKHOUSE_GROUP_BY.day);
+      summaryExpr.day = looks(SUMMARY_GROUP_BY.day);
     }
     // A pooled key: the values with fewer than minGroupRuns selected runs become OTHER_GROUP.
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
@@ -213,11 +217,14 @@ export function clickhouseAggregateSource(client, schema, {
         WHERE ${where} GROUP BY name`);
       const shown = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => c.name);
       expr[k] = pooledGroupExpr(k, shown);
+      summaryExpr[k] = pooledGroupExpr(k, shown, SUMMARY_GROUP_BY);
       pooledOf[k] = { minRuns: minGroupRuns, values: counts.length - shown.length };
     }
-    const keyCols = keys.map((k, i) => `${expr[k]} AS k${i}`);
+    // The cells also by day received (dd), for the check of the value summary's totals.
+    const keyCols = [...keys.map((k, i) => `${expr[k]} AS k${i}`), `${CLICKHOUSE_GROUP_BY.day} AS dd`];
+    const cellCols = [...keys.map((_, i) => `k${i}`), 'dd'].join(', ');
     // The run's paired difference computed once (NaN: not paired).
-    const rows = await pass('counts', `SELECT ${keys.map((_, i) => `k${i}`).join(', ')}, count() AS stored, countIf(${measured} > 0) AS runs,
+    const rows = await pass('counts', `SELECT ${cellCols}, count() AS stored, countIf(${measured} > 0) AS runs,
       sum(${measured}) AS requests,
       [${classes.filter((c) => c.arm === 'control').map((c) => `sum(${c.name})`).join(', ')}] AS control,
       [${classes.filter((c) => c.arm === 'treatment').map((c) => `sum(${c.name})`).join(', ')}] AS treatment,
@@ -226,7 +233,7 @@ export function clickhouseAggregateSource(client, schema, {
       ${moments('1', 'd')}, ${moments(`run_order = 'h2-first'`, 'd1')}, ${moments(`run_order = 'h3-first'`, 'd3')},
       min(received_at) AS first, max(received_at) AS last
       FROM (SELECT *, ${keyCols.join(', ')}, toUInt64(length(${C})) AS nC, toUInt64(length(${T})) AS nT, if(${both}, ${diff}, nan) AS d
-        FROM run_records WHERE ${where}) GROUP BY ${keys.map((_, i) => `k${i}`).join(', ')}`);
+        FROM run_records WHERE ${where}) GROUP BY ${cellCols}`);
     const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
     names = keys.map((_, i) => [...new Set(rows.map((r) => r[`k${i}`]))].sort(byName));
     for (const k of grouped) {
@@ -237,8 +244,10 @@ export function clickhouseAggregateSource(client, schema, {
     for (const k of keys.keys()) { offset[k] = at; at += grouped.includes(k) ? names[k].length : 0; }
     counted = `${where} AND received_at <= ${sqlString(rows.length ? rows.map((r) => r.last).sort(byName).at(-1) : '')}` +
       grouped.map((k) => ` AND g${k} > 0`).join('');
-    RR = `(SELECT *, ${grouped.map((k) => `transform(toString(${expr[keys[k]]}), [${names[k].map(sqlString).join(', ')}],
-      [${names[k].map((_, j) => j + 1).join(', ')}], 0) AS g${k}`).join(', ')} FROM run_records)`;
+    const numbered = (e, from) => `(SELECT *, ${grouped.map((k) => `transform(toString(${e[keys[k]]}), [${names[k].map(sqlString).join(', ')}],
+      [${names[k].map((_, j) => j + 1).join(', ')}], 0) AS g${k}`).join(', ')} FROM ${from})`;
+    RR = numbered(expr, 'run_records');
+    await chooseCells(rows, numbered);
 
     const n = (x) => Number(x ?? 0);
     const num = (x) => (x === null || x === undefined ? null : Number(x));
@@ -272,7 +281,7 @@ export function clickhouseAggregateSource(client, schema, {
     cells.clear();
     if (rows.length) {
       // One 64-bit key per row: grouping by the combination of groups first, then per grouping, was slower.
-      const text = await pass('histograms', `SELECT ${keySql()} AS key, count(), sum(w), sum(n), sum(o), min(v), max(v)
+      const text = await pass('histograms', `SELECT ${keySql()} AS key, sum(c), sum(w), sum(n), sum(o), min(v), max(v)
         FROM (${valuesSql()}) GROUP BY key ORDER BY key`, { tsv: true });
       const [key, ...fields] = tsvColumns(text, 7);
       // Rows come in key order: each group's sample is one run of rows, in bucket order.
@@ -324,6 +333,60 @@ export function clickhouseAggregateSource(client, schema, {
         aggregates: { groups: [group('overall', rows), ...names[k].map((v) => group(v, rows.filter((r) => r[`k${k}`] === v)))] },
       };
     });
+  }
+
+  // Picks the cells (a day received and a region) whose values the histogram and values passes read from the value
+  // summary: those whose totals there (per sample: values, Σ w, Σ n, Σ o) equal the ones the counts found in
+  // run_records, and that were received before today (UTC: a day still receiving runs could gain some between this check and
+  // the passes). Any other cell (a day partly selected by since, one the summary misses or holds twice) is read from
+  // run_records. Sets SV and rawCells.
+  async function chooseCells(rows, numbered) {
+    const noGroup = grouped.map((k) => ` AND g${k} > 0`).join('');
+    SV = '';
+    rawCells = '1';
+    if (!readSummary || !rows.length) return;
+    const cellOf = (day, region) => JSON.stringify([day, region]);
+    const want = new Map();  // cell → its totals in run_records: [values, Σ w, Σ n, Σ o] per sample
+    const regionKey = `k${keys.indexOf('region')}`;
+    const dayKey = keys.indexOf('day');
+    for (const r of rows) {
+      // A cumulative look holds its runs once per later day: each run counted at the look of its own day.
+      if (cumulative && r[`k${dayKey}`] !== r.dd) continue;
+      const cell = cellOf(r.dd, r[regionKey]);
+      if (!want.has(cell)) want.set(cell, [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
+      const t = want.get(cell);
+      const add = (s, ...xs) => xs.forEach((x, f) => { t[s][f] += Number(x ?? 0); });
+      add(0, r.n_h2, r.nn0, r.nn0, r.nn23);
+      add(1, r.n_h3, r.nn1, r.nn1, r.nn23);
+      add(2, r.paired, r.paired, r.paired, 0);
+    }
+    const today = new Date().toISOString().slice(0, 10);
+    const days = [...new Set([...want.keys()].map((c) => JSON.parse(c)[0]))].filter((d) => d < today);
+    if (!days.length) return;
+    const totals = await pass('summary-totals', `SELECT day, region, s, sum(cnt) AS c, sum(w) AS w, sum(n) AS n, sum(o) AS o
+      FROM run_values WHERE ${mode} AND metric = ${sqlString(metric)} AND day IN (${days.map(sqlString).join(', ')})
+      GROUP BY day, region, s`);
+    const have = new Map();
+    for (const r of totals) {
+      const cell = cellOf(r.day, r.region);
+      if (!have.has(cell)) have.set(cell, [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
+      have.get(cell)[Number(r.s)] = [r.c, r.w, r.n, r.o].map(Number);
+    }
+    const exact = [];
+    const raw = [];
+    for (const [cell, t] of want) {
+      const [day, region] = JSON.parse(cell);
+      const h = have.get(cell) ?? [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]];
+      (day < today && t.every((row, s) => row.every((x, f) => x === h[s][f])) ? exact : raw).push([day, region]);
+    }
+    passes.at(-1).cells = { summary: exact.length, raw: raw.length };
+    if (!exact.length) return;
+    SV = `(SELECT * FROM ${numbered(summaryExpr, `run_values WHERE ${mode} AND metric = ${sqlString(metric)}
+      AND (day, region) IN (${exact.map(([d, r]) => `(${sqlString(d)}, ${sqlString(r)})`).join(', ')})`)} WHERE 1${noGroup})`;
+    // A day's received_at range as well as its text, so that the table's sorting key narrows the read (a text that
+    // starts with the day sorts below the day followed by the byte 0xFF, which UTF-8 never holds).
+    rawCells = raw.length ? raw.map(([d, r]) => `(region = ${sqlString(r)} AND received_at >= ${sqlString(d)}
+      AND received_at < ${sqlString(d).slice(0, -1)}\\xFF' AND ${CLICKHOUSE_GROUP_BY.day} = ${sqlString(d)})`).join(' OR ') : '';
   }
 
   const splitKey = (key) => {
@@ -383,7 +446,7 @@ export function clickhouseAggregateSource(client, schema, {
     if (todo.size === 0) return;
     // Only the values of the wanted samples' buckets (whatever the group) are unrolled per grouping.
     const sb = [...new Set([...keysWanted].map((k) => k % 2 ** 26))];
-    const text = await pass(name, `SELECT key, v, count(), sum(w), sum(n), sum(o) FROM (SELECT ${keySql()} AS key, v, w, n, o
+    const text = await pass(name, `SELECT key, v, sum(c), sum(w), sum(n), sum(o) FROM (SELECT ${keySql()} AS key, v, c, w, n, o
       FROM (${valuesSql(sb)})) WHERE key IN (${[...keysWanted].join(', ')}) GROUP BY key, v`, { tsv: true });
     const found = new Map();
     const add = (ckey, v, e) => {
