@@ -95,14 +95,14 @@ function entry(h, i) {
  * series' looks, each day's group holding every run received up to the end of that day; the overall group then counts
  * a run once per look and is not read), readSummary (default true: the values of a day and region whose totals in
  * the value summary run_values equal those the counts pass finds in run_records are read from the summary; false:
- * every value from run_records). Returns
+ * every value from run_records), now (the clock, ms: the UTC day it falls in is read from run_records). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
  * fill([aggregates per set], [needs per set, or null]) } for buildReportsFromAggregates. passes lists each query as it
  * ran: { name, queryId (its row in system.query_log), ms }.
  */
 export function clickhouseAggregateSource(client, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', sets = ['region'], minGroupRuns = schema.limits.minRunsForInterval,
-  payloadBytes = 0, cumulative = false, readSummary = true,
+  payloadBytes = 0, cumulative = false, readSummary = true, now = Date.now(),
 } = {}) {
   for (const by of sets) {
     if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
@@ -360,7 +360,7 @@ export function clickhouseAggregateSource(client, schema, {
       add(1, r.n_h3, r.nn1, r.nn1, r.nn23);
       add(2, r.paired, r.paired, r.paired, 0);
     }
-    const today = new Date().toISOString().slice(0, 10);
+    const today = new Date(now).toISOString().slice(0, 10);
     const days = [...new Set([...want.keys()].map((c) => JSON.parse(c)[0]))].filter((d) => d < today);
     if (!days.length) return;
     const totals = await pass('summary-totals', `SELECT day, region, s, sum(cnt) AS c, sum(w) AS w, sum(n) AS n, sum(o) AS o

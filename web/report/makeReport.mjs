@@ -28,13 +28,14 @@ export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
  * fewest runs of a shown network, readReportData.mjs), method, confidence, htmlPath (falsy: no HTML), jsonPath (falsy:
  * no JSON; the whole report as
  * data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when HTML or JSON is written),
- * readSummary (ClickHouse: false reads every value from run_records, not the value summary; for bench:clickhouse).
+ * readSummary (ClickHouse: false reads every value from run_records, not the value summary; for bench:clickhouse), now
+ * (ClickHouse: the clock in ms, whose UTC day is read from run_records, not the summary; default the time).
  * Resolves to { report, text, htmlPath, timings: {read, stats, setup, format, html} } (milliseconds; setup: the
  * connection-setup view, SQLite only).
  */
 export async function makeReport(core, {
   db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence = 0.95,
-  htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath), minGroupRuns, readSummary = true,
+  htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath), minGroupRuns, readSummary = true, now,
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
   const spec = store ? parseStoreSpec(store) : null;
@@ -44,13 +45,13 @@ export async function makeReport(core, {
     const t0 = performance.now();
     // One source for the report and its daily series: each pass reads the table once for both groupings.
     const source = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
-      payloadBytes, minGroupRuns, sets: daily ? [by, 'day'] : [by], readSummary });
+      payloadBytes, minGroupRuns, sets: daily ? [by, 'day'] : [by], readSummary, now });
     const [report, byDay] = await buildReportsFromAggregates(core, source, { metric, since: normalizeSince(since), arms, method, confidence },
       [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
     if (daily) {
       // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
       const looks = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
-        payloadBytes, sets: ['day'], cumulative: true, readSummary });
+        payloadBytes, sets: ['day'], cumulative: true, readSummary, now });
       const [cumulative] = await buildReportsFromAggregates(core, looks, { metric, since: normalizeSince(since), arms, method: 'delta', confidence },
         [{ percentiles: DAILY_PERCENTILES }]);
       report.daily = dailySeries(byDay, cumulative);
