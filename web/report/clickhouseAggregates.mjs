@@ -43,6 +43,23 @@ export function pooledGroupExpr(by, shown, exprs = CLICKHOUSE_GROUP_BY) {
   return `if(has(${shown.length ? `[${shown.map(sqlString).join(', ')}]` : 'emptyArrayString()'}, ${e}), ${e}, ${sqlString(OTHER_GROUP)})`;
 }
 
+/**
+ * pass(name, sql, {tsv}) → the rows (JSON), or the text (TabSeparated): runs a query on client with a query_id of its
+ * own (its row in system.query_log) and pushes { name, queryId, ms (as Node saw it) } onto passes.
+ */
+export function queryRecorder(client, passes) {
+  const tag = `h3probe-report-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  return async function pass(name, sql, { tsv = false } = {}) {
+    const queryId = `${tag}-${passes.length + 1}-${name}`;
+    const t = performance.now();
+    // A long IN list of bucket keys is query text: room for it.
+    const settings = { query_id: queryId, max_query_size: String(Math.max(262_144, 2 * sql.length)) };
+    const out = tsv ? await client.query(`${sql}\nFORMAT TabSeparated`, { settings }) : await client.json(sql, { settings });
+    passes.push({ name, queryId, ms: performance.now() - t });
+    return out;
+  };
+}
+
 // Pools the moments [n, mean, sample variance] of disjoint parts (Chan et al.); a single part is returned as it is.
 function poolMoments(parts) {
   const some = parts.filter((p) => p[0] > 0);
@@ -135,16 +152,7 @@ export function clickhouseAggregateSource(client, schema, {
 
   // Each query's name, id and time as Node saw it, in order.
   const passes = [];
-  const tag = `h3probe-report-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  async function pass(name, sql, { tsv = false } = {}) {
-    const queryId = `${tag}-${passes.length + 1}-${name}`;
-    const t = performance.now();
-    // A long IN list of bucket keys is query text: room for it.
-    const settings = { query_id: queryId, max_query_size: String(Math.max(262_144, 2 * sql.length)) };
-    const out = tsv ? await client.query(`${sql}\nFORMAT TabSeparated`, { settings }) : await client.json(sql, { settings });
-    passes.push({ name, queryId, ms: performance.now() - t });
-    return out;
-  }
+  const pass = queryRecorder(client, passes);
 
   // names[k]: the values of key k, in order; group j of key k (1-based) is names[k][j - 1]; its global id (the g of
   // the histogram and rank passes) offset[k] + j; 0 is overall.
@@ -203,14 +211,6 @@ export function clickhouseAggregateSource(client, schema, {
     const measured = classes.map((c) => c.name).join(' + ');
     const moments = (cond, name) => `countIf(isFinite(d) AND ${cond}) AS ${name}_n, avgIf(d, isFinite(d) AND ${cond}) AS ${name}_mean,
       varSampIf(d, isFinite(d) AND ${cond}) AS ${name}_var`;
-    // Cumulative: a run is in its day's group and every later day's (one row per look, by arrayJoin over the days
-    // received, read first: a scalar subquery there does not reach the shards of a Distributed table).
-    if (cumulative) {
-      const days = (await pass('days', `SELECT DISTINCT ${CLICKHOUSE_GROUP_BY.day} AS look FROM run_records WHERE ${where} ORDER BY look`)).map((r) => r.look);
-      const looks = (e) => `arrayJoin(arrayFilter(look -> look >= ${e}, [${days.map(sqlString).join(', ') || "''"}]))`;
-      expr.day = looks(CLICKHOUSE_GROUP_BY.day);
-      summaryExpr.day = looks(SUMMARY_GROUP_BY.day);
-    }
     // A pooled key: the values with fewer than minGroupRuns selected runs become OTHER_GROUP.
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM run_records
@@ -224,7 +224,7 @@ export function clickhouseAggregateSource(client, schema, {
     const keyCols = [...keys.map((k, i) => `${expr[k]} AS k${i}`), `${CLICKHOUSE_GROUP_BY.day} AS dd`];
     const cellCols = [...keys.map((_, i) => `k${i}`), 'dd'].join(', ');
     // The run's paired difference computed once (NaN: not paired).
-    const rows = await pass('counts', `SELECT ${cellCols}, count() AS stored, countIf(${measured} > 0) AS runs,
+    let rows = await pass('counts', `SELECT ${cellCols}, count() AS stored, countIf(${measured} > 0) AS runs,
       sum(${measured}) AS requests,
       [${classes.filter((c) => c.arm === 'control').map((c) => `sum(${c.name})`).join(', ')}] AS control,
       [${classes.filter((c) => c.arm === 'treatment').map((c) => `sum(${c.name})`).join(', ')}] AS treatment,
@@ -235,6 +235,18 @@ export function clickhouseAggregateSource(client, schema, {
       FROM (SELECT *, ${keyCols.join(', ')}, toUInt64(length(${C})) AS nC, toUInt64(length(${T})) AS nT, if(${both}, ${diff}, nan) AS d
         FROM run_records WHERE ${where}) GROUP BY ${cellCols}`);
     const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+    // Cumulative: a run is in its day's group and every later day's. The counts are sums, so a look's cells are the
+    // cells of its day and the days before (counted once per day above); the passes over the values give each run one
+    // row per look, by arrayJoin over the days received (a literal list: a scalar subquery does not reach the shards of
+    // a Distributed table).
+    if (cumulative) {
+      const dayKey = `k${keys.indexOf('day')}`;
+      const days = [...new Set(rows.map((r) => r.dd))].sort(byName);
+      rows = rows.flatMap((r) => days.filter((look) => look >= r.dd).map((look) => ({ ...r, [dayKey]: look })));
+      const looks = (e) => `arrayJoin(arrayFilter(look -> look >= ${e}, [${days.map(sqlString).join(', ') || "''"}]))`;
+      expr.day = looks(CLICKHOUSE_GROUP_BY.day);
+      summaryExpr.day = looks(SUMMARY_GROUP_BY.day);
+    }
     names = keys.map((_, i) => [...new Set(rows.map((r) => r[`k${i}`]))].sort(byName));
     for (const k of grouped) {
       if (names[k].length > MAX_GROUPS) throw new Error(`too many distinct values of ${keys[k]} (${names[k].length}; at most ${MAX_GROUPS})`);

@@ -17,7 +17,6 @@ const sqlArray = (xs) => `[${xs.map(sqlString).join(', ')}]`;
 // A float64 into SQL exactly: its bytes in hex.
 const float64 = (x) => { const b = Buffer.alloc(8); b.writeDoubleLE(x); return `reinterpretAsFloat64(unhex('${b.toString('hex')}'))`; };
 const floats = (xs) => (xs.length ? `[${xs.map(float64).join(', ')}]` : 'emptyArrayFloat64()');
-const uints = (xs) => (xs.length ? `[${xs.map((x) => `toUInt64(${x})`).join(', ')}]` : 'emptyArrayUInt64()');
 // Outcome codes, in the core's order (schema().setupOutcomes): cold, reused, unverified, absent.
 const OUTCOME = { cold: 0, reused: 1, unverified: 2, absent: 3 };
 
@@ -143,15 +142,32 @@ async function fill(client, pairs, S, both, names, aggregates, needs) {
   const choose = (by, literal, empty) => `multiIf(g = '', ${literal(by.get(0) ?? [])}, ${names.map((n, i) => `g = ${sqlString(n)}, ${literal(by.get(i + 1) ?? [])}`).join(', ')}${names.length ? ', ' : ''}${empty})`;
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
   if (needs.ranks.length) {
-    // Each group's sorted values, and of them those at the ranks asked (ascending, each once). ClickHouse 18.16 does
-    // not let a lambda index an array column of the query (Unknown identifier), so the ranks are kept by position.
+    // The ranks asked per sample and group (ascending, each once), read from each group's distinct values with their
+    // counts in ascending order (a GROUP BY, not a sort of every value): a rank's value is the one at which the
+    // running count passes it.
     const lists = [0, 1, 2].map((s) => perGroup(needs.ranks.filter((r) => r[1] === s), (r) => r[2]));
     for (const list of lists) for (const [g, ranks] of list) list.set(g, [...new Set(ranks)].sort((a, b) => a - b));
-    const rows = await client.json(`SELECT g, ${[0, 1, 2].map((s) => `arrayFilter((v, i) -> has(${choose(lists[s], uints, 'emptyArrayUInt64()')}, toUInt64(i - 1)), v${s}, arrayEnumerate(v${s})) AS k${s}`).join(', ')}
-      FROM (SELECT g, ${S.map((s, k) => `arraySort(groupArrayArray(${s})) AS v${k}`).join(', ')} FROM ${pairs} GROUP BY g)`);
+    const wanted = [0, 1, 2].filter((s) => lists[s].size);
+    const rows = await client.json(`SELECT g, t.1 AS s, t.2 AS v, count() AS c
+      FROM (SELECT g, arrayJoin(arrayConcat(${wanted.map((s) => `arrayMap(x -> (toUInt8(${s}), x), ${S[s]})`).join(', ')})) AS t FROM ${pairs})
+      GROUP BY g, s, v ORDER BY g, s, v`);
+    const cells = new Map();
     for (const r of rows) {
-      const gi = index(r.g);
-      for (const s of [0, 1, 2]) (lists[s].get(gi) ?? []).forEach((rank, k) => aggregates.groups[gi].samples[s].stats.push([rank, Number(r[`k${s}`][k])]));
+      const key = `${index(r.g)}/${r.s}`;
+      if (!cells.has(key)) cells.set(key, []);
+      cells.get(key).push(r);
+    }
+    for (const s of wanted) {
+      for (const [gi, ranks] of lists[s]) {
+        const cell = cells.get(`${gi}/${s}`) ?? [];
+        let at = 0;
+        let before = 0;  // the values below cell[at]
+        for (const rank of ranks) {
+          while (at < cell.length && before + Number(cell[at].c) <= rank) before += Number(cell[at++].c);
+          if (at === cell.length) throw new Error(`the connection-setup view: rank ${rank} is outside sample ${s} of group ${gi}`);
+          aggregates.groups[gi].samples[s].stats.push([rank, Number(cell[at].v)]);
+        }
+      }
     }
   }
   if (needs.below.length || needs.cross.length) {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { peer } from '../server/peer.mjs';
 import { readReportData } from './readReportData.mjs';
 import { buildReport, buildReportsFromAggregates } from './buildReport.mjs';
-import { clickhouseAggregateSource } from './clickhouseAggregates.mjs';
+import { clickhouseAggregateSource, queryRecorder } from './clickhouseAggregates.mjs';
 import { normalizeSince, OTHER_GROUP } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
@@ -57,8 +57,10 @@ export async function makeReport(core, {
       report.daily = dailySeries(byDay, cumulative);
       source.passes.push(...looks.passes.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
     }
+    // The connection-setup view's queries are listed with the passes.
+    const setupPass = queryRecorder(ch.client, source.passes);
     report.connectionSetup = arms === SETUP_ARMS
-      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, payloadBytes, confidence,
+      ? await clickhouseConnectionSetup({ json: (sql) => setupPass('setup', sql) }, core, { since: normalizeSince(since), by, payloadBytes, confidence,
         shown: report.pooled ? report.groups.slice(1).map((g) => g.name).filter((name) => name !== OTHER_GROUP) : null })
       : null;
     const t2 = performance.now();
