@@ -101,34 +101,40 @@ export async function clickhouseConnectionSetup(client, core, {
   for (const gr of groups) for (const o of ['h2', 'h3']) for (const name of Object.keys(OUTCOME)) gr.outcomes[o][name] ??= 0;
 
   const options = { method: 'delta', confidence, percentiles: Float64Array.from(SETUP_PERCENTILES) };
-  for (const m of schema.setupMetrics) {
-    // The core's samples: h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the
-    // paired differences h3 - h2 of the runs with both.
+  // Every setup metric at once: each query below reads the runs once for all of them. Per metric the core's samples:
+  // h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the paired differences
+  // h3 - h2 of the runs with both.
+  const metrics = schema.setupMetrics.map((m) => {
     const C = `h2_${m.name}`;
     const T = m.paired ? `h3_${m.name}` : C;
-    const S = [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`];
-    const both = `(length(${C}) = 1 AND length(${T}) = 1)`;
-    const start = await client.json(`SELECT g, ${S.map((s, k) => `sum(length(${s})) AS n${k}`).join(', ')},
-      avgIf(${T}[1] - ${C}[1], ${both}) AS mean, varSampIf(${T}[1] - ${C}[1], ${both}) AS var FROM ${pairs} GROUP BY g`);
-    const aggregates = { groups: groups.map((gr) => ({ name: gr.name, runs: 0, requests: 0, missing_metric: 0,
+    return { name: m.name, C, T, S: [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`],
+      both: `(length(${C}) = 1 AND length(${T}) = 1)` };
+  });
+  const start = await client.json(`SELECT g, ${metrics.map(({ S, C, T, both }, mi) => `${S.map((x, k) => `sum(length(${x})) AS n${mi}_${k}`).join(', ')},
+    avgIf(${T}[1] - ${C}[1], ${both}) AS mean${mi}, varSampIf(${T}[1] - ${C}[1], ${both}) AS var${mi}`).join(',\n    ')} FROM ${pairs} GROUP BY g`);
+  for (const m of metrics) {
+    m.aggregates = { groups: groups.map((gr) => ({ name: gr.name, runs: 0, requests: 0, missing_metric: 0,
       classes: [schema.requestClasses.map(() => 0), schema.requestClasses.map(() => 0)], runs_paired: 0,
       samples: [0, 1, 2].map(() => ({ n: 0, runs: 0, stats: [], below: [] })), diffs: [0, null, null],
       diffs_h2_first: [0, null, null], diffs_h3_first: [0, null, null], cross: [] })) };
-    for (const r of start) {
-      const a = aggregates.groups[index(r.g)];
-      a.samples.forEach((s, k) => { s.n = Number(r[`n${k}`]); s.runs = s.n; });
-      a.runs_paired = a.samples[2].n;
-      a.diffs = [a.samples[2].n, a.samples[2].n ? Number(r.mean) : null, a.samples[2].n >= 2 ? Number(r.var) : null];
-    }
-    const [inferred] = await inferInRounds(core, 'the connection-setup view', [{ aggregates, options }],
-      ([needs]) => fill(client, pairs, S, both, names, aggregates, needs));
-    inferred.forEach((g, i) => { groups[i].metrics[m.name] = { analysis: g.analysis, paired: g.paired }; });
   }
+  for (const r of start) {
+    metrics.forEach((m, mi) => {
+      const a = m.aggregates.groups[index(r.g)];
+      a.samples.forEach((x, k) => { x.n = Number(r[`n${mi}_${k}`]); x.runs = x.n; });
+      a.runs_paired = a.samples[2].n;
+      a.diffs = [a.samples[2].n, a.samples[2].n ? Number(r[`mean${mi}`]) : null, a.samples[2].n >= 2 ? Number(r[`var${mi}`]) : null];
+    });
+  }
+  const inferred = await inferInRounds(core, 'the connection-setup view', metrics.map((m) => ({ aggregates: m.aggregates, options })),
+    (needsList) => fill(client, pairs, names, metrics, needsList));
+  inferred.forEach((list, mi) => list.forEach((g, i) => { groups[i].metrics[metrics[mi].name] = { analysis: g.analysis, paired: g.paired }; }));
   return assembleSetup(schema, groups);
 }
 
-// Adds the order statistics, the sums at thresholds and the cross sums that needs asks, per group, in one query each.
-async function fill(client, pairs, S, both, names, aggregates, needs) {
+// Adds the order statistics, the sums at thresholds and the cross sums that each metric's needs ask, per group: one
+// query for the ranks and one for the sums, for every metric at once.
+async function fill(client, pairs, names, metrics, needsList) {
   const perGroup = (list, pick) => {
     const by = new Map();
     for (const item of list) {
@@ -141,55 +147,68 @@ async function fill(client, pairs, S, both, names, aggregates, needs) {
   // multiIf over the groups: g = '' is overall (index 0), names[i] is index i + 1.
   const choose = (by, literal, empty) => `multiIf(g = '', ${literal(by.get(0) ?? [])}, ${names.map((n, i) => `g = ${sqlString(n)}, ${literal(by.get(i + 1) ?? [])}`).join(', ')}${names.length ? ', ' : ''}${empty})`;
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
-  if (needs.ranks.length) {
-    // The ranks asked per sample and group (ascending, each once), read from each group's distinct values with their
-    // counts in ascending order (a GROUP BY, not a sort of every value): a rank's value is the one at which the
-    // running count passes it.
-    const lists = [0, 1, 2].map((s) => perGroup(needs.ranks.filter((r) => r[1] === s), (r) => r[2]));
+  const asked = metrics.map((m, mi) => ({ ...m, mi, needs: needsList[mi] })).filter((m) => m.needs);
+  // The ranks asked per metric, sample and group (ascending, each once), read from each group's distinct values with
+  // their counts in ascending order (a GROUP BY, not a sort of every value): a rank's value is the one at which the
+  // running count passes it.
+  const rankLists = asked.filter((m) => m.needs.ranks.length).map((m) => {
+    const lists = [0, 1, 2].map((s) => perGroup(m.needs.ranks.filter((r) => r[1] === s), (r) => r[2]));
     for (const list of lists) for (const [g, ranks] of list) list.set(g, [...new Set(ranks)].sort((a, b) => a - b));
-    const wanted = [0, 1, 2].filter((s) => lists[s].size);
-    const rows = await client.json(`SELECT g, t.1 AS s, t.2 AS v, count() AS c
-      FROM (SELECT g, arrayJoin(arrayConcat(${wanted.map((s) => `arrayMap(x -> (toUInt8(${s}), x), ${S[s]})`).join(', ')})) AS t FROM ${pairs})
-      GROUP BY g, s, v ORDER BY g, s, v`);
+    return { m, lists };
+  });
+  if (rankLists.length) {
+    const unrolled = rankLists.flatMap(({ m, lists }) => [0, 1, 2].filter((s) => lists[s].size)
+      .map((s) => `arrayMap(x -> (toUInt8(${m.mi}), toUInt8(${s}), x), ${m.S[s]})`));
+    const rows = await client.json(`SELECT g, t.1 AS mi, t.2 AS s, t.3 AS v, count() AS c
+      FROM (SELECT g, arrayJoin(arrayConcat(${unrolled.join(', ')})) AS t FROM ${pairs})
+      GROUP BY g, mi, s, v ORDER BY g, mi, s, v`);
     const cells = new Map();
     for (const r of rows) {
-      const key = `${index(r.g)}/${r.s}`;
+      const key = `${r.mi}/${index(r.g)}/${r.s}`;
       if (!cells.has(key)) cells.set(key, []);
       cells.get(key).push(r);
     }
-    for (const s of wanted) {
-      for (const [gi, ranks] of lists[s]) {
-        const cell = cells.get(`${gi}/${s}`) ?? [];
-        let at = 0;
-        let before = 0;  // the values below cell[at]
-        for (const rank of ranks) {
-          while (at < cell.length && before + Number(cell[at].c) <= rank) before += Number(cell[at++].c);
-          if (at === cell.length) throw new Error(`the connection-setup view: rank ${rank} is outside sample ${s} of group ${gi}`);
-          aggregates.groups[gi].samples[s].stats.push([rank, Number(cell[at].v)]);
+    for (const { m, lists } of rankLists) {
+      for (const s of [0, 1, 2]) {
+        for (const [gi, ranks] of lists[s]) {
+          const cell = cells.get(`${m.mi}/${gi}/${s}`) ?? [];
+          let at = 0;
+          let before = 0;  // the values below cell[at]
+          for (const rank of ranks) {
+            while (at < cell.length && before + Number(cell[at].c) <= rank) before += Number(cell[at++].c);
+            if (at === cell.length) throw new Error(`the connection-setup view: rank ${rank} is outside sample ${s} of group ${gi} (${m.name})`);
+            m.aggregates.groups[gi].samples[s].stats.push([rank, Number(cell[at].v)]);
+          }
         }
       }
     }
   }
-  if (needs.below.length || needs.cross.length) {
-    const lists = [0, 1, 2].map((s) => perGroup(needs.below.filter((b) => b[1] === s), (b) => b[2]));
-    const q2 = perGroup(needs.cross, (c) => c[1]);
-    const q3 = perGroup(needs.cross, (c) => c[2]);
-    const count = (s, list) => `sumForEach(arrayMap(q -> toUInt64(length(${s}) = 1 AND ${s}[1] <= q), ${choose(list, floats, 'emptyArrayFloat64()')}))`;
-    const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${choose(q2, floats, 'emptyArrayFloat64()')}, ${choose(q3, floats, 'emptyArrayFloat64()')}))`;
-    const rows = await client.json(`SELECT g, ${S.map((s, k) => `${count(s, lists[k])} AS b${k}, sum(length(${s})) AS n${k}`).join(', ')},
-      ${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss, ${cross(`${S[0]}[1] <= a`)} AS sn, ${cross(`${S[1]}[1] <= b`)} AS ns,
-      countIf(${both}) AS nn FROM ${pairs} GROUP BY g`);
+  const summed = asked.filter((m) => m.needs.below.length || m.needs.cross.length).map((m) => ({ m,
+    lists: [0, 1, 2].map((s) => perGroup(m.needs.below.filter((b) => b[1] === s), (b) => b[2])),
+    q2: perGroup(m.needs.cross, (c) => c[1]), q3: perGroup(m.needs.cross, (c) => c[2]) }));
+  if (summed.length) {
+    const columns = summed.map(({ m: { mi, S, both }, lists, q2, q3 }) => {
+      const count = (x, list) => `sumForEach(arrayMap(q -> toUInt64(length(${x}) = 1 AND ${x}[1] <= q), ${choose(list, floats, 'emptyArrayFloat64()')}))`;
+      const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${choose(q2, floats, 'emptyArrayFloat64()')}, ${choose(q3, floats, 'emptyArrayFloat64()')}))`;
+      return `${S.map((x, k) => `${count(x, lists[k])} AS b${mi}_${k}, sum(length(${x})) AS n${mi}_${k}`).join(', ')},
+      ${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss${mi}, ${cross(`${S[0]}[1] <= a`)} AS sn${mi}, ${cross(`${S[1]}[1] <= b`)} AS ns${mi},
+      countIf(${both}) AS nn${mi}`;
+    });
+    const rows = await client.json(`SELECT g, ${columns.join(',\n      ')} FROM ${pairs} GROUP BY g`);
     for (const r of rows) {
       const gi = index(r.g);
-      const a = aggregates.groups[gi];
-      // One value per run: S_i is 0 or 1 and N_i is 1, so sum S_i = sum S_i^2 = sum S_i N_i, and sum N_i^2 = n.
-      for (const s of [0, 1, 2]) {
-        (lists[s].get(gi) ?? []).forEach((q, k) => {
-          const below = Number(r[`b${s}`][k]);
-          a.samples[s].below.push([q, below, below, below, Number(r[`n${s}`])]);
-        });
+      for (const { m: { mi, aggregates }, lists, q2, q3 } of summed) {
+        const a = aggregates.groups[gi];
+        // One value per run: S_i is 0 or 1 and N_i is 1, so sum S_i = sum S_i^2 = sum S_i N_i, and sum N_i^2 = n.
+        for (const s of [0, 1, 2]) {
+          (lists[s].get(gi) ?? []).forEach((q, k) => {
+            const below = Number(r[`b${mi}_${s}`][k]);
+            a.samples[s].below.push([q, below, below, below, Number(r[`n${mi}_${s}`])]);
+          });
+        }
+        (q2.get(gi) ?? []).forEach((qa, k) => a.cross.push([qa, q3.get(gi)[k], Number(r[`ss${mi}`][k]), Number(r[`sn${mi}`][k]),
+          Number(r[`ns${mi}`][k]), Number(r[`nn${mi}`])]));
       }
-      (q2.get(gi) ?? []).forEach((qa, k) => a.cross.push([qa, q3.get(gi)[k], Number(r.ss[k]), Number(r.sn[k]), Number(r.ns[k]), Number(r.nn)]));
     }
   }
 }
