@@ -109,8 +109,8 @@ function entry(h, i) {
  * (the groupings, each one of CLICKHOUSE_GROUP_BY; a report's `by`, then 'day' for its daily series), minGroupRuns (a
  * pooled grouping's fewest runs of a shown value, GROUP_BY's `pooled` in readReportData.mjs; default the fewest runs
  * for an interval), payloadBytes (the one payload mode read, 0 the no-op), cumulative (sets ['day'] only: the daily
- * series' looks, each day's group holding every run received up to the end of that day; the overall group then counts
- * a run once per look and is not read), readSummary (default true: the values of a day and region whose totals in
+ * series' looks, each day's group holding every run received up to the end of that day; the overall group is then
+ * left empty: it would count a run once per look, and is not read), readSummary (default true: the values of a day and region whose totals in
  * the value summary run_values equal those the counts pass finds in run_records are read from the summary; false:
  * every value from run_records), now (the clock, ms: the UTC day it falls in is read from run_records). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
@@ -304,7 +304,7 @@ export function clickhouseAggregateSource(client, schema, {
         while (r1 < key.length && Math.floor(key[r1] / 2 ** 24) === gs) r1++;
         const { gid, s } = splitKey(key[r0]);
         histograms.set(`${gid}/${s}`, histogram(key.subarray(r0, r1).map((k) => splitKey(k).b), fields.map((f) => f.subarray(r0, r1))));
-        if (inFirstGrouping(gid)) {
+        if (!cumulative && inFirstGrouping(gid)) {
           if (!first.has(s)) first.set(s, []);
           for (let r = r0; r < r1; r++) first.get(s).push(r);
         }
@@ -342,7 +342,8 @@ export function clickhouseAggregateSource(client, schema, {
       return {
         storedRuns: stored, received: { first, last }, by, regions: names[regionKey], groups: names[k], loadErrors,
         payloadBytes, payloadModes, ...(pooledOf[by] ? { pooled: pooledOf[by] } : {}),
-        aggregates: { groups: [group('overall', rows), ...names[k].map((v) => group(v, rows.filter((r) => r[`k${k}`] === v)))] },
+        // The looks' overall would hold each run once per look and is not read: left empty, nothing is asked of it.
+        aggregates: { groups: [group('overall', cumulative ? [] : rows), ...names[k].map((v) => group(v, rows.filter((r) => r[`k${k}`] === v)))] },
       };
     });
   }
