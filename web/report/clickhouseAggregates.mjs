@@ -99,6 +99,28 @@ function histogram(b, [count, w, n, o, lo, hi]) {
   return { b, count, w, n, o, lo, hi, below };
 }
 
+// Two histograms (histogram(), either may be null) as one: each bucket's count and weights summed, its least and
+// greatest values kept.
+function mergeHistograms(x, y) {
+  if (!x || !y) return x ?? y ?? null;
+  const out = [[], [], [], [], [], [], []];  // b, count, w, n, o, lo, hi
+  const fields = ['count', 'w', 'n', 'o'];
+  let i = 0;
+  let j = 0;
+  while (i < x.b.length || j < y.b.length) {
+    const bx = i < x.b.length ? x.b[i] : Infinity;
+    const by = j < y.b.length ? y.b[j] : Infinity;
+    const b = Math.min(bx, by);
+    out[0].push(b);
+    fields.forEach((f, k) => out[k + 1].push((bx === b ? x[f][i] : 0) + (by === b ? y[f][j] : 0)));
+    out[5].push(Math.min(bx === b ? x.lo[i] : Infinity, by === b ? y.lo[j] : Infinity));
+    out[6].push(Math.max(bx === b ? x.hi[i] : -Infinity, by === b ? y.hi[j] : -Infinity));
+    if (bx === b) i++;
+    if (by === b) j++;
+  }
+  return histogram(Float64Array.from(out[0]), out.slice(1).map((c) => Float64Array.from(c)));
+}
+
 // Bucket i of a histogram as one object.
 function entry(h, i) {
   return { b: h.b[i], count: h.count[i], w: h.w[i], n: h.n[i], o: h.o[i], lo: h.lo[i], hi: h.hi[i], start: h.below[0][i] };
@@ -159,6 +181,7 @@ export function clickhouseAggregateSource(client, schema, {
   let names = [];
   let offset = [];
   let RR = '';  // run_records with each key's group number as g0, g1, …
+  let RRcross = '';  // the same for the cross sums (cumulative: one row per look)
   // The value summary's rows of the (day, region) cells read from it, with the same group numbers (empty: none).
   let SV = '';
   // The run_records rows whose values the histogram and values passes read: those of the cells not read from SV.
@@ -205,7 +228,6 @@ export function clickhouseAggregateSource(client, schema, {
     const b = Number(bytes.readBigUInt64LE() >> BigInt(BUCKET_SHIFT));
     return v > 0 ? b : -1 - b;
   };
-  const firstGroups = () => names[grouped[0]].length;  // overall's values: those of the first grouping's groups
 
   async function start() {
     const measured = classes.map((c) => c.name).join(' + ');
@@ -235,17 +257,17 @@ export function clickhouseAggregateSource(client, schema, {
       FROM (SELECT *, ${keyCols.join(', ')}, toUInt64(length(${C})) AS nC, toUInt64(length(${T})) AS nT, if(${both}, ${diff}, nan) AS d
         FROM run_records WHERE ${where}) GROUP BY ${cellCols}`);
     const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
-    // Cumulative: a run is in its day's group and every later day's. The counts are sums, so a look's cells are the
-    // cells of its day and the days before (counted once per day above); the passes over the values give each run one
-    // row per look, by arrayJoin over the days received (a literal list: a scalar subquery does not reach the shards of
-    // a Distributed table).
+    // Cumulative: a run is in its day's group and every later day's. The counts and the histograms are sums, so a
+    // look's are those of its day and the days before: the counts and value passes group by day (look j's group number
+    // is day j's), and the looks are summed here (the counts) and in mergeLooks() (the histograms and fetched buckets).
+    // Only the cross sums, at each look's own thresholds, give each run one row per look, by arrayJoin over the days
+    // received (a literal list: a scalar subquery does not reach the shards of a Distributed table).
+    let crossExpr = expr;
     if (cumulative) {
       const dayKey = `k${keys.indexOf('day')}`;
       const days = [...new Set(rows.map((r) => r.dd))].sort(byName);
       rows = rows.flatMap((r) => days.filter((look) => look >= r.dd).map((look) => ({ ...r, [dayKey]: look })));
-      const looks = (e) => `arrayJoin(arrayFilter(look -> look >= ${e}, [${days.map(sqlString).join(', ') || "''"}]))`;
-      expr.day = looks(CLICKHOUSE_GROUP_BY.day);
-      summaryExpr.day = looks(SUMMARY_GROUP_BY.day);
+      crossExpr = { ...expr, day: `arrayJoin(arrayFilter(look -> look >= ${CLICKHOUSE_GROUP_BY.day}, [${days.map(sqlString).join(', ') || "''"}]))` };
     }
     names = keys.map((_, i) => [...new Set(rows.map((r) => r[`k${i}`]))].sort(byName));
     for (const k of grouped) {
@@ -259,6 +281,7 @@ export function clickhouseAggregateSource(client, schema, {
     const numbered = (e, from) => `(SELECT *, ${grouped.map((k) => `transform(toString(${e[keys[k]]}), [${names[k].map(sqlString).join(', ')}],
       [${names[k].map((_, j) => j + 1).join(', ')}], 0) AS g${k}`).join(', ')} FROM ${from})`;
     RR = numbered(expr, 'run_records');
+    RRcross = numbered(crossExpr, 'run_records');
     await chooseCells(rows, numbered);
 
     const n = (x) => Number(x ?? 0);
@@ -297,36 +320,26 @@ export function clickhouseAggregateSource(client, schema, {
         FROM (${valuesSql()}) GROUP BY key ORDER BY key`, { tsv: true });
       const [key, ...fields] = tsvColumns(text, 7);
       // Rows come in key order: each group's sample is one run of rows, in bucket order.
-      const first = new Map();  // s → the rows of the first grouping's groups (overall's histogram is their sum)
       for (let r0 = 0; r0 < key.length;) {
         const gs = Math.floor(key[r0] / 2 ** 24);
         let r1 = r0;
         while (r1 < key.length && Math.floor(key[r1] / 2 ** 24) === gs) r1++;
         const { gid, s } = splitKey(key[r0]);
         histograms.set(`${gid}/${s}`, histogram(key.subarray(r0, r1).map((k) => splitKey(k).b), fields.map((f) => f.subarray(r0, r1))));
-        if (!cumulative && inFirstGrouping(gid)) {
-          if (!first.has(s)) first.set(s, []);
-          for (let r = r0; r < r1; r++) first.get(s).push(r);
-        }
         r0 = r1;
       }
-      for (const [s, list] of first) {
-        const bOf = (r) => splitKey(key[r]).b;
-        list.sort((x, y) => bOf(x) - bOf(y));
-        const merged = [[], [], [], [], [], [], []];  // b, count, w, n, o, lo, hi
-        for (const r of list) {
-          const b = bOf(r);
-          const at = merged[0].length - 1;
-          if (at >= 0 && merged[0][at] === b) {
-            for (let f = 0; f < 4; f++) merged[f + 1][at] += fields[f][r];
-            merged[5][at] = Math.min(merged[5][at], fields[4][r]);
-            merged[6][at] = Math.max(merged[6][at], fields[5][r]);
-          } else {
-            merged[0].push(b);
-            for (let f = 0; f < 6; f++) merged[f + 1].push(fields[f][r]);
-          }
+      // The groups made of others: overall (the first grouping's groups), and the cumulative looks (each day's group
+      // and the days' before).
+      for (const s of [0, 1, 2]) {
+        const of = (gid) => histograms.get(`${gid}/${s}`);
+        if (cumulative) {
+          let look = null;
+          const looks = dayIds().map((gid) => (look = mergeHistograms(look, of(gid))));
+          dayIds().forEach((gid, j) => (looks[j] ? histograms.set(`${gid}/${s}`, looks[j]) : histograms.delete(`${gid}/${s}`)));
+        } else {
+          const all = partsOf(0).reduce((acc, gid) => mergeHistograms(acc, of(gid)), null);
+          if (all) histograms.set(`0/${s}`, all);
         }
-        histograms.set(`0/${s}`, histogram(Float64Array.from(merged[0]), merged.slice(1).map((c) => Float64Array.from(c))));
       }
     }
     // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
@@ -409,6 +422,19 @@ export function clickhouseAggregateSource(client, schema, {
   };
   // Overall's values are those of the first grouping's groups.
   const inFirstGrouping = (gid) => gid > offset[grouped[0]] && gid <= offset[grouped[0]] + names[grouped[0]].length;
+  // The global ids of the first grouping's groups (cumulative: the days, look j being day j's id).
+  const dayIds = () => names[grouped[0]].map((_, j) => offset[grouped[0]] + j + 1);
+  // The groups whose values a group's are, as the value passes number them: overall's, the first grouping's; a
+  // cumulative look's, its day and the days before (the looks' overall is empty); any other's, its own.
+  const partsOf = (gid) => {
+    if (gid === 0) return cumulative ? [] : dayIds();
+    return cumulative ? dayIds().filter((d) => d <= gid) : [gid];
+  };
+  // The groups a value numbered gid by the value passes counts in (partsOf() turned around).
+  const wholesOf = (gid) => {
+    if (cumulative) return dayIds().filter((d) => d >= gid);
+    return inFirstGrouping(gid) ? [gid, 0] : [gid];
+  };
   // The global id of group j (0: overall) of set i.
   const gidOf = (i, j) => (j === 0 ? 0 : offset[keyOf[i]] + j);
 
@@ -452,9 +478,8 @@ export function clickhouseAggregateSource(client, schema, {
       const ckey = `${gid}/${s}/${b}`;
       if (cells.has(ckey) || todo.has(ckey)) continue;
       todo.set(ckey, { gid, s, b });
-      // Overall's bucket is the sum of the first grouping's groups' same bucket.
-      const from = gid === 0 ? names[grouped[0]].map((_, j) => offset[grouped[0]] + j + 1) : [gid];
-      for (const g of from) keysWanted.add(keyOfBucket(g, s, b));
+      // A composite group's bucket is the sum of its parts' same bucket.
+      for (const g of partsOf(gid)) keysWanted.add(keyOfBucket(g, s, b));
     }
     if (todo.size === 0) return;
     // Only the values of the wanted samples' buckets (whatever the group) are unrolled per grouping.
@@ -474,8 +499,7 @@ export function clickhouseAggregateSource(client, schema, {
       if (!line) continue;
       const [key, v, count, w, nn, o] = line.split('\t').map(Number);
       const { gid, s, b } = splitKey(key);
-      add(`${gid}/${s}/${b}`, v, { count, w, n: nn, o });
-      if (inFirstGrouping(gid)) add(`0/${s}/${b}`, v, { count, w, n: nn, o });
+      for (const whole of wholesOf(gid)) add(`${whole}/${s}/${b}`, v, { count, w, n: nn, o });
     }
     for (const ckey of todo.keys()) cells.set(ckey, [...(found.get(ckey)?.values() ?? [])].sort((x, y) => x.v - y.v));
   }
@@ -564,7 +588,7 @@ export function clickhouseAggregateSource(client, schema, {
     }
     const gs = grouped.map((k) => `g${k}`).join(', ');
     const rows = await pass('cross', `SELECT ${gs}, ${sums.join(',\n  ')}
-      FROM ${RR} WHERE ${counted} AND length(${C}) > 0 AND length(${T}) > 0 GROUP BY ${gs}`);
+      FROM ${RRcross} WHERE ${counted} AND length(${C}) > 0 AND length(${T}) > 0 GROUP BY ${gs}`);
     // Each group's sums: those of its cells.
     const totals = new Map();
     const addInto = (gid, tag, row) => {
