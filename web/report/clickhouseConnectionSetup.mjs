@@ -82,7 +82,8 @@ export async function clickhouseConnectionSetup(client, core, {
   const selected = `arms = ${sqlString(SETUP_ARMS)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)}`;
   // Every run twice: in its group, and in overall (group '').
   const old = await hasOldRuns(client, schema, selected);
-  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { selected, groupExpr, old })})) ARRAY JOIN gs AS g`;
+  const runs = `(${pairsSql(schema, { selected, groupExpr, old })})`;
+  const pairs = `(SELECT *, [grp, ''] AS gs FROM ${runs}) ARRAY JOIN gs AS g`;
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
   const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},
@@ -127,14 +128,15 @@ export async function clickhouseConnectionSetup(client, core, {
     });
   }
   const inferred = await inferInRounds(core, 'the connection-setup view', metrics.map((m) => ({ aggregates: m.aggregates, options })),
-    (needsList) => fill(client, pairs, names, metrics, needsList));
+    (needsList) => fill(client, { runs, pairs }, names, metrics, needsList));
   inferred.forEach((list, mi) => list.forEach((g, i) => { groups[i].metrics[metrics[mi].name] = { analysis: g.analysis, paired: g.paired }; }));
   return assembleSetup(schema, groups);
 }
 
 // Adds the order statistics, the sums at thresholds and the cross sums that each metric's needs ask, per group: one
-// query for the ranks and one for the sums, for every metric at once.
-async function fill(client, pairs, names, metrics, needsList) {
+// query for the ranks and one for the sums, for every metric at once. runs: one row per run (its group grp); pairs:
+// each run twice, in its group and in overall (g '').
+async function fill(client, { runs, pairs }, names, metrics, needsList) {
   const perGroup = (list, pick) => {
     const by = new Map();
     for (const item of list) {
@@ -144,13 +146,14 @@ async function fill(client, pairs, names, metrics, needsList) {
     }
     return by;
   };
-  // multiIf over the groups: g = '' is overall (index 0), names[i] is index i + 1.
-  const choose = (by, literal, empty) => `multiIf(g = '', ${literal(by.get(0) ?? [])}, ${names.map((n, i) => `g = ${sqlString(n)}, ${literal(by.get(i + 1) ?? [])}`).join(', ')}${names.length ? ', ' : ''}${empty})`;
+  // The row's group's list, picked from a list of them by the group's index (g = '' is overall, index 0; names[i] is
+  // index i + 1): multiIf over the groups evaluated every group's list for every row.
+  const choose = (by, literal) => `[${[0, ...names.map((_, i) => i + 1)].map((i) => literal(by.get(i) ?? [])).join(', ')}][indexOf(${sqlArray(['', ...names])}, g)]`;
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
   const asked = metrics.map((m, mi) => ({ ...m, mi, needs: needsList[mi] })).filter((m) => m.needs);
   // The ranks asked per metric, sample and group (ascending, each once), read from each group's distinct values with
-  // their counts in ascending order (a GROUP BY, not a sort of every value): a rank's value is the one at which the
-  // running count passes it.
+  // their counts in ascending order (a GROUP BY, not a sort of every value; overall's, the groups' summed): a rank's
+  // value is the one at which the running count passes it.
   const rankLists = asked.filter((m) => m.needs.ranks.length).map((m) => {
     const lists = [0, 1, 2].map((s) => perGroup(m.needs.ranks.filter((r) => r[1] === s), (r) => r[2]));
     for (const list of lists) for (const [g, ranks] of list) list.set(g, [...new Set(ranks)].sort((a, b) => a - b));
@@ -159,15 +162,20 @@ async function fill(client, pairs, names, metrics, needsList) {
   if (rankLists.length) {
     const unrolled = rankLists.flatMap(({ m, lists }) => [0, 1, 2].filter((s) => lists[s].size)
       .map((s) => `arrayMap(x -> (toUInt8(${m.mi}), toUInt8(${s}), x), ${m.S[s]})`));
-    const rows = await client.json(`SELECT g, t.1 AS mi, t.2 AS s, t.3 AS v, count() AS c
-      FROM (SELECT g, arrayJoin(arrayConcat(${unrolled.join(', ')})) AS t FROM ${pairs})
-      GROUP BY g, mi, s, v ORDER BY g, mi, s, v`);
+    const rows = await client.json(`SELECT grp, t.1 AS mi, t.2 AS s, t.3 AS v, count() AS c
+      FROM (SELECT grp, arrayJoin(arrayConcat(${unrolled.join(', ')})) AS t FROM ${runs})
+      GROUP BY grp, mi, s, v ORDER BY grp, mi, s, v`);
     const cells = new Map();
-    for (const r of rows) {
-      const key = `${r.mi}/${index(r.g)}/${r.s}`;
+    const into = (key, r) => {
       if (!cells.has(key)) cells.set(key, []);
       cells.get(key).push(r);
+    };
+    for (const r of rows) {
+      into(`${r.mi}/${index(r.grp)}/${r.s}`, r);
+      into(`${r.mi}/0/${r.s}`, r);
     }
+    // Overall's distinct values: the groups' in one ascending list (a value in several groups there several times).
+    for (const [key, list] of cells) if (key.split('/')[1] === '0') list.sort((x, y) => Number(x.v) - Number(y.v));
     for (const { m, lists } of rankLists) {
       for (const s of [0, 1, 2]) {
         for (const [gi, ranks] of lists[s]) {
@@ -188,8 +196,8 @@ async function fill(client, pairs, names, metrics, needsList) {
     q2: perGroup(m.needs.cross, (c) => c[1]), q3: perGroup(m.needs.cross, (c) => c[2]) }));
   if (summed.length) {
     const columns = summed.map(({ m: { mi, S, both }, lists, q2, q3 }) => {
-      const count = (x, list) => `sumForEach(arrayMap(q -> toUInt64(length(${x}) = 1 AND ${x}[1] <= q), ${choose(list, floats, 'emptyArrayFloat64()')}))`;
-      const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${choose(q2, floats, 'emptyArrayFloat64()')}, ${choose(q3, floats, 'emptyArrayFloat64()')}))`;
+      const count = (x, list) => `sumForEach(arrayMap(q -> toUInt64(length(${x}) = 1 AND ${x}[1] <= q), ${choose(list, floats)}))`;
+      const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${choose(q2, floats)}, ${choose(q3, floats)}))`;
       return `${S.map((x, k) => `${count(x, lists[k])} AS b${mi}_${k}, sum(length(${x})) AS n${mi}_${k}`).join(', ')},
       ${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss${mi}, ${cross(`${S[0]}[1] <= a`)} AS sn${mi}, ${cross(`${S[1]}[1] <= b`)} AS ns${mi},
       countIf(${both}) AS nn${mi}`;
