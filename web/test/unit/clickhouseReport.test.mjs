@@ -102,6 +102,15 @@ async function bothReports(sqlitePath, chSpec, options, tag, chOptions = {}) {
   return out;
 }
 
+// A ClickHouse server of this test's own, empty: the store spec of its database `name`.
+async function freshServer(name) {
+  assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
+  const plan = await planClickHouse(`test-${name}-${process.pid}`);
+  plans.push(plan);
+  servers.push(await startClickHouse(plan, { fresh: true }));
+  return `clickhouse://127.0.0.1:${plan.httpPort}/${name}`;
+}
+
 // A ClickHouse query over HTTP (the server at a store spec's host), its answer's text.
 async function chQuery(spec, sql) {
   const u = new URL(spec);
@@ -185,11 +194,7 @@ describe('report from ClickHouse aggregates', () => {
 
 describe('the value summary, where it does not match run_records', () => {
   test('a store opened without it gets it backfilled; cells missing, doubled or changed in it, and today\'s, are read from the raw rows', { timeout: 120_000 }, async () => {
-    assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-    const plan = await planClickHouse(`test-summary-${process.pid}`);
-    plans.push(plan);
-    servers.push(await startClickHouse(plan, { fresh: true }));
-    const chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/summary`;
+    const chSpec = await freshServer('summary');
     const sqlitePath = path.join(tmp, 'summary.sqlite');
     // Runs over four days, and a few received now (a day still receiving runs).
     const now = new Date().toISOString();
@@ -249,11 +254,7 @@ describe('the value summary, where it does not match run_records', () => {
 
 describe('--by network from ClickHouse', () => {
   test('the same report as SQLite: networks over the minimum, the rest pooled as other, the blocked network\'s fallback rate', { timeout: 120_000 }, async () => {
-    assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-    const plan = await planClickHouse(`test-netreport-${process.pid}`);
-    plans.push(plan);
-    servers.push(await startClickHouse(plan, { fresh: true }));
-    const chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/networks`;
+    const chSpec = await freshServer('networks');
     const sqlitePath = path.join(tmp, 'networks.sqlite');
     const ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'networks-spool.ndjson') });
     await writeBoth([...syntheticBeacons({ runs: 300, seed: 11, days: 2, networks: EXAMPLE_NETWORKS })], sqlitePath, ch);
