@@ -127,16 +127,44 @@ export async function clickhouseConnectionSetup(client, core, {
       a.diffs = [a.samples[2].n, a.samples[2].n ? Number(r[`mean${mi}`]) : null, a.samples[2].n >= 2 ? Number(r[`var${mi}`]) : null];
     });
   }
+  const values = new Map();  // distinctValues(), read in the first round that needs it
   const inferred = await inferInRounds(core, 'the connection-setup view', metrics.map((m) => ({ aggregates: m.aggregates, options })),
-    (needsList) => fill(client, { runs, pairs }, names, metrics, needsList));
+    (needsList) => fill(client, { runs, pairs, values }, names, metrics, needsList));
   inferred.forEach((list, mi) => list.forEach((g, i) => { groups[i].metrics[metrics[mi].name] = { analysis: g.analysis, paired: g.paired }; }));
   return assembleSetup(schema, groups);
 }
 
-// Adds the order statistics, the sums at thresholds and the cross sums that each metric's needs ask, per group: one
-// query for the ranks and one for the sums, for every metric at once. runs: one row per run (its group grp); pairs:
-// each run twice, in its group and in overall (g '').
-async function fill(client, { runs, pairs }, names, metrics, needsList) {
+// Every metric's, group's and sample's distinct values with their counts, into `into` (key `${metric index}/${group
+// index}/${sample}` → { v: the values ascending, below: the values before each, and after the last }): one GROUP BY
+// over the runs (not a sort of every value); overall's are the groups' summed.
+async function distinctValues(client, runs, names, metrics, into) {
+  const unrolled = metrics.flatMap((m, mi) => [0, 1, 2].map((s) => `arrayMap(x -> (toUInt8(${mi}), toUInt8(${s}), x), ${m.S[s]})`));
+  const rows = await client.json(`SELECT grp, t.1 AS mi, t.2 AS s, t.3 AS v, count() AS c
+    FROM (SELECT grp, arrayJoin(arrayConcat(${unrolled.join(', ')})) AS t FROM ${runs}) GROUP BY grp, mi, s, v`);
+  const lists = new Map();
+  const add = (key, v, c) => {
+    if (!lists.has(key)) lists.set(key, new Map());
+    const list = lists.get(key);
+    list.set(v, (list.get(v) ?? 0) + c);
+  };
+  for (const r of rows) {
+    const v = Number(r.v);
+    const c = Number(r.c);
+    add(`${r.mi}/${r.grp === '' ? 0 : names.indexOf(r.grp) + 1}/${r.s}`, v, c);
+    add(`${r.mi}/0/${r.s}`, v, c);
+  }
+  for (const [key, list] of lists) {
+    const v = Float64Array.from([...list.keys()].sort((a, b) => a - b));
+    const below = new Float64Array(v.length + 1);
+    v.forEach((x, i) => { below[i + 1] = below[i] + list.get(x); });
+    into.set(key, { v, below });
+  }
+}
+
+// Adds the order statistics, the sums at thresholds and the cross sums that each metric's needs ask, per group, for
+// every metric at once: the ranks and the sums at a threshold from the distinct values (read once), the cross sums
+// in one query. runs: one row per run (its group grp); pairs: each run twice, in its group and in overall (g '').
+async function fill(client, { runs, pairs, values }, names, metrics, needsList) {
   const perGroup = (list, pick) => {
     const by = new Map();
     for (const item of list) {
@@ -151,71 +179,48 @@ async function fill(client, { runs, pairs }, names, metrics, needsList) {
   const choose = (by, literal) => `[${[0, ...names.map((_, i) => i + 1)].map((i) => literal(by.get(i) ?? [])).join(', ')}][indexOf(${sqlArray(['', ...names])}, g)]`;
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
   const asked = metrics.map((m, mi) => ({ ...m, mi, needs: needsList[mi] })).filter((m) => m.needs);
-  // The ranks asked per metric, sample and group (ascending, each once), read from each group's distinct values with
-  // their counts in ascending order (a GROUP BY, not a sort of every value; overall's, the groups' summed): a rank's
-  // value is the one at which the running count passes it.
-  const rankLists = asked.filter((m) => m.needs.ranks.length).map((m) => {
-    const lists = [0, 1, 2].map((s) => perGroup(m.needs.ranks.filter((r) => r[1] === s), (r) => r[2]));
-    for (const list of lists) for (const [g, ranks] of list) list.set(g, [...new Set(ranks)].sort((a, b) => a - b));
-    return { m, lists };
-  });
-  if (rankLists.length) {
-    const unrolled = rankLists.flatMap(({ m, lists }) => [0, 1, 2].filter((s) => lists[s].size)
-      .map((s) => `arrayMap(x -> (toUInt8(${m.mi}), toUInt8(${s}), x), ${m.S[s]})`));
-    const rows = await client.json(`SELECT grp, t.1 AS mi, t.2 AS s, t.3 AS v, count() AS c
-      FROM (SELECT grp, arrayJoin(arrayConcat(${unrolled.join(', ')})) AS t FROM ${runs})
-      GROUP BY grp, mi, s, v ORDER BY grp, mi, s, v`);
-    const cells = new Map();
-    const into = (key, r) => {
-      if (!cells.has(key)) cells.set(key, []);
-      cells.get(key).push(r);
-    };
-    for (const r of rows) {
-      into(`${r.mi}/${index(r.grp)}/${r.s}`, r);
-      into(`${r.mi}/0/${r.s}`, r);
-    }
-    // Overall's distinct values: the groups' in one ascending list (a value in several groups there several times).
-    for (const [key, list] of cells) if (key.split('/')[1] === '0') list.sort((x, y) => Number(x.v) - Number(y.v));
-    for (const { m, lists } of rankLists) {
-      for (const s of [0, 1, 2]) {
-        for (const [gi, ranks] of lists[s]) {
-          const cell = cells.get(`${m.mi}/${gi}/${s}`) ?? [];
-          let at = 0;
-          let before = 0;  // the values below cell[at]
-          for (const rank of ranks) {
-            while (at < cell.length && before + Number(cell[at].c) <= rank) before += Number(cell[at++].c);
-            if (at === cell.length) throw new Error(`the connection-setup view: rank ${rank} is outside sample ${s} of group ${gi} (${m.name})`);
-            m.aggregates.groups[gi].samples[s].stats.push([rank, Number(cell[at].v)]);
-          }
-        }
+  if (values.size === 0 && asked.some((m) => m.needs.ranks.length || m.needs.below.length)) await distinctValues(client, runs, names, metrics, values);
+  const empty = { v: new Float64Array(0), below: new Float64Array(1) };
+  for (const { mi, name, needs, aggregates } of asked) {
+    for (const [gi, s, rank] of needs.ranks) {
+      // The value of rank r (0-based): the first whose values before it and its own pass r.
+      const { v, below } = values.get(`${mi}/${gi}/${s}`) ?? empty;
+      let lo = 0;
+      let hi = v.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (below[mid + 1] <= rank) lo = mid + 1;
+        else hi = mid;
       }
+      if (lo === v.length) throw new Error(`the connection-setup view: rank ${rank} is outside sample ${s} of group ${gi} (${name})`);
+      aggregates.groups[gi].samples[s].stats.push([rank, v[lo]]);
+    }
+    for (const [gi, s, q] of needs.below) {
+      // One value per run: S_i is 0 or 1 and N_i is 1, so sum S_i = sum S_i^2 = sum S_i N_i, and sum N_i^2 = n.
+      const { v, below } = values.get(`${mi}/${gi}/${s}`) ?? empty;
+      let lo = 0;
+      let hi = v.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (v[mid] <= q) lo = mid + 1;
+        else hi = mid;
+      }
+      aggregates.groups[gi].samples[s].below.push([q, below[lo], below[lo], below[lo], below[v.length]]);
     }
   }
-  const summed = asked.filter((m) => m.needs.below.length || m.needs.cross.length).map((m) => ({ m,
-    lists: [0, 1, 2].map((s) => perGroup(m.needs.below.filter((b) => b[1] === s), (b) => b[2])),
-    q2: perGroup(m.needs.cross, (c) => c[1]), q3: perGroup(m.needs.cross, (c) => c[2]) }));
-  if (summed.length) {
-    const columns = summed.map(({ m: { mi, S, both }, lists, q2, q3 }) => {
-      const count = (x, list) => `sumForEach(arrayMap(q -> toUInt64(length(${x}) = 1 AND ${x}[1] <= q), ${choose(list, floats)}))`;
+  const crossed = asked.filter((m) => m.needs.cross.length).map((m) => ({ m, q2: perGroup(m.needs.cross, (c) => c[1]), q3: perGroup(m.needs.cross, (c) => c[2]) }));
+  if (crossed.length) {
+    const columns = crossed.map(({ m: { mi, S, both }, q2, q3 }) => {
       const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${choose(q2, floats)}, ${choose(q3, floats)}))`;
-      return `${S.map((x, k) => `${count(x, lists[k])} AS b${mi}_${k}, sum(length(${x})) AS n${mi}_${k}`).join(', ')},
-      ${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss${mi}, ${cross(`${S[0]}[1] <= a`)} AS sn${mi}, ${cross(`${S[1]}[1] <= b`)} AS ns${mi},
+      return `${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss${mi}, ${cross(`${S[0]}[1] <= a`)} AS sn${mi}, ${cross(`${S[1]}[1] <= b`)} AS ns${mi},
       countIf(${both}) AS nn${mi}`;
     });
     const rows = await client.json(`SELECT g, ${columns.join(',\n      ')} FROM ${pairs} GROUP BY g`);
     for (const r of rows) {
       const gi = index(r.g);
-      for (const { m: { mi, aggregates }, lists, q2, q3 } of summed) {
-        const a = aggregates.groups[gi];
-        // One value per run: S_i is 0 or 1 and N_i is 1, so sum S_i = sum S_i^2 = sum S_i N_i, and sum N_i^2 = n.
-        for (const s of [0, 1, 2]) {
-          (lists[s].get(gi) ?? []).forEach((q, k) => {
-            const below = Number(r[`b${mi}_${s}`][k]);
-            a.samples[s].below.push([q, below, below, below, Number(r[`n${mi}_${s}`])]);
-          });
-        }
-        (q2.get(gi) ?? []).forEach((qa, k) => a.cross.push([qa, q3.get(gi)[k], Number(r[`ss${mi}`][k]), Number(r[`sn${mi}`][k]),
-          Number(r[`ns${mi}`][k]), Number(r[`nn${mi}`])]));
+      for (const { m: { mi, aggregates }, q2, q3 } of crossed) {
+        (q2.get(gi) ?? []).forEach((qa, k) => aggregates.groups[gi].cross.push([qa, q3.get(gi)[k], Number(r[`ss${mi}`][k]),
+          Number(r[`sn${mi}`][k]), Number(r[`ns${mi}`][k]), Number(r[`nn${mi}`])]));
       }
     }
   }
