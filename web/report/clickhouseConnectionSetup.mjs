@@ -84,10 +84,22 @@ export async function clickhouseConnectionSetup(client, core, {
   const old = await hasOldRuns(client, schema, selected);
   const runs = `(${pairsSql(schema, { selected, groupExpr, old })})`;
   const pairs = `(SELECT *, [grp, ''] AS gs FROM ${runs}) ARRAY JOIN gs AS g`;
+  // Every setup metric at once: each query below reads the runs once for all of them. Per metric the core's samples:
+  // h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the paired differences
+  // h3 - h2 of the runs with both.
+  const metrics = schema.setupMetrics.map((m) => {
+    const C = `h2_${m.name}`;
+    const T = m.paired ? `h3_${m.name}` : C;
+    return { name: m.name, C, T, S: [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`],
+      both: `(length(${C}) = 1 AND length(${T}) = 1)` };
+  });
+  // Per group the runs by outcome and, per metric, each sample's size and the paired differences' mean and variance.
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
   const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},
-    countIf(first_h3 = 0) AS over_h3, countIf(first_h3 = 1) AS over_other, countIf(first_h3 = 2) AS first_unknown
+    countIf(first_h3 = 0) AS over_h3, countIf(first_h3 = 1) AS over_other, countIf(first_h3 = 2) AS first_unknown,
+    ${metrics.map(({ S, C, T, both }, mi) => `${S.map((x, k) => `sum(length(${x})) AS n${mi}_${k}`).join(', ')},
+    avgIf(${T}[1] - ${C}[1], ${both}) AS mean${mi}, varSampIf(${T}[1] - ${C}[1], ${both}) AS var${mi}`).join(',\n    ')}
     FROM ${pairs} GROUP BY g ORDER BY g`);
   const names = counts.map((r) => r.g).filter((g) => g !== '');
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
@@ -102,24 +114,13 @@ export async function clickhouseConnectionSetup(client, core, {
   for (const gr of groups) for (const o of ['h2', 'h3']) for (const name of Object.keys(OUTCOME)) gr.outcomes[o][name] ??= 0;
 
   const options = { method: 'delta', confidence, percentiles: Float64Array.from(SETUP_PERCENTILES) };
-  // Every setup metric at once: each query below reads the runs once for all of them. Per metric the core's samples:
-  // h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the paired differences
-  // h3 - h2 of the runs with both.
-  const metrics = schema.setupMetrics.map((m) => {
-    const C = `h2_${m.name}`;
-    const T = m.paired ? `h3_${m.name}` : C;
-    return { name: m.name, C, T, S: [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`],
-      both: `(length(${C}) = 1 AND length(${T}) = 1)` };
-  });
-  const start = await client.json(`SELECT g, ${metrics.map(({ S, C, T, both }, mi) => `${S.map((x, k) => `sum(length(${x})) AS n${mi}_${k}`).join(', ')},
-    avgIf(${T}[1] - ${C}[1], ${both}) AS mean${mi}, varSampIf(${T}[1] - ${C}[1], ${both}) AS var${mi}`).join(',\n    ')} FROM ${pairs} GROUP BY g`);
   for (const m of metrics) {
     m.aggregates = { groups: groups.map((gr) => ({ name: gr.name, runs: 0, requests: 0, missing_metric: 0,
       classes: [schema.requestClasses.map(() => 0), schema.requestClasses.map(() => 0)], runs_paired: 0,
       samples: [0, 1, 2].map(() => ({ n: 0, runs: 0, stats: [], below: [] })), diffs: [0, null, null],
       diffs_h2_first: [0, null, null], diffs_h3_first: [0, null, null], cross: [] })) };
   }
-  for (const r of start) {
+  for (const r of counts) {
     metrics.forEach((m, mi) => {
       const a = m.aggregates.groups[index(r.g)];
       a.samples.forEach((x, k) => { x.n = Number(r[`n${mi}_${k}`]); x.runs = x.n; });
