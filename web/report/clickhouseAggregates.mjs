@@ -134,14 +134,16 @@ function entry(h, i) {
  * series' looks, each day's group holding every run received up to the end of that day; the overall group is then
  * left empty: it would count a run once per look, and is not read), readSummary (default true: the values of a day and region whose totals in
  * the value summary run_values equal those the counts pass finds in run_records are read from the summary; false:
- * every value from run_records), now (the clock, ms: the UTC day it falls in is read from run_records). Returns
+ * every value from run_records), now (the clock, ms: the UTC day it falls in is read from run_records), countsFrom
+ * (another source over the same runs, started, whose groupings include this one's but the day: its counts pass's cells
+ * are this one's, merged, instead of a counts pass of its own). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
  * fill([aggregates per set], [needs per set, or null]) } for buildReportsFromAggregates. passes lists each query as it
  * ran: { name, queryId (its row in system.query_log), ms }.
  */
 export function clickhouseAggregateSource(client, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', sets = ['region'], minGroupRuns = schema.limits.minRunsForInterval,
-  payloadBytes = 0, cumulative = false, readSummary = true, now = Date.now(),
+  payloadBytes = 0, cumulative = false, readSummary = true, now = Date.now(), countsFrom = null,
 } = {}) {
   for (const by of sets) {
     if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
@@ -193,6 +195,7 @@ export function clickhouseAggregateSource(client, schema, {
   const histograms = new Map();
   // `${gid}/${s}/${b}` → the bucket's distinct values, [{v, count, w, n, o}] ascending (buckets of several values, fetched).
   const cells = new Map();
+  let countCells = [];  // the counts pass's cells as read, each with its keys by name (key), for countsFrom
   let squares = new Map();  // gid → the group's [Σ N_h2², Σ N_h3², Σ N_h2 N_h3], from the counts
 
   // Every value of the three samples with its run's group number in each grouping (g0, g1, …), as the rows of
@@ -246,7 +249,7 @@ export function clickhouseAggregateSource(client, schema, {
     const keyCols = [...keys.map((k, i) => `${expr[k]} AS k${i}`), `${CLICKHOUSE_GROUP_BY.day} AS dd`];
     const cellCols = [...keys.map((_, i) => `k${i}`), 'dd'].join(', ');
     // The run's paired difference computed once (NaN: not paired).
-    let rows = await pass('counts', `SELECT ${cellCols}, count() AS stored, countIf(${measured} > 0) AS runs,
+    let rows = countsFrom ? cellsFrom(countsFrom.countCells()) : await pass('counts', `SELECT ${cellCols}, count() AS stored, countIf(${measured} > 0) AS runs,
       sum(${measured}) AS requests,
       [${classes.filter((c) => c.arm === 'control').map((c) => `sum(${c.name})`).join(', ')}] AS control,
       [${classes.filter((c) => c.arm === 'treatment').map((c) => `sum(${c.name})`).join(', ')}] AS treatment,
@@ -256,6 +259,7 @@ export function clickhouseAggregateSource(client, schema, {
       min(received_at) AS first, max(received_at) AS last
       FROM (SELECT *, ${keyCols.join(', ')}, toUInt64(length(${C})) AS nC, toUInt64(length(${T})) AS nT, if(${both}, ${diff}, nan) AS d
         FROM run_records WHERE ${where}) GROUP BY ${cellCols}`);
+    countCells = rows.map((r) => ({ ...r, key: Object.fromEntries(keys.map((k, i) => [k, r[`k${i}`]])) }));
     const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
     // Cumulative: a run is in its day's group and every later day's. The counts and the histograms are sums, so a
     // look's are those of its day and the days before: the counts and value passes group by day (look j's group number
@@ -413,6 +417,39 @@ export function clickhouseAggregateSource(client, schema, {
     // starts with the day sorts below the day followed by the byte 0xFF, which UTF-8 never holds).
     rawCells = raw.length ? raw.map(([d, r]) => `(region = ${sqlString(r)} AND received_at >= ${sqlString(d)}
       AND received_at < ${sqlString(d).slice(0, -1)}\\xFF' AND ${CLICKHOUSE_GROUP_BY.day} = ${sqlString(d)})`).join(' OR ') : '';
+  }
+
+  // Another source's count cells (countCells()) as this source's cells: keyed by this source's keys (each the other's
+  // key of that name, or the day received), the ones that fall in one cell merged: counts added, the moments pooled,
+  // the first and last received kept.
+  function cellsFrom(list) {
+    const merged = new Map();
+    for (const c of list) {
+      const ks = keys.map((k) => {
+        if (k === 'day') return c.dd;
+        if (!Object.hasOwn(c.key, k)) throw new Error(`countsFrom: the other source does not group by ${k}`);
+        return c.key[k];
+      });
+      const id = JSON.stringify([...ks, c.dd]);
+      const cell = { ...Object.fromEntries(ks.map((v, i) => [`k${i}`, v])), dd: c.dd };
+      if (!merged.has(id)) merged.set(id, { cell, parts: [] });
+      merged.get(id).parts.push(c);
+    }
+    const num = (x) => Number(x ?? 0);
+    const sums = ['stored', 'runs', 'requests', 'missing', 'n_h2', 'runs_h2', 'n_h3', 'runs_h3', 'paired', 'nn0', 'nn1', 'nn23'];
+    return [...merged.values()].map(({ cell, parts }) => {
+      if (parts.length === 1) return { ...parts[0], ...cell };
+      const out = { ...cell };
+      for (const f of sums) out[f] = parts.reduce((a, p) => a + num(p[f]), 0);
+      for (const f of ['control', 'treatment']) out[f] = parts[0][f].map((_, i) => parts.reduce((a, p) => a + num(p[f][i]), 0));
+      for (const p of ['d', 'd1', 'd3']) {
+        [out[`${p}_n`], out[`${p}_mean`], out[`${p}_var`]] = poolMoments(parts.map((r) => [num(r[`${p}_n`]),
+          r[`${p}_mean`] === null ? null : Number(r[`${p}_mean`]), r[`${p}_var`] === null ? null : Number(r[`${p}_var`])]));
+      }
+      out.first = parts.map((r) => r.first).sort()[0];
+      out.last = parts.map((r) => r.last).sort().at(-1);
+      return out;
+    });
   }
 
   const splitKey = (key) => {
@@ -613,6 +650,8 @@ export function clickhouseAggregateSource(client, schema, {
   return {
     start,
     passes,
+    /** The counts pass's cells (after start()), for another source's countsFrom. */
+    countCells: () => countCells,
     /**
      * Adds what each set's needs ask ({ranks: [[g, s, rank]], below: [[g, s, q]], cross: [[g, q2, q3]]}) to its
      * aggregates: one pass for the buckets of several values that the ranks and thresholds fall in, one for the cross

@@ -51,7 +51,7 @@ export async function makeReport(core, {
     if (daily) {
       // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
       const looks = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
-        payloadBytes, sets: ['day'], cumulative: true, readSummary, now });
+        payloadBytes, sets: ['day'], cumulative: true, readSummary, now, countsFrom: source });
       const [cumulative] = await buildReportsFromAggregates(core, looks, { metric, since: normalizeSince(since), arms, method: 'delta', confidence },
         [{ percentiles: DAILY_PERCENTILES }]);
       report.daily = dailySeries(byDay, cumulative);
