@@ -130,7 +130,7 @@ export async function clickhouseConnectionSetup(client, core, {
   }
   const values = new Map();  // distinctValues(), read in the first round that needs it
   const inferred = await inferInRounds(core, 'the connection-setup view', metrics.map((m) => ({ aggregates: m.aggregates, options })),
-    (needsList) => fill(client, { runs, pairs, values }, names, metrics, needsList));
+    (needsList) => fill(client, { runs, values }, names, metrics, needsList));
   inferred.forEach((list, mi) => list.forEach((g, i) => { groups[i].metrics[metrics[mi].name] = { analysis: g.analysis, paired: g.paired }; }));
   return assembleSetup(schema, groups);
 }
@@ -164,8 +164,8 @@ async function distinctValues(client, runs, names, metrics, into) {
 
 // Adds the order statistics, the sums at thresholds and the cross sums that each metric's needs ask, per group, for
 // every metric at once: the ranks and the sums at a threshold from the distinct values (read once), the cross sums
-// in one query. runs: one row per run (its group grp); pairs: each run twice, in its group and in overall (g '').
-async function fill(client, { runs, pairs, values }, names, metrics, needsList) {
+// in one query. runs: one row per run (its group grp).
+async function fill(client, { runs, values }, names, metrics, needsList) {
   const perGroup = (list, pick) => {
     const by = new Map();
     for (const item of list) {
@@ -175,9 +175,6 @@ async function fill(client, { runs, pairs, values }, names, metrics, needsList) 
     }
     return by;
   };
-  // The row's group's list, picked from a list of them by the group's index (g = '' is overall, index 0; names[i] is
-  // index i + 1): multiIf over the groups evaluated every group's list for every row.
-  const choose = (by, literal) => `[${[0, ...names.map((_, i) => i + 1)].map((i) => literal(by.get(i) ?? [])).join(', ')}][indexOf(${sqlArray(['', ...names])}, g)]`;
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
   const asked = metrics.map((m, mi) => ({ ...m, mi, needs: needsList[mi] })).filter((m) => m.needs);
   if (values.size === 0 && asked.some((m) => m.needs.ranks.length || m.needs.below.length)) await distinctValues(client, runs, names, metrics, values);
@@ -211,18 +208,27 @@ async function fill(client, { runs, pairs, values }, names, metrics, needsList) 
   }
   const crossed = asked.filter((m) => m.needs.cross.length).map((m) => ({ m, q2: perGroup(m.needs.cross, (c) => c[1]), q3: perGroup(m.needs.cross, (c) => c[2]) }));
   if (crossed.length) {
-    const columns = crossed.map(({ m: { mi, S, both }, q2, q3 }) => {
-      const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${choose(q2, floats)}, ${choose(q3, floats)}))`;
-      return `${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss${mi}, ${cross(`${S[0]}[1] <= a`)} AS sn${mi}, ${cross(`${S[1]}[1] <= b`)} AS ns${mi},
-      countIf(${both}) AS nn${mi}`;
-    });
-    const rows = await client.json(`SELECT g, ${columns.join(',\n      ')} FROM ${pairs} GROUP BY g`);
-    for (const r of rows) {
-      const gi = index(r.g);
-      for (const { m: { mi, aggregates }, q2, q3 } of crossed) {
-        (q2.get(gi) ?? []).forEach((qa, k) => aggregates.groups[gi].cross.push([qa, q3.get(gi)[k], Number(r[`ss${mi}`][k]),
-          Number(r[`sn${mi}`][k]), Number(r[`ns${mi}`][k]), Number(r[`nn${mi}`])]));
+    // Each run once, with its group's thresholds (picked from a list by the group's index: multiIf over the groups
+    // built every group's list for every row) and overall's (the same for every run); overall's sums are the groups'.
+    const own = (by) => `[${names.map((_, i) => floats(by.get(i + 1) ?? [])).join(', ')}][indexOf(${sqlArray(names)}, grp)]`;
+    const columns = crossed.flatMap(({ m: { mi, S, both }, q2, q3 }) => [['g', own(q2), own(q3)], ['o', floats(q2.get(0) ?? []), floats(q3.get(0) ?? [])]]
+      .map(([tag, qa, qb]) => {
+        const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${qa}, ${qb}))`;
+        return `${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss${mi}${tag}, ${cross(`${S[0]}[1] <= a`)} AS sn${mi}${tag},
+      ${cross(`${S[1]}[1] <= b`)} AS ns${mi}${tag}`;
+      }).concat(`countIf(${both}) AS nn${mi}`));
+    const rows = await client.json(`SELECT grp, ${columns.join(',\n      ')} FROM ${runs} GROUP BY grp`);
+    for (const { m: { mi, aggregates }, q2, q3 } of crossed) {
+      const overall = (q2.get(0) ?? []).map(() => [0, 0, 0]);
+      let nn = 0;
+      for (const r of rows) {
+        const gi = index(r.grp);
+        (q2.get(gi) ?? []).forEach((qa, k) => aggregates.groups[gi].cross.push([qa, q3.get(gi)[k], Number(r[`ss${mi}g`][k]),
+          Number(r[`sn${mi}g`][k]), Number(r[`ns${mi}g`][k]), Number(r[`nn${mi}`])]));
+        overall.forEach((o, k) => ['ss', 'sn', 'ns'].forEach((f, i) => { o[i] += Number(r[`${f}${mi}o`][k]); }));
+        nn += Number(r[`nn${mi}`]);
       }
+      (q2.get(0) ?? []).forEach((qa, k) => aggregates.groups[0].cross.push([qa, q3.get(0)[k], ...overall[k], nn]));
     }
   }
 }
