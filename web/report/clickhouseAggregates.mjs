@@ -60,8 +60,8 @@ export function queryRecorder(client, passes) {
   };
 }
 
-// Pools the moments [n, mean, sample variance] of disjoint parts (Chan et al.); a single part is returned as it is.
-function poolMoments(parts) {
+/** Pools the moments [n, mean, sample variance] of disjoint parts (Chan et al.); a single part is returned as it is. */
+export function poolMoments(parts) {
   const some = parts.filter((p) => p[0] > 0);
   if (some.length === 0) return [0, null, null];
   if (some.length === 1) return some[0];

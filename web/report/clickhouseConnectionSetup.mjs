@@ -7,7 +7,7 @@
 // "verified"), and web/test/unit/connectionSetup.test.mjs checks that both stores, with and without the records, give
 // the same view on a database that meets every branch of it. One value per run and protocol: the sums the inference
 // asks are counts of runs.
-import { CLICKHOUSE_GROUP_BY, pooledGroupExpr } from './clickhouseAggregates.mjs';
+import { CLICKHOUSE_GROUP_BY, poolMoments, pooledGroupExpr } from './clickhouseAggregates.mjs';
 import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
 import { inferInRounds } from './buildReport.mjs';
 import { setupColumns } from '../server/clickhouseStore.mjs';
@@ -83,7 +83,6 @@ export async function clickhouseConnectionSetup(client, core, {
   // Every run twice: in its group, and in overall (group '').
   const old = await hasOldRuns(client, schema, selected);
   const runs = `(${pairsSql(schema, { selected, groupExpr, old })})`;
-  const pairs = `(SELECT *, [grp, ''] AS gs FROM ${runs}) ARRAY JOIN gs AS g`;
   // Every setup metric at once: each query below reads the runs once for all of them. Per metric the core's samples:
   // h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the paired differences
   // h3 - h2 of the runs with both.
@@ -93,14 +92,24 @@ export async function clickhouseConnectionSetup(client, core, {
     return { name: m.name, C, T, S: [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`],
       both: `(length(${C}) = 1 AND length(${T}) = 1)` };
   });
-  // Per group the runs by outcome and, per metric, each sample's size and the paired differences' mean and variance.
+  // Per group the runs by outcome and, per metric, each sample's size and the paired differences' mean and variance;
+  // overall's (g '') are the groups' summed, the moments pooled.
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
-  const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
+  const perGroup = await client.json(`SELECT grp AS g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},
     countIf(first_h3 = 0) AS over_h3, countIf(first_h3 = 1) AS over_other, countIf(first_h3 = 2) AS first_unknown,
     ${metrics.map(({ S, C, T, both }, mi) => `${S.map((x, k) => `sum(length(${x})) AS n${mi}_${k}`).join(', ')},
     avgIf(${T}[1] - ${C}[1], ${both}) AS mean${mi}, varSampIf(${T}[1] - ${C}[1], ${both}) AS var${mi}`).join(',\n    ')}
-    FROM ${pairs} GROUP BY g ORDER BY g`);
+    FROM ${runs} GROUP BY g ORDER BY g`);
+  const overall = { g: '' };
+  for (const r of perGroup) {
+    for (const [f, x] of Object.entries(r)) if (f !== 'g' && !/^(mean|var)\d+$/.test(f)) overall[f] = (overall[f] ?? 0) + Number(x);
+  }
+  metrics.forEach((_, mi) => {
+    [, overall[`mean${mi}`], overall[`var${mi}`]] = poolMoments(perGroup.map((r) => [Number(r[`n${mi}_2`]),
+      r[`mean${mi}`] === null ? null : Number(r[`mean${mi}`]), r[`var${mi}`] === null ? null : Number(r[`var${mi}`])]));
+  });
+  const counts = perGroup.length ? [overall, ...perGroup] : [];
   const names = counts.map((r) => r.g).filter((g) => g !== '');
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
   const groups = [{ name: 'overall' }, ...names.map((name) => ({ name }))].map((gr) => ({ ...gr, runs: 0, paired: 0,
@@ -139,7 +148,8 @@ export async function clickhouseConnectionSetup(client, core, {
 // index}/${sample}` → { v: the values ascending, below: the values before each, and after the last }): one GROUP BY
 // over the runs (not a sort of every value); overall's are the groups' summed.
 async function distinctValues(client, runs, names, metrics, into) {
-  const unrolled = metrics.flatMap((m, mi) => [0, 1, 2].map((s) => `arrayMap(x -> (toUInt8(${mi}), toUInt8(${s}), x), ${m.S[s]})`));
+  // An unpaired metric's h3 sample is its h2 sample again, and its differences are zeros, one per value.
+  const unrolled = metrics.flatMap((m, mi) => (m.T === m.C ? [0] : [0, 1, 2]).map((s) => `arrayMap(x -> (toUInt8(${mi}), toUInt8(${s}), x), ${m.S[s]})`));
   const rows = await client.json(`SELECT grp, t.1 AS mi, t.2 AS s, t.3 AS v, count() AS c
     FROM (SELECT grp, arrayJoin(arrayConcat(${unrolled.join(', ')})) AS t FROM ${runs}) GROUP BY grp, mi, s, v`);
   const lists = new Map();
@@ -159,6 +169,11 @@ async function distinctValues(client, runs, names, metrics, into) {
     const below = new Float64Array(v.length + 1);
     v.forEach((x, i) => { below[i + 1] = below[i] + list.get(x); });
     into.set(key, { v, below });
+    const [mi, gi] = key.split('/');
+    if (key.endsWith('/0') && metrics[mi].T === metrics[mi].C) {
+      into.set(`${mi}/${gi}/1`, { v, below });
+      into.set(`${mi}/${gi}/2`, { v: Float64Array.of(0), below: Float64Array.of(0, below[v.length]) });
+    }
   }
 }
 
