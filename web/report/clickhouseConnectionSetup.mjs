@@ -144,6 +144,18 @@ export async function clickhouseConnectionSetup(client, core, {
   return assembleSetup(schema, groups);
 }
 
+// The number of leading i in [0, n) for which holds(i), holds being true then false along i (a binary search).
+function countWhile(n, holds) {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (holds(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 // Every metric's, group's and sample's distinct values with their counts, into `into` (key `${metric index}/${group
 // index}/${sample}` → { v: the values ascending, below: the values before each, and after the last }): one GROUP BY
 // over the runs (not a sort of every value); overall's are the groups' summed.
@@ -198,26 +210,14 @@ async function fill(client, { runs, values }, names, metrics, needsList) {
     for (const [gi, s, rank] of needs.ranks) {
       // The value of rank r (0-based): the first whose values before it and its own pass r.
       const { v, below } = values.get(`${mi}/${gi}/${s}`) ?? empty;
-      let lo = 0;
-      let hi = v.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (below[mid + 1] <= rank) lo = mid + 1;
-        else hi = mid;
-      }
+      const lo = countWhile(v.length, (i) => below[i + 1] <= rank);
       if (lo === v.length) throw new Error(`the connection-setup view: rank ${rank} is outside sample ${s} of group ${gi} (${name})`);
       aggregates.groups[gi].samples[s].stats.push([rank, v[lo]]);
     }
     for (const [gi, s, q] of needs.below) {
       // One value per run: S_i is 0 or 1 and N_i is 1, so sum S_i = sum S_i^2 = sum S_i N_i, and sum N_i^2 = n.
       const { v, below } = values.get(`${mi}/${gi}/${s}`) ?? empty;
-      let lo = 0;
-      let hi = v.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (v[mid] <= q) lo = mid + 1;
-        else hi = mid;
-      }
+      const lo = countWhile(v.length, (i) => v[i] <= q);
       aggregates.groups[gi].samples[s].below.push([q, below[lo], below[lo], below[lo], below[v.length]]);
     }
   }
