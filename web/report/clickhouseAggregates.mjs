@@ -22,6 +22,7 @@
 // quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF asks ~300
 // levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
+import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, pairedSql, runValueTuplesSql } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
@@ -29,28 +30,38 @@ const MAX_GROUPS = 250;
 
 const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
 
-/**
- * What a ClickHouse report can be split by, as an expression over run_records (the SQLite store's GROUP_BY has more: the
- * other splits need the runs table there, which these passes do not read yet).
- */
-export const CLICKHOUSE_GROUP_BY = Object.freeze({
-  region: 'region', day: 'substring(received_at, 1, 10)',
-  // GROUP_BY.network of readReportData.mjs (its label) over run_records' asn and as_org; pooled in start().
-  network: "ifNull(concat('AS', toString(asn), ifNull(concat(' ', nullIf(as_org, '')), '')), 'unknown')",
-});
+export { CLICKHOUSE_GROUP_BY };
 
 /**
  * A pooled grouping's expression (GROUP_BY's `pooled` in readReportData.mjs): its value when shown is one of `shown`,
  * else OTHER_GROUP. The shown values go into the SQL as a literal array for has(): 18.16 takes neither IN (a list or a
- * subquery) inside a UNION ALL nor a scalar subquery over Distributed tables.
+ * subquery) inside a UNION ALL nor a scalar subquery over Distributed tables. exprs: the groupings' expressions
+ * (SUMMARY_GROUP_BY for the value summary).
  */
-export function pooledGroupExpr(by, shown) {
-  const e = CLICKHOUSE_GROUP_BY[by];
+export function pooledGroupExpr(by, shown, exprs = CLICKHOUSE_GROUP_BY) {
+  const e = exprs[by];
   return `if(has(${shown.length ? `[${shown.map(sqlString).join(', ')}]` : 'emptyArrayString()'}, ${e}), ${e}, ${sqlString(OTHER_GROUP)})`;
 }
 
-// Pools the moments [n, mean, sample variance] of disjoint parts (Chan et al.); a single part is returned as it is.
-function poolMoments(parts) {
+/**
+ * pass(name, sql, {tsv}) → the rows (JSON), or the text (TabSeparated): runs a query on client with a query_id of its
+ * own (its row in system.query_log) and pushes { name, queryId, ms (as Node saw it) } onto passes.
+ */
+export function queryRecorder(client, passes) {
+  const tag = `h3probe-report-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  return async function pass(name, sql, { tsv = false } = {}) {
+    const queryId = `${tag}-${passes.length + 1}-${name}`;
+    const t = performance.now();
+    // A long IN list of bucket keys is query text: room for it.
+    const settings = { query_id: queryId, max_query_size: String(Math.max(262_144, 2 * sql.length)) };
+    const out = tsv ? await client.query(`${sql}\nFORMAT TabSeparated`, { settings }) : await client.json(sql, { settings });
+    passes.push({ name, queryId, ms: performance.now() - t });
+    return out;
+  };
+}
+
+/** Pools the moments [n, mean, sample variance] of disjoint parts (Chan et al.); a single part is returned as it is. */
+export function poolMoments(parts) {
   const some = parts.filter((p) => p[0] > 0);
   if (some.length === 0) return [0, null, null];
   if (some.length === 1) return some[0];
@@ -88,6 +99,28 @@ function histogram(b, [count, w, n, o, lo, hi]) {
   return { b, count, w, n, o, lo, hi, below };
 }
 
+// Two histograms (histogram(), either may be null) as one: each bucket's count and weights summed, its least and
+// greatest values kept.
+function mergeHistograms(x, y) {
+  if (!x || !y) return x ?? y ?? null;
+  const out = [[], [], [], [], [], [], []];  // b, count, w, n, o, lo, hi
+  const fields = ['count', 'w', 'n', 'o'];
+  let i = 0;
+  let j = 0;
+  while (i < x.b.length || j < y.b.length) {
+    const bx = i < x.b.length ? x.b[i] : Infinity;
+    const by = j < y.b.length ? y.b[j] : Infinity;
+    const b = Math.min(bx, by);
+    out[0].push(b);
+    fields.forEach((f, k) => out[k + 1].push((bx === b ? x[f][i] : 0) + (by === b ? y[f][j] : 0)));
+    out[5].push(Math.min(bx === b ? x.lo[i] : Infinity, by === b ? y.lo[j] : Infinity));
+    out[6].push(Math.max(bx === b ? x.hi[i] : -Infinity, by === b ? y.hi[j] : -Infinity));
+    if (bx === b) i++;
+    if (by === b) j++;
+  }
+  return histogram(Float64Array.from(out[0]), out.slice(1).map((c) => Float64Array.from(c)));
+}
+
 // Bucket i of a histogram as one object.
 function entry(h, i) {
   return { b: h.b[i], count: h.count[i], w: h.w[i], n: h.n[i], o: h.o[i], lo: h.lo[i], hi: h.hi[i], start: h.below[0][i] };
@@ -98,15 +131,19 @@ function entry(h, i) {
  * (the groupings, each one of CLICKHOUSE_GROUP_BY; a report's `by`, then 'day' for its daily series), minGroupRuns (a
  * pooled grouping's fewest runs of a shown value, GROUP_BY's `pooled` in readReportData.mjs; default the fewest runs
  * for an interval), payloadBytes (the one payload mode read, 0 the no-op), cumulative (sets ['day'] only: the daily
- * series' looks, each day's group holding every run received up to the end of that day; the overall group then counts
- * a run once per look and is not read). Returns
+ * series' looks, each day's group holding every run received up to the end of that day; the overall group is then
+ * left empty: it would count a run once per look, and is not read), readSummary (default true: the values of a day and region whose totals in
+ * the value summary run_values equal those the counts pass finds in run_records are read from the summary; false:
+ * every value from run_records), now (the clock, ms: the UTC day it falls in is read from run_records), countsFrom
+ * (another source over the same runs, started, whose groupings include this one's but the day: its counts pass's cells
+ * are this one's, merged, instead of a counts pass of its own). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
  * fill([aggregates per set], [needs per set, or null]) } for buildReportsFromAggregates. passes lists each query as it
  * ran: { name, queryId (its row in system.query_log), ms }.
  */
 export function clickhouseAggregateSource(client, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', sets = ['region'], minGroupRuns = schema.limits.minRunsForInterval,
-  payloadBytes = 0, cumulative = false,
+  payloadBytes = 0, cumulative = false, readSummary = true, now = Date.now(), countsFrom = null,
 } = {}) {
   for (const by of sets) {
     if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) {
@@ -118,8 +155,10 @@ export function clickhouseAggregateSource(client, schema, {
   const keys = [...new Set([...sets, 'region'])];
   const keyOf = sets.map((by) => keys.indexOf(by));
   const grouped = [...new Set(keyOf)];  // the keys whose groups get histograms and sums
-  // Each key's expression; a pooled key's is set in start(), once its shown values are known.
+  // Each key's expression over run_records and over the value summary; a pooled key's are set in start(), once its
+  // shown values are known.
   const expr = Object.fromEntries(keys.map((k) => [k, CLICKHOUSE_GROUP_BY[k]]));
+  const summaryExpr = Object.fromEntries(keys.map((k) => [k, SUMMARY_GROUP_BY[k]]));
   const pooledOf = {};
   if (keys.some((k) => GROUP_BY[k]?.pooled)) checkMinGroupRuns(minGroupRuns);
   const m = metricColumns(schema).find((c) => c.metric === metric);
@@ -127,35 +166,28 @@ export function clickhouseAggregateSource(client, schema, {
   const C = m.control;
   const T = m.treatment;
   checkPayloadBytes(payloadBytes, schema);
-  const where = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)}`;
+  const mode = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)}`;
+  const where = `${mode} AND received_at >= ${sqlString(since)}`;
   const classes = classCountColumns(schema);
-  const sorted = (a) => `arraySort(${a})`;
-  const half = (a) => `intDiv(length(${a}), 2)`;
-  const median = (a) => `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`;
-  const both = `(length(${C}) > 0 AND length(${T}) > 0)`;
-  const diff = `(${median(T)} - ${median(C)})`;
+  const { both, diff } = pairedSql(C, T);
   // Branch-free (multiIf evaluates slowly here): the magnitude's top bits, mirrored below zero (-1 - bits of -v).
   const bucket = (v) => `(toInt64(bitShiftRight(reinterpretAsUInt64(reinterpretAsString(abs(${v}))), ${BUCKET_SHIFT})) * (1 - 2 * toInt64(${v} < 0))
     - toInt64(${v} < 0))`;
 
   // Each query's name, id and time as Node saw it, in order.
   const passes = [];
-  const tag = `h3probe-report-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  async function pass(name, sql, { tsv = false } = {}) {
-    const queryId = `${tag}-${passes.length + 1}-${name}`;
-    const t = performance.now();
-    // A long IN list of bucket keys is query text: room for it.
-    const settings = { query_id: queryId, max_query_size: String(Math.max(262_144, 2 * sql.length)) };
-    const out = tsv ? await client.query(`${sql}\nFORMAT TabSeparated`, { settings }) : await client.json(sql, { settings });
-    passes.push({ name, queryId, ms: performance.now() - t });
-    return out;
-  }
+  const pass = queryRecorder(client, passes);
 
   // names[k]: the values of key k, in order; group j of key k (1-based) is names[k][j - 1]; its global id (the g of
   // the histogram and rank passes) offset[k] + j; 0 is overall.
   let names = [];
   let offset = [];
   let RR = '';  // run_records with each key's group number as g0, g1, …
+  let RRcross = '';  // the same for the cross sums (cumulative: one row per look)
+  // The value summary's rows of the (day, region) cells read from it, with the same group numbers (empty: none).
+  let SV = '';
+  // The run_records rows whose values the histogram and values passes read: those of the cells not read from SV.
+  let rawCells = '';
   // The runs the counts saw, as far as one can tell: the passes after them leave out a run received later, or of a
   // group they did not see (the collector keeps inserting while a report runs).
   let counted = where;
@@ -163,21 +195,25 @@ export function clickhouseAggregateSource(client, schema, {
   const histograms = new Map();
   // `${gid}/${s}/${b}` → the bucket's distinct values, [{v, count, w, n, o}] ascending (buckets of several values, fetched).
   const cells = new Map();
+  let countCells = [];  // the counts pass's cells as read, each with its keys by name (key), for countsFrom
   let squares = new Map();  // gid → the group's [Σ N_h2², Σ N_h3², Σ N_h2 N_h3], from the counts
 
-  // Every value of the three samples with its run's group number in each grouping (g0, g1, …): s 0 = h2, 1 = h3, 2 =
-  // paired differences, b its bucket. Beside each value its weights for the sums at a threshold (see fillBelow): w =
-  // 2r - 1 for the value of rank r among its run's values of that arm, n = that arm's number of values in the run, o =
-  // the other arm's (for a difference: 1, 1, 0). sb: only the values whose s * 2^24 + b + 2^23 is in this list.
+  // Every value of the three samples with its run's group number in each grouping (g0, g1, …), as the rows of
+  // runValueTuplesSql(): s 0 = h2, 1 = h3, 2 = paired differences, b its bucket, c how many such values the row stands
+  // for, and the weights for the sums at a threshold (see fillBelow): w = 2r - 1 for the value of rank r among its
+  // run's values of that arm, n = that arm's number of values in the run, o = the other arm's (for a difference: 1,
+  // 1, 0), summed over the c values. From the value summary for the cells it holds exactly (c, w, n, o its sums), and
+  // one row per value of run_records for the others. sb: only the values whose s * 2^24 + b + 2^23 is in this list.
   const valuesSql = (sb = null) => {
     const gs = grouped.map((k) => `g${k}`).join(', ');
     const only = sb ? `WHERE s * ${2 ** 24} + b + ${2 ** 23} IN (${sb.join(', ')})` : '';
-    const arm = (s, A, O) => `SELECT ${gs}, toUInt8(${s}) AS s, v, ${bucket('v')} AS b, toUInt64(2 * r - 1) AS w, toUInt64(length(${A})) AS n,
-      toUInt64(length(${O})) AS o FROM (SELECT ${gs}, ${A}, ${O} FROM ${RR} WHERE ${counted}) ARRAY JOIN arraySort(${A}) AS v, arrayEnumerate(${A}) AS r ${only}`;
-    return `${arm(0, C, T)}
-    UNION ALL ${arm(1, T, C)}
-    UNION ALL SELECT ${gs}, toUInt8(2) AS s, v, ${bucket('v')} AS b, toUInt64(1) AS w, toUInt64(1) AS n, toUInt64(0) AS o
-      FROM (SELECT ${gs}, ${diff} AS v FROM ${RR} WHERE ${counted} AND ${both}) ${only}`;
+    const parts = [];
+    if (SV) parts.push(`SELECT ${gs}, s, v, ${bucket('v')} AS b, cnt AS c, w, n, o FROM ${SV} ${only}`);
+    if (rawCells) {
+      parts.push(`SELECT ${gs}, t.1 AS s, t.2 AS v, ${bucket('t.2')} AS b, toUInt64(1) AS c, t.3 AS w, t.4 AS n, t.5 AS o
+      FROM (SELECT ${gs}, ${C}, ${T} FROM ${RR} WHERE ${counted} AND (${rawCells})) ARRAY JOIN ${runValueTuplesSql(C, T)} AS t ${only}`);
+    }
+    return parts.join('\n    UNION ALL ');
   };
   // A row's key in each grouping, (global group number * 4 + s) * 2^24 + b + 2^23: one integer (a row with several
   // groupings is counted once in each).
@@ -195,29 +231,25 @@ export function clickhouseAggregateSource(client, schema, {
     const b = Number(bytes.readBigUInt64LE() >> BigInt(BUCKET_SHIFT));
     return v > 0 ? b : -1 - b;
   };
-  const firstGroups = () => names[grouped[0]].length;  // overall's values: those of the first grouping's groups
 
   async function start() {
     const measured = classes.map((c) => c.name).join(' + ');
     const moments = (cond, name) => `countIf(isFinite(d) AND ${cond}) AS ${name}_n, avgIf(d, isFinite(d) AND ${cond}) AS ${name}_mean,
       varSampIf(d, isFinite(d) AND ${cond}) AS ${name}_var`;
-    // Cumulative: a run is in its day's group and every later day's (one row per look, by arrayJoin over the days
-    // received, read first: a scalar subquery there does not reach the shards of a Distributed table).
-    if (cumulative) {
-      const days = (await pass('days', `SELECT DISTINCT ${CLICKHOUSE_GROUP_BY.day} AS look FROM run_records WHERE ${where} ORDER BY look`)).map((r) => r.look);
-      expr.day = `arrayJoin(arrayFilter(look -> look >= ${CLICKHOUSE_GROUP_BY.day}, [${days.map(sqlString).join(', ') || "''"}]))`;
-    }
     // A pooled key: the values with fewer than minGroupRuns selected runs become OTHER_GROUP.
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM run_records
         WHERE ${where} GROUP BY name`);
       const shown = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => c.name);
       expr[k] = pooledGroupExpr(k, shown);
+      summaryExpr[k] = pooledGroupExpr(k, shown, SUMMARY_GROUP_BY);
       pooledOf[k] = { minRuns: minGroupRuns, values: counts.length - shown.length };
     }
-    const keyCols = keys.map((k, i) => `${expr[k]} AS k${i}`);
+    // The cells also by day received (dd), for the check of the value summary's totals.
+    const keyCols = [...keys.map((k, i) => `${expr[k]} AS k${i}`), `${CLICKHOUSE_GROUP_BY.day} AS dd`];
+    const cellCols = [...keys.map((_, i) => `k${i}`), 'dd'].join(', ');
     // The run's paired difference computed once (NaN: not paired).
-    const rows = await pass('counts', `SELECT ${keys.map((_, i) => `k${i}`).join(', ')}, count() AS stored, countIf(${measured} > 0) AS runs,
+    let rows = countsFrom ? cellsFrom(countsFrom.countCells()) : await pass('counts', `SELECT ${cellCols}, count() AS stored, countIf(${measured} > 0) AS runs,
       sum(${measured}) AS requests,
       [${classes.filter((c) => c.arm === 'control').map((c) => `sum(${c.name})`).join(', ')}] AS control,
       [${classes.filter((c) => c.arm === 'treatment').map((c) => `sum(${c.name})`).join(', ')}] AS treatment,
@@ -226,8 +258,21 @@ export function clickhouseAggregateSource(client, schema, {
       ${moments('1', 'd')}, ${moments(`run_order = 'h2-first'`, 'd1')}, ${moments(`run_order = 'h3-first'`, 'd3')},
       min(received_at) AS first, max(received_at) AS last
       FROM (SELECT *, ${keyCols.join(', ')}, toUInt64(length(${C})) AS nC, toUInt64(length(${T})) AS nT, if(${both}, ${diff}, nan) AS d
-        FROM run_records WHERE ${where}) GROUP BY ${keys.map((_, i) => `k${i}`).join(', ')}`);
+        FROM run_records WHERE ${where}) GROUP BY ${cellCols}`);
+    countCells = rows.map((r) => ({ ...r, key: Object.fromEntries(keys.map((k, i) => [k, r[`k${i}`]])) }));
     const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+    // Cumulative: a run is in its day's group and every later day's. The counts and the histograms are sums, so a
+    // look's are those of its day and the days before: the counts and value passes group by day (look j's group number
+    // is day j's), and the looks are summed here (the counts) and in mergeLooks() (the histograms and fetched buckets).
+    // Only the cross sums, at each look's own thresholds, give each run one row per look, by arrayJoin over the days
+    // received (a literal list: a scalar subquery does not reach the shards of a Distributed table).
+    let crossExpr = expr;
+    if (cumulative) {
+      const dayKey = `k${keys.indexOf('day')}`;
+      const days = [...new Set(rows.map((r) => r.dd))].sort(byName);
+      rows = rows.flatMap((r) => days.filter((look) => look >= r.dd).map((look) => ({ ...r, [dayKey]: look })));
+      crossExpr = { ...expr, day: `arrayJoin(arrayFilter(look -> look >= ${CLICKHOUSE_GROUP_BY.day}, [${days.map(sqlString).join(', ') || "''"}]))` };
+    }
     names = keys.map((_, i) => [...new Set(rows.map((r) => r[`k${i}`]))].sort(byName));
     for (const k of grouped) {
       if (names[k].length > MAX_GROUPS) throw new Error(`too many distinct values of ${keys[k]} (${names[k].length}; at most ${MAX_GROUPS})`);
@@ -237,8 +282,11 @@ export function clickhouseAggregateSource(client, schema, {
     for (const k of keys.keys()) { offset[k] = at; at += grouped.includes(k) ? names[k].length : 0; }
     counted = `${where} AND received_at <= ${sqlString(rows.length ? rows.map((r) => r.last).sort(byName).at(-1) : '')}` +
       grouped.map((k) => ` AND g${k} > 0`).join('');
-    RR = `(SELECT *, ${grouped.map((k) => `transform(toString(${expr[keys[k]]}), [${names[k].map(sqlString).join(', ')}],
-      [${names[k].map((_, j) => j + 1).join(', ')}], 0) AS g${k}`).join(', ')} FROM run_records)`;
+    const numbered = (e, from) => `(SELECT *, ${grouped.map((k) => `transform(toString(${e[keys[k]]}), [${names[k].map(sqlString).join(', ')}],
+      [${names[k].map((_, j) => j + 1).join(', ')}], 0) AS g${k}`).join(', ')} FROM ${from})`;
+    RR = numbered(expr, 'run_records');
+    RRcross = numbered(crossExpr, 'run_records');
+    await chooseCells(rows, numbered);
 
     const n = (x) => Number(x ?? 0);
     const num = (x) => (x === null || x === undefined ? null : Number(x));
@@ -272,40 +320,30 @@ export function clickhouseAggregateSource(client, schema, {
     cells.clear();
     if (rows.length) {
       // One 64-bit key per row: grouping by the combination of groups first, then per grouping, was slower.
-      const text = await pass('histograms', `SELECT ${keySql()} AS key, count(), sum(w), sum(n), sum(o), min(v), max(v)
+      const text = await pass('histograms', `SELECT ${keySql()} AS key, sum(c), sum(w), sum(n), sum(o), min(v), max(v)
         FROM (${valuesSql()}) GROUP BY key ORDER BY key`, { tsv: true });
       const [key, ...fields] = tsvColumns(text, 7);
       // Rows come in key order: each group's sample is one run of rows, in bucket order.
-      const first = new Map();  // s → the rows of the first grouping's groups (overall's histogram is their sum)
       for (let r0 = 0; r0 < key.length;) {
         const gs = Math.floor(key[r0] / 2 ** 24);
         let r1 = r0;
         while (r1 < key.length && Math.floor(key[r1] / 2 ** 24) === gs) r1++;
         const { gid, s } = splitKey(key[r0]);
         histograms.set(`${gid}/${s}`, histogram(key.subarray(r0, r1).map((k) => splitKey(k).b), fields.map((f) => f.subarray(r0, r1))));
-        if (inFirstGrouping(gid)) {
-          if (!first.has(s)) first.set(s, []);
-          for (let r = r0; r < r1; r++) first.get(s).push(r);
-        }
         r0 = r1;
       }
-      for (const [s, list] of first) {
-        const bOf = (r) => splitKey(key[r]).b;
-        list.sort((x, y) => bOf(x) - bOf(y));
-        const merged = [[], [], [], [], [], [], []];  // b, count, w, n, o, lo, hi
-        for (const r of list) {
-          const b = bOf(r);
-          const at = merged[0].length - 1;
-          if (at >= 0 && merged[0][at] === b) {
-            for (let f = 0; f < 4; f++) merged[f + 1][at] += fields[f][r];
-            merged[5][at] = Math.min(merged[5][at], fields[4][r]);
-            merged[6][at] = Math.max(merged[6][at], fields[5][r]);
-          } else {
-            merged[0].push(b);
-            for (let f = 0; f < 6; f++) merged[f + 1].push(fields[f][r]);
-          }
+      // The groups made of others: overall (the first grouping's groups), and the cumulative looks (each day's group
+      // and the days' before).
+      for (const s of [0, 1, 2]) {
+        const of = (gid) => histograms.get(`${gid}/${s}`);
+        if (cumulative) {
+          let look = null;
+          const looks = dayIds().map((gid) => (look = mergeHistograms(look, of(gid))));
+          dayIds().forEach((gid, j) => (looks[j] ? histograms.set(`${gid}/${s}`, looks[j]) : histograms.delete(`${gid}/${s}`)));
+        } else {
+          const all = partsOf(0).reduce((acc, gid) => mergeHistograms(acc, of(gid)), null);
+          if (all) histograms.set(`0/${s}`, all);
         }
-        histograms.set(`0/${s}`, histogram(Float64Array.from(merged[0]), merged.slice(1).map((c) => Float64Array.from(c))));
       }
     }
     // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
@@ -321,8 +359,96 @@ export function clickhouseAggregateSource(client, schema, {
       return {
         storedRuns: stored, received: { first, last }, by, regions: names[regionKey], groups: names[k], loadErrors,
         payloadBytes, payloadModes, ...(pooledOf[by] ? { pooled: pooledOf[by] } : {}),
-        aggregates: { groups: [group('overall', rows), ...names[k].map((v) => group(v, rows.filter((r) => r[`k${k}`] === v)))] },
+        // The looks' overall would hold each run once per look and is not read: left empty, nothing is asked of it.
+        aggregates: { groups: [group('overall', cumulative ? [] : rows), ...names[k].map((v) => group(v, rows.filter((r) => r[`k${k}`] === v)))] },
       };
+    });
+  }
+
+  // Picks the cells (a day received and a region) whose values the histogram and values passes read from the value
+  // summary: those whose totals there (per sample: values, Σ w, Σ n, Σ o) equal the ones the counts found in
+  // run_records, and that were received before today (UTC: a day still receiving runs could gain some between this check and
+  // the passes). Any other cell (a day partly selected by since, one the summary misses or holds twice) is read from
+  // run_records. Sets SV and rawCells.
+  async function chooseCells(rows, numbered) {
+    const noGroup = grouped.map((k) => ` AND g${k} > 0`).join('');
+    SV = '';
+    rawCells = '1';
+    if (!readSummary || !rows.length) return;
+    const cellOf = (day, region) => JSON.stringify([day, region]);
+    const want = new Map();  // cell → its totals in run_records: [values, Σ w, Σ n, Σ o] per sample
+    const regionKey = `k${keys.indexOf('region')}`;
+    const dayKey = keys.indexOf('day');
+    for (const r of rows) {
+      // A cumulative look holds its runs once per later day: each run counted at the look of its own day.
+      if (cumulative && r[`k${dayKey}`] !== r.dd) continue;
+      const cell = cellOf(r.dd, r[regionKey]);
+      if (!want.has(cell)) want.set(cell, [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
+      const t = want.get(cell);
+      const add = (s, ...xs) => xs.forEach((x, f) => { t[s][f] += Number(x ?? 0); });
+      add(0, r.n_h2, r.nn0, r.nn0, r.nn23);
+      add(1, r.n_h3, r.nn1, r.nn1, r.nn23);
+      add(2, r.paired, r.paired, r.paired, 0);
+    }
+    const today = new Date(now).toISOString().slice(0, 10);
+    const days = [...new Set([...want.keys()].map((c) => JSON.parse(c)[0]))].filter((d) => d < today);
+    if (!days.length) return;
+    const totals = await pass('summary-totals', `SELECT day, region, s, sum(cnt) AS c, sum(w) AS w, sum(n) AS n, sum(o) AS o
+      FROM run_values WHERE ${mode} AND metric = ${sqlString(metric)} AND day IN (${days.map(sqlString).join(', ')})
+      GROUP BY day, region, s`);
+    const have = new Map();
+    for (const r of totals) {
+      const cell = cellOf(r.day, r.region);
+      if (!have.has(cell)) have.set(cell, [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
+      have.get(cell)[Number(r.s)] = [r.c, r.w, r.n, r.o].map(Number);
+    }
+    const exact = [];
+    const raw = [];
+    for (const [cell, t] of want) {
+      const [day, region] = JSON.parse(cell);
+      const h = have.get(cell) ?? [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]];
+      (day < today && t.every((row, s) => row.every((x, f) => x === h[s][f])) ? exact : raw).push([day, region]);
+    }
+    passes.at(-1).cells = { summary: exact.length, raw: raw.length };
+    if (!exact.length) return;
+    SV = `(SELECT * FROM ${numbered(summaryExpr, `run_values WHERE ${mode} AND metric = ${sqlString(metric)}
+      AND (day, region) IN (${exact.map(([d, r]) => `(${sqlString(d)}, ${sqlString(r)})`).join(', ')})`)} WHERE 1${noGroup})`;
+    // A day's received_at range as well as its text, so that the table's sorting key narrows the read (a text that
+    // starts with the day sorts below the day followed by the byte 0xFF, which UTF-8 never holds).
+    rawCells = raw.length ? raw.map(([d, r]) => `(region = ${sqlString(r)} AND received_at >= ${sqlString(d)}
+      AND received_at < ${sqlString(d).slice(0, -1)}\\xFF' AND ${CLICKHOUSE_GROUP_BY.day} = ${sqlString(d)})`).join(' OR ') : '';
+  }
+
+  // Another source's count cells (countCells()) as this source's cells: keyed by this source's keys (each the other's
+  // key of that name, or the day received), the ones that fall in one cell merged: counts added, the moments pooled,
+  // the first and last received kept.
+  function cellsFrom(list) {
+    const merged = new Map();
+    for (const c of list) {
+      const ks = keys.map((k) => {
+        if (k === 'day') return c.dd;
+        if (!Object.hasOwn(c.key, k)) throw new Error(`countsFrom: the other source does not group by ${k}`);
+        return c.key[k];
+      });
+      const id = JSON.stringify([...ks, c.dd]);
+      const cell = { ...Object.fromEntries(ks.map((v, i) => [`k${i}`, v])), dd: c.dd };
+      if (!merged.has(id)) merged.set(id, { cell, parts: [] });
+      merged.get(id).parts.push(c);
+    }
+    const num = (x) => Number(x ?? 0);
+    const sums = ['stored', 'runs', 'requests', 'missing', 'n_h2', 'runs_h2', 'n_h3', 'runs_h3', 'paired', 'nn0', 'nn1', 'nn23'];
+    return [...merged.values()].map(({ cell, parts }) => {
+      if (parts.length === 1) return { ...parts[0], ...cell };
+      const out = { ...cell };
+      for (const f of sums) out[f] = parts.reduce((a, p) => a + num(p[f]), 0);
+      for (const f of ['control', 'treatment']) out[f] = parts[0][f].map((_, i) => parts.reduce((a, p) => a + num(p[f][i]), 0));
+      for (const p of ['d', 'd1', 'd3']) {
+        [out[`${p}_n`], out[`${p}_mean`], out[`${p}_var`]] = poolMoments(parts.map((r) => [num(r[`${p}_n`]),
+          r[`${p}_mean`] === null ? null : Number(r[`${p}_mean`]), r[`${p}_var`] === null ? null : Number(r[`${p}_var`])]));
+      }
+      out.first = parts.map((r) => r.first).sort()[0];
+      out.last = parts.map((r) => r.last).sort().at(-1);
+      return out;
     });
   }
 
@@ -333,6 +459,19 @@ export function clickhouseAggregateSource(client, schema, {
   };
   // Overall's values are those of the first grouping's groups.
   const inFirstGrouping = (gid) => gid > offset[grouped[0]] && gid <= offset[grouped[0]] + names[grouped[0]].length;
+  // The global ids of the first grouping's groups (cumulative: the days, look j being day j's id).
+  const dayIds = () => names[grouped[0]].map((_, j) => offset[grouped[0]] + j + 1);
+  // The groups whose values a group's are, as the value passes number them: overall's, the first grouping's; a
+  // cumulative look's, its day and the days before (the looks' overall is empty); any other's, its own.
+  const partsOf = (gid) => {
+    if (gid === 0) return cumulative ? [] : dayIds();
+    return cumulative ? dayIds().filter((d) => d <= gid) : [gid];
+  };
+  // The groups a value numbered gid by the value passes counts in (partsOf() turned around).
+  const wholesOf = (gid) => {
+    if (cumulative) return dayIds().filter((d) => d >= gid);
+    return inFirstGrouping(gid) ? [gid, 0] : [gid];
+  };
   // The global id of group j (0: overall) of set i.
   const gidOf = (i, j) => (j === 0 ? 0 : offset[keyOf[i]] + j);
 
@@ -376,14 +515,13 @@ export function clickhouseAggregateSource(client, schema, {
       const ckey = `${gid}/${s}/${b}`;
       if (cells.has(ckey) || todo.has(ckey)) continue;
       todo.set(ckey, { gid, s, b });
-      // Overall's bucket is the sum of the first grouping's groups' same bucket.
-      const from = gid === 0 ? names[grouped[0]].map((_, j) => offset[grouped[0]] + j + 1) : [gid];
-      for (const g of from) keysWanted.add(keyOfBucket(g, s, b));
+      // A composite group's bucket is the sum of its parts' same bucket.
+      for (const g of partsOf(gid)) keysWanted.add(keyOfBucket(g, s, b));
     }
     if (todo.size === 0) return;
     // Only the values of the wanted samples' buckets (whatever the group) are unrolled per grouping.
     const sb = [...new Set([...keysWanted].map((k) => k % 2 ** 26))];
-    const text = await pass(name, `SELECT key, v, count(), sum(w), sum(n), sum(o) FROM (SELECT ${keySql()} AS key, v, w, n, o
+    const text = await pass(name, `SELECT key, v, sum(c), sum(w), sum(n), sum(o) FROM (SELECT ${keySql()} AS key, v, c, w, n, o
       FROM (${valuesSql(sb)})) WHERE key IN (${[...keysWanted].join(', ')}) GROUP BY key, v`, { tsv: true });
     const found = new Map();
     const add = (ckey, v, e) => {
@@ -398,8 +536,7 @@ export function clickhouseAggregateSource(client, schema, {
       if (!line) continue;
       const [key, v, count, w, nn, o] = line.split('\t').map(Number);
       const { gid, s, b } = splitKey(key);
-      add(`${gid}/${s}/${b}`, v, { count, w, n: nn, o });
-      if (inFirstGrouping(gid)) add(`0/${s}/${b}`, v, { count, w, n: nn, o });
+      for (const whole of wholesOf(gid)) add(`${whole}/${s}/${b}`, v, { count, w, n: nn, o });
     }
     for (const ckey of todo.keys()) cells.set(ckey, [...(found.get(ckey)?.values() ?? [])].sort((x, y) => x.v - y.v));
   }
@@ -488,7 +625,7 @@ export function clickhouseAggregateSource(client, schema, {
     }
     const gs = grouped.map((k) => `g${k}`).join(', ');
     const rows = await pass('cross', `SELECT ${gs}, ${sums.join(',\n  ')}
-      FROM ${RR} WHERE ${counted} AND length(${C}) > 0 AND length(${T}) > 0 GROUP BY ${gs}`);
+      FROM ${RRcross} WHERE ${counted} AND length(${C}) > 0 AND length(${T}) > 0 GROUP BY ${gs}`);
     // Each group's sums: those of its cells.
     const totals = new Map();
     const addInto = (gid, tag, row) => {
@@ -513,6 +650,8 @@ export function clickhouseAggregateSource(client, schema, {
   return {
     start,
     passes,
+    /** The counts pass's cells (after start()), for another source's countsFrom. */
+    countCells: () => countCells,
     /**
      * Adds what each set's needs ask ({ranks: [[g, s, rank]], below: [[g, s, q]], cross: [[g, q2, q3]]}) to its
      * aggregates: one pass for the buckets of several values that the ranks and thresholds fall in, one for the cross

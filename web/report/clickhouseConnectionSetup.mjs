@@ -7,7 +7,7 @@
 // "verified"), and web/test/unit/connectionSetup.test.mjs checks that both stores, with and without the records, give
 // the same view on a database that meets every branch of it. One value per run and protocol: the sums the inference
 // asks are counts of runs.
-import { CLICKHOUSE_GROUP_BY, pooledGroupExpr } from './clickhouseAggregates.mjs';
+import { CLICKHOUSE_GROUP_BY, poolMoments, pooledGroupExpr } from './clickhouseAggregates.mjs';
 import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
 import { inferInRounds } from './buildReport.mjs';
 import { setupColumns } from '../server/clickhouseStore.mjs';
@@ -17,7 +17,6 @@ const sqlArray = (xs) => `[${xs.map(sqlString).join(', ')}]`;
 // A float64 into SQL exactly: its bytes in hex.
 const float64 = (x) => { const b = Buffer.alloc(8); b.writeDoubleLE(x); return `reinterpretAsFloat64(unhex('${b.toString('hex')}'))`; };
 const floats = (xs) => (xs.length ? `[${xs.map(float64).join(', ')}]` : 'emptyArrayFloat64()');
-const uints = (xs) => (xs.length ? `[${xs.map((x) => `toUInt64(${x})`).join(', ')}]` : 'emptyArrayUInt64()');
 // Outcome codes, in the core's order (schema().setupOutcomes): cold, reused, unverified, absent.
 const OUTCOME = { cold: 0, reused: 1, unverified: 2, absent: 3 };
 
@@ -83,12 +82,34 @@ export async function clickhouseConnectionSetup(client, core, {
   const selected = `arms = ${sqlString(SETUP_ARMS)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)}`;
   // Every run twice: in its group, and in overall (group '').
   const old = await hasOldRuns(client, schema, selected);
-  const pairs = `(SELECT *, [grp, ''] AS gs FROM (${pairsSql(schema, { selected, groupExpr, old })})) ARRAY JOIN gs AS g`;
+  const runs = `(${pairsSql(schema, { selected, groupExpr, old })})`;
+  // Every setup metric at once: each query below reads the runs once for all of them. Per metric the core's samples:
+  // h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the paired differences
+  // h3 - h2 of the runs with both.
+  const metrics = schema.setupMetrics.map((m) => {
+    const C = `h2_${m.name}`;
+    const T = m.paired ? `h3_${m.name}` : C;
+    return { name: m.name, C, T, S: [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`],
+      both: `(length(${C}) = 1 AND length(${T}) = 1)` };
+  });
+  // Per group the runs by outcome and, per metric, each sample's size and the paired differences' mean and variance;
+  // overall's (g '') are the groups' summed, the moments pooled.
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
-  const counts = await client.json(`SELECT g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
+  const perGroup = await client.json(`SELECT grp AS g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},
-    countIf(first_h3 = 0) AS over_h3, countIf(first_h3 = 1) AS over_other, countIf(first_h3 = 2) AS first_unknown
-    FROM ${pairs} GROUP BY g ORDER BY g`);
+    countIf(first_h3 = 0) AS over_h3, countIf(first_h3 = 1) AS over_other, countIf(first_h3 = 2) AS first_unknown,
+    ${metrics.map(({ S, C, T, both }, mi) => `${S.map((x, k) => `sum(length(${x})) AS n${mi}_${k}`).join(', ')},
+    avgIf(${T}[1] - ${C}[1], ${both}) AS mean${mi}, varSampIf(${T}[1] - ${C}[1], ${both}) AS var${mi}`).join(',\n    ')}
+    FROM ${runs} GROUP BY g ORDER BY g`);
+  const overall = { g: '' };
+  for (const r of perGroup) {
+    for (const [f, x] of Object.entries(r)) if (f !== 'g' && !/^(mean|var)\d+$/.test(f)) overall[f] = (overall[f] ?? 0) + Number(x);
+  }
+  metrics.forEach((_, mi) => {
+    [, overall[`mean${mi}`], overall[`var${mi}`]] = poolMoments(perGroup.map((r) => [Number(r[`n${mi}_2`]),
+      r[`mean${mi}`] === null ? null : Number(r[`mean${mi}`]), r[`var${mi}`] === null ? null : Number(r[`var${mi}`])]));
+  });
+  const counts = perGroup.length ? [overall, ...perGroup] : [];
   const names = counts.map((r) => r.g).filter((g) => g !== '');
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
   const groups = [{ name: 'overall' }, ...names.map((name) => ({ name }))].map((gr) => ({ ...gr, runs: 0, paired: 0,
@@ -102,34 +123,76 @@ export async function clickhouseConnectionSetup(client, core, {
   for (const gr of groups) for (const o of ['h2', 'h3']) for (const name of Object.keys(OUTCOME)) gr.outcomes[o][name] ??= 0;
 
   const options = { method: 'delta', confidence, percentiles: Float64Array.from(SETUP_PERCENTILES) };
-  for (const m of schema.setupMetrics) {
-    // The core's samples: h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the
-    // paired differences h3 - h2 of the runs with both.
-    const C = `h2_${m.name}`;
-    const T = m.paired ? `h3_${m.name}` : C;
-    const S = [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`];
-    const both = `(length(${C}) = 1 AND length(${T}) = 1)`;
-    const start = await client.json(`SELECT g, ${S.map((s, k) => `sum(length(${s})) AS n${k}`).join(', ')},
-      avgIf(${T}[1] - ${C}[1], ${both}) AS mean, varSampIf(${T}[1] - ${C}[1], ${both}) AS var FROM ${pairs} GROUP BY g`);
-    const aggregates = { groups: groups.map((gr) => ({ name: gr.name, runs: 0, requests: 0, missing_metric: 0,
+  for (const m of metrics) {
+    m.aggregates = { groups: groups.map((gr) => ({ name: gr.name, runs: 0, requests: 0, missing_metric: 0,
       classes: [schema.requestClasses.map(() => 0), schema.requestClasses.map(() => 0)], runs_paired: 0,
       samples: [0, 1, 2].map(() => ({ n: 0, runs: 0, stats: [], below: [] })), diffs: [0, null, null],
       diffs_h2_first: [0, null, null], diffs_h3_first: [0, null, null], cross: [] })) };
-    for (const r of start) {
-      const a = aggregates.groups[index(r.g)];
-      a.samples.forEach((s, k) => { s.n = Number(r[`n${k}`]); s.runs = s.n; });
-      a.runs_paired = a.samples[2].n;
-      a.diffs = [a.samples[2].n, a.samples[2].n ? Number(r.mean) : null, a.samples[2].n >= 2 ? Number(r.var) : null];
-    }
-    const [inferred] = await inferInRounds(core, 'the connection-setup view', [{ aggregates, options }],
-      ([needs]) => fill(client, pairs, S, both, names, aggregates, needs));
-    inferred.forEach((g, i) => { groups[i].metrics[m.name] = { analysis: g.analysis, paired: g.paired }; });
   }
+  for (const r of counts) {
+    metrics.forEach((m, mi) => {
+      const a = m.aggregates.groups[index(r.g)];
+      a.samples.forEach((x, k) => { x.n = Number(r[`n${mi}_${k}`]); x.runs = x.n; });
+      a.runs_paired = a.samples[2].n;
+      a.diffs = [a.samples[2].n, a.samples[2].n ? Number(r[`mean${mi}`]) : null, a.samples[2].n >= 2 ? Number(r[`var${mi}`]) : null];
+    });
+  }
+  const values = new Map();  // distinctValues(), read in the first round that needs it
+  const inferred = await inferInRounds(core, 'the connection-setup view', metrics.map((m) => ({ aggregates: m.aggregates, options })),
+    (needsList) => fill(client, { runs, values }, names, metrics, needsList));
+  inferred.forEach((list, mi) => list.forEach((g, i) => { groups[i].metrics[metrics[mi].name] = { analysis: g.analysis, paired: g.paired }; }));
   return assembleSetup(schema, groups);
 }
 
-// Adds the order statistics, the sums at thresholds and the cross sums that needs asks, per group, in one query each.
-async function fill(client, pairs, S, both, names, aggregates, needs) {
+// The number of leading i in [0, n) for which holds(i), holds being true then false along i (a binary search).
+function countWhile(n, holds) {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (holds(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Every metric's, group's and sample's distinct values with their counts, into `into` (key `${metric index}/${group
+// index}/${sample}` → { v: the values ascending, below: the values before each, and after the last }): one GROUP BY
+// over the runs (not a sort of every value); overall's are the groups' summed.
+async function distinctValues(client, runs, names, metrics, into) {
+  // An unpaired metric's h3 sample is its h2 sample again, and its differences are zeros, one per value.
+  const unrolled = metrics.flatMap((m, mi) => (m.T === m.C ? [0] : [0, 1, 2]).map((s) => `arrayMap(x -> (toUInt8(${mi}), toUInt8(${s}), x), ${m.S[s]})`));
+  const rows = await client.json(`SELECT grp, t.1 AS mi, t.2 AS s, t.3 AS v, count() AS c
+    FROM (SELECT grp, arrayJoin(arrayConcat(${unrolled.join(', ')})) AS t FROM ${runs}) GROUP BY grp, mi, s, v`);
+  const lists = new Map();
+  const add = (key, v, c) => {
+    if (!lists.has(key)) lists.set(key, new Map());
+    const list = lists.get(key);
+    list.set(v, (list.get(v) ?? 0) + c);
+  };
+  for (const r of rows) {
+    const v = Number(r.v);
+    const c = Number(r.c);
+    add(`${r.mi}/${r.grp === '' ? 0 : names.indexOf(r.grp) + 1}/${r.s}`, v, c);
+    add(`${r.mi}/0/${r.s}`, v, c);
+  }
+  for (const [key, list] of lists) {
+    const v = Float64Array.from([...list.keys()].sort((a, b) => a - b));
+    const below = new Float64Array(v.length + 1);
+    v.forEach((x, i) => { below[i + 1] = below[i] + list.get(x); });
+    into.set(key, { v, below });
+    const [mi, gi] = key.split('/');
+    if (key.endsWith('/0') && metrics[mi].T === metrics[mi].C) {
+      into.set(`${mi}/${gi}/1`, { v, below });
+      into.set(`${mi}/${gi}/2`, { v: Float64Array.of(0), below: Float64Array.of(0, below[v.length]) });
+    }
+  }
+}
+
+// Adds the order statistics, the sums at thresholds and the cross sums that each metric's needs ask, per group, for
+// every metric at once: the ranks and the sums at a threshold from the distinct values (read once), the cross sums
+// in one query. runs: one row per run (its group grp).
+async function fill(client, { runs, values }, names, metrics, needsList) {
   const perGroup = (list, pick) => {
     const by = new Map();
     for (const item of list) {
@@ -139,41 +202,48 @@ async function fill(client, pairs, S, both, names, aggregates, needs) {
     }
     return by;
   };
-  // multiIf over the groups: g = '' is overall (index 0), names[i] is index i + 1.
-  const choose = (by, literal, empty) => `multiIf(g = '', ${literal(by.get(0) ?? [])}, ${names.map((n, i) => `g = ${sqlString(n)}, ${literal(by.get(i + 1) ?? [])}`).join(', ')}${names.length ? ', ' : ''}${empty})`;
   const index = (g) => (g === '' ? 0 : names.indexOf(g) + 1);
-  if (needs.ranks.length) {
-    // Each group's sorted values, and of them those at the ranks asked (ascending, each once). ClickHouse 18.16 does
-    // not let a lambda index an array column of the query (Unknown identifier), so the ranks are kept by position.
-    const lists = [0, 1, 2].map((s) => perGroup(needs.ranks.filter((r) => r[1] === s), (r) => r[2]));
-    for (const list of lists) for (const [g, ranks] of list) list.set(g, [...new Set(ranks)].sort((a, b) => a - b));
-    const rows = await client.json(`SELECT g, ${[0, 1, 2].map((s) => `arrayFilter((v, i) -> has(${choose(lists[s], uints, 'emptyArrayUInt64()')}, toUInt64(i - 1)), v${s}, arrayEnumerate(v${s})) AS k${s}`).join(', ')}
-      FROM (SELECT g, ${S.map((s, k) => `arraySort(groupArrayArray(${s})) AS v${k}`).join(', ')} FROM ${pairs} GROUP BY g)`);
-    for (const r of rows) {
-      const gi = index(r.g);
-      for (const s of [0, 1, 2]) (lists[s].get(gi) ?? []).forEach((rank, k) => aggregates.groups[gi].samples[s].stats.push([rank, Number(r[`k${s}`][k])]));
+  const asked = metrics.map((m, mi) => ({ ...m, mi, needs: needsList[mi] })).filter((m) => m.needs);
+  if (values.size === 0 && asked.some((m) => m.needs.ranks.length || m.needs.below.length)) await distinctValues(client, runs, names, metrics, values);
+  const empty = { v: new Float64Array(0), below: new Float64Array(1) };
+  for (const { mi, name, needs, aggregates } of asked) {
+    for (const [gi, s, rank] of needs.ranks) {
+      // The value of rank r (0-based): the first whose values before it and its own pass r.
+      const { v, below } = values.get(`${mi}/${gi}/${s}`) ?? empty;
+      const lo = countWhile(v.length, (i) => below[i + 1] <= rank);
+      if (lo === v.length) throw new Error(`the connection-setup view: rank ${rank} is outside sample ${s} of group ${gi} (${name})`);
+      aggregates.groups[gi].samples[s].stats.push([rank, v[lo]]);
+    }
+    for (const [gi, s, q] of needs.below) {
+      // One value per run: S_i is 0 or 1 and N_i is 1, so sum S_i = sum S_i^2 = sum S_i N_i, and sum N_i^2 = n.
+      const { v, below } = values.get(`${mi}/${gi}/${s}`) ?? empty;
+      const lo = countWhile(v.length, (i) => v[i] <= q);
+      aggregates.groups[gi].samples[s].below.push([q, below[lo], below[lo], below[lo], below[v.length]]);
     }
   }
-  if (needs.below.length || needs.cross.length) {
-    const lists = [0, 1, 2].map((s) => perGroup(needs.below.filter((b) => b[1] === s), (b) => b[2]));
-    const q2 = perGroup(needs.cross, (c) => c[1]);
-    const q3 = perGroup(needs.cross, (c) => c[2]);
-    const count = (s, list) => `sumForEach(arrayMap(q -> toUInt64(length(${s}) = 1 AND ${s}[1] <= q), ${choose(list, floats, 'emptyArrayFloat64()')}))`;
-    const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${choose(q2, floats, 'emptyArrayFloat64()')}, ${choose(q3, floats, 'emptyArrayFloat64()')}))`;
-    const rows = await client.json(`SELECT g, ${S.map((s, k) => `${count(s, lists[k])} AS b${k}, sum(length(${s})) AS n${k}`).join(', ')},
-      ${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss, ${cross(`${S[0]}[1] <= a`)} AS sn, ${cross(`${S[1]}[1] <= b`)} AS ns,
-      countIf(${both}) AS nn FROM ${pairs} GROUP BY g`);
-    for (const r of rows) {
-      const gi = index(r.g);
-      const a = aggregates.groups[gi];
-      // One value per run: S_i is 0 or 1 and N_i is 1, so sum S_i = sum S_i^2 = sum S_i N_i, and sum N_i^2 = n.
-      for (const s of [0, 1, 2]) {
-        (lists[s].get(gi) ?? []).forEach((q, k) => {
-          const below = Number(r[`b${s}`][k]);
-          a.samples[s].below.push([q, below, below, below, Number(r[`n${s}`])]);
-        });
+  const crossed = asked.filter((m) => m.needs.cross.length).map((m) => ({ m, q2: perGroup(m.needs.cross, (c) => c[1]), q3: perGroup(m.needs.cross, (c) => c[2]) }));
+  if (crossed.length) {
+    // Each run once, with its group's thresholds (picked from a list by the group's index: multiIf over the groups
+    // built every group's list for every row) and overall's (the same for every run); overall's sums are the groups'.
+    const own = (by) => `[${names.map((_, i) => floats(by.get(i + 1) ?? [])).join(', ')}][indexOf(${sqlArray(names)}, grp)]`;
+    const columns = crossed.flatMap(({ m: { mi, S, both }, q2, q3 }) => [['g', own(q2), own(q3)], ['o', floats(q2.get(0) ?? []), floats(q3.get(0) ?? [])]]
+      .map(([tag, qa, qb]) => {
+        const cross = (cond) => `sumForEach(arrayMap((a, b) -> toUInt64(${both} AND ${cond}), ${qa}, ${qb}))`;
+        return `${cross(`${S[0]}[1] <= a AND ${S[1]}[1] <= b`)} AS ss${mi}${tag}, ${cross(`${S[0]}[1] <= a`)} AS sn${mi}${tag},
+      ${cross(`${S[1]}[1] <= b`)} AS ns${mi}${tag}`;
+      }).concat(`countIf(${both}) AS nn${mi}`));
+    const rows = await client.json(`SELECT grp, ${columns.join(',\n      ')} FROM ${runs} GROUP BY grp`);
+    for (const { m: { mi, aggregates }, q2, q3 } of crossed) {
+      const overall = (q2.get(0) ?? []).map(() => [0, 0, 0]);
+      let nn = 0;
+      for (const r of rows) {
+        const gi = index(r.grp);
+        (q2.get(gi) ?? []).forEach((qa, k) => aggregates.groups[gi].cross.push([qa, q3.get(gi)[k], Number(r[`ss${mi}g`][k]),
+          Number(r[`sn${mi}g`][k]), Number(r[`ns${mi}g`][k]), Number(r[`nn${mi}`])]));
+        overall.forEach((o, k) => ['ss', 'sn', 'ns'].forEach((f, i) => { o[i] += Number(r[`${f}${mi}o`][k]); }));
+        nn += Number(r[`nn${mi}`]);
       }
-      (q2.get(gi) ?? []).forEach((qa, k) => a.cross.push([qa, q3.get(gi)[k], Number(r.ss[k]), Number(r.sn[k]), Number(r.ns[k]), Number(r.nn)]));
+      (q2.get(0) ?? []).forEach((qa, k) => aggregates.groups[0].cross.push([qa, q3.get(0)[k], ...overall[k], nn]));
     }
   }
 }

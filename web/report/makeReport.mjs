@@ -5,7 +5,7 @@ import path from 'node:path';
 import { peer } from '../server/peer.mjs';
 import { readReportData } from './readReportData.mjs';
 import { buildReport, buildReportsFromAggregates } from './buildReport.mjs';
-import { clickhouseAggregateSource } from './clickhouseAggregates.mjs';
+import { clickhouseAggregateSource, queryRecorder } from './clickhouseAggregates.mjs';
 import { normalizeSince, OTHER_GROUP } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
@@ -27,13 +27,15 @@ export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
  * only, 0 the no-op), by (one of GROUP_BY: the groups; ClickHouse: CLICKHOUSE_GROUP_BY), minGroupRuns (by network: the
  * fewest runs of a shown network, readReportData.mjs), method, confidence, htmlPath (falsy: no HTML), jsonPath (falsy:
  * no JSON; the whole report as
- * data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when HTML or JSON is written).
+ * data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when HTML or JSON is written),
+ * readSummary (ClickHouse: false reads every value from run_records, not the value summary; for bench:clickhouse), now
+ * (ClickHouse: the clock in ms, whose UTC day is read from run_records, not the summary; default the time).
  * Resolves to { report, text, htmlPath, timings: {read, stats, setup, format, html} } (milliseconds; setup: the
  * connection-setup view, SQLite only).
  */
 export async function makeReport(core, {
   db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence = 0.95,
-  htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath), minGroupRuns,
+  htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath), minGroupRuns, readSummary = true, now,
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
   const spec = store ? parseStoreSpec(store) : null;
@@ -43,20 +45,22 @@ export async function makeReport(core, {
     const t0 = performance.now();
     // One source for the report and its daily series: each pass reads the table once for both groupings.
     const source = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
-      payloadBytes, minGroupRuns, sets: daily ? [by, 'day'] : [by] });
+      payloadBytes, minGroupRuns, sets: daily ? [by, 'day'] : [by], readSummary, now });
     const [report, byDay] = await buildReportsFromAggregates(core, source, { metric, since: normalizeSince(since), arms, method, confidence },
       [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
     if (daily) {
       // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
       const looks = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
-        payloadBytes, sets: ['day'], cumulative: true });
+        payloadBytes, sets: ['day'], cumulative: true, readSummary, now, countsFrom: source });
       const [cumulative] = await buildReportsFromAggregates(core, looks, { metric, since: normalizeSince(since), arms, method: 'delta', confidence },
         [{ percentiles: DAILY_PERCENTILES }]);
       report.daily = dailySeries(byDay, cumulative);
       source.passes.push(...looks.passes.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
     }
+    // The connection-setup view's queries are listed with the passes.
+    const setupPass = queryRecorder(ch.client, source.passes);
     report.connectionSetup = arms === SETUP_ARMS
-      ? await clickhouseConnectionSetup(ch.client, core, { since: normalizeSince(since), by, payloadBytes, confidence,
+      ? await clickhouseConnectionSetup({ json: (sql) => setupPass('setup', sql) }, core, { since: normalizeSince(since), by, payloadBytes, confidence,
         shown: report.pooled ? report.groups.slice(1).map((g) => g.name).filter((name) => name !== OTHER_GROUP) : null })
       : null;
     const t2 = performance.now();

@@ -1,8 +1,10 @@
-// `npm run bench:clickhouse -- [--sizes 1e6,1e7,1e8] [--template 50000] [--repeat 3] [--sqlite-max 1e6] [--server URL]`:
-// the report computed inside ClickHouse (web/report/clickhouseAggregates.mjs) at 1 M, 10 M and 100 M measured requests,
-// the text report and the one with HTML and JSON (and its daily series), each pass's time and rows read from
-// ClickHouse's own statistics (system.query_log), with the SQLite report of the same size beside it where that is
-// affordable to write.
+// `npm run bench:clickhouse -- [--sizes 1e6,1e7,1e8] [--template 50000] [--repeat 3] [--raw-repeat 1] [--sqlite-max 1e6]
+// [--server URL]`: the report computed inside ClickHouse (web/report/clickhouseAggregates.mjs) at 1 M, 10 M and 100 M
+// measured requests, the text report and the one with HTML and JSON (and its daily series), each pass's time and rows
+// read from ClickHouse's own statistics (system.query_log), with the SQLite report of the same size beside it where
+// that is affordable to write. Each report is made as users get it (the values read from the value summary run_values
+// where it holds them exactly) and, --raw-repeat times, with every value read from run_records (readSummary: false), on
+// the same data.
 //
 // How the data goes in: a template of --template synthetic runs (web/devstack/syntheticBeacons.mjs) goes through the real
 // path: each beacon's text through the C++ decoder, then the ClickHouse store's log and batched inserts (the
@@ -11,7 +13,8 @@
 // second copy on, every value of every metric perturbed (a factor per run and copy, e^±0.4, and one per value, ±10 %,
 // from a hash of the run_id, the copy and the value's place; rounded to 0.1 ms as the generator's are): distinct runs
 // with realistic distinct values, not the same runs repeated. The runs and requests tables, which the report never
-// reads, are not copied. The server runs under .h3probe/clickhouse/bench and keeps the data for the next run; --server
+// reads, are not copied. The materialized view fills the value summary as the copies go in, as it does for the
+// collector's inserts. The server runs under .h3probe/clickhouse/bench and keeps the data for the next run; --server
 // uses a running one instead.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,6 +32,7 @@ const { values: args } = parseArgs({
     sizes: { type: 'string', default: '1e6,1e7,1e8' },
     template: { type: 'string', default: '50000' },
     repeat: { type: 'string', default: '3' },
+    'raw-repeat': { type: 'string', default: '1' },
     'sqlite-max': { type: 'string', default: '1e6' },
     server: { type: 'string' },  // http://HOST:PORT of a running server (its data stays)
     tiny: { type: 'boolean', default: false }, // npm test: the same path at a size that finishes in seconds
@@ -38,6 +42,7 @@ if (args.tiny) Object.assign(args, { sizes: '2e4', template: '1000', repeat: '1'
 const sizes = args.sizes.split(',').map(Number);
 const templateRuns = Number(args.template);
 const repeat = Math.max(1, Number(args.repeat));
+const rawRepeat = Math.max(0, Number(args['raw-repeat']));
 const perRun = 10;  // 5 + 5 measured requests per synthetic run
 const ms = (v) => `${Math.round(v).toLocaleString('en-US')} ms`;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
@@ -81,6 +86,13 @@ function printPasses(label, passes) {
   const sum = (f) => passes.reduce((a, p) => a + Number(f(p) ?? 0), 0);
   console.log(`    ${'all'.padEnd(12)} ${ms(sum((p) => p.ms)).padStart(10)}  ${ms(sum((p) => p.log?.ms)).padStart(10)} ` +
     `${`${ms(sum((p) => p.log?.cpu))} cpu`.padStart(14)}  ${count(sum((p) => p.log?.read_rows)).padStart(12)} rows`);
+}
+
+// The value summary's rows, active parts and bytes on disk in database db.
+async function summaryFigures(db) {
+  const [r] = await admin.json(`SELECT sum(rows) AS rows, count() AS parts, sum(bytes) AS bytes FROM system.parts
+    WHERE database = '${db}' AND table = 'run_values' AND active`);
+  return { rows: Number(r.rows), parts: Number(r.parts), bytes: Number(r.bytes) };
 }
 
 // The values of a metric column of copy k: each run's factor and each value's, from hashes (the template is copy 0).
@@ -127,8 +139,11 @@ try {
     const client = clickhouseClient(serverUrl, { database: db, timeoutMs: 3_600_000 });
     let stored = Number((await client.query('SELECT count() FROM run_records')).trim());
     let loadS = null;
+    let insertS = null;
+    let optimizeS = null;
+    let summaryBefore = null;
     if (stored !== runs) {
-      await client.query('TRUNCATE TABLE run_records');
+      for (const t of ['run_records', 'run_values']) await client.query(`TRUNCATE TABLE ${t}`);
       const t0 = performance.now();
       const select = columns.map((c) => (c === 'run_id' ? "concat(run_id, '-', toString(k)) AS run_id"
         : valueColumns.has(c) ? `${perturbed(c)} AS ${c}` : c)).join(', ');
@@ -139,35 +154,50 @@ try {
           ARRAY JOIN arrayMap(x -> x + ${from}, range(${to - from})) AS k`,
         { timeoutMs: 3_600_000 });
       }
+      insertS = (performance.now() - t0) / 1000;
       await client.query('OPTIMIZE TABLE run_records FINAL', { timeoutMs: 3_600_000 });
       loadS = (performance.now() - t0) / 1000;
+      summaryBefore = await summaryFigures(db);
+      const t1 = performance.now();
+      await client.query('OPTIMIZE TABLE run_values FINAL', { timeoutMs: 3_600_000 });
+      optimizeS = (performance.now() - t1) / 1000;
       stored = Number((await client.query('SELECT count() FROM run_records')).trim());
     }
     const disk = Number((await admin.query(`SELECT sum(bytes) FROM system.parts WHERE database = '${db}' AND table = 'run_records' AND active`)).trim());
     const distinct = Number((await client.query('SELECT uniqExact(v) FROM run_records ARRAY JOIN network_ms_control AS v')).trim());
     console.log(`${size.toExponential(0)} measured requests: ${count(stored)} runs${loadS ? `, bulk-loaded in ${loadS.toFixed(1)} s` : ', reused'}, ` +
       `${mib(disk)} on disk, ${count(distinct)} distinct HTTP/2 network_ms values; load ${load()}`);
-    const measure = async (label, options) => {
+    if (loadS) console.log(`  bulk load: INSERT … SELECT ${insertS.toFixed(1)} s (the summary's view included), OPTIMIZE run_records ${(loadS - insertS).toFixed(1)} s`);
+    const summary = await summaryFigures(db);
+    console.log(`  value summary run_values: ${count(summary.rows)} rows in ${summary.parts} parts, ${mib(summary.bytes)} on disk` +
+      (summaryBefore ? ` (before OPTIMIZE … FINAL, ${optimizeS.toFixed(1)} s: ${count(summaryBefore.rows)} rows in ${summaryBefore.parts} parts, ${mib(summaryBefore.bytes)})` : ''));
+    const measure = async (label, options, times_ = repeat) => {
       const times = [];
       let last;
-      for (let i = 0; i < repeat; i++) {
+      for (let i = 0; i < times_; i++) {
         const t = performance.now();
         last = await makeReport(core, { store: `${url}/${db}`, ...options });
         times.push(performance.now() - t);
       }
       const passes = await passFigures(last.passes);
+      const cells = last.passes.filter((p) => p.cells).map((p) => `${p.cells.summary} from the summary, ${p.cells.raw} raw`).join('; ');
       console.log(`  ${label}: ${times.map(ms).join(', ')} (median ${ms(median(times))}), ${passes.length} queries; ` +
-        `Node RSS ${mib(process.memoryUsage().rss)}; load ${load()}`);
+        `Node RSS ${mib(process.memoryUsage().rss)}; load ${load()}${cells ? `; (day, region) cells: ${cells}` : ''}`);
       printPasses(`${label} (the last run)`, passes);
-      return { times, median: median(times), passes, cpu: passes.reduce((a, p) => a + Number(p.log?.cpu ?? 0), 0), report: last.report };
+      return { times, median: median(times), passes, cpu: passes.reduce((a, p) => a + Number(p.log?.cpu ?? 0), 0), report: last.report, out: last.text };
     };
+    const files = { htmlPath: path.join(stateDir, `bench-clickhouse-${runs}.html`), jsonPath: path.join(stateDir, `bench-clickhouse-${runs}.json`) };
     const text = await measure('text report');
-    const full = await measure('with HTML and JSON', { htmlPath: path.join(stateDir, `bench-clickhouse-${runs}.html`),
-      jsonPath: path.join(stateDir, `bench-clickhouse-${runs}.json`) });
+    const full = await measure('with HTML and JSON', files);
+    // The same with every value read from run_records: the report must not change, only its cost.
+    const raw = rawRepeat ? { text: await measure('text report, raw rows only', { readSummary: false }, rawRepeat),
+      full: await measure('with HTML and JSON, raw rows only', { ...files, readSummary: false }, rawRepeat) } : null;
+    if (raw && (raw.text.out !== text.out || raw.full.out !== full.out)) throw new Error('the report from the raw rows differs from the one with the summary');
     const measured = text.report.groups[0].arms.h2.n + text.report.groups[0].arms.h3.n;
     if (!(measured > 0) || !(full.report.daily?.days.length > 0)) throw new Error('the report holds no measured request or no daily series');
     const peak = Math.max(...[...text.passes, ...full.passes].map((p) => Number(p.log?.memory_usage ?? 0)));
-    rows.push({ size, runs: stored, measured, text: text.median, full: full.median, textCpu: text.cpu, fullCpu: full.cpu, peak, load: load() });
+    rows.push({ size, runs: stored, measured, text: text.median, full: full.median, textCpu: text.cpu, fullCpu: full.cpu, peak, load: load(),
+      raw: raw && { text: raw.text.median, full: raw.full.median, textCpu: raw.text.cpu, fullCpu: raw.full.cpu } });
   }
 
   // SQLite beside, through its own bench path (decoder + store), where it is affordable to write.
@@ -187,10 +217,11 @@ try {
       `${times.map(ms).join(', ')} (median ${ms(row.sqlite)}); load ${load()}`);
   }
 
-  console.log('\n| measured requests | usable values | text report (median) | its queries\' CPU | with HTML and JSON (median) | its queries\' CPU | peak query memory | SQLite text report (median) | load |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('\n| measured requests | usable values | text report (median) | its queries\' CPU | with HTML and JSON (median) | its queries\' CPU | raw rows only: text, CPU; HTML+JSON, CPU | peak query memory | SQLite text report (median) | load |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${count(r.size)} | ${count(r.measured)} | ${ms(r.text)} | ${ms(r.textCpu)} | ${ms(r.full)} | ${ms(r.fullCpu)} | ${mib(r.peak)} | ` +
+    const raw = r.raw ? `${ms(r.raw.text)}, ${ms(r.raw.textCpu)}; ${ms(r.raw.full)}, ${ms(r.raw.fullCpu)}` : 'not run';
+    console.log(`| ${count(r.size)} | ${count(r.measured)} | ${ms(r.text)} | ${ms(r.textCpu)} | ${ms(r.full)} | ${ms(r.fullCpu)} | ${raw} | ${mib(r.peak)} | ` +
       `${r.sqlite ? ms(r.sqlite) : 'not run'} | ${r.load} |`);
   }
 } finally {

@@ -185,6 +185,15 @@ if (clickhouse) {
       `(${(times.length / seconds).toFixed(2)}/s, at most ${Math.max(0, ...perSecond.values())} in one second); ` +
       `parts ${p.active} active, ${p.made} on disk`);
   }
+  // The server's CPU for the report table's inserts, which includes the value summary's materialized view.
+  const event = (name) => `ProfileEvents.Values[indexOf(ProfileEvents.Names, '${name}')]`;
+  const [cost] = await ch.json(`SELECT count() AS inserts, sum(written_rows) AS written, intDiv(sum(${event('UserTimeMicroseconds')} +
+    ${event('SystemTimeMicroseconds')}), 1000) AS cpu FROM system.query_log WHERE type = 2 AND event_date >= yesterday()
+    AND query LIKE 'INSERT INTO run_records %'`);
+  const summary = parts.find((x) => x.table === 'run_values') ?? { active: 0, made: 0 };
+  console.log(`clickhouse run_records inserts (with the value summary's view): ${cost.cpu} ms CPU for ${runs.n} runs ` +
+    `(${((cost.cpu * 1000) / Math.max(1, runs.n)).toFixed(1)} µs per run), ${cost.written} rows written; run_values parts ` +
+    `${summary.active} active, ${summary.made} on disk`);
   await clickhouse.kill();
   fs.rmSync(clickhouse.dir, { recursive: true, force: true });
 }

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { openBeaconLog } from './beaconLog.mjs';
+import { CLICKHOUSE_GROUP_BY, runValueTuplesSql } from './clickhouseRunSql.mjs';
 import { COLLECTOR_COLUMNS, writeRunsNdjson } from './store.mjs';
 
 // The tables' layout version (a column is only ever added, with ALTER TABLE … ADD COLUMN IF NOT EXISTS).
@@ -33,6 +34,7 @@ const SLICE_LINES = 300;
 // Run_ids remembered to answer a client's retry as a duplicate at once (two generations of this many).
 const RECENT_IDS = 100_000;
 const EXPORT_PAGE = 500;
+const sqlQuote = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
 
 /**
  * 'clickhouse://HOST:PORT/DATABASE[?cluster=NAME&shards=HOST:PORT,HOST:PORT&spool=FILE]' → { url, database, cluster,
@@ -182,6 +184,52 @@ export function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
   return out;
 }
 
+/**
+ * The value summary, run_values: per (arms, payload_bytes, metric, day, region, network, s, v) the rows of
+ * runValueTuplesSql() summed (cnt: how many, w, n, o: their weights), so that the report's histograms and order
+ * statistics read a row per distinct value instead of every value. A SummingMergeTree filled by a materialized view
+ * on run_records (each inserted block grouped once more by the view), so a key may hold several rows until merged:
+ * readers sum. The day and network are the groupings' expressions (CLICKHOUSE_GROUP_BY) as text, since 18.16 refuses a
+ * Nullable column in a sorting key. { columns, engine, select(from): the view's SELECT over the table `from` }.
+ */
+export function clickhouseSummary(schema) {
+  const keys = ['arms String', 'payload_bytes UInt32', 'metric String', 'day String', 'region String', 'network String', 's UInt8', 'v Float64'];
+  const sums = ['cnt UInt64', 'w UInt64', 'n UInt64', 'o UInt64'];
+  const name = (c) => c.split(' ')[0];
+  const tuples = metricColumns(schema).map((m) => `arrayMap(u -> (${sqlQuote(m.metric)}, u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(m.control, m.treatment)})`);
+  return {
+    columns: [...keys, ...sums],
+    engine: `SummingMergeTree((${sums.map(name).join(', ')})) ORDER BY (${keys.map(name).join(', ')})`,
+    select: (from) => `SELECT arms, payload_bytes, t.1 AS metric, ${CLICKHOUSE_GROUP_BY.day} AS day, region, ${CLICKHOUSE_GROUP_BY.network} AS network,
+  t.2 AS s, t.3 AS v, count() AS cnt, sum(t.4) AS w, sum(t.5) AS n, sum(t.6) AS o
+FROM ${from} ARRAY JOIN arrayConcat(${tuples.join(',\n  ')}) AS t
+GROUP BY ${keys.map(name).join(', ')}`,
+  };
+}
+
+/**
+ * Makes the value summary where it is missing (in a cluster: run_values_local and its view on each shard, a
+ * Distributed run_values over them). A view made on a table that already holds rows is followed by a one-time
+ * backfill of the rows received before the view existed; a run inserted while that happens may be in the summary
+ * twice or not at all, which the report's check finds (it then reads that day's raw rows).
+ */
+async function ensureSummary(schema, client, database, cluster) {
+  const summary = clickhouseSummary(schema);
+  const local = cluster ? 'run_values_local' : 'run_values';
+  const records = `${database}.${cluster ? 'run_records_local' : 'run_records'}`;
+  await client.query(`CREATE TABLE IF NOT EXISTS ${database}.${local} (\n  ${summary.columns.join(',\n  ')}\n) ENGINE = ${summary.engine}`);
+  if (cluster) {
+    await client.query(`CREATE TABLE IF NOT EXISTS ${database}.run_values AS ${database}.${local}
+  ENGINE = Distributed(${cluster}, ${database}, ${local}, rand())`);
+  }
+  const view = await client.json(`SELECT name FROM system.tables WHERE database = '${database}' AND name = 'run_values_view'`);
+  if (view.length) return;
+  const before = new Date().toISOString();
+  await client.query(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${database}.run_values_view TO ${database}.${local} AS ${summary.select(records)}`);
+  await client.query(`INSERT INTO ${database}.${local} ${summary.select(`(SELECT * FROM ${records} WHERE received_at < ${sqlQuote(before)})`)}`,
+    { timeoutMs: READ_TIMEOUT_MS });
+}
+
 // Columns present in a table, and the ALTERs that add the schema's missing ones (the core gained a column or class).
 async function addMissingColumns(client, database, table, columns) {
   const have = new Set((await client.json(`SELECT name FROM system.columns WHERE database = '${database}' AND table = '${table}'`))
@@ -203,6 +251,7 @@ export async function ensureClickHouseTables(schema, { url, database, cluster = 
       await addMissingColumns(client, database, cluster ? `${name}_local` : name, columns);
       if (cluster) await addMissingColumns(client, database, name, columns);
     }
+    await ensureSummary(schema, client, database, cluster);
   }
 }
 
@@ -352,7 +401,7 @@ export async function openClickHouseStore(spec, core, {
     }
     starts.push(bytes.length);
     const existing = async (table) => {
-      const inList = [...new Set(ids)].map(quote).join(',');
+      const inList = [...new Set(ids)].map(sqlQuote).join(',');
       const rows = await client.json(`SELECT DISTINCT run_id FROM ${table} WHERE run_id IN (${inList})`,
         { settings: { max_query_size: String(64 * 1024 * 1024) } });
       return new Set(rows.map((r) => r.run_id));
@@ -493,16 +542,15 @@ export async function openClickHouseStore(spec, core, {
   };
 }
 
-const quote = (s) => `'${s.replace(/[\\']/g, '\\$&')}'`;
 
 /** One JSON line per run (duplicates folded), its requests nested: the same lines as the SQLite store's export. */
 function exportNdjson(schema, client, stream) {
   const runColumns = [...schema.runColumns.map((c) => c.name), ...COLLECTOR_COLUMNS.map((c) => c.name)];
   return writeRunsNdjson(stream, {
-    runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${quote(after)}
+    runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${sqlQuote(after)}
       ORDER BY run_id LIMIT 1 BY run_id LIMIT ${EXPORT_PAGE}`),
-    requestsBetween: (first, last) => client.json(`SELECT * FROM requests WHERE run_id >= ${quote(first)}
-      AND run_id <= ${quote(last)} ORDER BY run_id, phase, idx LIMIT 1 BY run_id, phase, idx`),
+    requestsBetween: (first, last) => client.json(`SELECT * FROM requests WHERE run_id >= ${sqlQuote(first)}
+      AND run_id <= ${sqlQuote(last)} ORDER BY run_id, phase, idx LIMIT 1 BY run_id, phase, idx`),
   });
 }
 

@@ -90,13 +90,34 @@ function assertClose(a, b, where = '$', rel = 1e-6, skip = ['generatedAt']) {
   assert.equal(a, b, where);
 }
 
-async function bothReports(sqlitePath, chSpec, options, tag) {
+// The text, HTML and JSON reports from each store; from ClickHouse also the (day, region) cells each set of passes read
+// from the value summary and from run_records (cells: [{summary, raw}], the report's then the cumulative looks').
+async function bothReports(sqlitePath, chSpec, options, tag, chOptions = {}) {
   const out = {};
-  for (const [name, source] of [['sqlite', { dbPath: sqlitePath }], ['clickhouse', { store: chSpec }]]) {
+  for (const [name, source] of [['sqlite', { dbPath: sqlitePath }], ['clickhouse', { store: chSpec, ...chOptions }]]) {
     const r = await makeReport(core, { ...source, ...options, htmlPath: path.join(tmp, `${tag}-${name}.html`), jsonPath: path.join(tmp, `${tag}-${name}.json`) });
-    out[name] = { text: r.text, html: fs.readFileSync(r.htmlPath, 'utf8'), json: JSON.parse(fs.readFileSync(r.jsonPath, 'utf8')) };
+    out[name] = { text: r.text, html: fs.readFileSync(r.htmlPath, 'utf8'), json: JSON.parse(fs.readFileSync(r.jsonPath, 'utf8')),
+      cells: (r.passes ?? []).filter((p) => p.name.endsWith('summary-totals')).map((p) => p.cells ?? { summary: 0, raw: 0 }) };
   }
   return out;
+}
+
+// A ClickHouse server of this test's own, empty: the store spec of its database `name`.
+async function freshServer(name) {
+  assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
+  const plan = await planClickHouse(`test-${name}-${process.pid}`);
+  plans.push(plan);
+  servers.push(await startClickHouse(plan, { fresh: true }));
+  return `clickhouse://127.0.0.1:${plan.httpPort}/${name}`;
+}
+
+// A ClickHouse query over HTTP (the server at a store spec's host), its answer's text.
+async function chQuery(spec, sql) {
+  const u = new URL(spec);
+  const res = await fetch(`http://${u.host}/?database=${u.pathname.slice(1)}`, { method: 'POST', body: sql });
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  return text;
 }
 
 function assertSame({ sqlite, clickhouse }, skip = ['generatedAt']) {
@@ -129,6 +150,9 @@ describe('report from ClickHouse aggregates', () => {
 
   test('every line of text and HTML, and the JSON within 1e-6, the same from both stores', { timeout: 60_000 }, async () => {
     const both = await bothReports(sqlitePath, chSpec, {}, 'all');
+    // Every cell from the value summary (the report and the cumulative looks), none from the raw rows.
+    assert.equal(both.clickhouse.cells.length, 2);
+    for (const c of both.clickhouse.cells) assert.ok(c.summary >= 20 && c.raw === 0, JSON.stringify(both.clickhouse.cells));
     assert.match(both.sqlite.text, /== region North America: \d+ runs/);
     assert.ok(both.sqlite.json.groups[0].analysis.rows.some((r) => Number.isFinite(r.ci_ms[0])), 'some intervals defined');
     assert.ok(both.sqlite.json.groups[0].order, 'the order effect is there (random order)');
@@ -138,6 +162,10 @@ describe('report from ClickHouse aggregates', () => {
 
   test('the same with --since, another metric with missing values, an A/A mode and another confidence', { timeout: 60_000 }, async () => {
     assertSame(await bothReports(sqlitePath, chSpec, { since: '2022-12-16', metric: 'tls_ms', confidence: 0.9 }, 'since'));
+    // A since in the middle of a day: that day's cells hold part of their runs, read from run_records.
+    const midDay = await bothReports(sqlitePath, chSpec, { since: '2022-12-16T09:30:00Z' }, 'midday');
+    for (const c of midDay.clickhouse.cells) assert.ok(c.summary > 0 && c.raw > 0, JSON.stringify(midDay.clickhouse.cells));
+    assertSame(midDay);
     const aa = await bothReports(sqlitePath, chSpec, { arms: 'h2-h2' }, 'aa');
     assert.match(aa.sqlite.text, /12 stored runs/);
     assertSame(aa);
@@ -164,13 +192,69 @@ describe('report from ClickHouse aggregates', () => {
   });
 });
 
+describe('the value summary, where it does not match run_records', () => {
+  test('a store opened without it gets it backfilled; cells missing, doubled or changed in it, and today\'s, are read from the raw rows', { timeout: 120_000 }, async () => {
+    const chSpec = await freshServer('summary');
+    const sqlitePath = path.join(tmp, 'summary.sqlite');
+    // Runs over four days, and a few received now (a day still receiving runs).
+    const now = new Date().toISOString();
+    const today = [...syntheticBeacons({ runs: 30, seed: 5, days: 1, start: now.slice(0, 10) })].map((b) => ({ ...b, meta: { ...b.meta, receivedAt: now } }));
+    let ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'summary-spool.ndjson') });
+    await writeBoth([...syntheticBeacons({ runs: 600, seed: 9, days: 4 }), ...today], sqlitePath, ch);
+    await ch.flushed();
+    await ch.close();
+    const cellCount = Number(await chQuery(chSpec, `SELECT uniqExact(substring(received_at, 1, 10), region) FROM run_records
+      WHERE arms = 'h2-h3' AND received_at < '${now.slice(0, 10)}'`));
+    const todayCells = Number(await chQuery(chSpec, `SELECT uniqExact(region) FROM run_records WHERE received_at >= '${now.slice(0, 10)}'`));
+    const intact = await bothReports(sqlitePath, chSpec, {}, 'intact');
+    assert.deepEqual(intact.clickhouse.cells[0], { summary: cellCount, raw: todayCells });
+    assertSame(intact);
+
+    // The store as it was before the summary: it is made again when the store is opened, from run_records.
+    await chQuery(chSpec, 'DROP TABLE run_values_view');
+    await chQuery(chSpec, 'DROP TABLE run_values');
+    const backfilled = await bothReports(sqlitePath, chSpec, {}, 'backfilled');
+    assert.ok(Number(await chQuery(chSpec, 'SELECT count() FROM run_values')) > 0);
+    assert.deepEqual(backfilled.clickhouse.cells[0], { summary: cellCount, raw: todayCells });
+    assertSame(backfilled);
+
+    // One day's rows of one region twice, another day's of every region gone, one value's weight changed.
+    const [[day1, region1], [day2], [day3, region3]] = (await chQuery(chSpec, `SELECT DISTINCT day, region FROM run_values
+      WHERE arms = 'h2-h3' AND metric = 'network_ms' ORDER BY day, region`)).trim().split('\n').map((l) => l.split('\t'))
+      .filter((c, i, all) => i === 0 || c[0] !== all[i - 1][0]);
+    await chQuery(chSpec, `INSERT INTO run_values SELECT * FROM run_values WHERE day = '${day1}' AND region = '${region1}'`);
+    await chQuery(chSpec, 'CREATE TABLE kept AS run_values');
+    await chQuery(chSpec, `INSERT INTO kept SELECT * FROM run_values WHERE day != '${day2}'`);
+    await chQuery(chSpec, 'TRUNCATE TABLE run_values');
+    await chQuery(chSpec, 'INSERT INTO run_values SELECT * FROM kept');
+    await chQuery(chSpec, `INSERT INTO run_values SELECT arms, payload_bytes, metric, day, region, network, s, v, 0, 2, 0, 0 FROM run_values
+      WHERE day = '${day3}' AND region = '${region3}' AND metric = 'network_ms' AND s = 1 LIMIT 1`);
+    const day2Cells = Number(await chQuery(chSpec, `SELECT uniqExact(region) FROM run_records WHERE arms = 'h2-h3' AND substring(received_at, 1, 10) = '${day2}'`));
+    const damaged = await bothReports(sqlitePath, chSpec, {}, 'damaged');
+    assert.deepEqual(damaged.clickhouse.cells[0], { summary: cellCount - 2 - day2Cells, raw: todayCells + 2 + day2Cells });
+    assertSame(damaged);
+    assertSame(await bothReports(sqlitePath, chSpec, { by: 'day', since: `${day1}T06:00:00Z` }, 'damaged-day'));
+    // Every value read from run_records: the same report.
+    const raw = await makeReport(core, { store: chSpec, readSummary: false });
+    assert.equal(raw.text, (await makeReport(core, { dbPath: sqlitePath })).text);
+    assert.ok(!raw.passes.some((p) => p.name === 'summary-totals'));
+
+    // The collector's inserts go on through the view: a new day is read from the summary.
+    ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'summary-spool.ndjson') });
+    await writeBoth([...syntheticBeacons({ runs: 60, seed: 10, days: 1, start: '2022-12-25' })], sqlitePath, ch);
+    await ch.flushed();
+    await ch.close();
+    const newCells = Number(await chQuery(chSpec, `SELECT uniqExact(region) FROM run_records WHERE arms = 'h2-h3' AND received_at >= '2022-12-25'
+      AND received_at < '2022-12-26'`));
+    const later = await bothReports(sqlitePath, chSpec, {}, 'later');
+    assert.equal(later.clickhouse.cells[0].summary, damaged.clickhouse.cells[0].summary + newCells);
+    assertSame(later);
+  });
+});
+
 describe('--by network from ClickHouse', () => {
   test('the same report as SQLite: networks over the minimum, the rest pooled as other, the blocked network\'s fallback rate', { timeout: 120_000 }, async () => {
-    assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-    const plan = await planClickHouse(`test-netreport-${process.pid}`);
-    plans.push(plan);
-    servers.push(await startClickHouse(plan, { fresh: true }));
-    const chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/networks`;
+    const chSpec = await freshServer('networks');
     const sqlitePath = path.join(tmp, 'networks.sqlite');
     const ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'networks-spool.ndjson') });
     await writeBoth([...syntheticBeacons({ runs: 300, seed: 11, days: 2, networks: EXAMPLE_NETWORKS })], sqlitePath, ch);
@@ -241,7 +325,15 @@ describe('a 2-shard ClickHouse cluster', () => {
         assert.equal(requestRuns, runs);
       }
       assert.equal(perShard[0][0] + perShard[1][0], items.length);
-      assertSame(await bothReports(sqlitePath, spec, {}, 'shards'), ['generatedAt', 'received']);
+      // The value summary: a local table and view on each shard, read through its Distributed table (the runs came in
+      // today, which is read from run_records: the report is asked as if tomorrow).
+      const tomorrow = Date.now() + 86_400_000;
+      const shards = await bothReports(sqlitePath, spec, {}, 'shards', { now: tomorrow });
+      for (const c of shards.clickhouse.cells) assert.ok(c.summary > 0 && c.raw === 0, JSON.stringify(shards.clickhouse.cells));
+      assertSame(shards, ['generatedAt', 'received']);
+      const today = await bothReports(sqlitePath, spec, {}, 'shards-today');
+      assert.deepEqual(today.clickhouse.cells, [], 'no day before today: the summary is not read');
+      assertSame(today, ['generatedAt', 'received']);
       // The networks the collectors looked up from X-Forwarded-For, pooled over both shards alike.
       const byNetwork = await bothReports(sqlitePath, spec, { by: 'network', minGroupRuns: 30 }, 'shards-network');
       assert.deepEqual(byNetwork.clickhouse.json.groups.map((g) => g.name),
