@@ -22,13 +22,12 @@
 // quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF asks ~300
 // levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
-import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, pairedSql, runValueTuplesSql } from '../server/clickhouseRunSql.mjs';
+import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, pairedSql, runValueTuplesSql, sqlString } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
 const MAX_GROUPS = 250;
 
-const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
 
 export { CLICKHOUSE_GROUP_BY };
 

@@ -11,8 +11,8 @@ import { CLICKHOUSE_GROUP_BY, poolMoments, pooledGroupExpr } from './clickhouseA
 import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
 import { inferInRounds } from './buildReport.mjs';
 import { setupColumns } from '../server/clickhouseStore.mjs';
+import { sqlString } from '../server/clickhouseRunSql.mjs';
 
-const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
 const sqlArray = (xs) => `[${xs.map(sqlString).join(', ')}]`;
 // A float64 into SQL exactly: its bytes in hex.
 const float64 = (x) => { const b = Buffer.alloc(8); b.writeDoubleLE(x); return `reinterpretAsFloat64(unhex('${b.toString('hex')}'))`; };

@@ -3,6 +3,9 @@
 // the groupings' expressions, a run's median and paired difference, and the rows a run adds to the histograms. One
 // home for each, so that a summary row and a value unrolled from run_records are the same row.
 
+/** A text as a ClickHouse string literal (quotes and backslashes escaped). */
+export const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
+
 /**
  * What a ClickHouse report can be split by, as an expression over run_records (the SQLite store's GROUP_BY has more: the
  * other splits need the runs table there, which these passes do not read yet).

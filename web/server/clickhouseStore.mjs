@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { openBeaconLog } from './beaconLog.mjs';
-import { CLICKHOUSE_GROUP_BY, runValueTuplesSql } from './clickhouseRunSql.mjs';
+import { CLICKHOUSE_GROUP_BY, runValueTuplesSql, sqlString } from './clickhouseRunSql.mjs';
 import { COLLECTOR_COLUMNS, writeRunsNdjson } from './store.mjs';
 
 // The tables' layout version (a column is only ever added, with ALTER TABLE … ADD COLUMN IF NOT EXISTS).
@@ -34,7 +34,6 @@ const SLICE_LINES = 300;
 // Run_ids remembered to answer a client's retry as a duplicate at once (two generations of this many).
 const RECENT_IDS = 100_000;
 const EXPORT_PAGE = 500;
-const sqlQuote = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
 
 /**
  * 'clickhouse://HOST:PORT/DATABASE[?cluster=NAME&shards=HOST:PORT,HOST:PORT&spool=FILE]' → { url, database, cluster,
@@ -196,7 +195,7 @@ export function clickhouseSummary(schema) {
   const keys = ['arms String', 'payload_bytes UInt32', 'metric String', 'day String', 'region String', 'network String', 's UInt8', 'v Float64'];
   const sums = ['cnt UInt64', 'w UInt64', 'n UInt64', 'o UInt64'];
   const name = (c) => c.split(' ')[0];
-  const tuples = metricColumns(schema).map((m) => `arrayMap(u -> (${sqlQuote(m.metric)}, u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(m.control, m.treatment)})`);
+  const tuples = metricColumns(schema).map((m) => `arrayMap(u -> (${sqlString(m.metric)}, u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(m.control, m.treatment)})`);
   return {
     columns: [...keys, ...sums],
     engine: `SummingMergeTree((${sums.map(name).join(', ')})) ORDER BY (${keys.map(name).join(', ')})`,
@@ -226,7 +225,7 @@ async function ensureSummary(schema, client, database, cluster) {
   if (view.length) return;
   const before = new Date().toISOString();
   await client.query(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${database}.run_values_view TO ${database}.${local} AS ${summary.select(records)}`);
-  await client.query(`INSERT INTO ${database}.${local} ${summary.select(`(SELECT * FROM ${records} WHERE received_at < ${sqlQuote(before)})`)}`,
+  await client.query(`INSERT INTO ${database}.${local} ${summary.select(`(SELECT * FROM ${records} WHERE received_at < ${sqlString(before)})`)}`,
     { timeoutMs: READ_TIMEOUT_MS });
 }
 
@@ -401,7 +400,7 @@ export async function openClickHouseStore(spec, core, {
     }
     starts.push(bytes.length);
     const existing = async (table) => {
-      const inList = [...new Set(ids)].map(sqlQuote).join(',');
+      const inList = [...new Set(ids)].map(sqlString).join(',');
       const rows = await client.json(`SELECT DISTINCT run_id FROM ${table} WHERE run_id IN (${inList})`,
         { settings: { max_query_size: String(64 * 1024 * 1024) } });
       return new Set(rows.map((r) => r.run_id));
@@ -547,10 +546,10 @@ export async function openClickHouseStore(spec, core, {
 function exportNdjson(schema, client, stream) {
   const runColumns = [...schema.runColumns.map((c) => c.name), ...COLLECTOR_COLUMNS.map((c) => c.name)];
   return writeRunsNdjson(stream, {
-    runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${sqlQuote(after)}
+    runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${sqlString(after)}
       ORDER BY run_id LIMIT 1 BY run_id LIMIT ${EXPORT_PAGE}`),
-    requestsBetween: (first, last) => client.json(`SELECT * FROM requests WHERE run_id >= ${sqlQuote(first)}
-      AND run_id <= ${sqlQuote(last)} ORDER BY run_id, phase, idx LIMIT 1 BY run_id, phase, idx`),
+    requestsBetween: (first, last) => client.json(`SELECT * FROM requests WHERE run_id >= ${sqlString(first)}
+      AND run_id <= ${sqlString(last)} ORDER BY run_id, phase, idx LIMIT 1 BY run_id, phase, idx`),
   });
 }
 
