@@ -5,12 +5,13 @@
 // A suite cannot pass without running: one that reports no counts fails; ctest must hold exactly one entry per doctest
 // test case, each running one test case; and on a machine where everything can run (root, every browser installed), a
 // test skipped for want of its environment fails the run.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { engineMissing, ENGINES } from '../devstack/browsers.mjs';
 import { repoRoot } from '../devstack/paths.mjs';
 import { webkitMissing } from '../devstack/webkit.mjs';
+import { runSuite } from './runSuite.mjs';
 
 const HOST_TESTS = path.join(repoRoot, 'build/native/h3probe_host_tests');
 const BENCH_TIMEOUT_MS = 5 * 60_000; // a tiny bench takes under a minute; five is a hang on a loaded machine
@@ -88,36 +89,18 @@ function parseTap(out) {
   return { passed: Number(pass[1]), failed: Number(fail[1]), skipped };
 }
 
-function run({ cmd, args, echo = () => true, timeoutMs }) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], ...(timeoutMs && { timeout: timeoutMs }) });
-    let out = '';
-    let pending = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const lines = (pending + chunk).split('\n');
-      pending = lines.pop();
-      for (const line of lines) if (echo(line)) process.stdout.write(`${line}\n`);
-    });
-    child.on('close', (code, signal) => {
-      if (pending && echo(pending)) process.stdout.write(`${pending}\n`);
-      resolve({ code: signal ? `signal ${signal}` : code, out });
-    });
-  });
-}
-
 let passed = 0;
 let failed = 0;
 const lines = [];
 const skips = [];
 const only = process.argv.slice(2);
 for (const suite of suites.filter((s) => !only.length || only.some((prefix) => s.name.startsWith(prefix)))) {
-  console.log(`\n=== ${suite.name} ===`);
-  const { code, out } = await run(suite);
+  console.log(`\n=== ${suite.name} === (${new Date().toISOString().slice(11, 19)} UTC, ${Math.round(performance.now() / 1000)} s into npm test)`);
+  const { code, out, seconds } = await runSuite(suite);
   const counts = suite.parse(out, code);
   if (!counts) {
     failed += 1; // a suite that did not report is a failure, not zero tests
-    lines.push(`${suite.name}: no result (exit ${code})`);
+    lines.push(`${suite.name}: no result (exit ${code}, ${Math.round(seconds)} s)`);
     continue;
   }
   if (code !== 0 && counts.failed === 0) counts.failed = 1;
@@ -128,7 +111,8 @@ for (const suite of suites.filter((s) => !only.length || only.some((prefix) => s
   passed += counts.passed;
   failed += counts.failed;
   skips.push(...counts.skipped.map((s) => ({ ...s, suite: suite.name })));
-  lines.push(`${suite.name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped.length} skipped`);
+  lines.push(`${suite.name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped.length} skipped, ${Math.round(seconds)} s` +
+    `${typeof code === 'string' ? ` (${code})` : ''}`);
 }
 
 const wrongSkips = environmentGaps.length ? [] : skips.filter((s) => ENVIRONMENT_SKIP.test(s.reason));
