@@ -41,7 +41,9 @@ const suites = [
     args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/e2e/'], parse: parseTap,
   },
   ...benches.map((name) => ({
-    name: `${name} --tiny`, cmd: 'npm', args: ['run', '--silent', name, '--', '--tiny'], timeoutMs: BENCH_TIMEOUT_MS,
+    // A tiny bench checks that the bench's path runs, not its figures: one that hangs (seen once in CI, at its start, and
+    // never reproduced in 40 runs here) is ended, diagnosed, and run once more; the closing lines say so.
+    name: `${name} --tiny`, cmd: 'npm', args: ['run', '--silent', name, '--', '--tiny'], timeoutMs: BENCH_TIMEOUT_MS, againAfterTimeout: true,
     parse: (out, code) => ({ passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, skipped: [] }),
   })),
 ];
@@ -92,15 +94,23 @@ function parseTap(out) {
 let passed = 0;
 let failed = 0;
 const lines = [];
+const timedOutOnce = [];
 const skips = [];
 const only = process.argv.slice(2);
 for (const suite of suites.filter((s) => !only.length || only.some((prefix) => s.name.startsWith(prefix)))) {
   console.log(`\n=== ${suite.name} === (${new Date().toISOString().slice(11, 19)} UTC, ${Math.round(performance.now() / 1000)} s into npm test)`);
-  const { code, out, seconds } = await runSuite(suite);
+  let { code, out, seconds } = await runSuite(suite);
+  let again = '';
+  if (suite.againAfterTimeout && String(code).startsWith('timeout')) {
+    again = ` (the first try: ${code}, diagnosis above; this is the second)`;
+    console.log(`\n=== ${suite.name}, once more after a ${code} ===`);
+    ({ code, out, seconds } = await runSuite(suite));
+    timedOutOnce.push(suite.name);
+  }
   const counts = suite.parse(out, code);
   if (!counts) {
     failed += 1; // a suite that did not report is a failure, not zero tests
-    lines.push(`${suite.name}: no result (exit ${code}, ${Math.round(seconds)} s)`);
+    lines.push(`${suite.name}: no result (exit ${code}, ${Math.round(seconds)} s)${again}`);
     continue;
   }
   if (code !== 0 && counts.failed === 0) counts.failed = 1;
@@ -112,7 +122,7 @@ for (const suite of suites.filter((s) => !only.length || only.some((prefix) => s
   failed += counts.failed;
   skips.push(...counts.skipped.map((s) => ({ ...s, suite: suite.name })));
   lines.push(`${suite.name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped.length} skipped, ${Math.round(seconds)} s` +
-    `${typeof code === 'string' ? ` (${code})` : ''}`);
+    `${typeof code === 'string' ? ` (${code})` : ''}${again}`);
 }
 
 const wrongSkips = environmentGaps.length ? [] : skips.filter((s) => ENVIRONMENT_SKIP.test(s.reason));
@@ -123,5 +133,7 @@ if (skips.length) {
   for (const s of skips) console.log(`  ${wrongSkips.includes(s) ? 'FAILED, should run here: ' : ''}${s.suite}: ${s.name}: ${s.reason}`);
 }
 if (environmentGaps.length) console.log(`\nthis machine cannot run everything: ${environmentGaps.join('; ')}`);
-console.log(`tests: ${passed} passed, ${failed} failed, ${skips.length} skipped`);
+if (timedOutOnce.length) console.log(`\ntimed out once and run again: ${timedOutOnce.join(', ')}`);
+console.log(`tests: ${passed} passed, ${failed} failed, ${skips.length} skipped` +
+  `${timedOutOnce.length ? `, ${timedOutOnce.length} run twice after a timeout` : ''}`);
 process.exit(failed === 0 ? 0 : 1);
