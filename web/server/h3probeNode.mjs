@@ -18,8 +18,19 @@ export function loadH3probeNode(dir = buildRoot) {
       return Promise.reject(new Error(`${gluePath} is missing: run "npm run build" first`));
     }
     const create = createRequire(import.meta.url)(gluePath);
-    // Emscripten 3.1.6's glue cannot locate its .wasm from an ES module in Node, so the bytes are handed over directly.
-    loading = create({ wasmBinary: fs.readFileSync(wasmPath) }).then((core) => {
+    const bytes = fs.readFileSync(wasmPath);
+    loading = create({
+      // Compiled and instantiated synchronously (a few ms). Awaiting V8's asynchronous compile leaves Node's event loop
+      // with nothing to do, and Node then blocks until V8's background tasks end (NodePlatform::DrainTasks); in Node 20
+      // that wait can deadlock with a background optimizing compile that is waiting for a garbage collection on the main
+      // thread (nodejs/node#54918). It hung 1 start of `npm run bench:report` in 23 here, and a CI run.
+      instantiateWasm(imports, receiveInstance) {
+        const module = new WebAssembly.Module(bytes);
+        const instance = new WebAssembly.Instance(module, imports);
+        receiveInstance(instance, module);
+        return instance.exports;
+      },
+    }).then((core) => {
       core.decodeBeacon = rowsDecoder(core);
       return core;
     });

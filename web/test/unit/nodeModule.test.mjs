@@ -123,3 +123,15 @@ test('the report reads records in chunks exactly as in one piece, wherever the c
 test('exact quantiles match the type-7 definition', () => {
   assert.deepEqual([...core.quantiles([1, 2, 3, 4], [0, 0.5, 0.9, 1])], [1, 2.5, 3.7, 4]);
 });
+
+// Awaiting an asynchronous WASM compile leaves Node's event loop idle, and Node 20 then waits on V8's background tasks in a
+// way that can deadlock (nodejs/node#54918: one start of a bench in 23 hung here). The module is compiled synchronously,
+// so it is ready before the event loop turns once: checked in a fresh process, where nothing else is loaded.
+test('the core is ready before the event loop turns once (no asynchronous compile to wait on)', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const script = `import { loadH3probeNode } from ${JSON.stringify(new URL('../../server/h3probeNode.mjs', import.meta.url).href)};
+let ready = false;
+loadH3probeNode().then(() => { ready = true; });
+setImmediate(() => console.log(ready ? 'ready' : 'not ready'));`;
+  assert.equal(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim(), 'ready');
+});
