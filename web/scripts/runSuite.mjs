@@ -15,16 +15,16 @@ export const SUITE_TIMEOUT_MS = 25 * 60_000; // the longest suite (end-to-end) t
 /**
  * Resolves to {code (exit code, 'signal S' or 'timeout after N min'), out (stdout), seconds, notes (the text printed
  * about a timeout or processes left behind)}. echo(line): whether to print a line of stdout as it comes (stderr is passed
- * through).
+ * through; log(text): where the notes are printed).
  */
-export function runSuite({ cmd, args, echo = () => true, timeoutMs = SUITE_TIMEOUT_MS }) {
+export function runSuite({ cmd, args, echo = () => true, timeoutMs = SUITE_TIMEOUT_MS, log = console.log }) {
   const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-test-reports-'));
   const nodeOptions = `--report-on-signal --report-signal=SIGUSR2 --report-directory=${reports} --trace-sigint`;
   const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() };
   const notes = [];
   const note = (text) => {
     notes.push(text);
-    console.log(text);
+    log(text);
   };
   return new Promise((resolve) => {
     const t0 = performance.now();

@@ -25,7 +25,7 @@ function waitForever() { setInterval(() => {}, 1000); const t = Date.now(); whil
 waitForever();
 `);
   const t0 = performance.now();
-  const r = await runSuite({ cmd: 'npm', args: ['--prefix', dir, 'run', '--silent', 'hang'], echo: () => false, timeoutMs: 4000 });
+  const r = await runSuite({ cmd: 'npm', args: ['--prefix', dir, 'run', '--silent', 'hang'], echo: () => false, log: () => {}, timeoutMs: 4000 });
   assert.equal(r.code, 'timeout after 4 s');
   assert.ok(performance.now() - t0 < 30_000, 'the run did not wait for the hung process');
   const pid = Number(r.out.match(/pid (\d+)/)?.[1]);
@@ -44,7 +44,7 @@ const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { s
 console.log('pid', child.pid);
 child.unref();
 `);
-  const r = await runSuite({ cmd: 'npm', args: ['--prefix', dir, 'run', '--silent', 'hang'], echo: () => false, timeoutMs: 60_000 });
+  const r = await runSuite({ cmd: 'npm', args: ['--prefix', dir, 'run', '--silent', 'hang'], echo: () => false, log: () => {}, timeoutMs: 60_000 });
   assert.equal(r.code, 0);
   const pid = Number(r.out.match(/pid (\d+)/)?.[1]);
   assert.ok(r.seconds < 30, `waited ${r.seconds} s`);
