@@ -15,7 +15,7 @@ export const SUITE_TIMEOUT_MS = 25 * 60_000; // the longest suite (end-to-end) t
 /**
  * Resolves to {code (exit code, 'signal S' or 'timeout after N min'), out (stdout), seconds, notes (the text printed
  * about a timeout or processes left behind)}. echo(line): whether to print a line of stdout as it comes (stderr is passed
- * through; log(text): where the notes are printed).
+ * through). log(text): where the notes are printed.
  */
 export function runSuite({ cmd, args, echo = () => true, timeoutMs = SUITE_TIMEOUT_MS, log = console.log }) {
   const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-test-reports-'));
