@@ -6,14 +6,18 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { runSuite } from '../../scripts/runSuite.mjs';
 
 const alive = (pid) => spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim().replace(/^Z.*/, '');
 
+const dirs = [];
+after(() => dirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
 // A package whose script starts a Node process that never ends: the shape of `npm run --silent bench:x -- --tiny`.
 function hangingPackage(script) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-runsuite-'));
+  dirs.push(dir);
   fs.writeFileSync(path.join(dir, 'hang.mjs'), script);
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'hang', version: '1.0.0', scripts: { hang: 'node hang.mjs' } }));
   return dir;
