@@ -319,12 +319,9 @@ val build_report_js(const val& records, const val& group_names, const val& optio
     return out;
 }
 
-// connectionSetupReport(records, rows, groupNames: string[], options) -> {error, groups: [...]}: the connection-setup
-// view (connection_setup.hpp) from the runs' cold-setup records (records: a Uint8Array of [group byte][setup record]
-// per run) and the stored pre-warm request rows of runs without one. rows: {texts: string[], group: Uint8Array, run,
-// idx, reused, connect_ms, tls_ms, network_ms: Float64Array (NaN for NULL), origin, result, protocol,
-// server_protocol: Uint32Array (codes into texts)}, the rows of one run adjacent.
-val connection_setup_report_js(const val& records, const val& rows, const val& group_names, const val& options) {
+// connectionSetupReport(records, groupNames: string[], options) -> {error, groups: [...]}: the connection-setup view
+// (connection_setup.hpp) from the runs' cold-setup records (records: a Uint8Array of [group byte][setup record] per run).
+val connection_setup_report_js(const val& records, const val& group_names, const val& options) {
     val out = val::object();
     out.set("groups", val::array());
     ReportOptions o;
@@ -333,24 +330,10 @@ val connection_setup_report_js(const val& records, const val& rows, const val& g
         return out;
     }
     o.method = IntervalMethod::delta;
-    SetupRows r;
-    const val texts = rows["texts"];
-    for (std::size_t i = 0, n = texts["length"].as<std::size_t>(); i < n; ++i) r.texts.push_back(texts[i].as<std::string>());
-    r.group = copy_array<std::uint8_t>(rows["group"]);
-    r.run = copy_array<double>(rows["run"]);
-    r.idx = copy_array<double>(rows["idx"]);
-    r.reused = copy_array<double>(rows["reused"]);
-    r.origin = copy_array<std::uint32_t>(rows["origin"]);
-    r.result = copy_array<std::uint32_t>(rows["result"]);
-    r.protocol = copy_array<std::uint32_t>(rows["protocol"]);
-    r.server_protocol = copy_array<std::uint32_t>(rows["server_protocol"]);
-    r.connect_ms = copy_array<double>(rows["connect_ms"]);
-    r.tls_ms = copy_array<double>(rows["tls_ms"]);
-    r.network_ms = copy_array<double>(rows["network_ms"]);
     std::vector<std::string> names;
     for (std::size_t i = 0, n = group_names["length"].as<std::size_t>(); i < n; ++i) names.push_back(group_names[i].as<std::string>());
     const std::vector<std::uint8_t> bytes = copy_array<std::uint8_t>(records);
-    const SetupReport report = connection_setup_report(r, bytes.data(), bytes.size(), names, o);
+    const SetupReport report = connection_setup_report(bytes.data(), bytes.size(), names, o);
     out.set("error", report.error);
     val groups = val::array();
     for (std::size_t i = 0; i < report.groups.size(); ++i) {

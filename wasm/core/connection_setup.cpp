@@ -11,11 +11,6 @@
 #include "value_aggregates.hpp"
 
 namespace h3probe {
-namespace {
-
-std::optional<double> value_of(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
-
-}  // namespace
 
 const char* to_string(SetupOutcome o) {
     switch (o) {
@@ -101,33 +96,6 @@ double read_double(const std::uint8_t* at) {
     return v;
 }
 
-// One run's pre-warm rows [first, last) as samples; false (and why) when a code or a text does not read.
-bool samples_of(const SetupRows& r, std::size_t first, std::size_t last, std::vector<Sample>& out, std::string& error) {
-    out.clear();
-    const auto text = [&](std::uint32_t code) -> const std::string* { return code < r.texts.size() ? &r.texts[code] : nullptr; };
-    for (std::size_t i = first; i < last; ++i) {
-        Sample s;
-        s.phase = Phase::prewarm;
-        s.idx = static_cast<int>(r.idx[i]);
-        const std::string *origin = text(r.origin[i]), *result = text(r.result[i]), *protocol = text(r.protocol[i]),
-                          *server = text(r.server_protocol[i]);
-        if (!origin || !result || !protocol || !server) {
-            error = "pre-warm row " + std::to_string(i) + " names a text that is not given";
-            return false;
-        }
-        // A row whose origin or result the core does not name is no verified sample; it still counts as a request.
-        if (!parse_proto(*origin, s.origin) || !parse_result(*result, s.result)) s.result = SampleResult::network_error;
-        s.protocol = *protocol;
-        s.server_protocol = *server;
-        if (!std::isnan(r.reused[i])) s.reused = r.reused[i] != 0;
-        s.connect_ms = value_of(r.connect_ms[i]);
-        s.tls_ms = value_of(r.tls_ms[i]);
-        s.network_ms = value_of(r.network_ms[i]);
-        out.push_back(std::move(s));
-    }
-    return true;
-}
-
 }  // namespace
 
 std::vector<std::uint8_t> setup_record(const ColdSetup& setup) {
@@ -141,15 +109,9 @@ std::vector<std::uint8_t> setup_record(const ColdSetup& setup) {
     return out;
 }
 
-SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* records, std::size_t bytes,
-                                    const std::vector<std::string>& group_names, const ReportOptions& options) {
+SetupReport connection_setup_report(const std::uint8_t* records, std::size_t bytes, const std::vector<std::string>& group_names,
+                                    const ReportOptions& options) {
     SetupReport out;
-    const std::size_t n = r.size();
-    for (const auto* column : {&r.run, &r.idx, &r.reused, &r.connect_ms, &r.tls_ms, &r.network_ms})
-        if (column->size() != n) return out.error = "the pre-warm rows' columns differ in length", out;
-    for (const auto* column : {&r.origin, &r.result, &r.protocol, &r.server_protocol})
-        if (column->size() != n) return out.error = "the pre-warm rows' columns differ in length", out;
-
     const std::size_t groups = group_names.size() + 1;
     out.groups.resize(groups);
     out.groups[0].name = "overall";
@@ -159,8 +121,8 @@ SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* reco
     std::uint32_t run = 0;
     std::vector<double> v[2];  // one run's values of one metric, kept between runs (no allocation per run)
     // One run's record (setup_record()'s layout) into its group and the overall one; false (and why) if it does not read.
-    const auto add_record = [&](std::uint8_t group, const std::uint8_t* rec, const char* kind, std::size_t at) {
-        const auto where = [&] { return kind + std::to_string(at); };
+    const auto add_record = [&](std::uint8_t group, const std::uint8_t* rec, std::size_t at) {
+        const auto where = [&] { return "cold-setup record at byte " + std::to_string(at); };
         if (group == 0 || group >= groups) return out.error = where() + " names no group", false;
         if (rec[0] != kSetupRecordVersion)
             return out.error = where() + " is a cold-setup record of version " + std::to_string(rec[0]) +
@@ -199,16 +161,7 @@ SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* reco
 
     for (std::size_t at = 0; at < bytes; at += 1 + kSetupRecordBytes) {
         if (bytes - at < 1 + kSetupRecordBytes) return out.error = "the cold-setup records end inside a record", out;
-        if (!add_record(records[at], records + at + 1, "cold-setup record at byte ", at)) return out;
-    }
-    std::vector<Sample> samples;
-    for (std::size_t first = 0; first < n;) {
-        std::size_t last = first + 1;
-        while (last < n && r.run[last] == r.run[first]) ++last;
-        if (!samples_of(r, first, last, samples, out.error)) return out;
-        const std::vector<std::uint8_t> record = setup_record(cold_setup(samples));
-        if (!add_record(r.group[first], record.data(), "pre-warm row ", first)) return out;
-        first = last;
+        if (!add_record(records[at], records + at + 1, at)) return out;
     }
     for (int m = 0; m < kSetupMetrics; ++m) {
         std::vector<ValueGroup> per_group(groups);

@@ -83,17 +83,6 @@ inline constexpr std::uint8_t kSetupRecordVersion = 1;
 inline constexpr std::size_t kSetupRecordBytes = 4 + 2 * kSetupMetrics * 8;
 std::vector<std::uint8_t> setup_record(const ColdSetup& setup);
 
-// The stored pre-warm request rows of the selected runs, column by column, rows of one run adjacent. Text columns
-// are codes into `texts`. group: 1-based group of the run (as the run records' group byte).
-struct SetupRows {
-    std::vector<std::string> texts;
-    std::vector<std::uint8_t> group;
-    std::vector<double> run, idx, reused;  // reused: 1, 0, NaN for NULL
-    std::vector<std::uint32_t> origin, result, protocol, server_protocol;
-    std::vector<double> connect_ms, tls_ms, network_ms;  // NaN for NULL
-    std::size_t size() const { return group.size(); }
-};
-
 struct SetupGroup {
     std::string name;
     std::size_t runs = 0;                                           // runs with at least one pre-warm request
@@ -112,9 +101,8 @@ struct SetupReport {
 };
 
 // The view, through the same inference as the report (infer_values, delta intervals), from the runs' records
-// (`records`: per run [group byte, 1-based][setup_record()], concatenated, `bytes` long) and from the pre-warm rows
-// of runs stored without a record (their records made here by the same rule). Either may be empty.
-SetupReport connection_setup_report(const SetupRows& rows, const std::uint8_t* records, std::size_t bytes,
-                                    const std::vector<std::string>& group_names, const ReportOptions& options);
+// (`records`: per run [group byte, 1-based][setup_record()], concatenated, `bytes` long).
+SetupReport connection_setup_report(const std::uint8_t* records, std::size_t bytes, const std::vector<std::string>& group_names,
+                                    const ReportOptions& options);
 
 }  // namespace h3probe

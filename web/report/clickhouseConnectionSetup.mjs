@@ -2,11 +2,7 @@
 // read from its cold-setup record in run_records (the core's cold_setup() applied when the beacon was stored,
 // wasm/core/connection_setup.hpp), and the view's aggregates (counts, order statistics, sums at thresholds) are
 // computed there; the inference is the core's (core.inferReport, the report's own), and the view is assembled as the
-// SQLite one (connectionSetup.mjs). Runs stored before the record existed (setup_version 0) have their cold samples
-// picked in SQL from the requests table: for them this file states the core's rule again (classify_measured() for
-// "verified"), and web/test/unit/connectionSetup.test.mjs checks that both stores, with and without the records, give
-// the same view on a database that meets every branch of it. One value per run and protocol: the sums the inference
-// asks are counts of runs.
+// SQLite one (connectionSetup.mjs). One value per run and protocol: the sums the inference asks are counts of runs.
 import { CLICKHOUSE_GROUP_BY, poolMoments, pooledGroupExpr } from './clickhouseAggregates.mjs';
 import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
 import { inferInRounds } from './buildReport.mjs';
@@ -21,50 +17,17 @@ const floats = (xs) => (xs.length ? `[${xs.map(float64).join(', ')}]` : 'emptyAr
 const OUTCOME = { cold: 0, reused: 1, unverified: 2, absent: 3 };
 
 /**
- * One row per selected run (arms h2-h3, received at or after since) with pre-warm requests: its group (grp), each
+ * One row per selected run (arms h2-h3, received at or after since) with a pre-warm request: its group (grp), each
  * protocol's outcome code, the first HTTP/3-origin request's verdict (0 over h3, 1 over another protocol, 2 unknown),
- * and per protocol and metric an array of 0 or 1 value: the cold sample's.
+ * and per protocol and metric an array of 0 or 1 value: the cold sample's. A run without a pre-warm request (both
+ * absent) is in no count.
  */
-function pairsSql(schema, { selected, groupExpr, old }) {
-  const servers = Object.keys(schema.serverProtocols);
-  const seen = `transform(server_protocol, ${sqlArray(servers)}, ${sqlArray(servers.map((s) => schema.serverProtocols[s]))}, '')`;
-  // classify_measured(): result ok, the protocol named and the origin's own, the origin's Server-Timing agreeing or silent.
-  const verified = `(result = 'ok' AND protocol != '' AND protocol = origin AND (${seen} = '' OR ${seen} = protocol))`;
-  const fallback = `(result = 'ok' AND protocol != '' AND protocol != origin)`;
-  // Each pre-warm request as (idx, origin, verified, fallback, reused: 0 new, 1 reused, 2 unknown, connect, tls, network).
-  const row = `(idx, origin, toUInt8(${verified}), toUInt8(${fallback}), toUInt8(ifNull(reused, 2)), ifNull(connect_ms, nan), ifNull(tls_ms, nan), ifNull(network_ms, nan))`;
-  const t = (x, k) => `tupleElement(${x}, ${k})`;
-  const perOrigin = (o) => {
-    const rows = `arrayFilter(x -> ${t('x', 2)} = '${o}', rows)`;
-    const cold = `arrayFilter(x -> ${t('x', 3)} = 1 AND ${t('x', 5)} = 0, ${rows})`;
-    const value = (k) => `arrayFilter(v -> NOT isNaN(v), arrayMap(x -> ${t('x', k)}, arraySlice(${cold}, 1, 1)))`;
-    return [`multiIf(length(${cold}) > 0, ${OUTCOME.cold}, arrayExists(x -> ${t('x', 3)} = 1 AND ${t('x', 5)} = 1, ${rows}), ${OUTCOME.reused}, `
-      + `length(${rows}) > 0, ${OUTCOME.unverified}, ${OUTCOME.absent}) AS ${o}_outcome`,
-    // In the core's metric order, as the records' columns: UNION ALL pairs the columns by position.
-    ...schema.setupMetrics.map((m) => `${value({ connect_ms: 6, tls_ms: 7, network_ms: 8 }[m.name])} AS ${o}_${m.name}`)];
-  };
-  const firstH3 = `arrayFilter(x -> ${t('x', 2)} = 'h3', rows)`;
+function pairsSql(schema, { selected, groupExpr }) {
   const c = setupColumns(schema);
   const fromRecord = (p) => [`${c.outcome[p]} AS ${p}_outcome`,
     ...schema.setupMetrics.map((m) => `${c.values.find((v) => v.protocol === p && v.metric === m.name).name} AS ${p}_${m.name}`)];
-  // The runs' cold-setup records (the core's rule, applied at ingest); a run without a pre-warm request (both absent) is
-  // in no count. Then, when there are any (`old`), the runs stored before the record, from their pre-warm requests.
-  const records = `SELECT ${groupExpr} AS grp, ${fromRecord('h2').join(', ')}, ${fromRecord('h3').join(', ')}, ${c.first} AS first_h3
-  FROM run_records WHERE ${selected} AND ${c.version} != 0 AND NOT (${c.outcome.h2} = ${OUTCOME.absent} AND ${c.outcome.h3} = ${OUTCOME.absent})`;
-  if (!old) return records;
-  return `${records}
-  UNION ALL
-  SELECT grp, ${perOrigin('h2').join(', ')}, ${perOrigin('h3').join(', ')},
-    multiIf(length(${firstH3}) = 0, 2, ${t(`${firstH3}[1]`, 3)} = 1, 0, ${t(`${firstH3}[1]`, 4)} = 1, 1, 2) AS first_h3
-  FROM (SELECT run_id, ${groupExpr} AS grp FROM run_records WHERE ${selected} AND ${c.version} = 0)
-  ANY INNER JOIN (SELECT run_id, arraySort(x -> ${t('x', 1)}, groupArray(${row})) AS rows FROM requests
-    WHERE phase = 'prewarm' GROUP BY run_id) USING run_id`;
-}
-
-// Whether any selected run was stored before its cold-setup record.
-async function hasOldRuns(client, schema, selected) {
-  const [{ n }] = await client.json(`SELECT count() AS n FROM run_records WHERE ${selected} AND ${setupColumns(schema).version} = 0`);
-  return Number(n) > 0;
+  return `SELECT ${groupExpr} AS grp, ${fromRecord('h2').join(', ')}, ${fromRecord('h3').join(', ')}, ${c.first} AS first_h3
+  FROM run_records WHERE ${selected} AND NOT (${c.outcome.h2} = ${OUTCOME.absent} AND ${c.outcome.h3} = ${OUTCOME.absent})`;
 }
 
 /**
@@ -80,9 +43,7 @@ export async function clickhouseConnectionSetup(client, core, {
   // A pooled split (network) pools the values the report did not show, as the report does.
   const groupExpr = shown ? pooledGroupExpr(by, shown) : CLICKHOUSE_GROUP_BY[by];
   const selected = `arms = ${sqlString(SETUP_ARMS)} AND payload_bytes = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)}`;
-  // Every run twice: in its group, and in overall (group '').
-  const old = await hasOldRuns(client, schema, selected);
-  const runs = `(${pairsSql(schema, { selected, groupExpr, old })})`;
+  const runs = `(${pairsSql(schema, { selected, groupExpr })})`;
   // Every setup metric at once: each query below reads the runs once for all of them. Per metric the core's samples:
   // h2 = cold HTTP/2 values, h3 = cold HTTP/3 values (tls_ms: the HTTP/2 values again), and the paired differences
   // h3 - h2 of the runs with both.

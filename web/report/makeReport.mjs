@@ -2,7 +2,7 @@
 // the WASM core, format the text table, optionally write the HTML page; with the time each step took.
 import fs from 'node:fs';
 import path from 'node:path';
-import { peer } from '../server/peer.mjs';
+import { openStoreReadOnly } from '../server/store.mjs';
 import { readReportData } from './readReportData.mjs';
 import { buildReport, buildReportsFromAggregates } from './buildReport.mjs';
 import { clickhouseAggregateSource, queryRecorder } from './clickhouseAggregates.mjs';
@@ -21,7 +21,8 @@ export const REPORT_FORMAT = 'h3probe-report/2';
 export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 
 /**
- * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only, or store: a --store spec
+ * core: from loadH3probeNode(). db: an open store's better-sqlite3 Database (openStore().db), or dbPath to open read-only
+ * (openStoreReadOnly()), or store: a --store spec
  * (sqlite:PATH, or clickhouse://HOST:PORT/DATABASE: the aggregates are computed inside ClickHouse).
  * Options: metric, since, arms (one of ARMS: the runs of that mode only), payloadBytes (the runs of that payload mode
  * only, 0 the no-op), by (one of GROUP_BY: the groups; ClickHouse: CLICKHOUSE_GROUP_BY), minGroupRuns (by network: the
@@ -66,26 +67,21 @@ export async function makeReport(core, {
     const t2 = performance.now();
     return { ...finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath }), passes: source.passes };
   }
-  let own = null;
-  if (!db) {
-    if (!dbPath || !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
-    const Database = peer('better-sqlite3', 'the report');
-    own = new Database(dbPath, { readonly: true, fileMustExist: true });
-  }
+  const own = db ? null : openStoreReadOnly(dbPath, core);
   try {
     const t0 = performance.now();
-    const data = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by, minGroupRuns });
+    const data = readReportData(db ?? own.db, core.schema(), { metric, since, arms, payloadBytes, by, minGroupRuns });
     const t1 = performance.now();
     const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
     const ts = performance.now();
     // The connection-setup view, from the cold-setup records of the experiment's runs (connectionSetup.mjs).
     report.connectionSetup = arms === SETUP_ARMS
-      ? connectionSetupFromData(core, readSetupData(db ?? own, core.schema(), { since: data.since, by, groups: data.groups, payloadBytes }),
+      ? connectionSetupFromData(core, readSetupData(db ?? own.db, { since: data.since, by, groups: data.groups, payloadBytes }),
         data.groups, { confidence })
       : null;
     const setup = performance.now() - ts;
     if (daily) {
-      const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by: 'day' });
+      const byDay = readReportData(db ?? own.db, core.schema(), { metric, since, arms, payloadBytes, by: 'day' });
       report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }),
         buildReport(core, byDay, { method: 'delta', confidence, percentiles: DAILY_PERCENTILES, cumulative: true }));
     }

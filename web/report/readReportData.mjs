@@ -43,7 +43,7 @@ export function poolGroups(counts, minRuns) {
 }
 
 /**
- * db: a better-sqlite3 Database holding the store's tables. schema: core.schema(). Options: metric (one of
+ * db: the store's better-sqlite3 Database (openStore() or openStoreReadOnly(), store.mjs). schema: core.schema(). Options: metric (one of
  * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
  * A/A runs are never pooled), by (one of GROUP_BY: what the groups are), minGroupRuns (a `pooled` grouping, network,
  * shows the values with at least this many runs and pools the rest as OTHER_GROUP; default the fewest runs for an
@@ -62,13 +62,9 @@ export function readReportData(db, schema, {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const grouping = GROUP_BY[by];
   if (!Object.hasOwn(GROUP_BY, by)) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
-  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) {
-    throw new Error('this database has no run_records table: it was not written by the h3probe collector');
-  }
   const sinceIso = normalizeSince(since);
   checkPayloadBytes(payloadBytes, schema);
-  const payloadSql = payloadModeSql(db);
-  const mode = `c.arms = ? AND ${payloadSql} = ${Number(payloadBytes)}`;
+  const mode = `c.arms = ? AND c.payload_bytes = ${Number(payloadBytes)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
   // Grouped by the bare expression, so that for regions SQLite walks the (arms, payload_bytes, region, received_at) index in order
   // instead of sorting 420k rows in a temporary B-tree (a third of the read).
@@ -98,7 +94,7 @@ export function readReportData(db, schema, {
   // The dates the selected runs were received on (the same index).
   const range = db.prepare(`SELECT min(received_at) AS first, max(received_at) AS last FROM run_records c
     WHERE ${mode} AND received_at >= ?`).get(arms, sinceIso);
-  const payloadModes = db.prepare(`SELECT ${payloadSql} AS bytes, count(*) AS runs FROM run_records c
+  const payloadModes = db.prepare(`SELECT c.payload_bytes AS bytes, count(*) AS runs FROM run_records c
     WHERE c.arms = ? AND c.received_at >= ? GROUP BY bytes ORDER BY bytes`).all(arms, sinceIso);
 
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
@@ -124,14 +120,6 @@ export function readReportData(db, schema, {
     regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso) };
-}
-
-/**
- * The payload mode of a run_records row `c` in SQL: its column, or 0 in a store that no collector of the payload mode
- * has opened yet (it holds no-op runs only).
- */
-export function payloadModeSql(db) {
-  return db.prepare("SELECT 1 FROM pragma_table_info('run_records') WHERE name = 'payload_bytes'").get() ? 'c.payload_bytes' : '0';
 }
 
 /** Throws unless minGroupRuns is a whole number of runs, at least 1. */

@@ -4,7 +4,6 @@
 // runs: 4.2 M measured requests, 300k/day over 14 days); prints the database's bytes per run; then times the report in
 // this process step by step, and as `npm run report` in a fresh process. Budgets (docs/design.md): ≤ 1 s in process,
 // ≤ 1.5 s fresh.
-import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -65,22 +64,6 @@ for (let i = 1; i <= repeat; i++) {
     `connection-setup view ${ms(setup)} (the runs' cold-setup records) + text ${ms(format)}`);
 }
 console.log(`in process: median ${ms(median(totals))} of ${repeat} (the first includes WASM compilation of the hot code)`);
-// The same runs as if stored before the cold-setup record (run_records.setup NULL, in a transaction rolled back): the
-// view from their request lists, which must be the same view (as printed: the runs come in another order, so sums may
-// differ in their last bits).
-const setupText = (text) => text.slice(text.indexOf('== connection setup'));
-const rw = new Database(dbPath);
-rw.exec('BEGIN; UPDATE run_records SET setup = NULL');
-const fallback = [];
-for (let i = 0; i < Math.min(repeat, 3); i++) {
-  const r = await makeReport(core, { db: rw, method: args.method });
-  fallback.push(r.timings.setup);
-  assert.equal(setupText(r.text), setupText(last.text), 'the view from the request lists differs from the records\'');
-}
-rw.exec('ROLLBACK');
-rw.close();
-console.log(`connection-setup view of the same runs without their records (every request list read and parsed): ` +
-  `${fallback.map(ms).join(', ')} (median ${ms(median(fallback))}), the same view; ${load()}`);
 const th = performance.now();
 const withHtml = await makeReport(core, { db, method: args.method, htmlPath: path.join(stateDir, 'bench-report.html') });
 console.log(`with HTML (CDF points + page): ${ms(performance.now() - th)} (HTML step ${ms(withHtml.timings.html)})`);

@@ -11,10 +11,11 @@ import http from 'node:http';
 import path from 'node:path';
 import { openBeaconLog } from './beaconLog.mjs';
 import { CLICKHOUSE_GROUP_BY, runValueTuplesSql, sqlString } from './clickhouseRunSql.mjs';
-import { COLLECTOR_COLUMNS, writeRunsNdjson } from './store.mjs';
+import { COLLECTOR_COLUMNS, EXPORT_PAGE, OTHER_STORE_ADVICE, writeRunsNdjson } from './store.mjs';
 
-// The tables' layout version (a column is only ever added, with ALTER TABLE … ADD COLUMN IF NOT EXISTS).
-export const CLICKHOUSE_STORE_VERSION = 1;
+// The tables' version: 2, every run with its cold-setup record and the layout kept in the database (store_layout). A
+// database of another version or layout is refused (no migration before 1.0: docs/architecture.md).
+export const CLICKHOUSE_STORE_VERSION = 2;
 const TYPE = { text: 'String', real: 'Nullable(Float64)', flag: 'Nullable(UInt8)' };
 // A batch of the log may be 20,000 beacons (~130 MB of JSON): its insert is given time (nothing waits for it but the
 // log); past this it is taken as failed and sent again with what ClickHouse already holds left out.
@@ -33,7 +34,6 @@ const MAX_BATCH_BYTES = 256 * 1024 * 1024;
 const SLICE_LINES = 300;
 // Run_ids remembered to answer a client's retry as a duplicate at once (two generations of this many).
 const RECENT_IDS = 100_000;
-const EXPORT_PAGE = 500;
 
 /**
  * 'clickhouse://HOST:PORT/DATABASE[?cluster=NAME&shards=HOST:PORT,HOST:PORT&spool=FILE]' → { url, database, cluster,
@@ -124,13 +124,13 @@ export function metricColumns(schema) {
 }
 
 /**
- * The run's cold-setup record (run.setup, connection_setup.hpp) as run_records columns: its format version (0: a run
- * stored before the record, whose view is made from its requests), each protocol's outcome code, the first HTTP/3-origin
- * request's code, and per protocol and metric the cold sample's value (an array of 0 or 1 value).
+ * The run's cold-setup record (run.setup, connection_setup.hpp) as run_records columns: each protocol's outcome code,
+ * the first HTTP/3-origin request's code, and per protocol and metric the cold sample's value (an array of 0 or 1
+ * value).
  */
 export function setupColumns(schema) {
   return {
-    version: 'setup_version', first: 'setup_first_h3', outcome: { h2: 'setup_h2_outcome', h3: 'setup_h3_outcome' },
+    first: 'setup_first_h3', outcome: { h2: 'setup_h2_outcome', h3: 'setup_h3_outcome' },
     values: ['h2', 'h3'].flatMap((p) => schema.setupMetrics.map((m) => ({ protocol: p, metric: m.name, name: `setup_${p}_${m.name}` }))),
   };
 }
@@ -149,12 +149,12 @@ export function clickhouseTables(schema) {
     'run_id String', 'received_at String', 'region String', 'arms String', 'run_order String',
     ...classCountColumns(schema).map((c) => `${c.name} UInt8`),
     ...metricColumns(schema).flatMap((m) => [`${m.control} Array(Float64)`, `${m.treatment} Array(Float64)`, `${m.missing} UInt8`]),
-    // The client's network (clientLocator.mjs), for the report's split by network; added after the first release.
+    // The client's network (clientLocator.mjs), for the report's split by network.
     'asn Nullable(UInt32)', 'as_org Nullable(String)',
-    // The run's payload mode (the core's run column payload_bytes): 0, the no-op, in the rows written before it.
+    // The run's payload mode (the core's run column payload_bytes): 0, the no-op.
     'payload_bytes UInt32',
-    // The connection-setup view's record (setupColumns()); added after the first release.
-    ...(({ version, first, outcome, values }) => [`${version} UInt8`, `${outcome.h2} UInt8`, `${outcome.h3} UInt8`, `${first} UInt8`,
+    // The connection-setup view's record (setupColumns()).
+    ...(({ first, outcome, values }) => [`${outcome.h2} UInt8`, `${outcome.h3} UInt8`, `${first} UInt8`,
       ...values.map((v) => `${v.name} Array(Float64)`)])(setupColumns(schema)),
   ];
   return [
@@ -206,12 +206,9 @@ GROUP BY ${keys.map(name).join(', ')}`,
   };
 }
 
-/**
- * Makes the value summary where it is missing (in a cluster: run_values_local and its view on each shard, a
- * Distributed run_values over them). A view made on a table that already holds rows is followed by a one-time
- * backfill of the rows received before the view existed; a run inserted while that happens may be in the summary
- * twice or not at all, which the report's check finds (it then reads that day's raw rows).
- */
+// Makes the value summary where it is missing (in a cluster: run_values_local and its view on each shard, a
+// Distributed run_values over them). Made with the tables, before the first row: a day the summary does not hold
+// exactly (rows lost or doubled) is found by the report's check, which then reads that day's raw rows.
 async function ensureSummary(schema, client, database, cluster) {
   const summary = clickhouseSummary(schema);
   const local = cluster ? 'run_values_local' : 'run_values';
@@ -221,36 +218,49 @@ async function ensureSummary(schema, client, database, cluster) {
     await client.query(`CREATE TABLE IF NOT EXISTS ${database}.run_values AS ${database}.${local}
   ENGINE = Distributed(${cluster}, ${database}, ${local}, rand())`);
   }
-  const view = await client.json(`SELECT name FROM system.tables WHERE database = '${database}' AND name = 'run_values_view'`);
-  if (view.length) return;
-  const before = new Date().toISOString();
   await client.query(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${database}.run_values_view TO ${database}.${local} AS ${summary.select(records)}`);
-  await client.query(`INSERT INTO ${database}.${local} ${summary.select(`(SELECT * FROM ${records} WHERE received_at < ${sqlString(before)})`)}`,
-    { timeoutMs: READ_TIMEOUT_MS });
 }
 
-// Columns present in a table, and the ALTERs that add the schema's missing ones (the core gained a column or class).
-async function addMissingColumns(client, database, table, columns) {
-  const have = new Set((await client.json(`SELECT name FROM system.columns WHERE database = '${database}' AND table = '${table}'`))
-    .map((r) => r.name));
-  for (const def of columns) {
-    const name = def.split(' ')[0];
-    if (!have.has(name)) await client.query(`ALTER TABLE ${database}.${table} ADD COLUMN ${def}`);
-  }
+/**
+ * What a ClickHouse store holds, from the core's schema(): the version, each table's columns and engine, the value
+ * summary's. A database made with another layout is refused when opened, as one of another version is.
+ */
+export function clickhouseLayout(schema) {
+  const summary = clickhouseSummary(schema);
+  return JSON.stringify({ version: CLICKHOUSE_STORE_VERSION, tables: clickhouseTables(schema),
+    summary: [summary.columns, summary.engine, summary.select('run_records')], runRecordVersion: schema.runRecordVersion,
+    setupRecordVersion: schema.setupRecordVersion });
 }
 
-/** Creates the database and tables where missing, on every shard in a cluster. */
+/**
+ * Creates the database and tables where missing, on every shard in a cluster; throws if a server holds the tables of
+ * another version or layout (store_layout, clickhouseLayout()), or tables without a layout.
+ */
 export async function ensureClickHouseTables(schema, { url, database, cluster = null, shards = [] }) {
   const servers = cluster ? shards : [url];
+  const layout = clickhouseLayout(schema);
   for (const server of servers) {
     const client = clickhouseClient(server, { timeoutMs: 120_000 });
     await client.query(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
-    for (const [name, columns] of clickhouseTables(schema)) {
-      await addMissingColumns(client, database, cluster ? `${name}_local` : name, columns);
-      if (cluster) await addMissingColumns(client, database, name, columns);
+    const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`)).map((r) => r.name);
+    const where = `clickhouse://${new URL(server).host}/${database}`;
+    if (tables.includes('store_layout')) {
+      const have = await client.json(`SELECT layout FROM ${database}.store_layout`);
+      const version = (() => { try { return JSON.parse(have[0].layout).version; } catch { return '?'; } })();
+      if (!have.length || have.some((r) => r.layout !== layout)) {
+        throw new Error(`${where} is an h3probe store of version ${version} whose layout is not this h3probe's (version `
+          + `${CLICKHOUSE_STORE_VERSION}, its tables' columns and the value summary): ${OTHER_STORE_ADVICE}`);
+      }
+    } else if (tables.length) {
+      throw new Error(`${where} holds tables (${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''}) but no h3probe store `
+        + `layout: a store of version 1 or none; this h3probe reads version ${CLICKHOUSE_STORE_VERSION} only: ${OTHER_STORE_ADVICE}`);
     }
+    for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
     await ensureSummary(schema, client, database, cluster);
+    if (!tables.includes('store_layout')) {
+      await client.query(`CREATE TABLE IF NOT EXISTS ${database}.store_layout (layout String) ENGINE = TinyLog`);
+      await client.query(`INSERT INTO ${database}.store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout })}`);
+    }
   }
 }
 
@@ -276,8 +286,8 @@ export function clickhouseRows(schema, { run, requests }, {
 function recordRow(schema, run, { receivedAt, region }) {
   const classes = schema.requestClasses;
   const counts = run.arm_counts;
-  if (!counts || counts.length !== 2 + 2 * classes.length) {
-    throw new Error(`run ${run.run_id}: its record's class counts are not the core's current format`);
+  if (!counts || counts[0] !== schema.runRecordVersion || counts.length !== 2 + 2 * classes.length) {
+    throw new Error(`run ${run.run_id}: its record is of format ${counts?.[0]}, not the core's ${schema.runRecordVersion}`);
   }
   const record = { run_id: run.run_id, received_at: receivedAt, region: region ?? 'unknown', arms: run.arms, run_order: run.run_order,
     payload_bytes: run.payload_bytes || 0 };
@@ -306,16 +316,15 @@ function recordRow(schema, run, { receivedAt, region }) {
 }
 
 // The setupColumns() of a run from its cold-setup record: [version][h2 outcome][h3 outcome][first_h3], then per protocol
-// (h2, h3) each setup metric's value as a little-endian float64, NaN for none. A run without one: version 0.
+// (h2, h3) each setup metric's value as a little-endian float64, NaN for none.
 function setupRow(schema, run) {
   const c = setupColumns(schema);
   const blob = run.setup;
-  if (!blob?.length) return { [c.version]: 0 };
-  if (blob[0] !== schema.setupRecordVersion || blob.length !== 4 + 8 * c.values.length) {
-    throw new Error(`run ${run.run_id}: its cold-setup record is not the core's current format`);
+  if (blob?.[0] !== schema.setupRecordVersion || blob.length !== 4 + 8 * c.values.length) {
+    throw new Error(`run ${run.run_id}: its cold-setup record is of format ${blob?.[0]}, not the core's ${schema.setupRecordVersion}`);
   }
   const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
-  const row = { [c.version]: blob[0], [c.outcome.h2]: blob[1], [c.outcome.h3]: blob[2], [c.first]: blob[3] };
+  const row = { [c.outcome.h2]: blob[1], [c.outcome.h3]: blob[2], [c.first]: blob[3] };
   c.values.forEach((v, i) => {
     const x = view.getFloat64(4 + 8 * i, true);
     row[v.name] = Number.isNaN(x) ? [] : [x];
@@ -370,7 +379,10 @@ export async function openClickHouseStore(spec, core, {
     base = Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
   } catch (err) {
     // The log takes beacons while ClickHouse is away; the tables are made when it answers.
-    if (!err.unreachable) throw err;
+    if (!err.unreachable) {
+      log.close();
+      throw err;
+    }
     lastError = err.message;
   }
   let tablesReady = base !== null;

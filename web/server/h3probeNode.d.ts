@@ -175,25 +175,6 @@ export interface Schema {
 
 export type SetupOutcome = 'cold' | 'reused' | 'unverified' | 'absent';
 
-/** The stored pre-warm request rows, column by column, the rows of one run adjacent (web/report/connectionSetup.mjs). */
-export interface SetupRows {
-  /** The texts the code columns index. */
-  texts: string[];
-  /** The run's group, 1..n (groupNames[i] is group i + 1). */
-  group: Uint8Array;
-  run: Float64Array;
-  idx: Float64Array;
-  /** 1, 0, or NaN for NULL. */
-  reused: Float64Array;
-  origin: Uint32Array;
-  result: Uint32Array;
-  protocol: Uint32Array;
-  server_protocol: Uint32Array;
-  connect_ms: Float64Array;
-  tls_ms: Float64Array;
-  network_ms: Float64Array;
-}
-
 /** One group of the connection-setup view as the core computes it (assembled by web/report/connectionSetup.mjs). */
 export interface SetupGroup {
   name: string;
@@ -219,8 +200,8 @@ export interface H3probeNode {
    *  needs is not null (JSON: {ranks, below, cross}), add those aggregates and call again. */
   inferReport(aggregates: string, options: ReportOptions): { error: string; needs: string | null; groups: GroupReport[] };
   /** The connection-setup view (delta intervals at options.percentiles) from the runs' cold-setup records (per run
-   *  [group number (1..n)][run.setup], concatenated) and the stored pre-warm rows of runs stored without a record. */
-  connectionSetupReport(records: Uint8Array, rows: SetupRows, groupNames: string[], options: ReportOptions): { error: string; groups: SetupGroup[] };
+   *  [group number (1..n)][run.setup], concatenated). */
+  connectionSetupReport(records: Uint8Array, groupNames: string[], options: ReportOptions): { error: string; groups: SetupGroup[] };
   /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
   quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;
   schema(): Schema;

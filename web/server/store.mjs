@@ -2,16 +2,19 @@
 // core names (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per
 // event-loop turn. A beacon's requests are kept in its run row (runs.request_list, one JSON array per request) and read
 // as rows through the view `requests`: one row written per run instead of one per request, the same rows read.
+import fs from 'node:fs';
 import { peer } from './peer.mjs';
 
 // 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
 // run_records and arm_values, no beacon text).
-// 3: requests.server_protocol, runs.browser and browser_major (added, empty, to a version-2 file when it is opened).
-// 4: a run's requests in runs.request_list, read as rows through the view `requests`; run_records.setup (added, NULL,
-//    to a version-4 file when it is opened: the report reads those runs' request lists instead).
-// A file of another version is refused when opened (no migration before 1.0): export it with the h3probe that wrote it.
-export const STORE_VERSION = 4;
-const EXPORT_PAGE = 500;
+// 3: requests.server_protocol, runs.browser and browser_major.
+// 4: a run's requests in runs.request_list, read as rows through the view `requests`; run_records.setup.
+// 5: every run with its cold-setup record (run_records.setup NOT NULL); the layout (storeLayout()) kept in the file.
+// A file of another version or layout is refused when opened (no migration before 1.0: docs/architecture.md, "The
+// stores' versions"): export it with the h3probe that wrote it.
+export const STORE_VERSION = 5;
+/** Runs per page of an export (either store): each page is one query for its runs and one for their requests. */
+export const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
 const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };
 
@@ -38,21 +41,15 @@ export function storeColumns(schema) {
   };
 }
 
-/**
- * The request columns of runs.request_list, in order: each request is a JSON array of these values (its run_id is the
- * run's). The report's connection-setup view reads the pre-warm requests from it (web/report/connectionSetup.mjs).
- */
-export const packedRequestColumns = (schema) => storeColumns(schema).requests.map(([name]) => name).filter((n) => n !== 'run_id');
+// The request columns of runs.request_list, in order: each request is a JSON array of these values (its run_id is the
+// run's).
+const packedRequestColumns = (schema) => storeColumns(schema).requests.map(([name]) => name).filter((n) => n !== 'run_id');
 
-/**
- * The view `requests`: each request of runs.request_list as a row with the core's request columns. Made again each
- * time the store opens, so that a request column the core adds reads as NULL in the runs written before it.
- */
+// The view `requests`: each request of runs.request_list as a row with the core's request columns.
 function requestsViewSql(schema) {
   const packed = packedRequestColumns(schema);
   const fromList = ['runs.run_id AS run_id', ...packed.map((name, i) => `json_extract(r.value, '$[${i}]') AS ${name}`)];
-  return `DROP VIEW IF EXISTS requests;
-CREATE VIEW requests AS
+  return `CREATE VIEW requests AS
   SELECT ${fromList.join(', ')} FROM runs, json_each(runs.request_list) AS r WHERE runs.request_list IS NOT NULL;`;
 }
 
@@ -61,36 +58,78 @@ export function storeSchemaSql(schema) {
   const columns = storeColumns(schema);
   const runColumns = columns.runs.map(([name, type]) => (name === 'run_id' ? 'run_id TEXT PRIMARY KEY' : `${name} ${type}`));
   return `
-CREATE TABLE IF NOT EXISTS runs (
+CREATE TABLE runs (
   ${runColumns.join(',\n  ')},
   request_list TEXT
 );
 ${requestsViewSql(schema)}
 -- The report reads only these two narrow tables (a run's record is described in the core's stored_run.hpp): one row
--- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
--- metric is the metric's position in the core's list (metrics are only ever added at its end). setup: the run's
--- cold-setup record (the connection-setup view's, connection_setup.hpp); NULL in runs stored before it existed, whose
--- view is then made from their request lists.
-CREATE TABLE IF NOT EXISTS run_records (
-  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB, arms TEXT, setup BLOB,
-  ${RUN_RECORDS_PAYLOAD}
+-- per run with its counts by class, its payload mode (the core's run column payload_bytes, 0 for the no-op) and its
+-- cold-setup record (the connection-setup view's, connection_setup.hpp), and per metric one row per run with the
+-- usable values. run is runs.rowid; metric is the metric's position in the core's list.
+CREATE TABLE run_records (
+  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB NOT NULL, arms TEXT, setup BLOB NOT NULL,
+  payload_bytes INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS arm_values (
+CREATE TABLE arm_values (
   metric INTEGER, run INTEGER, arm_values BLOB, PRIMARY KEY (metric, run)
 ) WITHOUT ROWID;
 -- The report reads one arms mode and one payload mode (never A/B and A/A runs together, nor two response sizes), groups
 -- its runs by region and filters by date from this index alone.
-DROP INDEX IF EXISTS run_records_region;
-CREATE INDEX IF NOT EXISTS run_records_mode ON run_records (arms, payload_bytes, region, received_at);
+CREATE INDEX run_records_mode ON run_records (arms, payload_bytes, region, received_at);
+-- The layout the file was made with (storeLayout()): a file of another is refused.
+CREATE TABLE store_layout (layout TEXT NOT NULL);
 `;
 }
 
-// The run's payload mode (the core's run column payload_bytes) in the report's table: 0 in the rows written before it.
-const RUN_RECORDS_PAYLOAD = 'payload_bytes INTEGER NOT NULL DEFAULT 0';
-// The runs stored without a cold-setup record (before it existed): the report finds them from this partial index
-// without scanning run_records, and it stays empty as new runs come. Made after the column is (addNewColumns).
-function setupIndexSql() {
-  return 'CREATE INDEX IF NOT EXISTS run_records_no_setup ON run_records (run) WHERE setup IS NULL;';
+/**
+ * What a store's file holds, from the core's schema(): each table's columns, the metrics (arm_values.metric is a
+ * position in their list), the request classes and the record formats. A store made with another layout is refused
+ * when opened (checkLayout()), as one of another version is: before 1.0 nothing is migrated.
+ */
+export function storeLayout(schema) {
+  return JSON.stringify({ version: STORE_VERSION, ...storeColumns(schema), requestList: packedRequestColumns(schema), metrics: schema.metrics,
+    requestClasses: schema.requestClasses.map((c) => c.name), runRecordVersion: schema.runRecordVersion, setupRecordVersion: schema.setupRecordVersion });
+}
+
+/** What to do with a store this h3probe does not read (either kind): the end of its refusal. */
+export const OTHER_STORE_ADVICE = 'export its runs with the h3probe that wrote it (h3probe export), and start a new store';
+
+// Throws unless the file db (at dbPath) is a store of this version and layout, or (writable) a new file.
+function checkLayout(db, dbPath, schema, { readOnly }) {
+  const version = db.pragma('user_version', { simple: true });
+  const tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get();
+  if (version === 0 && tables === 0) {
+    if (readOnly) throw new Error(`${dbPath} holds no h3probe store: it was not written by the h3probe collector`);
+    return;
+  }
+  if (version === 0) throw new Error(`${dbPath} was not written by the h3probe collector (no store version)`);
+  if (version !== STORE_VERSION) {
+    throw new Error(`${dbPath} is an h3probe store of version ${version}; this h3probe reads version ${STORE_VERSION} only: ${OTHER_STORE_ADVICE}`);
+  }
+  const have = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_layout'").get()
+    && db.prepare('SELECT layout FROM store_layout').pluck().get();
+  if (have !== storeLayout(schema)) {
+    throw new Error(`${dbPath} is an h3probe store of version ${version} whose layout (its columns, metrics, request classes `
+      + `or record formats) is not this h3probe's: ${OTHER_STORE_ADVICE}`);
+  }
+}
+
+/**
+ * The store's file opened for reading only (the report): its version and layout checked, nothing written. Returns
+ * { db (a read-only better-sqlite3 Database), close }.
+ */
+export function openStoreReadOnly(dbPath, core) {
+  const Database = peer('better-sqlite3', 'the report');
+  if (!fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    checkLayout(db, dbPath, core.schema(), { readOnly: true });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return { db, close: () => db.close() };
 }
 
 /** dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. */
@@ -99,19 +138,21 @@ export function openStore(dbPath, core) {
   const schema = core.schema();
   const Database = peer('better-sqlite3', 'the SQLite store');
   const db = new Database(dbPath);
+  try {
+    checkLayout(db, dbPath, schema, { readOnly: false });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  const version = db.pragma('user_version', { simple: true });
-  if (version !== 0 && version !== STORE_VERSION) {
-    db.close();
-    throw new Error(`${dbPath} is an h3probe store of version ${version}; this h3probe reads version ${STORE_VERSION} only: `
-      + 'export its runs with the h3probe that wrote it (h3probe export), or start a new database');
+  if (db.pragma('user_version', { simple: true }) === 0) {
+    db.transaction(() => {
+      db.exec(storeSchemaSql(schema));
+      db.prepare('INSERT INTO store_layout (layout) VALUES (?)').run(storeLayout(schema));
+      db.pragma(`user_version = ${STORE_VERSION}`);
+    })();
   }
-  addRunRecordsPayload(db);
-  db.exec(storeSchemaSql(schema));
-  addNewColumns(db, schema);
-  db.exec(setupIndexSql());
-  db.pragma(`user_version = ${STORE_VERSION}`);
 
   const insertRows = prepareInsert(db, schema);
   const countStmt = db.prepare('SELECT count(*) FROM runs').pluck();
@@ -217,26 +258,6 @@ export async function writeRunsNdjson(stream, { runsAfter, requestsBetween }) {
     }
     after = runs.at(-1).run_id;
   }
-}
-
-// Columns are only ever added (at the end of the core's lists or of COLLECTOR_COLUMNS): a database written before a
-// column existed gets it, empty (NULL) in the rows it already holds.
-function addNewColumns(db, schema) {
-  const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
-  for (const [name, type] of storeColumns(schema).runs) if (!have.has(name)) db.exec(`ALTER TABLE runs ADD COLUMN ${name} ${type}`);
-  if (!hasSetupRecords(db)) db.exec('ALTER TABLE run_records ADD COLUMN setup BLOB');
-}
-
-/** Whether the store's run_records has the cold-setup record column (a store opened by this h3probe has). */
-export function hasSetupRecords(db) {
-  return db.prepare('PRAGMA table_info(run_records)').all().some((c) => c.name === 'setup');
-}
-
-// Before the schema's index on it is made: a run_records table of an older store gets the payload mode's column.
-function addRunRecordsPayload(db) {
-  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) return;
-  if (db.prepare("SELECT 1 FROM pragma_table_info('run_records') WHERE name = 'payload_bytes'").get()) return;
-  db.exec(`ALTER TABLE run_records ADD COLUMN ${RUN_RECORDS_PAYLOAD}`);
 }
 
 // A run row's columns: the core's, then what the collector adds.

@@ -193,7 +193,7 @@ describe('report from ClickHouse aggregates', () => {
 });
 
 describe('the value summary, where it does not match run_records', () => {
-  test('a store opened without it gets it backfilled; cells missing, doubled or changed in it, and today\'s, are read from the raw rows', { timeout: 120_000 }, async () => {
+  test('cells missing, doubled or changed in it, and today\'s, are read from the raw rows', { timeout: 120_000 }, async () => {
     const chSpec = await freshServer('summary');
     const sqlitePath = path.join(tmp, 'summary.sqlite');
     // Runs over four days, and a few received now (a day still receiving runs).
@@ -209,14 +209,6 @@ describe('the value summary, where it does not match run_records', () => {
     const intact = await bothReports(sqlitePath, chSpec, {}, 'intact');
     assert.deepEqual(intact.clickhouse.cells[0], { summary: cellCount, raw: todayCells });
     assertSame(intact);
-
-    // The store as it was before the summary: it is made again when the store is opened, from run_records.
-    await chQuery(chSpec, 'DROP TABLE run_values_view');
-    await chQuery(chSpec, 'DROP TABLE run_values');
-    const backfilled = await bothReports(sqlitePath, chSpec, {}, 'backfilled');
-    assert.ok(Number(await chQuery(chSpec, 'SELECT count() FROM run_values')) > 0);
-    assert.deepEqual(backfilled.clickhouse.cells[0], { summary: cellCount, raw: todayCells });
-    assertSame(backfilled);
 
     // One day's rows of one region twice, another day's of every region gone, one value's weight changed.
     const [[day1, region1], [day2], [day3, region3]] = (await chQuery(chSpec, `SELECT DISTINCT day, region FROM run_values

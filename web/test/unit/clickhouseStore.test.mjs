@@ -82,14 +82,24 @@ describe('store spec', () => {
 });
 
 describe('ClickHouse store', () => {
-  test('tables are created when missing; a column the core gained is added to an existing table', async () => {
+  test('tables are made in an empty database; one of another layout, or of none, is refused and left as it was', async () => {
     const store = await openClickHouseStore(url('grow'), core, { spool: path.join(tmp, 'grow.ndjson') });
+    const columns = async () => (await store.client.json("SELECT name FROM system.columns WHERE database = 'grow' AND table = 'requests'")).map((r) => r.name);
+    assert.ok((await columns()).includes('fetch_ms'));
+    // As the tables of an h3probe whose core had one duration less.
+    const layout = JSON.parse((await store.client.json('SELECT layout FROM store_layout'))[0].layout);
+    layout.tables[1][1] = layout.tables[1][1].filter((c) => !c.startsWith('fetch_ms'));
     await store.client.query('ALTER TABLE requests DROP COLUMN fetch_ms');
+    await store.client.query('TRUNCATE TABLE store_layout');
+    await store.client.query(`INSERT INTO store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout: JSON.stringify(layout) })}`);
     await store.close();
-    const again = await openClickHouseStore(url('grow'), core, { spool: path.join(tmp, 'grow.ndjson') });
-    const cols = (await again.client.json("SELECT name FROM system.columns WHERE database = 'grow' AND table = 'requests'")).map((r) => r.name);
-    assert.ok(cols.includes('fetch_ms'));
-    await again.close();
+    const open = () => openClickHouseStore(url('grow'), core, { spool: path.join(tmp, 'grow.ndjson') });
+    await assert.rejects(open(), /grow is an h3probe store of version 2 whose layout is not this h3probe's .*: export its runs with the h3probe that wrote it/);
+    await assert.rejects(openClickHouseStore(url('grow'), core, { readOnly: true }), /whose layout is not this h3probe's/);
+    assert.ok(!(await columns()).includes('fetch_ms'), 'nothing added');
+    // Tables without a layout: a store of before it was kept.
+    await store.client.query('DROP TABLE store_layout');
+    await assert.rejects(open(), /holds tables .* but no h3probe store layout: a store of version 1 or none; this h3probe reads version 2 only/);
   });
 
   test('ClickHouse killed mid-load: the collector keeps answering 204, the log grows, then drains; every acknowledged beacon once', { timeout: 120_000 }, async () => {

@@ -11,7 +11,6 @@ import Database from 'better-sqlite3';
 import { openStore } from '../../server/store.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { readReportData } from '../../report/readReportData.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
 const core = await loadH3probeNode();
@@ -168,13 +167,16 @@ describe('report', () => {
     assert.equal(group(r, 'overall').paired.n, 4);
   });
 
-  test('a database the collector did not write is refused with the reason', () => {
+  test('a database the collector did not write is refused with the reason', async () => {
     const old = path.join(tmp, 'v1.sqlite');
     const db = new Database(old);
     db.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, received_at TEXT, region TEXT, country TEXT, beacon_json TEXT);
       CREATE TABLE requests (run_id TEXT, phase TEXT, idx INTEGER, PRIMARY KEY (run_id, phase, idx));`);
-    assert.throws(() => readReportData(db, core.schema()), /not written by the h3probe collector/);
     db.close();
+    await assert.rejects(makeReport(core, { dbPath: old }), /not written by the h3probe collector/);
+    const empty = path.join(tmp, 'empty.sqlite');
+    new Database(empty).close();
+    await assert.rejects(makeReport(core, { dbPath: empty }), /holds no h3probe store/);
   });
 
   test('the records of a run the core cannot read end the report with an error, not a wrong table', async () => {
