@@ -454,7 +454,21 @@ val schema_js() {
     limits.set("maxInferenceRounds", kMaxInferenceRounds);
     limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     limits.set("csTightestRuns", kCsTightestRuns);
+    limits.set("maxGroups", static_cast<double>(kMaxGroups));
     out.set("limits", limits);
+    // The report's defaults (ReportOptions) and the daily series' and connection-setup view's percentiles.
+    const ReportOptions defaults;
+    val report_defaults = val::object();
+    report_defaults.set("percentiles", val::array(defaults.percentiles));
+    report_defaults.set("confidence", defaults.confidence);
+    val size = val::object();
+    size.set("p", defaults.size_p);
+    size.set("mde", defaults.size_mde);
+    size.set("alpha", defaults.size_alpha);
+    size.set("power", defaults.size_power);
+    report_defaults.set("sampleSize", size);
+    report_defaults.set("seriesPercentiles", val::array(kSeriesPercentiles));
+    out.set("reportDefaults", report_defaults);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
     // The connection-setup view's outcomes per protocol and metrics (connection_setup.hpp).
     val setup_outcomes = val::array();

@@ -18,10 +18,19 @@
 
 namespace h3probe {
 
+// The most groups a report splits into besides overall: a record's group number is one byte (build_report), and the
+// warehouse's passes number groups the same way (schema().limits.maxGroups).
+inline constexpr std::size_t kMaxGroups = 250;
+
+// The percentiles of the daily series and of the connection-setup view: the body and the tail Dropbox reported.
+inline const std::vector<double> kSeriesPercentiles = {0.5, 0.9, 0.95};
+
+// A report's options; the defaults are every report's unless asked otherwise (schema().reportDefaults hands them to
+// JavaScript: this is their one home).
 struct ReportOptions {
     std::vector<double> percentiles = {0.5, 0.75, 0.9, 0.95, 0.99};
     IntervalMethod method = IntervalMethod::delta;
-    double confidence = 0.95;
+    double confidence = kDefaultConfidence;
     // The sample-size line: runs per arm to detect a relative change `mde` of quantile `p`.
     double size_p = 0.95, size_mde = 0.05, size_alpha = 0.05, size_power = 0.8;
     std::vector<double> cdf_probabilities;  // empty: no CDF points

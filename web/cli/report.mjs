@@ -6,11 +6,12 @@ import { parseArgs } from 'node:util';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { GROUP_BY } from '../report/readReportData.mjs';
+import { DEFAULT_DB } from '../server/store.mjs';
 
-const HELP = `usage: h3probe report [options]
+const help = (schema) => `usage: h3probe report [options]
   --store SPEC         sqlite:PATH, or clickhouse://HOST:PORT/DATABASE (the ClickHouse HTTP port: the report's
                        aggregates are computed inside ClickHouse; delta intervals only)
-  --db FILE            the collector's SQLite database (default h3probe-beacons.sqlite): --store sqlite:FILE
+  --db FILE            the collector's SQLite database (default ${DEFAULT_DB}): --store sqlite:FILE
   --since DATE         only runs received at or after DATE (ISO 8601)
   --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
@@ -25,14 +26,14 @@ const HELP = `usage: h3probe report [options]
   --json FILE          also write the whole report as JSON (format h3probe-report/2: verdict, groups, percentiles,
                        estimates, intervals, counts, exclusions)
   --method M           delta (default) or bootstrap intervals
-  --confidence C       interval confidence (default 0.95)`;
+  --confidence C       interval confidence (default ${schema.reportDefaults.confidence})`;
 
 /** defaults: {db, html}, the paths used when the flags are absent (npm run report passes the dev stack's). */
 export async function main(argv, defaults = {}) {
   const { values: args } = parseArgs({
     args: argv,
     options: {
-      db: { type: 'string', default: defaults.db ?? 'h3probe-beacons.sqlite' },
+      db: { type: 'string', default: defaults.db ?? DEFAULT_DB },
       store: { type: 'string' },
       since: { type: 'string', default: '' },
       metric: { type: 'string', default: 'network_ms' },
@@ -45,16 +46,16 @@ export async function main(argv, defaults = {}) {
       'no-html': { type: 'boolean', default: false },
       json: { type: 'string', default: '' },
       method: { type: 'string', default: 'delta' },
-      confidence: { type: 'string', default: '0.95' },
+      confidence: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
-  if (args.help) return console.log(HELP);
   const core = await loadH3probeNode();
+  if (args.help) return console.log(help(core.schema()));
   const { text, htmlPath, jsonPath } = await makeReport(core, {
     dbPath: args.db, store: args.store, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
     payloadBytes: /^\d+$/.test(args['payload-bytes']) ? Number(args['payload-bytes']) : args['payload-bytes'],
-    confidence: Number(args.confidence), htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
+    ...(args.confidence !== undefined ? { confidence: Number(args.confidence) } : {}), htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
     ...(args.daily ? { daily: true } : {}),
     ...(args['min-network-runs'] !== undefined ? { minGroupRuns: Number(args['min-network-runs']) } : {}),
   });

@@ -5,7 +5,6 @@
 import { OTHER_GROUP } from './readReportData.mjs';
 import { verdict } from './verdict.mjs';
 
-export const PERCENTILES = Object.freeze([0.5, 0.75, 0.9, 0.95, 0.99]);
 export const METHODS = Object.freeze(['delta', 'bootstrap']);
 
 // Probabilities at which the CDF plots are drawn: even steps in the body, denser in both tails, where HTTP/3 is meant to act.
@@ -18,16 +17,17 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
 })());
 
 /**
- * core: the module from loadH3probeNode(). data: from readReportData(). Options: method, confidence, percentiles,
- * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
+ * core: the module from loadH3probeNode(). data: from readReportData(). Options (default: schema().reportDefaults'):
+ * method, confidence, percentiles, sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at
+ * percentile p), cdf: also compute the
  * CDF points for the plots, cumulative: each group after overall holds its runs and every earlier group's (the daily
  * series' looks, in the order of data.groups; delta intervals). Returns { metric, since, arms, by, method, confidence, percentiles, storedRuns, regions,
  * sampleSizeTarget, exclusions, minRunsForInterval, received, loadErrors, groups, verdict } (groups: overall, then one per value of
  * `by`; see h3probeNode.d.ts for a group's shape, verdict.mjs for the verdict's).
  */
 export function buildReport(core, data, {
-  method = 'delta', confidence = 0.95, percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 },
-  cdf = false, cumulative = false,
+  method = 'delta', confidence = core.schema().reportDefaults.confidence, percentiles = core.schema().reportDefaults.percentiles,
+  sampleSize = core.schema().reportDefaults.sampleSize, cdf = false, cumulative = false,
 } = {}) {
   const options = { ...reportOptions({ method, confidence, percentiles, sampleSize, cdf }), cumulative };
   const out = core.buildReport(data.records, data.groups, options);
@@ -43,10 +43,11 @@ export function buildReport(core, data, {
  * each report in the source's order ({ percentiles, sampleSize, cdf }). Delta intervals only.
  */
 export async function buildReportsFromAggregates(core, source, {
-  metric, since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95,
+  metric, since = '', arms = 'h2-h3', method = 'delta', confidence = core.schema().reportDefaults.confidence,
 } = {}, each = [{}]) {
   if (method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
-  const shapes = each.map(({ percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false }) => ({
+  const defaults = core.schema().reportDefaults;
+  const shapes = each.map(({ percentiles = defaults.percentiles, sampleSize = defaults.sampleSize, cdf = false }) => ({
     percentiles, sampleSize, options: reportOptions({ method, confidence, percentiles, sampleSize, cdf }) }));
   const starts = await source.start();
   // The probabilities whose estimates get intervals (the percentiles, the sample size's, the paired median): the

@@ -26,8 +26,6 @@ import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, pairedSql, runValueTuplesSql, sq
 import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
-const MAX_GROUPS = 250;
-
 
 export { CLICKHOUSE_GROUP_BY };
 
@@ -274,7 +272,8 @@ export function clickhouseAggregateSource(client, schema, {
     }
     names = keys.map((_, i) => [...new Set(rows.map((r) => r[`k${i}`]))].sort(byName));
     for (const k of grouped) {
-      if (names[k].length > MAX_GROUPS) throw new Error(`too many distinct values of ${keys[k]} (${names[k].length}; at most ${MAX_GROUPS})`);
+      const max = schema.limits.maxGroups;
+      if (names[k].length > max) throw new Error(`too many distinct values of ${keys[k]} (${names[k].length}; at most ${max})`);
     }
     offset = [];
     let at = 0;

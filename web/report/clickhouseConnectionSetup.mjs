@@ -4,7 +4,7 @@
 // computed there; the inference is the core's (core.inferReport, the report's own), and the view is assembled as the
 // SQLite one (connectionSetup.mjs). One value per run and protocol: the sums the inference asks are counts of runs.
 import { CLICKHOUSE_GROUP_BY, poolMoments, pooledGroupExpr } from './clickhouseAggregates.mjs';
-import { assembleSetup, SETUP_ARMS, SETUP_PERCENTILES } from './connectionSetup.mjs';
+import { assembleSetup, SETUP_ARMS } from './connectionSetup.mjs';
 import { inferInRounds } from './buildReport.mjs';
 import { setupColumns } from '../server/clickhouseStore.mjs';
 import { sqlString } from '../server/clickhouseRunSql.mjs';
@@ -36,7 +36,7 @@ function pairsSql(schema, { selected, groupExpr }) {
  * report's payload mode: the view reads the runs the report reads), confidence. Resolves to the view (assembleSetup()).
  */
 export async function clickhouseConnectionSetup(client, core, {
-  since = '', by = 'region', shown = null, payloadBytes = 0, confidence = 0.95,
+  since = '', by = 'region', shown = null, payloadBytes = 0, confidence = core.schema().reportDefaults.confidence,
 } = {}) {
   const schema = core.schema();
   if (!Object.hasOwn(CLICKHOUSE_GROUP_BY, by)) throw new Error(`--by ${by}: the ClickHouse store splits by ${Object.keys(CLICKHOUSE_GROUP_BY).join(' or ')}`);
@@ -83,7 +83,7 @@ export async function clickhouseConnectionSetup(client, core, {
   }
   for (const gr of groups) for (const o of ['h2', 'h3']) for (const name of Object.keys(OUTCOME)) gr.outcomes[o][name] ??= 0;
 
-  const options = { method: 'delta', confidence, percentiles: Float64Array.from(SETUP_PERCENTILES) };
+  const options = { method: 'delta', confidence, percentiles: Float64Array.from(schema.reportDefaults.seriesPercentiles) };
   for (const m of metrics) {
     m.aggregates = { groups: groups.map((gr) => ({ name: gr.name, runs: 0, requests: 0, missing_metric: 0,
       classes: [schema.requestClasses.map(() => 0), schema.requestClasses.map(() => 0)], runs_paired: 0,

@@ -6,8 +6,6 @@
 // computes the same in SQL: clickhouseConnectionSetup.mjs).
 import { GROUP_BY, OTHER_GROUP } from './readReportData.mjs';
 
-/** The percentiles of the view: the body and the tail Dropbox reported. */
-export const SETUP_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 /** The arms mode the view is made of: only the experiment warms both an HTTP/2 and an HTTP/3 origin. */
 export const SETUP_ARMS = 'h2-h3';
 
@@ -47,8 +45,9 @@ export function readSetupData(db, { since = '', by = 'region', groups = [], payl
 }
 
 /** The view from SQLite: readSetupData()'s records, computed by the core. confidence as the report's. */
-export function connectionSetupFromData(core, { records }, groupNames, { confidence = 0.95 } = {}) {
-  const out = core.connectionSetupReport(records, groupNames, { method: 'delta', confidence, percentiles: Float64Array.from(SETUP_PERCENTILES) });
+export function connectionSetupFromData(core, { records }, groupNames, { confidence = core.schema().reportDefaults.confidence } = {}) {
+  const out = core.connectionSetupReport(records, groupNames, { method: 'delta', confidence,
+    percentiles: Float64Array.from(core.schema().reportDefaults.seriesPercentiles) });
   if (out.error) throw new Error(`the runs' cold-setup records do not read: ${out.error}`);
   return assembleSetup(core.schema(), out.groups);
 }
@@ -65,7 +64,7 @@ export function assembleSetup(schema, groups) {
   const shown = [overall, ...rest.filter((g) => g.runs > 0).sort((a, b) => b.runs - a.runs || (a.name < b.name ? -1 : 1))];
   return {
     arms: SETUP_ARMS,
-    percentiles: [...SETUP_PERCENTILES],
+    percentiles: [...schema.reportDefaults.seriesPercentiles],
     outcomes: schema.setupOutcomes.map((o) => ({ name: o.name, description: o.description })),
     metrics,
     groups: shown.map((g) => {

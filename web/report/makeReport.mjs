@@ -17,8 +17,6 @@ import { renderReportHtml } from './renderReportHtml.mjs';
 export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
 /** The JSON report's format name; a change that removes or renames a field gets a new number. */
 export const REPORT_FORMAT = 'h3probe-report/2';
-/** The percentiles of the daily series: the body and the tail Dropbox reported. */
-export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 
 /**
  * core: from loadH3probeNode(). db: an open store's better-sqlite3 Database (openStore().db), or dbPath to open read-only
@@ -35,10 +33,11 @@ export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
  * connection-setup view, SQLite only).
  */
 export async function makeReport(core, {
-  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence = 0.95,
+  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence = core.schema().reportDefaults.confidence,
   htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath), minGroupRuns, readSummary = true, now,
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
+  const { seriesPercentiles } = core.schema().reportDefaults;
   const spec = store ? parseStoreSpec(store) : null;
   if (spec?.kind === 'sqlite') dbPath = spec.path;
   if (spec?.kind === 'clickhouse') {
@@ -48,14 +47,14 @@ export async function makeReport(core, {
     const source = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
       payloadBytes, minGroupRuns, sets: daily ? [by, 'day'] : [by], readSummary, now });
     const [report, byDay] = await buildReportsFromAggregates(core, source, { metric, since: normalizeSince(since), arms, method, confidence },
-      [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
+      [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: seriesPercentiles }] : [])]);
     if (daily) {
       // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
       const looks = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
         payloadBytes, sets: ['day'], cumulative: true, readSummary, now, countsFrom: source });
       const [cumulative] = await buildReportsFromAggregates(core, looks, { metric, since: normalizeSince(since), arms, method: 'delta', confidence },
-        [{ percentiles: DAILY_PERCENTILES }]);
-      report.daily = dailySeries(byDay, cumulative);
+        [{ percentiles: seriesPercentiles }]);
+      report.daily = dailySeries(seriesPercentiles, byDay, cumulative);
       source.passes.push(...looks.passes.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
     }
     // The connection-setup view's queries are listed with the passes.
@@ -82,8 +81,8 @@ export async function makeReport(core, {
     const setup = performance.now() - ts;
     if (daily) {
       const byDay = readReportData(db ?? own.db, core.schema(), { metric, since, arms, payloadBytes, by: 'day' });
-      report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }),
-        buildReport(core, byDay, { method: 'delta', confidence, percentiles: DAILY_PERCENTILES, cumulative: true }));
+      report.daily = dailySeries(seriesPercentiles, buildReport(core, byDay, { method, confidence, percentiles: seriesPercentiles }),
+        buildReport(core, byDay, { method: 'delta', confidence, percentiles: seriesPercentiles, cumulative: true }));
     }
     const t2 = performance.now();
     return finish(report, { read: t1 - t0, stats: t2 - t1 - setup, setup }, { htmlPath, jsonPath });
@@ -92,14 +91,14 @@ export async function makeReport(core, {
   }
 }
 
-// Δ at DAILY_PERCENTILES per day received, each day a group of its own with its own intervals. report: the same report
+// Δ at percentiles (the series') per day received, each day a group of its own with its own intervals. report: the same report
 // grouped by day (either store). cumulative (optional): the report whose day groups hold every run received up to the
 // end of that day (buildReport's cumulative option): each day then also carries that look, with the fixed-horizon
 // interval beside the anytime-valid one (the confidence sequence, valid however often the series is read).
-function dailySeries(report, cumulative = null) {
+function dailySeries(percentiles, report, cumulative = null) {
   const looks = new Map((cumulative?.groups.slice(1) ?? []).map((g) => [g.name, g]));
   return {
-    percentiles: [...DAILY_PERCENTILES],
+    percentiles: [...percentiles],
     days: report.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
       p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant_ms: x.significant_ms, significant_pct: x.significant_pct })),
     ...(looks.has(g.name) ? { cumulative: cumulativeLook(looks.get(g.name)) } : {}) })),

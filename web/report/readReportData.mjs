@@ -6,8 +6,6 @@
 
 // Runs per query: the concatenated records of this many runs are one BLOB (~200 bytes a run).
 const CHUNK_RUNS = 16384;
-// The group number is one byte in front of each record.
-const MAX_GROUPS = 250;
 
 /**
  * What a report can be split by (--by): each a value per run, read by SQL from the report's table run_records (c) or,
@@ -22,9 +20,8 @@ export const GROUP_BY = Object.freeze({
   effective_type: { what: 'navigator.connection.effectiveType (4g, 3g, ...)', sql: "nullif(r.effective_type, '')", runs: true },
   context: { what: 'where the page module ran its core: worker (a dedicated Worker) or main (the main thread)', sql: "nullif(r.run_context, '')", runs: true },
   day: { what: 'the UTC date the beacon was received', sql: 'substr(c.received_at, 1, 10)' },
-  // networkLabel() of web/server/networkFor.mjs, in SQL: "AS15169 Google LLC".
-  network: { what: 'the autonomous system announcing the client address: "AS15169 Google LLC"', runs: true, pooled: true,
-    sql: "'AS' || CAST(r.asn AS INTEGER) || coalesce(' ' || nullif(r.as_org, ''), '')" },
+  // Its label ("AS15169 Google LLC"), networkLabel() of web/server/networkFor.mjs, stored with the run by the collector.
+  network: { what: 'the autonomous system announcing the client address: "AS15169 Google LLC"', pooled: true, sql: 'c.network' },
 });
 
 /** The group that pools the values of a `pooled` grouping with fewer runs than minGroupRuns. */
@@ -86,8 +83,10 @@ export function readReportData(db, schema, {
     byGroup = shown;
     pooled = { minRuns: minGroupRuns, values };
   }
-  if (byGroup.length > MAX_GROUPS) {
-    throw new Error(`too many distinct values of ${by} (${byGroup.length}; at most ${MAX_GROUPS})${grouping.pooled ? ': raise --min-network-runs' : ''}`);
+  // The group number is one byte in front of each record.
+  const maxGroups = schema.limits.maxGroups;
+  if (byGroup.length > maxGroups) {
+    throw new Error(`too many distinct values of ${by} (${byGroup.length}; at most ${maxGroups})${grouping.pooled ? ': raise --min-network-runs' : ''}`);
   }
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);

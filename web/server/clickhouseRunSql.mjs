@@ -12,8 +12,8 @@ export const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
  */
 export const CLICKHOUSE_GROUP_BY = Object.freeze({
   region: 'region', day: 'substring(received_at, 1, 10)',
-  // GROUP_BY.network of readReportData.mjs (its label) over run_records' asn and as_org.
-  network: "ifNull(concat('AS', toString(asn), ifNull(concat(' ', nullIf(as_org, '')), '')), 'unknown')",
+  // The network's label the collector stored (networkLabel()); 'unknown' without one, as GROUP_BY's groups.
+  network: "ifNull(network, 'unknown')",
 });
 
 /** The same groupings over the value summary: columns of run_values, each filled with CLICKHOUSE_GROUP_BY's expression. */

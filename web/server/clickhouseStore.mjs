@@ -11,6 +11,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { openBeaconLog } from './beaconLog.mjs';
 import { CLICKHOUSE_GROUP_BY, runValueTuplesSql, sqlString } from './clickhouseRunSql.mjs';
+import { networkLabel } from './networkFor.mjs';
 import { COLLECTOR_COLUMNS, EXPORT_PAGE, OTHER_STORE_ADVICE, writeRunsNdjson } from './store.mjs';
 
 // The tables' version: 2, every run with its cold-setup record and the layout kept in the database (store_layout). A
@@ -149,8 +150,8 @@ export function clickhouseTables(schema) {
     'run_id String', 'received_at String', 'region String', 'arms String', 'run_order String',
     ...classCountColumns(schema).map((c) => `${c.name} UInt8`),
     ...metricColumns(schema).flatMap((m) => [`${m.control} Array(Float64)`, `${m.treatment} Array(Float64)`, `${m.missing} UInt8`]),
-    // The client's network (clientLocator.mjs), for the report's split by network.
-    'asn Nullable(UInt32)', 'as_org Nullable(String)',
+    // The client's network's label (networkLabel()), for the report's split by network.
+    'network Nullable(String)',
     // The run's payload mode (the core's run column payload_bytes): 0, the no-op.
     'payload_bytes UInt32',
     // The connection-setup view's record (setupColumns()).
@@ -278,7 +279,7 @@ export function clickhouseRows(schema, { run, requests }, {
   for (const c of schema.runColumns) runRow[c.name] = run[c.name] ?? (c.type === 'text' ? '' : null);
   Object.assign(runRow, { received_at: receivedAt, region, country, browser, browser_major: browserMajor, asn, as_org: asOrg });
   // The decoder's request objects are the request rows already: the core's request columns and durations, in order.
-  return { run: runRow, requests, record: { ...recordRow(schema, run, { receivedAt, region }), asn, as_org: asOrg } };
+  return { run: runRow, requests, record: { ...recordRow(schema, run, { receivedAt, region }), network: networkLabel(asn, asOrg) } };
 }
 
 // The run_records row from the core's record: arm_counts is [version][order][control counts by class][treatment

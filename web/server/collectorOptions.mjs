@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { DEFAULT_COUNTRY_HEADERS, parseTrustedProxies } from './clientLocator.mjs';
+import { DEFAULT_DB } from './store.mjs';
 
 /** A configuration mistake (unknown key, bad value, unreadable file): the CLI prints it and exits with code 2. */
 export class OptionsError extends Error {}
@@ -19,7 +20,7 @@ export const COLLECTOR_OPTIONS = Object.freeze([
   { name: 'port', type: 'int', default: 8787, check: int(0, 65535), help: 'TCP port (0: any free port)' },
   { name: 'path', type: 'string', default: '/beacon', check: (v) => (/^\/[\w\-./]*$/.test(v) ? null : 'a URL path starting with /'),
     help: 'URL path that takes beacons (POST; OPTIONS for CORS preflight)' },
-  { name: 'db', type: 'string', default: 'h3probe-beacons.sqlite', check: (v) => (v ? null : 'a file path'),
+  { name: 'db', type: 'string', default: DEFAULT_DB, check: (v) => (v ? null : 'a file path'),
     help: 'SQLite database file (WAL mode; created when missing)' },
   { name: 'store', type: 'string', default: '',
     check: (v) => (v === '' || /^sqlite:.+/.test(v) || /^clickhouse:\/\/[^/]+\/\w*/.test(v) ? null : 'sqlite:PATH or clickhouse://HOST:PORT/DATABASE'),

@@ -159,7 +159,11 @@ export interface Schema {
   /** Why a sampled page load could not load the run: the reasons of a beacon with outcome "load_error". */
   loadErrorReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
-    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxInferenceRounds: number };
+    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxInferenceRounds: number; maxGroups: number };
+  /** Every report's defaults (ReportOptions, report.hpp), and the percentiles of the daily series and of the
+   *  connection-setup view. */
+  reportDefaults: { percentiles: number[]; confidence: number; sampleSize: { p: number; mde: number; alpha: number; power: number };
+    seriesPercentiles: number[] };
   runRecordVersion: number;
   /** The Server-Timing metric name whose description is the protocol the origin saw ("proto"). */
   serverTimingProtocol: string;

@@ -3,6 +3,7 @@
 // event-loop turn. A beacon's requests are kept in its run row (runs.request_list, one JSON array per request) and read
 // as rows through the view `requests`: one row written per run instead of one per request, the same rows read.
 import fs from 'node:fs';
+import { networkLabel } from './networkFor.mjs';
 import { peer } from './peer.mjs';
 
 // 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
@@ -13,6 +14,8 @@ import { peer } from './peer.mjs';
 // A file of another version or layout is refused when opened (no migration before 1.0: docs/architecture.md, "The
 // stores' versions"): export it with the h3probe that wrote it.
 export const STORE_VERSION = 5;
+/** The SQLite store's file when none is named (the collector's --db, the report's and the export's). */
+export const DEFAULT_DB = 'h3probe-beacons.sqlite';
 /** Runs per page of an export (either store): each page is one query for its runs and one for their requests. */
 export const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
@@ -64,12 +67,13 @@ CREATE TABLE runs (
 );
 ${requestsViewSql(schema)}
 -- The report reads only these two narrow tables (a run's record is described in the core's stored_run.hpp): one row
--- per run with its counts by class, its payload mode (the core's run column payload_bytes, 0 for the no-op) and its
--- cold-setup record (the connection-setup view's, connection_setup.hpp), and per metric one row per run with the
--- usable values. run is runs.rowid; metric is the metric's position in the core's list.
+-- per run with its counts by class, its payload mode (the core's run column payload_bytes, 0 for the no-op), its
+-- cold-setup record (the connection-setup view's, connection_setup.hpp) and its network's label (networkLabel()), and
+-- per metric one row per run with the usable values. run is runs.rowid; metric is the metric's position in the core's
+-- list.
 CREATE TABLE run_records (
   run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB NOT NULL, arms TEXT, setup BLOB NOT NULL,
-  payload_bytes INTEGER NOT NULL
+  payload_bytes INTEGER NOT NULL, network TEXT
 );
 CREATE TABLE arm_values (
   metric INTEGER, run INTEGER, arm_values BLOB, PRIMARY KEY (metric, run)
@@ -83,12 +87,12 @@ CREATE TABLE store_layout (layout TEXT NOT NULL);
 }
 
 /**
- * What a store's file holds, from the core's schema(): each table's columns, the metrics (arm_values.metric is a
- * position in their list), the request classes and the record formats. A store made with another layout is refused
+ * What a store's file holds, from the core's schema(): its tables (storeSchemaSql()), the metrics (arm_values.metric is
+ * a position in their list), the request classes and the record formats. A store made with another layout is refused
  * when opened (checkLayout()), as one of another version is: before 1.0 nothing is migrated.
  */
 export function storeLayout(schema) {
-  return JSON.stringify({ version: STORE_VERSION, ...storeColumns(schema), requestList: packedRequestColumns(schema), metrics: schema.metrics,
+  return JSON.stringify({ version: STORE_VERSION, tables: storeSchemaSql(schema), metrics: schema.metrics,
     requestClasses: schema.requestClasses.map((c) => c.name), runRecordVersion: schema.runRecordVersion, setupRecordVersion: schema.setupRecordVersion });
 }
 
@@ -273,8 +277,8 @@ function prepareInsert(db, schema) {
   const packed = packedRequestColumns(schema);
   const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
-  const insertRecord = db.prepare(`INSERT INTO run_records (run, received_at, region, arm_counts, arms, payload_bytes, setup)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const insertRecord = db.prepare(`INSERT INTO run_records (run, received_at, region, arm_counts, arms, payload_bytes, setup, network)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
   return ({ run, requests }, meta) => {
     const requestList = JSON.stringify(requests.map((q) => packed.map((c) => q[c] ?? null)));
@@ -282,7 +286,8 @@ function prepareInsert(db, schema) {
     // A retried beacon carries the same run_id: keep the first copy.
     if (stored.changes === 0) return { duplicate: true };
     const id = stored.lastInsertRowid;
-    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms, run.payload_bytes || 0, run.setup);
+    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms, run.payload_bytes || 0, run.setup,
+      networkLabel(meta.asn, meta.as_org));
     schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));
     return { duplicate: false };
   };
