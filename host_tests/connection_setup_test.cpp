@@ -125,7 +125,7 @@ TEST_CASE("connection setup view: one round trip saved, paired within the run, b
     CHECK(rep.groups[1].runs + rep.groups[2].runs == 200);
     CHECK(rep.groups[2].runs == 40);
     CHECK(all.outcomes[1][static_cast<int>(SetupOutcome::cold)] == 200);
-    CHECK(all.first_h3_over_h3 == 200);
+    CHECK(all.first_h3[static_cast<int>(FirstH3::over_h3)] == 200);
     const GroupReport& connect = all.metric[static_cast<int>(SetupMetric::connect_ms)];
     REQUIRE(connect.analysis.rows.size() == 3);
     const QuantileDifferenceRow& p50 = connect.analysis.rows[0];

@@ -1,7 +1,8 @@
 // The report from stored runs: the per-run records (stored_run.hpp) of the selected runs, each prefixed with its
 // group, become per group (overall, then each region) the usable values of both arms with their runs, the counts by
 // class, and then the statistics: the quantile table with intervals, the paired within-run difference, the
-// order-effect test, the sample size and the CDF points for the plots.
+// order-effect test, the sample size and the CDF points for the plots. The same pass over the records makes the daily
+// series (each record carrying its day) and the connection-setup view (each ending with its cold-setup record).
 #pragma once
 
 #include <array>
@@ -34,9 +35,6 @@ struct ReportOptions {
     // The sample-size line: runs per arm to detect a relative change `mde` of quantile `p`.
     double size_p = 0.95, size_mde = 0.05, size_alpha = 0.05, size_power = 0.8;
     std::vector<double> cdf_probabilities;  // empty: no CDF points
-    // The daily series' looks: group k (k >= 1, in the order named) holds its own runs and those of every group before
-    // it, i.e. the data as it stood at the end of that day (infer_cumulative, value_aggregates.hpp). Delta intervals.
-    bool cumulative = false;
 };
 
 struct GroupReport {
@@ -54,15 +52,31 @@ struct GroupReport {
     std::vector<double> cdf_h2, cdf_h3;             // quantiles at cdf_probabilities (empty arm: empty)
 };
 
+// What one pass over the records makes, and how each record is laid out:
+//   [group number (1..groups)][day number (1..days), when days are asked][arm_counts][arm_<metric>]
+//   [setup_record() (connection_setup.hpp), when the view is asked]
+struct ReportRequest {
+    std::vector<std::string> groups;  // names groups 1..n
+    // The daily series: each day a group of its own at kSeriesPercentiles (its intervals by options.method), and
+    // the looks, each day with every run received up to its end (the data as it stood then; delta intervals,
+    // infer_cumulative, value_aggregates.hpp). Empty: no day numbers in the records, no series.
+    std::vector<std::string> days;
+    bool setup = false;  // the connection-setup view of the same runs, by the same groups
+    ReportOptions options;
+};
+
+struct SetupReport;  // connection_setup.hpp
+
 struct Report {
     std::string error;                // empty when the records were read
     std::vector<GroupReport> groups;  // overall, then one per group name in the order given (empty ones included)
+    std::vector<GroupReport> days;    // with days: overall, then one per day
+    std::vector<GroupReport> looks;   // with days: one per day
 };
 
-// records: the concatenation of [group index + 1 (one byte)][arm_counts][arm_<metric>] per run; group_names names
-// groups 1..n. A record that does not parse ends the report with an error naming its position.
-Report build_report(const std::uint8_t* records, std::size_t size, const std::vector<std::string>& group_names,
-                    const ReportOptions& options);
+// A record that does not parse ends the report with an error naming its position. With request.setup, *setup (not
+// null) receives the view.
+Report build_report(const std::uint8_t* records, std::size_t size, const ReportRequest& request, SetupReport* setup = nullptr);
 
 // Treatment requests whose result was ok, over whatever protocol: the fallback rate's denominator.
 std::size_t treatment_ok(const GroupReport& g);

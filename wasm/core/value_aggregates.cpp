@@ -73,12 +73,12 @@ void add_run(ValueGroup& g, std::vector<double> (&values)[2], std::uint32_t id, 
     if (order == 1) g.diffs_h3_first.push_back(d);
 }
 
-ValueAggregates::ValueAggregates(const std::vector<ValueGroup>& groups) : groups_(groups), stats_(groups.size()) {}
+ValueAggregates::ValueAggregates(std::vector<const ValueGroup*> groups) : groups_(std::move(groups)), stats_(groups_.size()) {}
 
 std::vector<GroupAggregates> ValueAggregates::start() {
     std::vector<GroupAggregates> out(groups_.size());
     for (std::size_t i = 0; i < groups_.size(); ++i) {
-        const ValueGroup& d = groups_[i];
+        const ValueGroup& d = *groups_[i];
         GroupAggregates& a = out[i];
         a.counts = d.counts;
         for (int arm = 0; arm < 2; ++arm) {
@@ -86,13 +86,13 @@ std::vector<GroupAggregates> ValueAggregates::start() {
             a.sample[arm].runs = d.arm[arm].runs();
         }
         a.sample[2].n = a.sample[2].runs = d.diffs.size();
-        a.diffs = moments(d.diffs);
-        a.diffs_h2_first = moments(d.diffs_h2_first);
-        a.diffs_h3_first = moments(d.diffs_h3_first);
+        for (double x : d.diffs) a.diffs.add(x);
+        for (double x : d.diffs_h2_first) a.diffs_h2_first.add(x);
+        for (double x : d.diffs_h3_first) a.diffs_h3_first.add(x);
     }
     // Runs with values in both arms: counted by the pairing itself (diffs may be absent, e.g. in a simulation).
     for (std::size_t i = 0; i < groups_.size(); ++i)
-        for (std::int32_t j : partner_runs(groups_[i].arm[0], groups_[i].arm[1])) out[i].runs_paired += j >= 0;
+        for (std::int32_t j : partner_runs(groups_[i]->arm[0], groups_[i]->arm[1])) out[i].runs_paired += j >= 0;
     return out;
 }
 
@@ -110,11 +110,11 @@ void ValueAggregates::fill(std::vector<GroupAggregates>& aggs, const Needs& need
     std::map<std::tuple<std::size_t, int, double>, std::vector<std::uint32_t>> below_of;
     const auto run_below = [&](std::size_t group, int arm, double q) -> const std::vector<std::uint32_t>& {
         auto [it, fresh] = below_of.try_emplace({group, arm, q});
-        if (fresh) it->second = per_run_below(groups_[group].arm[arm], q);
+        if (fresh) it->second = per_run_below(groups_[group]->arm[arm], q);
         return it->second;
     };
     for (const auto& b : needs.below) {
-        const ValueGroup& d = groups_[b.group];
+        const ValueGroup& d = *groups_[b.group];
         BelowSums sums;
         if (b.sample == SampleKind::diff) {
             for (double x : d.diffs) sums.below += x <= b.threshold;
@@ -136,7 +136,7 @@ void ValueAggregates::fill(std::vector<GroupAggregates>& aggs, const Needs& need
     }
     std::map<std::size_t, std::vector<std::int32_t>> partners;  // per group
     for (const auto& c : needs.cross) {
-        const ValueGroup& d = groups_[c.group];
+        const ValueGroup& d = *groups_[c.group];
         auto [it, fresh] = partners.try_emplace(c.group);
         if (fresh) it->second = partner_runs(d.arm[0], d.arm[1]);
         const auto& partner = it->second;
@@ -159,17 +159,27 @@ void ValueAggregates::fill(std::vector<GroupAggregates>& aggs, const Needs& need
 OrderStatistics& ValueAggregates::stats(std::size_t group, int sample) {
     auto& slot = stats_[group][static_cast<std::size_t>(sample)];
     if (!slot) {
-        const ValueGroup& d = groups_[group];
+        const ValueGroup& d = *groups_[group];
         const std::vector<double>& v = sample == 2 ? d.diffs : d.arm[sample].values;
         slot = std::make_unique<OrderStatistics>(v.data(), v.size());
     }
     return *slot;
 }
 
+std::vector<GroupReport> infer_values(std::vector<const ValueGroup*> groups, const ReportOptions& options, std::string& error) {
+    ValueAggregates source(std::move(groups));
+    return infer_from(source, options, error);
+}
+
+std::vector<const ValueGroup*> pointers_to(const std::vector<ValueGroup>& groups) {
+    std::vector<const ValueGroup*> out;
+    for (const ValueGroup& g : groups) out.push_back(&g);
+    return out;
+}
+
 std::vector<GroupReport> infer_values(const std::vector<ValueGroup>& groups, const ReportOptions& options,
                                       std::string& error) {
-    ValueAggregates source(groups);
-    return infer_from(source, options, error);
+    return infer_values(pointers_to(groups), options, error);
 }
 
 void append_group(ValueGroup& into, const ValueGroup& from) {
@@ -194,13 +204,13 @@ void append_group(ValueGroup& into, const ValueGroup& from) {
     into.diffs_h3_first.insert(into.diffs_h3_first.end(), from.diffs_h3_first.begin(), from.diffs_h3_first.end());
 }
 
-std::vector<GroupReport> infer_cumulative(const std::vector<ValueGroup>& groups, const ReportOptions& options,
+std::vector<GroupReport> infer_cumulative(const std::vector<const ValueGroup*>& groups, const ReportOptions& options,
                                           std::string& error) {
     std::vector<GroupReport> out;
     std::vector<ValueGroup> upto(1);
-    for (const ValueGroup& g : groups) {
-        append_group(upto[0], g);
-        upto[0].counts.name = g.counts.name;
+    for (const ValueGroup* g : groups) {
+        append_group(upto[0], *g);
+        upto[0].counts.name = g->counts.name;
         std::vector<GroupReport> look = infer_values(upto, options, error);
         if (!error.empty()) return {};
         out.push_back(std::move(look[0]));

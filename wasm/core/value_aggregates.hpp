@@ -34,26 +34,30 @@ void add_run(ValueGroup& group, std::vector<double> (&values)[2], std::uint32_t 
 
 class ValueAggregates : public AggregateSource {
 public:
-    explicit ValueAggregates(const std::vector<ValueGroup>& groups);
+    explicit ValueAggregates(std::vector<const ValueGroup*> groups);
     std::vector<GroupAggregates> start() override;
     void fill(std::vector<GroupAggregates>& aggregates, const Needs& needs) override;
 
 private:
     OrderStatistics& stats(std::size_t group, int sample);
-    const std::vector<ValueGroup>& groups_;
+    std::vector<const ValueGroup*> groups_;
     std::vector<std::array<std::unique_ptr<OrderStatistics>, kSampleKinds>> stats_;
 };
+
+// The groups by address, for the functions below that take a subset or an order of their own.
+std::vector<const ValueGroup*> pointers_to(const std::vector<ValueGroup>& groups);
 
 // infer_from() over the groups' values: the report of each group (delta intervals).
 std::vector<GroupReport> infer_values(const std::vector<ValueGroup>& groups, const ReportOptions& options,
                                       std::string& error);
+std::vector<GroupReport> infer_values(std::vector<const ValueGroup*> groups, const ReportOptions& options, std::string& error);
 
 // Adds every run of `from` (values, counts, paired differences) to `into`; run ids must differ between the two.
 void append_group(ValueGroup& into, const ValueGroup& from);
 
 // The looks of a sequential analysis: report k is inferred over groups 0..k together (named as group k), one look at a
 // time through infer_values(), so each look is exactly the report that group's data would give at that moment.
-std::vector<GroupReport> infer_cumulative(const std::vector<ValueGroup>& groups, const ReportOptions& options,
+std::vector<GroupReport> infer_cumulative(const std::vector<const ValueGroup*>& groups, const ReportOptions& options,
                                           std::string& error);
 
 }  // namespace h3probe

@@ -45,16 +45,18 @@ export function poolGroups(counts, minRuns) {
  * A/A runs are never pooled), by (one of GROUP_BY: what the groups are), minGroupRuns (a `pooled` grouping, network,
  * shows the values with at least this many runs and pools the rest as OTHER_GROUP; default the fewest runs for an
  * interval, schema.limits.minRunsForInterval), payloadBytes (the one payload mode read, 0 the no-op: runs of different
- * response sizes are never pooled either).
- * Returns { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the regions the runs
- * came from], groups: [group names], records: [Buffer] (the records in chunks, in run order), loadErrors: [{reason, n}]
- * (the load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
+ * response sizes are never pooled either), daily (also the days: the daily series from the same pass), setup (each
+ * record also carries the run's cold-setup record: the connection-setup view from the same pass).
+ * Returns, for buildReport(), { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the
+ * regions the runs came from], groups: [group names], days: [day names] (daily; else []), setup, records: [Buffer] (the
+ * records in chunks, in run order, laid out as the core's ReportRequest says), loadErrors: [{reason, n}] (the
+ * load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
  * included), and for a pooled grouping pooled: {minRuns, values (how many values went into OTHER_GROUP)} }.
  */
 export function readReportData(db, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', payloadBytes = 0,
-  minGroupRuns = schema.limits.minRunsForInterval,
+  minGroupRuns = schema.limits.minRunsForInterval, daily = false, setup = false,
 } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const grouping = GROUP_BY[by];
@@ -63,19 +65,20 @@ export function readReportData(db, schema, {
   checkPayloadBytes(payloadBytes, schema);
   const mode = `c.arms = ? AND c.payload_bytes = ${Number(payloadBytes)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
-  // Grouped by the bare expression, so that for regions SQLite walks the (arms, payload_bytes, region, received_at) index in order
-  // instead of sorting 420k rows in a temporary B-tree (a third of the read).
-  const countBy = (sql, from) => {
+  const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  // Runs per region and day, from the (arms, payload_bytes, region, received_at) index alone: the regions, the days,
+  // the runs and the dates received, in one walk.
+  const cells = db.prepare(`SELECT c.region AS region, ${GROUP_BY.day.sql} AS day, count(*) AS n, min(c.received_at) AS first,
+    max(c.received_at) AS last FROM run_records c WHERE ${mode} AND c.received_at >= ? GROUP BY c.region, day`).all(arms, sinceIso);
+  const countsOf = (key) => {
     const counts = new Map();
-    for (const { name, n } of db.prepare(`SELECT ${sql} AS name, count(*) AS n FROM run_records c ${from}
-      WHERE ${mode} AND c.received_at >= ? GROUP BY ${sql}`).all(arms, sinceIso)) {
-      const key = name ?? 'unknown';
-      counts.set(key, (counts.get(key) ?? 0) + n);
-    }
-    return [...counts].map(([name, n]) => ({ name, n })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const cell of cells) counts.set(cell[key] ?? 'unknown', (counts.get(cell[key] ?? 'unknown') ?? 0) + cell.n);
+    return [...counts].map(([name, n]) => ({ name, n })).sort(byName);
   };
-  const byRegion = countBy(GROUP_BY.region.sql, '');
-  let byGroup = by === 'region' ? byRegion : countBy(grouping.sql, join);
+  const byRegion = countsOf('region');
+  let byGroup = by === 'region' || by === 'day' ? countsOf(by)
+    : db.prepare(`SELECT coalesce(${grouping.sql}, 'unknown') AS name, count(*) AS n FROM run_records c ${join}
+      WHERE ${mode} AND c.received_at >= ? GROUP BY name`).all(arms, sinceIso).sort(byName);
   let pooled = null;
   if (grouping.pooled) {
     checkMinGroupRuns(minGroupRuns);
@@ -83,40 +86,39 @@ export function readReportData(db, schema, {
     byGroup = shown;
     pooled = { minRuns: minGroupRuns, values };
   }
-  // The group number is one byte in front of each record.
+  // The group and day numbers are one byte each in front of each record.
   const maxGroups = schema.limits.maxGroups;
-  if (byGroup.length > maxGroups) {
-    throw new Error(`too many distinct values of ${by} (${byGroup.length}; at most ${maxGroups})${grouping.pooled ? ': raise --min-network-runs' : ''}`);
+  const days = daily ? countsOf('day').map((d) => d.name) : [];
+  for (const [what, n, hint] of [[by, byGroup.length, grouping.pooled ? ': raise --min-network-runs' : ''], ['day', days.length, '']]) {
+    if (n > maxGroups) throw new Error(`too many distinct values of ${what} (${n}; at most ${maxGroups})${hint}`);
   }
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
-  // The dates the selected runs were received on (the same index).
-  const range = db.prepare(`SELECT min(received_at) AS first, max(received_at) AS last FROM run_records c
-    WHERE ${mode} AND received_at >= ?`).get(arms, sinceIso);
   const payloadModes = db.prepare(`SELECT c.payload_bytes AS bytes, count(*) AS runs FROM run_records c
     WHERE c.arms = ? AND c.received_at >= ? GROUP BY bytes ORDER BY bytes`).all(arms, sinceIso);
 
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
-  // The group's number as a one-byte BLOB literal per group: x'01' for the first, and so on.
+  // A number as a one-byte BLOB literal: x'01' for 1, and so on.
+  const byte = (n) => `x'${n.toString(16).padStart(2, '0')}'`;
+  const numbered = (sql, names, otherLast) => `CASE coalesce(${sql}, 'unknown') ${(otherLast ? names.slice(0, -1) : names)
+    .map((_, i) => `WHEN ? THEN ${byte(i + 1)}`).join(' ')}${otherLast ? ` ELSE ${byte(names.length)}` : ''} END`;
   // Pooled values fall to ELSE: the last group, OTHER_GROUP.
-  const byte = (i) => `x'${(i + 1).toString(16).padStart(2, '0')}'`;
-  const named = pooled?.values ? groups.slice(0, -1) : groups;
-  const groupByte = groups.length
-    ? `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${byte(i)}`).join(' ')}${pooled?.values ? ` ELSE ${byte(groups.length - 1)}` : ''} END`
-    : "x'00'";
+  const otherLast = Boolean(pooled?.values);
+  const prefix = [groups.length ? numbered(grouping.sql, groups, otherLast) : "x'00'", ...(daily ? [numbered(GROUP_BY.day.sql, days, false)] : [])];
+  const params = [...(otherLast ? groups.slice(0, -1) : groups), ...days];
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
-  const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.arm_counts || v.arm_values, '') AS BLOB)
+  const chunk = db.prepare(`SELECT CAST(group_concat(${[...prefix, 'c.arm_counts', 'v.arm_values', ...(setup ? ['c.setup'] : [])].join(' || ')}, '') AS BLOB)
     FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run ${join}
     WHERE c.run BETWEEN ? AND ? AND c.received_at >= ? AND ${mode}`).pluck();
   const metricCode = schema.metrics.indexOf(metric);
   const parts = [];
   for (let from = lo; from <= hi; from += CHUNK_RUNS) {
-    const bytes = chunk.get(...named, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
+    const bytes = chunk.get(...params, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
     if (bytes) parts.push(bytes);
   }
   return { metric, since: sinceIso, arms, by, payloadBytes, payloadModes, storedRuns,
-    received: { first: range.first ?? null, last: range.last ?? null },
-    regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
+    received: { first: cells.length ? cells.map((c) => c.first).sort()[0] : null, last: cells.length ? cells.map((c) => c.last).sort().at(-1) : null },
+    regions: byRegion.map((r) => r.name), groups, days, setup, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso) };
 }

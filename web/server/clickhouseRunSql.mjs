@@ -1,7 +1,10 @@
-// The SQL over one run_records row that both the store's value summary (run_values, filled at insert by a materialized
-// view: clickhouseStore.mjs) and the report's passes over the raw rows (web/report/clickhouseAggregates.mjs) compute:
-// the groupings' expressions, a run's median and paired difference, and the rows a run adds to the histograms. One
-// home for each, so that a summary row and a value unrolled from run_records are the same row.
+// The aggregate definitions in SQL, each the twin of one in C++ (wasm/core/value_aggregates.cpp, exact_sum.cpp): over
+// one run_records row, what both the store's value summary (run_values, filled at insert by a materialized view:
+// clickhouseStore.mjs) and the report's passes over the raw rows (web/report/clickhouseAggregates.mjs) compute: the
+// groupings' expressions, a run's median and paired difference, the rows a run adds to the histograms, and the limbs
+// of a sample's exact sums. One home for each in SQL, so that a summary row and a value unrolled from run_records are
+// the same row; web/test/unit/clickhouseReport.test.mjs holds them to the core's on the same data (the reports of both
+// stores byte for byte).
 
 /** A text as a ClickHouse string literal (quotes and backslashes escaped). */
 export const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
@@ -21,8 +24,8 @@ export const SUMMARY_GROUP_BY = Object.freeze({ region: 'region', day: 'day', ne
 
 const sorted = (a) => `arraySort(${a})`;
 const half = (a) => `intDiv(length(${a}), 2)`;
-/** A run's type-7 median of the values in array column a (their number even: the mean of the middle two). */
-export const medianSql = (a) => `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`;
+// A run's type-7 median of the values in array column a (their number even: the mean of the middle two).
+const medianSql = (a) => `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`;
 /** Whether a run is paired (values in both arms), and its paired difference: treatment's median minus control's. */
 export const pairedSql = (C, T) => ({ both: `(length(${C}) > 0 AND length(${T}) > 0)`, diff: `(${medianSql(T)} - ${medianSql(C)})` });
 
@@ -38,4 +41,51 @@ export function runValueTuplesSql(C, T) {
       arraySort(${A}), arrayEnumerate(${A}))`;
   return `arrayConcat(${arm(0, C, T)}, ${arm(1, T, C)},
       arrayMap(x -> (toUInt8(2), x, toUInt64(1), toUInt64(1), toUInt64(0)), arrayFilter(x -> ${both}, [${diff}])))`;
+}
+
+/**
+ * A Float64 expression x's share of its sample's exact sums (ExactSum, wasm/core/exact_sum.hpp), for sumMap(keys,
+ * values): a finite x is ±M · 2^(shift − 1074), M its 53-bit mantissa. Keys (tag · 2048 + shift) · 16 + slot; Int64
+ * values: slots 0 and 1 ±M's high 26 and low 27 bits (Σ x), 2 to 8 the coefficients of M² in 14-bit limbs (Σ x²), 9
+ * one (n). Exact for up to 2^33 values per key. tag (0..15): splits the sample (the run's order). Not finite: none.
+ */
+export function exactSumsSql(x, tag = '0') {
+  const b = `reinterpretAsUInt64(reinterpretAsString(${x}))`;
+  const e = `bitAnd(bitShiftRight(${b}, 52), 2047)`;
+  const m = `if(${e} = 0, bitAnd(${b}, 4503599627370495), bitOr(bitAnd(${b}, 4503599627370495), 4503599627370496))`;
+  const sign = `(1 - 2 * toInt64(bitShiftRight(${b}, 63)))`;
+  const limb = (i) => `toInt64(bitAnd(bitShiftRight(${m}, ${14 * i}), 16383))`;
+  const k = (j) => [0, 1, 2, 3].flatMap((i) => (j - i >= 0 && j - i <= 3 && i <= j - i ? [`${i === j - i ? 1 : 2} * ${limb(i)} * ${limb(j - i)}`] : [])).join(' + ');
+  const values = [`${sign} * toInt64(bitShiftRight(${m}, 27))`, `${sign} * toInt64(bitAnd(${m}, 134217727))`,
+    ...[0, 1, 2, 3, 4, 5, 6].map(k), 'toInt64(1)'].map((v) => `toInt64(${v})`);
+  const key = `((${tag}) * 2048 + if(${e} = 0, 0, ${e} - 1)) * 16`;
+  // A literal list, not arrayMap(): 18.16 does not see the columns a lambda reads when it prunes a subquery's.
+  return {
+    keys: `if(isFinite(${x}), [${[...Array(10).keys()].map((i) => `toUInt64(${key} + ${i})`).join(', ')}], emptyArrayUInt64())`,
+    values: `if(isFinite(${x}), [${values.join(', ')}], emptyArrayInt64())`,
+  };
+}
+
+/**
+ * The exact sums (MomentSums, as the core reads them: n, and Σ x, Σ x² as ExactSum::text()) of the values whose
+ * exactSumsSql() limbs sumMap() added up: maps [[keys, values]] (numbers or texts of 64-bit integers), all added; tag:
+ * only that tag's values (null: every tag's).
+ */
+export function momentSums(maps, tag = null) {
+  let n = 0n;
+  let sum = 0n;
+  let sq = 0n;
+  for (const [keys, values] of maps) {
+    keys.forEach((k, i) => {
+      const key = Number(k);
+      const slot = key % 16;
+      const shift = Math.floor(key / 16) % 2048;
+      if (tag !== null && Math.floor(key / 32768) !== tag) return;
+      const v = BigInt(values[i]);
+      if (slot === 9) n += v;
+      else if (slot < 2) sum += v << BigInt(shift + (slot === 0 ? 27 : 0));
+      else sq += v << BigInt(2 * shift + 14 * (slot - 2));
+    });
+  }
+  return { n: Number(n), sum: sum.toString(16), sum_sq: sq.toString(16) };
 }

@@ -1,0 +1,64 @@
+// Exact sums of doubles and of their squares, so that a sample's mean and variance are the same bits whatever order a
+// source adds its values in: the report's paired differences from memory (value_aggregates.cpp) and from a
+// warehouse's SQL (web/server/clickhouseRunSql.mjs, exactSumsSql) give one moment, not two that differ in their last
+// digits.
+//
+// A finite double is a whole number of 2^-1074 (its mantissa times a power of two), and its square a whole number of
+// 2^-2148: each sum is such a whole number, held in base-2^32 digits, so nothing is ever rounded until the moments are
+// read (moments()).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "paired_runs.hpp"
+
+namespace h3probe {
+
+class ExactSum {
+public:
+    // The units: a sum of values counts 2^-1074, a sum of squares 2^-2148.
+    static constexpr int kValueUnit = -1074;
+    static constexpr int kSquareUnit = -2148;
+
+    void add(double x);         // x (finite), in value units
+    void add_square(double x);  // x * x (x finite), in square units
+    void add(const ExactSum& other);
+    // The whole number as text: hexadecimal digits, '-' first when negative, "0" for zero; parse() reads it back
+    // (false, and the sum unchanged, for anything else).
+    std::string text() const;
+    bool parse(const std::string& text);
+    // The sum times 2^unit, rounded to the nearest double.
+    double value(int unit) const;
+    // this * other, exactly (a sum of values squared is in square units), and this * n.
+    ExactSum times(const ExactSum& other) const;
+    ExactSum times(std::uint64_t n) const;
+    ExactSum minus(const ExactSum& other) const;
+    bool operator==(const ExactSum& other) const;
+
+private:
+    // Adds v * 2^bit (v < 2^64) with the sign given; digits_ grow as needed.
+    void add_bits(std::uint64_t v, int bit, bool negative);
+    // Carries every digit into [0, 2^32) but the last, which keeps the sign: the form text() and the others read.
+    void normalize();
+    bool negative() const;
+    std::vector<std::uint32_t> magnitude() const;  // normalized |sum|, little-endian, no leading zero digit
+    static ExactSum from_magnitude(const std::vector<std::uint32_t>& digits, bool negative);
+
+    std::vector<std::int64_t> digits_;  // little-endian base 2^32; between normalizations each may exceed it
+    std::uint32_t pending_ = 0;         // adds since the last normalization
+};
+
+// A sample's count, sum and sum of squares, exact: what a source hands the inference for the moments of the paired
+// differences (report_aggregates.hpp).
+struct MomentSums {
+    std::uint64_t n = 0;
+    ExactSum sum, sum_sq;
+    void add(double x);  // finite values only; others are not counted
+    void add(const MomentSums& other);
+    // n, the mean (NaN if none) and the sample variance (NaN if fewer than 2), each rounded once from the exact sums.
+    Moments moments() const;
+};
+
+}  // namespace h3probe
