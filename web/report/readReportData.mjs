@@ -100,11 +100,17 @@ export function readReportData(db, schema, {
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
   // A number as a one-byte BLOB literal: x'01' for 1, and so on.
   const byte = (n) => `x'${n.toString(16).padStart(2, '0')}'`;
-  const numbered = (sql, names, otherLast) => `CASE coalesce(${sql}, 'unknown') ${(otherLast ? names.slice(0, -1) : names)
-    .map((_, i) => `WHEN ? THEN ${byte(i + 1)}`).join(' ')}${otherLast ? ` ELSE ${byte(names.length)}` : ''} END`;
+  // A value's number among names (each a ? parameter); with otherLast, any value not listed is the last name's. No
+  // name at all (no run) is 0; every value pooled (a young store by network) the last name's, with no CASE (it needs a
+  // WHEN).
+  const numbered = (sql, names, otherLast) => {
+    const listed = otherLast ? names.slice(0, -1) : names;
+    if (!listed.length) return names.length ? byte(names.length) : "x'00'";
+    return `CASE coalesce(${sql}, 'unknown') ${listed.map((_, i) => `WHEN ? THEN ${byte(i + 1)}`).join(' ')}${otherLast ? ` ELSE ${byte(names.length)}` : ''} END`;
+  };
   // Pooled values fall to ELSE: the last group, OTHER_GROUP.
   const otherLast = Boolean(pooled?.values);
-  const prefix = [groups.length ? numbered(grouping.sql, groups, otherLast) : "x'00'", ...(daily ? [numbered(GROUP_BY.day.sql, days, false)] : [])];
+  const prefix = [numbered(grouping.sql, groups, otherLast), ...(daily ? [numbered(GROUP_BY.day.sql, days, false)] : [])];
   const params = [...(otherLast ? groups.slice(0, -1) : groups), ...days];
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
   const chunk = db.prepare(`SELECT CAST(group_concat(${[...prefix, 'c.arm_counts', 'v.arm_values', ...(setup ? ['c.setup'] : [])].join(' || ')}, '') AS BLOB)
