@@ -99,3 +99,25 @@ TEST_CASE("the moments from exact sums are the two-pass moments, within rounding
     for (int i = 0; i < 10; ++i) same.add(7.3);
     CHECK(same.moments().var == 0);
 }
+
+TEST_CASE("the accumulator's sums are MomentSums' value by value, whatever the exponents and however many") {
+    std::mt19937_64 rng(9);
+    std::uniform_real_distribution<double> exponent(-40, 40);
+    MomentSums one_by_one;
+    MomentAccumulator fast, halves[2];
+    for (int i = 0; i < 200000; ++i) {
+        // Exponents far apart (bins that collide) and a run of one exponent long enough to fill a bin.
+        const double x = i < 100000 ? (i % 2 ? -1 : 1) * std::ldexp(1.0 + (i % 977) / 977.0, static_cast<int>(exponent(rng)))
+                                    : 1.5 + (i % 1000) * 1e-7;
+        one_by_one.add(x);
+        fast.add(x);
+        halves[i % 2].add(x);
+    }
+    fast.add(std::numeric_limits<double>::infinity());  // not counted
+    halves[0].add(halves[1]);
+    for (const MomentSums& s : {fast.sums(), halves[0].sums()}) {
+        CHECK(s.n == one_by_one.n);
+        CHECK(s.sum == one_by_one.sum);
+        CHECK(s.sum_sq == one_by_one.sum_sq);
+    }
+}

@@ -132,17 +132,19 @@ std::string SetupView::add(std::uint8_t group, const std::uint8_t* rec) {
         for (int p = 0; p < 2; ++p) ++sg.outcomes[p][static_cast<int>(outcome[p])];
         if (outcome[0] == SetupOutcome::cold && outcome[1] == SetupOutcome::cold) ++sg.paired;
         ++sg.first_h3[rec[3]];
-        for (int m = 0; m < kSetupMetrics; ++m) {
-            const auto metric = static_cast<SetupMetric>(m);
-            for (int p = 0; p < 2; ++p) {
-                v_[p].clear();
-                // tls_ms: the cold HTTP/2 value in both places (see SetupGroup::metric).
-                const int from = is_paired(metric) ? p : 0;
-                if (outcome[from] == SetupOutcome::cold && !std::isnan(value(from, m))) v_[p].push_back(value(from, m));
-            }
-            // Order 2: the pre-warm's order is fixed, so no order-effect split.
-            add_run(values_[g][m], v_, run_, 2);
+    }
+    for (int m = 0; m < kSetupMetrics; ++m) {
+        const auto metric = static_cast<SetupMetric>(m);
+        for (int p = 0; p < 2; ++p) {
+            v_[p].clear();
+            // tls_ms: the cold HTTP/2 value in both places (see SetupGroup::metric).
+            const int from = is_paired(metric) ? p : 0;
+            if (outcome[from] == SetupOutcome::cold && !std::isnan(value(from, m))) v_[p].push_back(value(from, m));
         }
+        // Order 2: the pre-warm's order is fixed, so no order-effect split.
+        const double diff = paired_difference(v_);
+        add_run(values_[group][m], v_, run_, 2, diff);
+        add_values(values_[0][m], v_, run_, diff);  // overall's exact sums are its groups' (infer())
     }
     ++run_;
     return "";
@@ -156,6 +158,9 @@ SetupReport SetupView::infer(const ReportOptions& options) {
             per_group[g] = std::move(values_[g][m]);
             per_group[g].counts.name = out.groups[g].name;
         }
+        std::vector<const ValueGroup*> parts = pointers_to(per_group);
+        parts.erase(parts.begin());
+        sum_parts(per_group[0], parts);
         std::vector<GroupReport> reports = infer_values(per_group, options, out.error);
         if (!out.error.empty()) return out;
         for (std::size_t g = 0; g < out.groups.size(); ++g) out.groups[g].metric[m] = std::move(reports[g]);

@@ -44,7 +44,8 @@ void ExactSum::add_bits(std::uint64_t v, int bit, bool negative) {
     const int s = bit % 32;
     const std::uint64_t low = v << s;
     const std::uint64_t part[3] = {low & 0xffffffffu, low >> 32, s ? v >> (64 - s) : 0};
-    if (digits_.size() < at + 4) digits_.resize(at + 4, 0);
+    // Room for the largest square at once (2^4200): one allocation per sum, not one per new digit.
+    if (digits_.size() < at + 4) digits_.resize(std::max<std::size_t>(at + 4, 136), 0);
     for (std::size_t k = 0; k < 3; ++k) {
         const auto d = static_cast<std::int64_t>(part[k]);
         digits_[at + k] += negative ? -d : d;
@@ -218,6 +219,40 @@ void MomentSums::add(const MomentSums& other) {
     n += other.n;
     sum.add(other.sum);
     sum_sq.add(other.sum_sq);
+}
+
+void MomentAccumulator::add(double x) {
+    if (!std::isfinite(x)) return;
+    const Parts p = parts_of(x);
+    Bin& bin = bins_[static_cast<std::size_t>(p.shift) % bins_.size()];
+    // A bin holds 2^22 values at most: Σ mantissa² < 2^106 · 2^22 fits 128 bits, the mantissas' halves 64.
+    if (bin.shift != p.shift || bin.count == (1u << 22)) {
+        flush(bin, done_);
+        bin = Bin{};
+        bin.shift = p.shift;
+    }
+    const auto high = static_cast<std::int64_t>(p.mantissa >> 27), low = static_cast<std::int64_t>(p.mantissa & ((1u << 27) - 1));
+    bin.high += p.negative ? -high : high;
+    bin.low += p.negative ? -low : low;
+    bin.squares += static_cast<u128>(p.mantissa) * p.mantissa;
+    ++bin.count;
+}
+
+void MomentAccumulator::flush(const Bin& bin, MomentSums& into) {
+    if (bin.shift < 0) return;
+    into.n += bin.count;
+    into.sum.add_bits(static_cast<std::uint64_t>(bin.high < 0 ? -bin.high : bin.high), bin.shift + 27, bin.high < 0);
+    into.sum.add_bits(static_cast<std::uint64_t>(bin.low < 0 ? -bin.low : bin.low), bin.shift, bin.low < 0);
+    into.sum_sq.add_bits(static_cast<std::uint64_t>(bin.squares), 2 * bin.shift, false);
+    into.sum_sq.add_bits(static_cast<std::uint64_t>(bin.squares >> 64), 2 * bin.shift + 64, false);
+}
+
+void MomentAccumulator::add(const MomentAccumulator& other) { done_.add(other.sums()); }
+
+MomentSums MomentAccumulator::sums() const {
+    MomentSums out = done_;
+    for (const Bin& bin : bins_) flush(bin, out);
+    return out;
 }
 
 Moments MomentSums::moments() const {

@@ -8,6 +8,7 @@
 // read (moments()).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ public:
     void add(double x);         // x (finite), in value units
     void add_square(double x);  // x * x (x finite), in square units
     void add(const ExactSum& other);
+    // Adds v * 2^bit (v < 2^64), negated when asked.
+    void add_bits(std::uint64_t v, int bit, bool negative);
     // The whole number as text: hexadecimal digits, '-' first when negative, "0" for zero; parse() reads it back
     // (false, and the sum unchanged, for anything else).
     std::string text() const;
@@ -38,8 +41,6 @@ public:
     bool operator==(const ExactSum& other) const;
 
 private:
-    // Adds v * 2^bit (v < 2^64) with the sign given; digits_ grow as needed.
-    void add_bits(std::uint64_t v, int bit, bool negative);
     // Carries every digit into [0, 2^32) but the last, which keeps the sign: the form text() and the others read.
     void normalize();
     bool negative() const;
@@ -59,6 +60,28 @@ struct MomentSums {
     void add(const MomentSums& other);
     // n, the mean (NaN if none) and the sample variance (NaN if fewer than 2), each rounded once from the exact sums.
     Moments moments() const;
+};
+
+// MomentSums built value by value, fast: the values of one binary exponent are summed in machine integers first (their
+// mantissas, and their squares in 128 bits), and reach the exact sums when another exponent takes their place or the
+// sums are read. The same whole numbers as MomentSums::add(), value after value.
+class MomentAccumulator {
+public:
+    void add(double x);  // finite values only; others are not counted
+    void add(const MomentAccumulator& other);
+    MomentSums sums() const;
+
+private:
+    __extension__ typedef unsigned __int128 u128;
+    struct Bin {
+        int shift = -1;               // the values' exponent (ExactSum's units); -1: empty
+        std::int64_t high = 0, low = 0;  // Σ ±(mantissa >> 27), Σ ±(mantissa & (2^27 - 1))
+        u128 squares = 0;             // Σ mantissa²
+        std::uint32_t count = 0;
+    };
+    static void flush(const Bin& bin, MomentSums& into);
+    MomentSums done_;
+    std::array<Bin, 16> bins_{};  // by shift % 16
 };
 
 }  // namespace h3probe

@@ -123,8 +123,12 @@ std::string read_records(const std::uint8_t* data, std::size_t size, const Layou
             add_counts(targets[2]->counts, h);
             targets[2]->counts.missing_metric += r.missing_metric - missing;
         }
-        for (ValueGroup* t : targets)
-            if (t) add_run(*t, own, static_cast<std::uint32_t>(run), h.order);
+        // The run's paired difference once, for every group it counts in; overall's exact sums are its groups'.
+        const double diff = paired_difference(own);
+        const auto id = static_cast<std::uint32_t>(run);
+        add_run(*targets[0], own, id, h.order, diff);
+        add_values(*targets[1], own, id, diff);
+        if (targets[2]) add_run(*targets[2], own, id, h.order, diff);
         if (setup) {
             if (std::string error = setup->add(h.group, data + at); !error.empty())
                 return "run record " + std::to_string(run) + " (byte " + std::to_string(start) + ") " + error;
@@ -134,8 +138,11 @@ std::string read_records(const std::uint8_t* data, std::size_t size, const Layou
     return "";
 }
 
-// overall's counts are its groups' (its samples were filled while reading).
+// overall's counts and exact sums are its groups' (its samples were filled while reading).
 void sum_counts(std::vector<ValueGroup>& groups) {
+    std::vector<const ValueGroup*> parts = pointers_to(groups);
+    parts.erase(parts.begin());
+    sum_parts(groups[0], parts);
     GroupReport& all = groups[0].counts;
     for (std::size_t i = 1; i < groups.size(); ++i) {
         const GroupReport& g = groups[i].counts;

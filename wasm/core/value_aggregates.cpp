@@ -2,6 +2,8 @@
 #include "value_aggregates.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -63,14 +65,36 @@ void add_run(RunClusteredSample& s, const std::vector<double>& values, std::uint
     }
 }
 
-void add_run(ValueGroup& g, std::vector<double> (&values)[2], std::uint32_t id, int order) {
+double paired_difference(std::vector<double> (&values)[2]) {
+    if (values[0].empty() || values[1].empty()) return std::numeric_limits<double>::quiet_NaN();
+    return median_in_place(values[1]) - median_in_place(values[0]);
+}
+
+void add_values(ValueGroup& g, const std::vector<double> (&values)[2], std::uint32_t id, double diff) {
     for (int arm = 0; arm < 2; ++arm)
         if (!values[arm].empty()) add_run(g.arm[arm], values[arm], id);
-    if (values[0].empty() || values[1].empty()) return;
-    const double d = median_in_place(values[1]) - median_in_place(values[0]);
+    if (!std::isnan(diff)) g.diffs.push_back(diff);
+}
+
+void add_run(ValueGroup& g, const std::vector<double> (&values)[2], std::uint32_t id, int order, double diff) {
+    add_values(g, values, id, diff);
+    if (!std::isnan(diff)) g.sums[static_cast<std::size_t>(std::min(std::max(order, 0), 2))].add(diff);
+}
+
+void add_run(ValueGroup& g, std::vector<double> (&values)[2], std::uint32_t id, int order) {
+    const double diff = paired_difference(values);
+    add_run(g, values, id, order, diff);
+}
+
+void add_difference(ValueGroup& g, double d, int order) {
     g.diffs.push_back(d);
-    if (order == 0) g.diffs_h2_first.push_back(d);
-    if (order == 1) g.diffs_h3_first.push_back(d);
+    g.sums[static_cast<std::size_t>(order == 0 || order == 1 ? order : 2)].add(d);
+}
+
+void sum_parts(ValueGroup& whole, const std::vector<const ValueGroup*>& parts) {
+    whole.sums = {};
+    for (const ValueGroup* part : parts)
+        for (std::size_t k = 0; k < whole.sums.size(); ++k) whole.sums[k].add(part->sums[k]);
 }
 
 ValueAggregates::ValueAggregates(std::vector<const ValueGroup*> groups) : groups_(std::move(groups)), stats_(groups_.size()) {}
@@ -86,9 +110,9 @@ std::vector<GroupAggregates> ValueAggregates::start() {
             a.sample[arm].runs = d.arm[arm].runs();
         }
         a.sample[2].n = a.sample[2].runs = d.diffs.size();
-        for (double x : d.diffs) a.diffs.add(x);
-        for (double x : d.diffs_h2_first) a.diffs_h2_first.add(x);
-        for (double x : d.diffs_h3_first) a.diffs_h3_first.add(x);
+        for (const MomentAccumulator& s : d.sums) a.diffs.add(s.sums());
+        a.diffs_h2_first = d.sums[0].sums();
+        a.diffs_h3_first = d.sums[1].sums();
     }
     // Runs with values in both arms: counted by the pairing itself (diffs may be absent, e.g. in a simulation).
     for (std::size_t i = 0; i < groups_.size(); ++i)
@@ -200,8 +224,7 @@ void append_group(ValueGroup& into, const ValueGroup& from) {
         s.run_id.insert(s.run_id.end(), t.run_id.begin(), t.run_id.end());
     }
     into.diffs.insert(into.diffs.end(), from.diffs.begin(), from.diffs.end());
-    into.diffs_h2_first.insert(into.diffs_h2_first.end(), from.diffs_h2_first.begin(), from.diffs_h2_first.end());
-    into.diffs_h3_first.insert(into.diffs_h3_first.end(), from.diffs_h3_first.begin(), from.diffs_h3_first.end());
+    for (std::size_t k = 0; k < into.sums.size(); ++k) into.sums[k].add(from.sums[k]);
 }
 
 std::vector<GroupReport> infer_cumulative(const std::vector<const ValueGroup*>& groups, const ReportOptions& options,

@@ -7,10 +7,10 @@ import { OTHER_GROUP } from './readReportData.mjs';
 import { verdict } from './verdict.mjs';
 import { assembleSetup } from './connectionSetup.mjs';
 
-export const METHODS = Object.freeze(['delta', 'bootstrap']);
+const METHODS = Object.freeze(['delta', 'bootstrap']);
 
 // Probabilities at which the CDF plots are drawn: even steps in the body, denser in both tails, where HTTP/3 is meant to act.
-export const CDF_PROBABILITIES = Object.freeze((() => {
+const CDF_PROBABILITIES = Object.freeze((() => {
   const ps = new Set();
   for (let p = 0.01; p < 0.995; p += 0.01) ps.add(Number(p.toFixed(4)));
   for (const p of [0.001, 0.002, 0.005, 0.0075, 0.9925, 0.995, 0.9975, 0.998, 0.999]) ps.add(p);

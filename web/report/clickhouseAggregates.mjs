@@ -32,7 +32,7 @@ const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
 export { CLICKHOUSE_GROUP_BY };
 
 /** A float64 into SQL exactly (and cheaply for the parser): its bytes in hex; NaN for undefined. */
-export function float64Sql(x) {
+function float64Sql(x) {
   if (x === undefined) return 'nan';
   const b = Buffer.alloc(8);
   b.writeDoubleLE(x);

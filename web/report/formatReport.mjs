@@ -242,7 +242,7 @@ function formatCumulative(report) {
   `* the interval excludes 0; ${NA_TEXT}`];
 }
 
-export function alignTable(header, rows) {
+function alignTable(header, rows) {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
   return [line(header), ...rows.map(line)];

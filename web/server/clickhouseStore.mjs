@@ -16,7 +16,7 @@ import { COLLECTOR_COLUMNS, EXPORT_PAGE, OTHER_STORE_ADVICE, writeRunsNdjson } f
 
 // The tables' version: 2, every run with its cold-setup record and the layout kept in the database (store_layout). A
 // database of another version or layout is refused (no migration before 1.0: docs/architecture.md).
-export const CLICKHOUSE_STORE_VERSION = 2;
+const CLICKHOUSE_STORE_VERSION = 2;
 const TYPE = { text: 'String', real: 'Nullable(Float64)', flag: 'Nullable(UInt8)' };
 // A batch of the log may be 20,000 beacons (~130 MB of JSON): its insert is given time (nothing waits for it but the
 // log); past this it is taken as failed and sent again with what ClickHouse already holds left out.
@@ -37,8 +37,8 @@ const SLICE_LINES = 300;
 const RECENT_IDS = 100_000;
 
 /**
- * 'clickhouse://HOST:PORT/DATABASE[?cluster=NAME&shards=HOST:PORT,HOST:PORT&spool=FILE]' → { url, database, cluster,
- * shards: [http urls], spool }. Throws with what is wrong. PORT is the HTTP interface's (8123 by default).
+ * 'clickhouse://HOST:PORT/DATABASE[?cluster=NAME&shards=HOST:PORT,HOST:PORT&log=FILE]' → { url, database, cluster,
+ * shards: [http urls], log (the beacon log's base file name) }. Throws with what is wrong. PORT is the HTTP interface's (8123 by default).
  */
 export function parseClickHouseUrl(spec) {
   let u;
@@ -57,10 +57,10 @@ export function parseClickHouseUrl(spec) {
   const shards = (u.searchParams.get('shards') || '').split(',').filter(Boolean).map(http);
   if (cluster && shards.length === 0) shards.push(url);
   for (const [k] of u.searchParams) {
-    if (!['cluster', 'shards', 'spool'].includes(k)) throw new Error(`unknown ClickHouse URL parameter "${k}" (cluster, shards, spool)`);
+    if (!['cluster', 'shards', 'log'].includes(k)) throw new Error(`unknown ClickHouse URL parameter "${k}" (cluster, shards, log)`);
   }
-  const spool = u.searchParams.get('spool') || `h3probe-spool-${u.hostname}-${u.port || 8123}-${database}.ndjson`;
-  return { url, database, cluster, shards, spool };
+  const log = u.searchParams.get('log') || `h3probe-log-${u.hostname}-${u.port || 8123}-${database}.ndjson`;
+  return { url, database, cluster, shards, log };
 }
 
 /** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insertChunks(table, buffers) (JSONEachRow). */
@@ -88,7 +88,7 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
           const text = Buffer.concat(chunks).toString('utf8');
           if (res.statusCode === 200) return resolve(text);
           const e = new Error(`ClickHouse at ${url}: ${text.trim().split('\n')[0].slice(0, 500)}`);
-          // A proxy's 502-504 is treated as unreachable (spool and retry); any other status is the query's own error.
+          // A proxy's 502-504 is treated as unreachable (kept in the log and retried); any other status is the query's own error.
           e.unreachable = res.statusCode >= 502 && res.statusCode <= 504;
           reject(e);
         });
@@ -171,7 +171,7 @@ export function clickhouseTables(schema) {
  * CREATE statements: plain tables, or in a cluster the local tables (name_local) plus a Distributed table of the name
  * over them, sharded by run_id (a run's rows of every table on one shard).
  */
-export function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
+function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
   const out = [];
   for (const [name, columns, engine] of clickhouseTables(schema)) {
     const local = cluster ? `${name}_local` : name;
@@ -192,7 +192,7 @@ export function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
  * readers sum. The day and network are the groupings' expressions (CLICKHOUSE_GROUP_BY) as text, since 18.16 refuses a
  * Nullable column in a sorting key. { columns, engine, select(from): the view's SELECT over the table `from` }.
  */
-export function clickhouseSummary(schema) {
+function clickhouseSummary(schema) {
   const keys = ['arms String', 'payload_bytes UInt32', 'metric String', 'day String', 'region String', 'network String', 's UInt8', 'v Float64'];
   const sums = ['cnt UInt64', 'w UInt64', 'n UInt64', 'o UInt64'];
   const name = (c) => c.split(' ')[0];
@@ -226,7 +226,7 @@ async function ensureSummary(schema, client, database, cluster) {
  * What a ClickHouse store holds, from the core's schema(): the version, each table's columns and engine, the value
  * summary's. A database made with another layout is refused when opened, as one of another version is.
  */
-export function clickhouseLayout(schema) {
+function clickhouseLayout(schema) {
   const summary = clickhouseSummary(schema);
   return JSON.stringify({ version: CLICKHOUSE_STORE_VERSION, tables: clickhouseTables(schema),
     summary: [summary.columns, summary.engine, summary.select('run_records')], runRecordVersion: schema.runRecordVersion,
@@ -345,13 +345,13 @@ export function logLine({ run, requests, record }) {
  * (default 1 s: ClickHouse wants about one insert per second per table, of thousands of rows) or when maxBatch beacons
  * wait, one INSERT per table. While ClickHouse cannot be reached or refuses a batch, the log grows and the batch is
  * tried again every retryMs. A batch whose outcome is unknown (a failure, a crash) is sent again with the rows whose
- * run_id a table already holds left out, so each beacon is in each table once. Options: spool (the log's base file
+ * run_id a table already holds left out, so each beacon is in each table once. Options: log (the log's base file
  * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts).
  * Resolves to an object with the SQLite store's methods (queueBeacon, insertBeacon, countRuns, checkWritable,
  * exportNdjson, close) plus flushed() and state().
  */
 export async function openClickHouseStore(spec, core, {
-  spool: spoolPath, retryMs = RETRY_MS, flushMs = FLUSH_MS, maxBatch = MAX_BATCH, readOnly = false,
+  log: logPath, retryMs = RETRY_MS, flushMs = FLUSH_MS, maxBatch = MAX_BATCH, readOnly = false,
 } = {}) {
   if (typeof core?.schema !== 'function') throw new Error('openClickHouseStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
@@ -365,7 +365,7 @@ export async function openClickHouseStore(spec, core, {
     await ensureClickHouseTables(schema, target);
     return readOnlyStore(schema, target, client, Number((await client.json('SELECT count() AS n FROM runs'))[0].n));
   }
-  const logBase = path.resolve(spoolPath ?? target.spool);
+  const logBase = path.resolve(logPath ?? target.log);
   const log = openBeaconLog(logBase);
   const stats = { logged: 0, inserted: 0, duplicates: 0, batches: 0, failures: 0 };
   let lastError = null;
@@ -566,7 +566,7 @@ function exportNdjson(schema, client, stream) {
   });
 }
 
-// For the report and export: no spool, no inserts.
+// For the report and export: no log, no inserts.
 function readOnlyStore(schema, target, client, runCount) {
   const refuse = () => Promise.reject(new Error('this ClickHouse store was opened read-only'));
   return {

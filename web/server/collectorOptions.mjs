@@ -24,7 +24,7 @@ export const COLLECTOR_OPTIONS = Object.freeze([
     help: 'SQLite database file (WAL mode; created when missing)' },
   { name: 'store', type: 'string', default: '',
     check: (v) => (v === '' || /^sqlite:.+/.test(v) || /^clickhouse:\/\/[^/]+\/\w*/.test(v) ? null : 'sqlite:PATH or clickhouse://HOST:PORT/DATABASE'),
-    help: 'where beacons go: sqlite:PATH or clickhouse://HOST:PORT/DATABASE (HTTP port; beacons are acknowledged from a local log, ?spool=FILE, and inserted in batches once a second); empty: --db' },
+    help: 'where beacons go: sqlite:PATH or clickhouse://HOST:PORT/DATABASE (HTTP port; beacons are acknowledged from a local log, ?log=FILE, and inserted in batches once a second); empty: --db' },
   { name: 'allowedOrigins', type: 'list', default: ['*'],
     check: (v) => (v.every((o) => o === '*' || /^https?:\/\/[^/\s]+$/.test(o)) ? null : '* or origins like https://www.example.com'),
     help: 'page origins allowed to send beacons (CORS); * allows any' },

@@ -36,7 +36,7 @@ export const COLLECTOR_COLUMNS = Object.freeze([
 ]);
 
 /** Each table's columns as [name, SQL type], from the core's schema() and COLLECTOR_COLUMNS. */
-export function storeColumns(schema) {
+function storeColumns(schema) {
   const col = (c) => [c.name, SQL_TYPE[c.type]];
   return {
     runs: [...schema.runColumns.map(col), ...COLLECTOR_COLUMNS.map(col)],
@@ -81,6 +81,8 @@ CREATE TABLE arm_values (
 -- The report reads one arms mode and one payload mode (never A/B and A/A runs together, nor two response sizes), groups
 -- its runs by region and filters by date from this index alone.
 CREATE INDEX run_records_mode ON run_records (arms, payload_bytes, region, received_at);
+-- The report counts the load_error beacons (runs of no arms mode) by reason from this index, not from every run row.
+CREATE INDEX runs_load_errors ON runs (received_at, reason) WHERE outcome = 'load_error';
 -- The layout the file was made with (storeLayout()): a file of another is refused.
 CREATE TABLE store_layout (layout TEXT NOT NULL);
 `;

@@ -138,7 +138,7 @@ describe('report from ClickHouse aggregates', () => {
     plans.push(plan);
     servers.push(await startClickHouse(plan, { fresh: true }));
     chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/mixed`;
-    const ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'mixed-spool.ndjson') });
+    const ch = await openClickHouseStore(chSpec, core, { log: path.join(tmp, 'mixed-log.ndjson') });
     await writeBoth([...syntheticBeacons({ runs: 900, seed: 7, days: 3 }), ...handMade()], sqlitePath, ch);
     await ch.flushed();
     assert.equal(ch.state().failures, 0, 'every batch went in at the first try');
@@ -196,7 +196,7 @@ describe('the value summary, where it does not match run_records', () => {
     // Runs over four days, and a few received now (a day still receiving runs).
     const now = new Date().toISOString();
     const today = [...syntheticBeacons({ runs: 30, seed: 5, days: 1, start: now.slice(0, 10) })].map((b) => ({ ...b, meta: { ...b.meta, receivedAt: now } }));
-    let ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'summary-spool.ndjson') });
+    let ch = await openClickHouseStore(chSpec, core, { log: path.join(tmp, 'summary-log.ndjson') });
     await writeBoth([...syntheticBeacons({ runs: 600, seed: 9, days: 4 }), ...today], sqlitePath, ch);
     await ch.flushed();
     await ch.close();
@@ -229,7 +229,7 @@ describe('the value summary, where it does not match run_records', () => {
     assert.ok(!raw.passes.some((p) => p.name === 'summary-totals'));
 
     // The collector's inserts go on through the view: a new day is read from the summary.
-    ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'summary-spool.ndjson') });
+    ch = await openClickHouseStore(chSpec, core, { log: path.join(tmp, 'summary-log.ndjson') });
     await writeBoth([...syntheticBeacons({ runs: 60, seed: 10, days: 1, start: '2022-12-25' })], sqlitePath, ch);
     await ch.flushed();
     await ch.close();
@@ -245,7 +245,7 @@ describe('--by network from ClickHouse', () => {
   test('the same report as SQLite: networks over the minimum, the rest pooled as other, the blocked network\'s fallback rate', { timeout: 120_000 }, async () => {
     const chSpec = await freshServer('networks');
     const sqlitePath = path.join(tmp, 'networks.sqlite');
-    const ch = await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'networks-spool.ndjson') });
+    const ch = await openClickHouseStore(chSpec, core, { log: path.join(tmp, 'networks-log.ndjson') });
     await writeBoth([...syntheticBeacons({ runs: 300, seed: 11, days: 2, networks: EXAMPLE_NETWORKS })], sqlitePath, ch);
     await ch.flushed();
     await ch.close();
@@ -270,7 +270,7 @@ describe('a 2-shard ClickHouse cluster', () => {
     servers.push(...started.servers);
     const spec = `clickhouse://127.0.0.1:${shardPlans[0].httpPort}/sharded?cluster=${cluster}` +
       `&shards=${shardPlans.map((p) => `127.0.0.1:${p.httpPort}`).join(',')}`;
-    const chStore = await openClickHouseStore(spec, core, { spool: path.join(tmp, 'shards-spool.ndjson') });
+    const chStore = await openClickHouseStore(spec, core, { log: path.join(tmp, 'shards-log.ndjson') });
     const sqlitePath = path.join(tmp, 'shards.sqlite');
     const sqliteStore = openStore(sqlitePath, core);
     const collectors = [await startCollector({ port: 0, store: chStore, core, rateLimit: 0 }),

@@ -139,7 +139,7 @@ describe('the view from ClickHouse', () => {
     plans.push(plan);
     servers.push(await startClickHouse(plan, { fresh: true }));
     spec = `clickhouse://127.0.0.1:${plan.httpPort}/setup`;
-    const ch = await openClickHouseStore(spec, core, { spool: path.join(tmp, 'spool.ndjson') });
+    const ch = await openClickHouseStore(spec, core, { log: path.join(tmp, 'log.ndjson') });
     for (const { beacon, meta } of beacons()) await ch.queueBeacon(core.decodeBeacon(JSON.stringify(beacon)), meta);
     await ch.flushed();
     await ch.close();
