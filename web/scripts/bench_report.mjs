@@ -7,7 +7,7 @@
 // ≤ 2.5 s fresh with HTML and JSON. --beside COMMIT measures that commit of this repository in the same run
 // (besideTree.mjs: its files and its Node core built under .h3probe/beside), each version on a database its own
 // collector code wrote, alternating the two so that both meet the same load; every figure with the load average.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -93,14 +93,19 @@ if (args.beside) {
   versions.push({ name: commit.slice(0, 12), dir, db });
 }
 
-// A version's report in a fresh process, as a user runs it: the text only, or with the HTML and JSON files.
+// A version's report in a fresh process, as a user runs it: the text only, or with the HTML and JSON files. Its wall
+// time, and its CPU time (user and system, as /usr/bin/time reads them): on a shared machine the wall time is mostly
+// waiting for a core, the CPU time is the work.
 function fresh(version, files) {
   const out = path.join(stateDir, `bench-report-fresh-${versions.indexOf(version)}`);
   const extra = files ? ['--html', `${out}.html`, '--json', `${out}.json`] : ['--no-html'];
   const t = performance.now();
-  execFileSync(process.execPath, [path.join(version.dir, 'web/bin/h3probe.mjs'), 'report', '--db', version.db, '--method', args.method, ...extra],
-    { stdio: 'ignore' });
-  return performance.now() - t;
+  const run = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', process.execPath, path.join(version.dir, 'web/bin/h3probe.mjs'), 'report',
+    '--db', version.db, '--method', args.method, ...extra], { encoding: 'utf8' });
+  const wall = performance.now() - t;
+  if (run.status !== 0) throw new Error(`${version.name}: h3probe report failed: ${run.stderr}`);
+  const [, user, system] = run.stderr.trim().split('\n').at(-1).split(' ').map(Number);
+  return { wall, cpu: 1000 * (user + system) };
 }
 // A version's report made `repeat` times in one fresh process (its makeReport, from its own tree): the median.
 function inProcess(version) {
@@ -110,11 +115,14 @@ function inProcess(version) {
     const times = [];
     for (let i = 0; i < ${repeat}; i++) {
       const t = performance.now();
+      const c = process.cpuUsage();
       await makeReport(core, { dbPath: ${JSON.stringify(version.db)}, method: ${JSON.stringify(args.method)} });
-      times.push(performance.now() - t);
+      const d = process.cpuUsage(c);
+      times.push({ wall: performance.now() - t, cpu: (d.user + d.system) / 1000 });
     }
     console.log(JSON.stringify(times));`;
-  return median(JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })));
+  const times = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
+  return { wall: median(times.map((x) => x.wall)), cpu: median(times.map((x) => x.cpu)) };
 }
 
 // Alternating: version A, then B, then A again, so that both meet the same load.
@@ -128,11 +136,12 @@ for (let r = 0; r < rounds; r++) {
   }
   console.log(`round ${r + 1} of ${rounds}: ${load()}`);
 }
+const both = (runs) => `${runs.map((r) => `${ms(r.wall)} (cpu ${ms(r.cpu)})`).join(', ')}; median ${ms(median(runs.map((r) => r.wall)))}, ` +
+  `cpu ${ms(median(runs.map((r) => r.cpu)))}`;
 for (const [i, v] of versions.entries()) {
   const f = figures[i];
-  console.log(`${v.name}: fresh \`h3probe report --no-html\` ${f.text.map(ms).join(', ')} (median ${ms(median(f.text))}); ` +
-    `with --html and --json ${f.files.map(ms).join(', ')} (median ${ms(median(f.files))}); in process, median of ${repeat} per round: ` +
-    `${f.inProcess.map(ms).join(', ')}`);
+  console.log(`${v.name}: fresh \`h3probe report --no-html\` ${both(f.text)}; with --html and --json ${both(f.files)}; ` +
+    `in process, median of ${repeat} per round: ${both(f.inProcess)}`);
 }
 console.log(`budgets: in process ≤ 1,000 ms, fresh text ≤ 1,500 ms, fresh with HTML and JSON ≤ 2,500 ms; ${load()}`);
 console.log('\nthe table:\n');
