@@ -66,12 +66,16 @@ export function readReportData(db, schema, {
   const mode = `c.arms = ? AND c.payload_bytes = ${Number(payloadBytes)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
   const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  // Runs per region (and day, for the daily series), from the (arms, payload_bytes, region, received_at) index alone:
-  // the regions, the days, the runs and the dates received, in one walk. By region alone SQLite walks the index in its
-  // order; by day too it sorts (a third of the read, so only when the days are wanted).
-  const cells = db.prepare(`SELECT c.region AS region, ${daily ? `${GROUP_BY.day.sql} AS day` : 'NULL AS day'}, count(*) AS n,
-    min(c.received_at) AS first, max(c.received_at) AS last FROM run_records c WHERE ${mode} AND c.received_at >= ?
-    GROUP BY c.region${daily ? ', day' : ''}`).all(arms, sinceIso);
+  // Runs per payload mode and region (and day, for the daily series), from the (arms, payload_bytes, region,
+  // received_at) index alone: the payload modes stored, and of the mode read the regions, the days, the runs and the
+  // dates received, in one walk. By payload mode and region SQLite walks the index in its order; by day too it sorts
+  // (a third of the read, so only when the days are wanted).
+  const all = db.prepare(`SELECT c.payload_bytes AS bytes, c.region AS region, ${daily ? `${GROUP_BY.day.sql} AS day` : 'NULL AS day'},
+    count(*) AS n, min(c.received_at) AS first, max(c.received_at) AS last FROM run_records c WHERE c.arms = ? AND c.received_at >= ?
+    GROUP BY c.payload_bytes, c.region${daily ? ', day' : ''}`).all(arms, sinceIso);
+  const cells = all.filter((c) => c.bytes === Number(payloadBytes));
+  const payloadModes = [...all.reduce((m, c) => m.set(c.bytes, (m.get(c.bytes) ?? 0) + c.n), new Map())]
+    .map(([bytes, runs]) => ({ bytes, runs })).sort((a, b) => a.bytes - b.bytes);
   const countsOf = (key) => {
     const counts = new Map();
     for (const cell of cells) counts.set(cell[key] ?? 'unknown', (counts.get(cell[key] ?? 'unknown') ?? 0) + cell.n);
@@ -96,10 +100,10 @@ export function readReportData(db, schema, {
   }
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
-  const payloadModes = db.prepare(`SELECT c.payload_bytes AS bytes, count(*) AS runs FROM run_records c
-    WHERE c.arms = ? AND c.received_at >= ? GROUP BY bytes ORDER BY bytes`).all(arms, sinceIso);
 
-  const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
+  // Each a query of its own: SQLite reads a min() or max() alone from the key's ends, not from every row.
+  const lo = db.prepare('SELECT min(run) FROM run_records').pluck().get() ?? 1;
+  const hi = db.prepare('SELECT max(run) FROM run_records').pluck().get() ?? 0;
   // A number as a one-byte BLOB literal: x'01' for 1, and so on.
   const byte = (n) => `x'${n.toString(16).padStart(2, '0')}'`;
   // A value's number among names (each a ? parameter); with otherLast, any value not listed is the last name's. No
