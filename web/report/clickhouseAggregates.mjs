@@ -348,8 +348,12 @@ export function clickhouseAggregateSource(client, schema, {
     // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
     const loadErrors = (await pass('load-errors', `SELECT reason, uniqExact(run_id) AS n FROM runs
       WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: n(r.n) }));
-    // The selected runs whose core ran on the page's main thread, by why, as readReportData.mjs counts them.
-    const mainThread = (await pass('main-thread', `SELECT if(worker_fallback = '', 'unknown', worker_fallback) AS reason,
+    // The selected runs whose core ran on the page's main thread, by why, as readReportData.mjs counts them ('unknown'
+    // in a store whose runs table has no reason yet: one opened read-only since the core gained it).
+    const [{ has }] = await pass('main-thread-column', `SELECT count() AS has FROM system.columns
+      WHERE database = currentDatabase() AND table = 'runs' AND name = 'worker_fallback'`);
+    const reason = Number(has) ? "if(worker_fallback = '', 'unknown', worker_fallback)" : "'unknown'";
+    const mainThread = (await pass('main-thread', `SELECT ${reason} AS reason,
       uniqExact(run_id) AS n FROM runs WHERE run_context = 'main' AND received_at >= ${sqlString(since)}
       AND arms = ${sqlString(arms)} AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} GROUP BY reason`))
       .map((r) => ({ reason: r.reason, n: n(r.n) }));

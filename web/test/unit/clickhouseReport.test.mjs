@@ -13,8 +13,10 @@ import { after, before, describe, test } from 'node:test';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
-import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
+import { clickhouseClient, openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
+import { buildReportsFromAggregates } from '../../report/buildReport.mjs';
+import { clickhouseAggregateSource } from '../../report/clickhouseAggregates.mjs';
 import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
 import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
@@ -204,6 +206,15 @@ describe('report from ClickHouse aggregates', () => {
     assert.equal(run(chSpec), run(`sqlite:${sqlitePath}`));
     assert.throws(() => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'report', '--store', chSpec, '--no-html',
       '--method', 'bootstrap'], { encoding: 'utf8', stdio: 'pipe' }), /needs every value/);
+  });
+
+  // Last of this database's tests: it drops a column.
+  test('a runs table without worker_fallback (a store read-only since the core gained it): its main-thread runs read as unknown', { timeout: 60_000 }, async () => {
+    await chQuery(chSpec, 'ALTER TABLE runs DROP COLUMN worker_fallback');
+    const u = new URL(chSpec);
+    const source = clickhouseAggregateSource(clickhouseClient(`http://${u.host}`, { database: u.pathname.slice(1) }), core.schema(), {});
+    const [report] = await buildReportsFromAggregates(core, source, { metric: 'network_ms' });
+    assert.deepEqual(report.mainThread.byReason, [{ reason: 'unknown', n: 4 }]);
   });
 });
 
