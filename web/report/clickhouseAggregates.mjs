@@ -694,14 +694,19 @@ export function clickhouseAggregateSource(client, schema, {
 }
 
 /**
- * What the report says besides its groups, from run_records and runs: every payload mode stored for the arms mode
- * since (as readReportData.mjs lists them) and the load_error beacons by reason (every arms mode).
+ * What the report says besides its groups, from run_records and runs, as readReportData.mjs reads it: every payload
+ * mode stored for the arms mode since, the load_error beacons by reason (every arms mode), and the selected runs whose
+ * core ran on the page's main thread, by why.
  */
-export async function clickhouseReportFacts(pass, { since, arms }) {
+export async function clickhouseReportFacts(pass, { since, arms, payloadBytes }) {
   const loadErrors = (await pass('load-errors', `SELECT reason, uniqExact(run_id) AS n FROM runs
     WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: Number(r.n) }));
+  const mainThread = (await pass('main-thread', `SELECT if(worker_fallback = '', 'unknown', worker_fallback) AS reason,
+    uniqExact(run_id) AS n FROM runs WHERE run_context = 'main' AND received_at >= ${sqlString(since)}
+    AND arms = ${sqlString(arms)} AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} GROUP BY reason`))
+    .map((r) => ({ reason: r.reason, n: Number(r.n) }));
   const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM run_records
     WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY bytes ORDER BY bytes`))
     .map((r) => ({ bytes: Number(r.bytes), runs: Number(r.runs) }));
-  return { loadErrors, payloadModes };
+  return { loadErrors, mainThread, payloadModes };
 }

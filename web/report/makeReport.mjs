@@ -79,7 +79,7 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
   const seriesOf = reportShape(schema, { ...shape, cdf: false, percentiles: schema.reportDefaults.seriesPercentiles });
   if (shape.method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
   const { sets, groups } = await inferFromSource(core, source, [reportOf, ...(daily ? [seriesOf] : [])], 'the report');
-  const facts = await clickhouseReportFacts(queryRecorder(client, passes), { since, arms });
+  const facts = await clickhouseReportFacts(queryRecorder(client, passes), { since, arms, payloadBytes });
   const report = assemble(schema, { ...sets[0], ...facts, metric, since, arms, payloadBytes }, groups[0], reportOf);
   const setupPasses = [];
   report.connectionSetup = arms === SETUP_ARMS ? await clickhouseConnectionSetup(client, core, { since, by, payloadBytes,

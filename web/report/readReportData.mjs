@@ -52,7 +52,9 @@ function poolGroups(counts, minRuns) {
  * records in chunks, in run order, laid out as the core's ReportRequest says), loadErrors: [{reason, n}] (the
  * load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
- * included), and for a pooled grouping pooled: {minRuns, values (how many values went into OTHER_GROUP)} }.
+ * included), mainThread: [{reason, n}] (the selected runs whose core ran on the page's main thread, by why they left
+ * the Worker: context.worker_fallback, 'unknown' from a module older than it), and for a pooled grouping pooled:
+ * {minRuns, values (how many values went into OTHER_GROUP)} }.
  */
 export function readReportData(db, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', payloadBytes = 0,
@@ -132,7 +134,18 @@ export function readReportData(db, schema, {
     received: { first: cells.length ? cells.map((c) => c.first).sort()[0] : null, last: cells.length ? cells.map((c) => c.last).sort().at(-1) : null },
     regions: byRegion.map((r) => r.name), groups, days, setup, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
-      GROUP BY reason`).all(sinceIso) };
+      GROUP BY reason`).all(sinceIso),
+    mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }) };
+}
+
+/**
+ * The runs of an arms mode and payload mode received since `since` whose core ran on the page's main thread, by why
+ * they left the Worker: [{reason, n}]. From the runs table (the run_records of the report hold no context), through
+ * the store's partial index of such runs.
+ */
+function readMainThread(db, { arms, payloadBytes, since }) {
+  return db.prepare(`SELECT coalesce(nullif(worker_fallback, ''), 'unknown') AS reason, count(*) AS n FROM runs
+    WHERE run_context = 'main' AND received_at >= ? AND arms = ? AND coalesce(payload_bytes, 0) = ? GROUP BY 1`).all(since, arms, Number(payloadBytes));
 }
 
 /** Throws unless minGroupRuns is a whole number of runs, at least 1. */

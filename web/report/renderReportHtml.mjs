@@ -2,7 +2,7 @@
 // Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
 // ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
 // percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, MARKS, markOf, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf } from './formatReport.mjs';
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, MARKS, markOf, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 
@@ -33,6 +33,7 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
       negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0 (Δ ms and Δ % each carry their own).</p>`,
     payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : '',
     report.loadErrors?.total ? `<p class="load-errors">${esc(loadErrorLine(report.loadErrors))}: sampled page loads that could not load the run, its glue or its .wasm (no measurement).</p>` : '',
+    report.mainThread && mainThreadLine(report.mainThread) ? `<p class="main-thread">${esc(mainThreadLine(report.mainThread))}.</p>` : '',
     groups.length >= 1 ? summarySection(report) : '',
     report.daily?.days?.length ? dailySection(report) : '',
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs

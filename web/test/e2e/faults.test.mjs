@@ -308,6 +308,13 @@ function faultMatrix(engine) {
       assert.ok(!status.beacon, 'no beacon text in status()');
       assert.equal(status.state, 'error');
     });
+    test('a browser without Worker: the run completes on the main thread, and its beacon says no_worker', async () => {
+      const { beacon, status } = await probe(ctx, { context: 'main', fallback: 'no_worker',
+        beforeSearch: { init: () => { delete window.Worker; } } });
+      assert.equal(beacon.outcome, 'complete');
+      assert.equal(beacon.summary.control.n, 5);
+      assert.deepEqual(status.errors, [], 'no Worker is no error');
+    });
     test('a browser without WebAssembly: the probe does nothing at all', async () => {
       const { status, requests } = await probe(ctx, { expectBeacon: false,
         beforeSearch: { init: () => { delete window.WebAssembly; } } });
