@@ -432,6 +432,7 @@ export async function openClickHouseStore(spec, core, {
 
   // Each tick seals the log's current segment and ships every sealed line, in batches of at most maxBatch beacons.
   let closed = false;
+  let closing = null;
   let timer = null;
   let shipping = null;
   let wake = null;
@@ -526,17 +527,25 @@ export async function openClickHouseStore(spec, core, {
     exportNdjson: (stream) => exportNdjson(schema, client, stream),
     /**
      * Takes no more beacons and ships what the log holds, for at most CLOSE_SHIP_MS (what ClickHouse does not take by
-     * then stays in the log for the next start).
+     * then stays in the log for the next start with the same spool). Resolves to { unshipped: the acknowledged beacons
+     * left in the log, logFiles: the files that hold them, lastError }.
      */
     async close() {
-      if (closed) return;
+      if (closed) return closing;
       closed = true;
-      await new Promise((r) => setImmediate(r));  // the appends of this turn
-      const deadline = new Promise((r) => setTimeout(r, CLOSE_SHIP_MS).unref());
-      // Twice: a pass after a failure ships the sealed segments, the next one the segment written meanwhile.
-      await Promise.race([shipNow().then(() => (lastError || log.backlog().bytes === 0 ? null : shipNow())), deadline]);
-      clearTimeout(timer);
-      log.close();
+      closing = (async () => {
+        await new Promise((r) => setImmediate(r));  // the appends of this turn
+        let timeout;
+        const deadline = new Promise((r) => { timeout = setTimeout(r, CLOSE_SHIP_MS); });
+        // Twice: a pass after a failure ships the sealed segments, the next one the segment written meanwhile.
+        await Promise.race([shipNow().then(() => (lastError || log.backlog().bytes === 0 ? null : shipNow())), deadline]);
+        clearTimeout(timeout);
+        clearTimeout(timer);
+        log.close();
+        const { beacons, files } = log.remaining();
+        return { unshipped: beacons, logFiles: files, lastError };
+      })();
+      return closing;
     },
   };
 }
