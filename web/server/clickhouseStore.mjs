@@ -336,7 +336,8 @@ export function logLine({ run, requests, record }) {
  * wait, one INSERT per table. While ClickHouse cannot be reached or refuses a batch, the log grows and the batch is
  * tried again every retryMs. A batch whose outcome is unknown (a failure, a crash) is sent again with the rows whose
  * run_id a table already holds left out, so each beacon is in each table once. Options: spool (the log's base file
- * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts).
+ * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts,
+ * no table or column made, no backfill; a store the collector has not made is an error).
  * Resolves to an object with the SQLite store's methods (queueBeacon, insertBeacon, countRuns, checkWritable,
  * exportNdjson, close) plus flushed() and state().
  */
@@ -348,13 +349,15 @@ export async function openClickHouseStore(spec, core, {
   const target = typeof spec === 'string' ? parseClickHouseUrl(spec) : spec;
   const { database } = target;
   const settings = target.cluster ? { insert_distributed_sync: '1' } : {};
-  // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again); a report's scans of a
-  // large table may take minutes.
-  const client = clickhouseClient(target.url, { database, settings, timeoutMs: readOnly ? READ_TIMEOUT_MS : INSERT_TIMEOUT_MS });
   if (readOnly) {
-    await ensureClickHouseTables(schema, target);
-    return readOnlyStore(schema, target, client, Number((await client.json('SELECT count() AS n FROM runs'))[0].n));
+    // A report's scans of a large table may take minutes. readonly=2: ClickHouse itself refuses any write or DDL
+    // (a query may still set its own settings, as the report's do).
+    const reader = clickhouseClient(target.url, { database, settings: { ...settings, readonly: '2' }, timeoutMs: READ_TIMEOUT_MS });
+    await checkReadable(schema, reader, target);
+    return readOnlyStore(schema, target, reader, Number((await reader.json('SELECT count() AS n FROM runs'))[0].n));
   }
+  // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again).
+  const client = clickhouseClient(target.url, { database, settings, timeoutMs: INSERT_TIMEOUT_MS });
   const logBase = path.resolve(spoolPath ?? target.spool);
   const log = openBeaconLog(logBase);
   const stats = { logged: 0, inserted: 0, duplicates: 0, batches: 0, failures: 0 };
@@ -562,7 +565,22 @@ function exportNdjson(schema, client, stream) {
   });
 }
 
-// For the report and export: no spool, no inserts.
+// The report and the export read what the collector made (clickhouseTables(), the value summary) and make nothing: a
+// table or column missing is an error that says so.
+async function checkReadable(schema, client, { url, database }) {
+  const tables = [...clickhouseTables(schema), ['run_values', clickhouseSummary(schema).columns]];
+  // Asked in the system database: a query in a database that does not exist fails before it runs.
+  const have = new Set((await client.json(`SELECT concat(table, '.', name) AS c FROM system.columns WHERE database = ${sqlString(database)}`,
+    { settings: { database: 'system' } })).map((r) => r.c));
+  const missing = tables.flatMap(([table, columns]) => columns.map((c) => `${table}.${c.split(' ')[0]}`)).filter((c) => !have.has(c));
+  if (missing.length === 0) return;
+  const what = have.size === 0 ? `has no h3probe tables in database ${database}`
+    : `lacks ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more columns` : ''}`;
+  throw new Error(`the ClickHouse store at ${url} ${what}: the collector makes them when it opens the store `
+    + `(h3probe collector --store clickhouse://…/${database}); the report and the export only read`);
+}
+
+// For the report and export: no spool, no inserts, no DDL.
 function readOnlyStore(schema, target, client, runCount) {
   const refuse = () => Promise.reject(new Error('this ClickHouse store was opened read-only'));
   return {
