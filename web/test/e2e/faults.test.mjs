@@ -12,7 +12,7 @@ import { startStack } from '../../devstack/stack.mjs';
 import { distRoot } from '../../devstack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { ENGINES, engineMissing, launchEngine, openTab } from '../../devstack/browsers.mjs';
+import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { build as esbuild } from 'esbuild';
 import { build as viteBuild } from 'vite';
 import { startStack } from '../../devstack/stack.mjs';
-import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
+import { launchBrowser, openPage } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { APP, bundleApp, html, packAndInstall } from './tarball.mjs';

@@ -186,6 +186,18 @@ describe('report', () => {
     db.close();
     await assert.rejects(makeReport(core, { dbPath: copy }), /do not read: run record/);
   });
+
+  test('a run record of another format than the core\'s one is refused, not read as it (docs/architecture.md, step 12)', async () => {
+    const copy = path.join(tmp, 'format1.sqlite');
+    fs.copyFileSync(dbPath, copy);
+    const db = new Database(copy);
+    const current = core.schema().runRecordVersion;
+    const other = current - 1;
+    db.prepare(`UPDATE run_records SET arm_counts = x'${other.toString(16).padStart(2, '0')}' || substr(arm_counts, 2)
+      WHERE run = (SELECT rowid FROM runs WHERE run_id = 'a1')`).run();
+    db.close();
+    await assert.rejects(makeReport(core, { dbPath: copy }), new RegExp(`run record \\d+ \\(byte \\d+\\) has format ${other}, not ${current}`));
+  });
 });
 
 describe('export command', () => {
