@@ -555,8 +555,13 @@ export async function openClickHouseStore(spec, core, {
 
 
 /** One JSON line per run (duplicates folded), its requests nested: the same lines as the SQLite store's export. */
-function exportNdjson(schema, client, stream) {
-  const runColumns = [...schema.runColumns.map((c) => c.name), ...COLLECTOR_COLUMNS.map((c) => c.name)];
+async function exportNdjson(schema, client, stream) {
+  // A run column the table lacks (a store the collector has not opened since the core gained it; the export only
+  // reads) is written empty: '' for the core's texts, as ALTER TABLE … ADD COLUMN would fill them, else null.
+  const have = new Set((await client.json("SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'runs'"))
+    .map((r) => r.name));
+  const runColumns = [...schema.runColumns.map((c) => [c.name, c.type === 'text' ? "''" : 'NULL']),
+    ...COLLECTOR_COLUMNS.map((c) => [c.name, 'NULL'])].map(([name, empty]) => (have.has(name) ? name : `${empty} AS ${name}`));
   return writeRunsNdjson(stream, {
     runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${sqlString(after)}
       ORDER BY run_id LIMIT 1 BY run_id LIMIT ${EXPORT_PAGE}`),
@@ -565,14 +570,19 @@ function exportNdjson(schema, client, stream) {
   });
 }
 
+// Columns the report and the export read when present and do without: worker_fallback (the report counts such runs'
+// reason as unknown, clickhouseAggregates.mjs; the export writes it empty).
+const READ_WITHOUT = new Set(['runs.worker_fallback']);
+
 // The report and the export read what the collector made (clickhouseTables(), the value summary) and make nothing: a
-// table or column missing is an error that says so.
+// table or column missing (but READ_WITHOUT's) is an error that says so.
 async function checkReadable(schema, client, { url, database }) {
   const tables = [...clickhouseTables(schema), ['run_values', clickhouseSummary(schema).columns]];
   // Asked in the system database: a query in a database that does not exist fails before it runs.
   const have = new Set((await client.json(`SELECT concat(table, '.', name) AS c FROM system.columns WHERE database = ${sqlString(database)}`,
     { settings: { database: 'system' } })).map((r) => r.c));
-  const missing = tables.flatMap(([table, columns]) => columns.map((c) => `${table}.${c.split(' ')[0]}`)).filter((c) => !have.has(c));
+  const missing = tables.flatMap(([table, columns]) => columns.map((c) => `${table}.${c.split(' ')[0]}`))
+    .filter((c) => !have.has(c) && !READ_WITHOUT.has(c));
   if (missing.length === 0) return;
   const what = have.size === 0 ? `has no h3probe tables in database ${database}`
     : `lacks ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more columns` : ''}`;

@@ -115,6 +115,15 @@ describe('ClickHouse store', () => {
     assert.equal(exportOf('readonly').stdout.trim().split('\n').length, 20);
     assert.equal(await snapshot(), before);
 
+    // A store an older collector made, before worker_fallback: read as it is (the report counts such runs' reason as
+    // unknown; the export writes it empty), the column not made.
+    await q.query('ALTER TABLE readonly.runs DROP COLUMN worker_fallback');
+    const withoutColumn = await snapshot();
+    assert.equal((await makeReport(core, { store: url('readonly') })).report.storedRuns, 20);
+    const exported = exportOf('readonly').stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.ok(exported.length === 20 && exported.every((r) => r.worker_fallback === ''));
+    assert.equal(await snapshot(), withoutColumn);
+
     // A store an older collector made, before the value summary: the report says what is missing and makes nothing.
     await q.query('DROP TABLE readonly.run_values_view');
     await q.query('DROP TABLE readonly.run_values');
