@@ -233,7 +233,7 @@ describe('export command', () => {
     const lines = cli('export', '--db', old).trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(lines.length, 8);
     assert.ok(lines.every((l) => l.as_org === null && l.run_id));
-    assert.match(cli('report', '--db', old), /^h3probe report: network_ms, 5 stored runs/m);
+    assert.match(cli('report', '--db', old, '--no-html'), /^h3probe report: network_ms, 5 stored runs/m);
     assert.equal(state(), before);
   });
 
