@@ -3,7 +3,7 @@
 // HTML page and the JSON; with the time each step took.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openStoreReadOnly } from '../server/store.mjs';
+import { openStore } from '../server/store.mjs';
 import { metricColumns } from '../server/clickhouseStore.mjs';
 import { sqlString } from '../server/clickhouseRunSql.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
@@ -22,7 +22,7 @@ export const REPORT_FORMAT = 'h3probe-report/2';
 
 /**
  * core: from loadH3probeNode(). db: an open store's better-sqlite3 Database (openStore().db), or dbPath to open read-only
- * (openStoreReadOnly()), or store: a --store spec (sqlite:PATH, or clickhouse://HOST:PORT/DATABASE: the aggregates are
+ * (openStore()'s readOnly), or store: a --store spec (sqlite:PATH, or clickhouse://HOST:PORT/DATABASE: the aggregates are
  * computed inside ClickHouse).
  * Options: metric, since, arms (one of ARMS: the runs of that mode only), payloadBytes (the runs of that payload mode
  * only, 0 the no-op), by (one of GROUP_BY: the groups; ClickHouse: CLICKHOUSE_GROUP_BY), minGroupRuns (by network: the
@@ -49,7 +49,7 @@ export async function makeReport(core, {
       minGroupRuns, daily, readSummary, now, shape });
     return { ...finish(report, { read: 0, stats: performance.now() - t0 }, { htmlPath, jsonPath }), passes };
   }
-  const own = db ? null : openStoreReadOnly(spec?.path ?? dbPath, core);
+  const own = db ? null : openStore(spec?.path ?? dbPath, core, { readOnly: true });
   try {
     const t0 = performance.now();
     // One pass: the report's groups, the daily series' days and the connection-setup view's records together.

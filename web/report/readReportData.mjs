@@ -40,7 +40,7 @@ function poolGroups(counts, minRuns) {
 }
 
 /**
- * db: the store's better-sqlite3 Database (openStore() or openStoreReadOnly(), store.mjs). schema: core.schema(). Options: metric (one of
+ * db: the store's better-sqlite3 Database (openStore(), store.mjs). schema: core.schema(). Options: metric (one of
  * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
  * A/A runs are never pooled), by (one of GROUP_BY: what the groups are), minGroupRuns (a `pooled` grouping, network,
  * shows the values with at least this many runs and pools the rest as OTHER_GROUP; default the fewest runs for an

@@ -16,7 +16,7 @@ import { repoRoot, stateDir } from '../devstack/paths.mjs';
 import { besideTree } from '../devstack/besideTree.mjs';
 import { writeSyntheticDb } from '../devstack/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
-import { openStoreReadOnly } from '../server/store.mjs';
+import { openStore } from '../server/store.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 
 const { values: args } = parseArgs({
@@ -43,7 +43,7 @@ console.log(`database: ${dbPath}`);
 const core = await loadH3probeNode();
 const gen = await writeSyntheticDb(dbPath, core, { runs, seed: Number(args.seed) });
 const bytes = fs.statSync(dbPath).size;
-const store = openStoreReadOnly(dbPath, core);
+const store = openStore(dbPath, core, { readOnly: true });
 const tableBytes = Object.fromEntries(['runs', 'run_records', 'arm_values', 'run_records_mode', 'sqlite_autoindex_runs_1'].map((name) => {
   try {
     return [name, store.db.prepare('SELECT sum(pgsize) FROM dbstat WHERE name = ?').pluck().get(name)];

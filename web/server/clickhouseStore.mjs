@@ -233,6 +233,21 @@ function clickhouseLayout(schema) {
     setupRecordVersion: schema.setupRecordVersion });
 }
 
+// Why the tables of database (their names: tables) are not a store of this layout: another layout, or tables without
+// one; '' when they are, or when there are none.
+async function layoutProblem(client, database, tables, layout) {
+  if (tables.includes('store_layout')) {
+    const have = await client.json(`SELECT layout FROM ${database}.store_layout`);
+    if (have.length && have.every((r) => r.layout === layout)) return '';
+    const version = (() => { try { return JSON.parse(have[0].layout).version; } catch { return '?'; } })();
+    return `is an h3probe store of version ${version} whose layout is not this h3probe's (version ${CLICKHOUSE_STORE_VERSION}, its `
+      + `tables' columns and the value summary): ${OTHER_STORE_ADVICE}`;
+  }
+  if (!tables.length) return '';
+  return `holds tables (${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''}) but no h3probe store layout: a store `
+    + `of version 1 or none; this h3probe reads version ${CLICKHOUSE_STORE_VERSION} only: ${OTHER_STORE_ADVICE}`;
+}
+
 /**
  * Creates the database and tables where missing, on every shard in a cluster; throws if a server holds the tables of
  * another version or layout (store_layout, clickhouseLayout()), or tables without a layout.
@@ -244,18 +259,8 @@ export async function ensureClickHouseTables(schema, { url, database, cluster = 
     const client = clickhouseClient(server, { timeoutMs: 120_000 });
     await client.query(`CREATE DATABASE IF NOT EXISTS ${database}`);
     const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`)).map((r) => r.name);
-    const where = `clickhouse://${new URL(server).host}/${database}`;
-    if (tables.includes('store_layout')) {
-      const have = await client.json(`SELECT layout FROM ${database}.store_layout`);
-      const version = (() => { try { return JSON.parse(have[0].layout).version; } catch { return '?'; } })();
-      if (!have.length || have.some((r) => r.layout !== layout)) {
-        throw new Error(`${where} is an h3probe store of version ${version} whose layout is not this h3probe's (version `
-          + `${CLICKHOUSE_STORE_VERSION}, its tables' columns and the value summary): ${OTHER_STORE_ADVICE}`);
-      }
-    } else if (tables.length) {
-      throw new Error(`${where} holds tables (${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''}) but no h3probe store `
-        + `layout: a store of version 1 or none; this h3probe reads version ${CLICKHOUSE_STORE_VERSION} only: ${OTHER_STORE_ADVICE}`);
-    }
+    const problem = await layoutProblem(client, database, tables, layout);
+    if (problem) throw new Error(`clickhouse://${new URL(server).host}/${database} ${problem}`);
     for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
     await ensureSummary(schema, client, database, cluster);
     if (!tables.includes('store_layout')) {
@@ -346,7 +351,8 @@ export function logLine({ run, requests, record }) {
  * wait, one INSERT per table. While ClickHouse cannot be reached or refuses a batch, the log grows and the batch is
  * tried again every retryMs. A batch whose outcome is unknown (a failure, a crash) is sent again with the rows whose
  * run_id a table already holds left out, so each beacon is in each table once. Options: log (the log's base file
- * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts).
+ * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts, no
+ * table made; a database the collector has not made, or of another layout, is an error).
  * Resolves to an object with the SQLite store's methods (queueBeacon, insertBeacon, countRuns, checkWritable,
  * exportNdjson, close) plus flushed() and state().
  */
@@ -358,13 +364,15 @@ export async function openClickHouseStore(spec, core, {
   const target = typeof spec === 'string' ? parseClickHouseUrl(spec) : spec;
   const { database } = target;
   const settings = target.cluster ? { insert_distributed_sync: '1' } : {};
-  // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again); a report's scans of a
-  // large table may take minutes.
-  const client = clickhouseClient(target.url, { database, settings, timeoutMs: readOnly ? READ_TIMEOUT_MS : INSERT_TIMEOUT_MS });
   if (readOnly) {
-    await ensureClickHouseTables(schema, target);
-    return readOnlyStore(schema, target, client, Number((await client.json('SELECT count() AS n FROM runs'))[0].n));
+    // A report's scans of a large table may take minutes. readonly=2: ClickHouse itself refuses any write or DDL
+    // (a query may still set its own settings, as the report's do).
+    const reader = clickhouseClient(target.url, { database, settings: { ...settings, readonly: '2' }, timeoutMs: READ_TIMEOUT_MS });
+    await checkReadable(reader, target, clickhouseLayout(schema));
+    return readOnlyStore(schema, target, reader, Number((await reader.json('SELECT count() AS n FROM runs'))[0].n));
   }
+  // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again).
+  const client = clickhouseClient(target.url, { database, settings, timeoutMs: INSERT_TIMEOUT_MS });
   const logBase = path.resolve(logPath ?? target.log);
   const log = openBeaconLog(logBase);
   const stats = { logged: 0, inserted: 0, duplicates: 0, batches: 0, failures: 0 };
@@ -445,6 +453,7 @@ export async function openClickHouseStore(spec, core, {
 
   // Each tick seals the log's current segment and ships every sealed line, in batches of at most maxBatch beacons.
   let closed = false;
+  let closing = null;
   let timer = null;
   let shipping = null;
   let wake = null;
@@ -539,17 +548,25 @@ export async function openClickHouseStore(spec, core, {
     exportNdjson: (stream) => exportNdjson(schema, client, stream),
     /**
      * Takes no more beacons and ships what the log holds, for at most CLOSE_SHIP_MS (what ClickHouse does not take by
-     * then stays in the log for the next start).
+     * then stays in the log for the next start with the same log file). Resolves to { unshipped: the acknowledged beacons
+     * left in the log, logFiles: the files that hold them, lastError }.
      */
     async close() {
-      if (closed) return;
+      if (closed) return closing;
       closed = true;
-      await new Promise((r) => setImmediate(r));  // the appends of this turn
-      const deadline = new Promise((r) => setTimeout(r, CLOSE_SHIP_MS).unref());
-      // Twice: a pass after a failure ships the sealed segments, the next one the segment written meanwhile.
-      await Promise.race([shipNow().then(() => (lastError || log.backlog().bytes === 0 ? null : shipNow())), deadline]);
-      clearTimeout(timer);
-      log.close();
+      closing = (async () => {
+        await new Promise((r) => setImmediate(r));  // the appends of this turn
+        let timeout;
+        const deadline = new Promise((r) => { timeout = setTimeout(r, CLOSE_SHIP_MS); });
+        // Twice: a pass after a failure ships the sealed segments, the next one the segment written meanwhile.
+        await Promise.race([shipNow().then(() => (lastError || log.backlog().bytes === 0 ? null : shipNow())), deadline]);
+        clearTimeout(timeout);
+        clearTimeout(timer);
+        log.close();
+        const { beacons, files } = log.remaining();
+        return { unshipped: beacons, logFiles: files, lastError };
+      })();
+      return closing;
     },
   };
 }
@@ -566,7 +583,21 @@ function exportNdjson(schema, client, stream) {
   });
 }
 
-// For the report and export: no log, no inserts.
+// The report and the export read what the collector made and make nothing: a database without its tables, or of
+// another layout, is an error that says so.
+async function checkReadable(client, { url, database }, layout) {
+  // Asked in the system database: a query in a database that does not exist fails before it runs.
+  const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`, { settings: { database: 'system' } }))
+    .map((r) => r.name);
+  if (!tables.length) {
+    throw new Error(`the ClickHouse store at ${url} has no h3probe tables in database ${database}: the collector makes them when it `
+      + `opens the store (h3probe collector --store clickhouse://…/${database}); the report and the export only read`);
+  }
+  const problem = await layoutProblem(client, database, tables, layout);
+  if (problem) throw new Error(`clickhouse://${new URL(url).host}/${database} ${problem}`);
+}
+
+// For the report and export: no log, no inserts, no DDL.
 function readOnlyStore(schema, target, client, runCount) {
   const refuse = () => Promise.reject(new Error('this ClickHouse store was opened read-only'));
   return {

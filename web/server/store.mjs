@@ -124,37 +124,27 @@ function checkLayout(db, dbPath, schema, { readOnly }) {
 }
 
 /**
- * The store's file opened for reading only (the report): its version and layout checked, nothing written. Returns
- * { db (a read-only better-sqlite3 Database), close }.
+ * dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. A new file gets the store's
+ * tables; any other must be a store of this version and layout (checkLayout()). readOnly (the report, the export): the
+ * file must exist and is not changed in any way (no journal mode, no table made), and inserts are refused.
  */
-export function openStoreReadOnly(dbPath, core) {
-  const Database = peer('better-sqlite3', 'the report');
-  if (!fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-  try {
-    checkLayout(db, dbPath, core.schema(), { readOnly: true });
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-  return { db, close: () => db.close() };
-}
-
-/** dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. */
-export function openStore(dbPath, core) {
+export function openStore(dbPath, core, { readOnly = false } = {}) {
   if (typeof core?.schema !== 'function') throw new Error('openStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
   const Database = peer('better-sqlite3', 'the SQLite store');
-  const db = new Database(dbPath);
+  if (readOnly && !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
+  const db = new Database(dbPath, readOnly ? { readonly: true, fileMustExist: true } : {});
   try {
-    checkLayout(db, dbPath, schema, { readOnly: false });
+    checkLayout(db, dbPath, schema, { readOnly });
   } catch (err) {
     db.close();
     throw err;
   }
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  if (db.pragma('user_version', { simple: true }) === 0) {
+  if (!readOnly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+  }
+  if (!readOnly && db.pragma('user_version', { simple: true }) === 0) {
     db.transaction(() => {
       db.exec(storeSchemaSql(schema));
       db.prepare('INSERT INTO store_layout (layout) VALUES (?)').run(storeLayout(schema));
@@ -162,7 +152,7 @@ export function openStore(dbPath, core) {
     })();
   }
 
-  const insertRows = prepareInsert(db, schema);
+  const insertRows = readOnly ? () => { throw new Error(`${dbPath} was opened read-only`); } : prepareInsert(db, schema);
   const countStmt = db.prepare('SELECT count(*) FROM runs').pluck();
   const requestsStmt = db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY phase, idx');
   const runColumns = runRowColumns(schema).join(', ');

@@ -4,7 +4,7 @@
 // `h3probe collector --store clickhouse://…` and `h3probe export --store …` commands, and the same NDJSON export from
 // ClickHouse as from SQLite. No assertion depends on timing: waits are for events, bounded by the test timeouts.
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -17,6 +17,7 @@ import {
   clickhouseTables, openClickHouseStore, parseClickHouseUrl,
 } from '../../server/clickhouseStore.mjs';
 import { parseStoreSpec } from '../../server/storeSpec.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
@@ -100,6 +101,47 @@ describe('ClickHouse store', () => {
     // Tables without a layout: a store of before it was kept.
     await store.client.query('DROP TABLE store_layout');
     await assert.rejects(open(), /holds tables .* but no h3probe store layout: a store of version 1 or none; this h3probe reads version 2 only/);
+  });
+
+  test('the report and the export change nothing in the store they read: no database, table, column or row made, no backfill', { timeout: 120_000 }, async () => {
+    const st = await openClickHouseStore(url('readonly'), core, { log: path.join(tmp, 'readonly.ndjson') });
+    await Promise.all(beacons(20, 4).map((b) => st.queueBeacon(core.decodeBeacon(b.text), b.meta)));
+    await st.close();
+    const q = st.client;
+    // What a write would change: the tables and their columns, the rows (run_values: its summed count, which merges keep).
+    const snapshot = async () => {
+      const tables = await q.json("SELECT name, engine FROM system.tables WHERE database = 'readonly' ORDER BY name");
+      const has = (name) => tables.some((t) => t.name === name);
+      return JSON.stringify([tables,
+        await q.json("SELECT table, name, type FROM system.columns WHERE database = 'readonly' ORDER BY table, name"),
+        ...await Promise.all(['runs', 'requests', 'run_records'].map((t) => q.json(`SELECT count() AS n FROM readonly.${t}`))),
+        has('run_values') ? await q.json('SELECT sum(cnt) AS n FROM readonly.run_values') : null,
+      ]);
+    };
+    const exportOf = (db) => spawnSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'export', '--store', url(db)], { encoding: 'utf8' });
+    const before = await snapshot();
+    const { report } = await makeReport(core, { store: url('readonly'), htmlPath: path.join(tmp, 'readonly.html') });
+    assert.equal(report.storedRuns, 20);
+    assert.equal(exportOf('readonly').stdout.trim().split('\n').length, 20);
+    assert.equal(await snapshot(), before);
+
+    // A store an older collector made (another layout): refused by both, with what to do, and left as it was.
+    const layout = JSON.parse((await q.json('SELECT layout FROM readonly.store_layout'))[0].layout);
+    layout.version -= 1;
+    await q.query('TRUNCATE TABLE readonly.store_layout');
+    await q.query(`INSERT INTO readonly.store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout: JSON.stringify(layout) })}`);
+    const older = await snapshot();
+    const refusal = /readonly is an h3probe store of version \d+ whose layout is not this h3probe's .*: export its runs with the h3probe that wrote it/;
+    await assert.rejects(makeReport(core, { store: url('readonly') }), refusal);
+    assert.match(exportOf('readonly').stderr, refusal);
+    assert.equal(await snapshot(), older);
+
+    // No database at all: an error, and still no database.
+    await assert.rejects(makeReport(core, { store: url('nothere') }), /has no h3probe tables in database nothere/);
+    const failed = exportOf('nothere');
+    assert.equal(failed.status, 2);
+    assert.match(failed.stderr, /has no h3probe tables in database nothere/);
+    assert.deepEqual(await q.json("SELECT name FROM system.databases WHERE name = 'nothere'"), []);
   });
 
   test('ClickHouse killed mid-load: the collector keeps answering 204, the log grows, then drains; every acknowledged beacon once', { timeout: 120_000 }, async () => {

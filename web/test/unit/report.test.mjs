@@ -3,6 +3,7 @@
 // the report command makes with the WASM statistics, and the NDJSON export command.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -187,6 +188,18 @@ describe('report', () => {
     db.close();
     await assert.rejects(makeReport(core, { dbPath: copy }), /do not read: run record/);
   });
+
+  test('a run record of another format than the core\'s one is refused, not read as it (docs/architecture.md, step 12)', async () => {
+    const copy = path.join(tmp, 'format1.sqlite');
+    fs.copyFileSync(dbPath, copy);
+    const db = new Database(copy);
+    const current = core.schema().runRecordVersion;
+    const other = current - 1;
+    db.prepare(`UPDATE run_records SET arm_counts = x'${other.toString(16).padStart(2, '0')}' || substr(arm_counts, 2)
+      WHERE run = (SELECT rowid FROM runs WHERE run_id = 'a1')`).run();
+    db.close();
+    await assert.rejects(makeReport(core, { dbPath: copy }), new RegExp(`run record \\d+ \\(byte \\d+\\) has format ${other}, not ${current}`));
+  });
 });
 
 describe('export command', () => {
@@ -205,6 +218,31 @@ describe('export command', () => {
       [[0, 'HTTP/3.0', 'usable_treatment'], [5, 'HTTP/2.0', 'protocol_mismatch']]);
     assert.ok(!('arm_counts' in e1));
     assert.equal(e1.requests.filter((q) => q.request_class === 'usable_control').length, 1);
+  });
+
+  test('the export and the report change nothing in the database they read, nor in one an older h3probe wrote', () => {
+    const copy = path.join(tmp, 'older', 'beacons.sqlite');
+    fs.mkdirSync(path.dirname(copy));
+    fs.copyFileSync(dbPath, copy);
+    const db = new Database(copy);
+    db.pragma('journal_mode = DELETE');
+    db.close();
+    const state = () => JSON.stringify([fs.readdirSync(path.dirname(copy)), createHash('sha256').update(fs.readFileSync(copy)).digest('hex')]);
+    const before = state();
+    const cli = (...args) => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), ...args], { encoding: 'utf8', stdio: 'pipe' });
+    const lines = cli('export', '--db', copy).trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines.length, 8);
+    assert.match(cli('report', '--db', copy, '--no-html'), /^h3probe report: network_ms, 5 stored runs/m);
+    assert.equal(state(), before);
+    // As a store of the same version an h3probe with another core wrote: refused by both, and left as it was.
+    const other = new Database(copy);
+    other.prepare("UPDATE store_layout SET layout = replace(layout, 'network_ms', 'network_time')").run();
+    other.close();
+    const older = state();
+    for (const args of [['export', '--db', copy], ['report', '--db', copy, '--no-html']]) {
+      assert.throws(() => cli(...args), /whose layout .* is not this h3probe's: export its runs with the h3probe that wrote it/);
+    }
+    assert.equal(state(), older);
   });
 
   test('to stdout without --out', async () => {

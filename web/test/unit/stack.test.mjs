@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { openStore, openStoreReadOnly, STORE_VERSION } from '../../server/store.mjs';
+import { openStore, STORE_VERSION } from '../../server/store.mjs';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 
@@ -87,7 +87,7 @@ describe('store', () => {
     db.close();
     const refusal = new RegExp(`store of version ${STORE_VERSION} whose layout .* is not this h3probe's: export its runs with the h3probe that wrote it`);
     assert.throws(() => openStore(file, core), refusal);
-    assert.throws(() => openStoreReadOnly(file, core), refusal);
+    assert.throws(() => openStore(file, core, { readOnly: true }), refusal);
     const again = new Database(file);
     assert.ok(!again.prepare('PRAGMA table_info(runs)').all().some((c) => c.name === 'browser'), 'nothing added');
     again.close();
