@@ -1,11 +1,9 @@
 // Exact sums of doubles and of their squares, so that a sample's mean and variance are the same bits whatever order a
 // source adds its values in: the report's paired differences from memory (value_aggregates.cpp) and from a
 // warehouse's SQL (web/server/clickhouseRunSql.mjs, exactSumsSql) give one moment, not two that differ in their last
-// digits.
-//
-// A finite double is a whole number of 2^-1074 (its mantissa times a power of two), and its square a whole number of
-// 2^-2148: each sum is such a whole number, held in base-2^32 digits, so nothing is ever rounded until the moments are
-// read (moments()).
+// digits. A finite double is a whole number of 2^-1074 (its mantissa times a power of two), and its square a whole
+// number of 2^-2148: each sum is such a whole number, held in base-2^32 digits, and nothing is rounded until the
+// moments are read.
 #pragma once
 
 #include <array>
@@ -23,29 +21,21 @@ public:
     static constexpr int kValueUnit = -1074;
     static constexpr int kSquareUnit = -2148;
 
-    void add(double x);         // x (finite), in value units
-    void add_square(double x);  // x * x (x finite), in square units
+    void add_bits(std::uint64_t v, int bit, bool negative);  // ± v * 2^bit
     void add(const ExactSum& other);
-    // Adds v * 2^bit (v < 2^64), negated when asked.
-    void add_bits(std::uint64_t v, int bit, bool negative);
     // The whole number as text: hexadecimal digits, '-' first when negative, "0" for zero; parse() reads it back
     // (false, and the sum unchanged, for anything else).
     std::string text() const;
     bool parse(const std::string& text);
-    // The sum times 2^unit, rounded to the nearest double.
-    double value(int unit) const;
-    // this * other, exactly (a sum of values squared is in square units), and this * n.
+    double value(int unit) const;  // the sum times 2^unit, rounded to the nearest double
     ExactSum times(const ExactSum& other) const;
-    ExactSum times(std::uint64_t n) const;
-    ExactSum minus(const ExactSum& other) const;
-    bool operator==(const ExactSum& other) const;
+    ExactSum negated() const;
 
 private:
-    // Carries every digit into [0, 2^32) but the last, which keeps the sign: the form text() and the others read.
+    // Carries every digit into [0, 2^32) but the last, which keeps the sign.
     void normalize();
-    bool negative() const;
-    std::vector<std::uint32_t> magnitude() const;  // normalized |sum|, little-endian, no leading zero digit
-    static ExactSum from_magnitude(const std::vector<std::uint32_t>& digits, bool negative);
+    std::vector<std::uint32_t> magnitude(bool& negative) const;  // normalized |sum|, no leading zero digit
+    static ExactSum of(const std::vector<std::uint32_t>& magnitude, bool negative);
 
     std::vector<std::int64_t> digits_;  // little-endian base 2^32; between normalizations each may exceed it
     std::uint32_t pending_ = 0;         // adds since the last normalization
@@ -56,7 +46,6 @@ private:
 struct MomentSums {
     std::uint64_t n = 0;
     ExactSum sum, sum_sq;
-    void add(double x);  // finite values only; others are not counted
     void add(const MomentSums& other);
     // n, the mean (NaN if none) and the sample variance (NaN if fewer than 2), each rounded once from the exact sums.
     Moments moments() const;
@@ -64,19 +53,19 @@ struct MomentSums {
 
 // MomentSums built value by value, fast: the values of one binary exponent are summed in machine integers first (their
 // mantissas, and their squares in 128 bits), and reach the exact sums when another exponent takes their place or the
-// sums are read. The same whole numbers as MomentSums::add(), value after value.
+// sums are read.
 class MomentAccumulator {
 public:
     void add(double x);  // finite values only; others are not counted
-    void add(const MomentAccumulator& other);
+    void add(const MomentAccumulator& other) { done_.add(other.sums()); }
     MomentSums sums() const;
 
 private:
     __extension__ typedef unsigned __int128 u128;
     struct Bin {
-        int shift = -1;               // the values' exponent (ExactSum's units); -1: empty
+        int shift = -1;                  // the values' exponent (ExactSum's units); -1: empty
         std::int64_t high = 0, low = 0;  // Σ ±(mantissa >> 27), Σ ±(mantissa & (2^27 - 1))
-        u128 squares = 0;             // Σ mantissa²
+        u128 squares = 0;                // Σ mantissa²
         std::uint32_t count = 0;
     };
     static void flush(const Bin& bin, MomentSums& into);

@@ -109,73 +109,28 @@ struct CrossEntry {
     CrossSums sums;
 };
 
-template <class V> void fields(Aggregates& a, V&& v) {
-    v("version", a.version);
-    v("groups", a.groups);
-}
+template <class V> void fields(Aggregates& a, V&& v) { v("version", a.version); v("groups", a.groups); }
 template <class V> void fields(GroupAggregates& g, V&& v) {
-    v("name", g.counts.name);
-    v("runs", g.counts.runs);
-    v("requests", g.counts.requests);
-    v("missing_metric", g.counts.missing_metric);
+    v("name", g.counts.name); v("runs", g.counts.runs); v("requests", g.counts.requests); v("missing_metric", g.counts.missing_metric);
     v("classes", g.counts.classes);  // [control, treatment], each a count per request class in the core's order
-    v("runs_paired", g.runs_paired);
-    v("samples", g.sample);  // [h2, h3, diff]
-    v("diffs", g.diffs);
-    v("diffs_h2_first", g.diffs_h2_first);
-    v("diffs_h3_first", g.diffs_h3_first);
-    v("cross", g.cross);
+    v("runs_paired", g.runs_paired); v("samples", g.sample);  // [h2, h3, diff]
+    v("diffs", g.diffs); v("diffs_h2_first", g.diffs_h2_first); v("diffs_h3_first", g.diffs_h3_first); v("cross", g.cross);
 }
-template <class V> void fields(SampleAggregates& a, V&& v) {
-    v("n", a.n);
-    v("runs", a.runs);
-    v("stats", a.order_stats);
-    v("below", a.below);
-}
-template <class V> void fields(MomentSums& m, V&& v) {
-    v("n", m.n);
-    v("sum", m.sum);        // ExactSum::text(), whole units of 2^-1074
-    v("sum_sq", m.sum_sq);  // whole units of 2^-2148
-}
-template <class V> void fields(RankValue& e, V&& v) {
-    v("rank", e.rank);
-    v("value", e.value);
-}
+template <class V> void fields(SampleAggregates& a, V&& v) { v("n", a.n); v("runs", a.runs); v("stats", a.order_stats); v("below", a.below); }
+// sum: ExactSum::text(), whole units of 2^-1074; sum_sq: of 2^-2148.
+template <class V> void fields(MomentSums& m, V&& v) { v("n", m.n); v("sum", m.sum); v("sum_sq", m.sum_sq); }
+template <class V> void fields(RankValue& e, V&& v) { v("rank", e.rank); v("value", e.value); }
 template <class V> void fields(BelowEntry& e, V&& v) {
-    v("threshold", e.threshold);
-    v("below", e.sums.below);
-    v("below_sq", e.sums.below_sq);
-    v("below_size", e.sums.below_size);
+    v("threshold", e.threshold); v("below", e.sums.below); v("below_sq", e.sums.below_sq); v("below_size", e.sums.below_size);
     v("size_sq", e.sums.size_sq);
 }
 template <class V> void fields(CrossEntry& e, V&& v) {
-    v("q2", e.q2);
-    v("q3", e.q3);
-    v("s2s3", e.sums.s2s3);
-    v("s2n3", e.sums.s2n3);
-    v("n2s3", e.sums.n2s3);
-    v("n2n3", e.sums.n2n3);
+    v("q2", e.q2); v("q3", e.q3); v("s2s3", e.sums.s2s3); v("s2n3", e.sums.s2n3); v("n2s3", e.sums.n2s3); v("n2n3", e.sums.n2n3);
 }
-template <class V> void fields(Needs& n, V&& v) {
-    v("ranks", n.ranks);
-    v("below", n.below);
-    v("cross", n.cross);
-}
-template <class V> void fields(Needs::Rank& r, V&& v) {
-    v("group", r.group);
-    v("sample", r.sample);
-    v("rank", r.rank);
-}
-template <class V> void fields(Needs::Below& b, V&& v) {
-    v("group", b.group);
-    v("sample", b.sample);
-    v("threshold", b.threshold);
-}
-template <class V> void fields(Needs::Cross& c, V&& v) {
-    v("group", c.group);
-    v("q2", c.q2);
-    v("q3", c.q3);
-}
+template <class V> void fields(Needs& n, V&& v) { v("ranks", n.ranks); v("below", n.below); v("cross", n.cross); }
+template <class V> void fields(Needs::Rank& r, V&& v) { v("group", r.group); v("sample", r.sample); v("rank", r.rank); }
+template <class V> void fields(Needs::Below& b, V&& v) { v("group", b.group); v("sample", b.sample); v("threshold", b.threshold); }
+template <class V> void fields(Needs::Cross& c, V&& v) { v("group", c.group); v("q2", c.q2); v("q3", c.q3); }
 
 // Each map's entries, and the map from its entries (a later entry of the same key wins).
 std::vector<RankValue> entries(const std::map<std::uint64_t, double>& m);

@@ -6,7 +6,7 @@
 // daily series' days): every pass reads the table once for all of them. The passes (docs/clickhouse.md):
 //   1. counts per cell (a cell: one value of every grouping's key, and the day received): runs, requests by arm and
 //      class, missing values, and per sample column values and runs per arm, paired runs, Σ N² per arm and Σ N2 N3,
-//      and the exact sums of the paired within-run differences (their limbs, exactSumsSql(); per order); a group's and
+//      and the exact sums of the paired within-run differences (their limbs, exactLimbsSql(); per order); a group's and
 //      overall's are the sums of their cells';
 //   2. a histogram per group, column and sample (h2 values, h3 values, paired differences) over 2^24 order-preserving
 //      buckets of the float64 (its sign, exponent and 12 mantissa bits), each bucket with its count, least and greatest
@@ -24,10 +24,9 @@
 // exact multi-rank quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF
 // asks ~300 levels), hence 2 and 3.
 import { classCountColumns } from '../server/clickhouseStore.mjs';
-import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactSumsSql, momentSums, pairedSql, runValueTuplesSql, sqlString } from '../server/clickhouseRunSql.mjs';
+import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns } from './readReportData.mjs';
 
-const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
 
 export { CLICKHOUSE_GROUP_BY };
 
@@ -128,7 +127,8 @@ function entry(h, i) {
  * client: clickhouseClient(url, {database}). schema: core.schema(). Options:
  *   columns: the samples, [{ C, T, missing }]: C and T Array(Float64) expressions over run_records (a run's usable
  *     values of a metric in each arm; for the connection-setup view, its cold HTTP/2 and HTTP/3 value), missing a
- *     count of usable requests without a value (optional); each column's aggregates are a report of their own;
+ *     count of usable requests without a value (optional); each column's aggregates are a report of their own; single:
+ *     every array holds one value at most (the view's), which spares the SQL its sorts;
  *   where: the rows read (SQL over run_records: arms mode, payload mode, received since, …);
  *   summary: the value summary run_values' rows of the one column's values (`arms = … AND payload_bytes = … AND metric
  *     = …`), read for each day and region whose totals there equal run_records' (readSummary false: none); null: every
@@ -150,7 +150,7 @@ function entry(h, i) {
  * at i * columns + c; needs null when done; estimates: the probabilities whose estimates get intervals), countCells() }.
  */
 export function clickhouseAggregateSource(client, schema, {
-  columns, where, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
+  columns, single = false, where, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
   minGroupRuns = schema.limits.minRunsForInterval, shown = {}, cumulative = false, now = Date.now(), countsFrom = null, passes = [],
 } = {}) {
   for (const by of sets) {
@@ -172,10 +172,14 @@ export function clickhouseAggregateSource(client, schema, {
   const pooledOf = {};
   if (keys.some((k) => GROUP_BY[k]?.pooled)) checkMinGroupRuns(minGroupRuns);
   const classList = classCountColumns(schema);
-  const paired = columns.map(({ C, T }) => pairedSql(C, T));
   const order = orders ? "multiIf(run_order = 'h2-first', 0, run_order = 'h3-first', 1, 2)" : '2';
+  // A bucket is the top 24 bits of a float64's 64 (its sign, exponent and 12 mantissa bits); of a single-valued
+  // source's few values, the top 32, so that each bucket holds one value and no rank needs the values pass.
+  const bucketBits = single ? 32 : 24;
+  const B = 2 ** bucketBits;
+  const shiftBits = 64 - bucketBits;
   // Branch-free (multiIf evaluates slowly here): the magnitude's top bits, mirrored below zero (-1 - bits of -v).
-  const bucket = (v) => `(toInt64(bitShiftRight(reinterpretAsUInt64(reinterpretAsString(abs(${v}))), ${BUCKET_SHIFT})) * (1 - 2 * toInt64(${v} < 0))
+  const bucket = (v) => `(toInt64(bitShiftRight(reinterpretAsUInt64(reinterpretAsString(abs(${v}))), ${shiftBits})) * (1 - 2 * toInt64(${v} < 0))
     - toInt64(${v} < 0))`;
 
   // names[k]: the values of key k, in order; group j of key k (1-based) is names[k][j - 1]; its global id (the g of
@@ -208,11 +212,11 @@ export function clickhouseAggregateSource(client, schema, {
   // (c * 4 + s) * 2^24 + b + 2^23 is in this list.
   const valuesSql = (sb = null) => {
     const gs = grouped.map((k) => `g${k}`).join(', ');
-    const only = sb ? `WHERE (c * 4 + s) * ${2 ** 24} + b + ${2 ** 23} IN (${sb.join(', ')})` : '';
+    const only = sb ? `WHERE (c * 4 + s) * ${B} + b + ${B / 2} IN (${sb.join(', ')})` : '';
     const parts = [];
     if (SV) parts.push(`SELECT ${gs}, toUInt8(0) AS c, s, v, ${bucket('v')} AS b, cnt, w, n, o FROM ${SV} ${only}`);
     if (rawCells) {
-      const tuples = columns.map(({ C, T }, c) => `arrayMap(u -> (toUInt8(${c}), u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(C, T)})`);
+      const tuples = columns.map(({ C, T }, c) => `arrayMap(u -> (toUInt8(${c}), u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(C, T, single)})`);
       parts.push(`SELECT ${gs}, t.1 AS c, t.2 AS s, t.3 AS v, ${bucket('t.3')} AS b, toUInt64(1) AS cnt, t.4 AS w, t.5 AS n, t.6 AS o
       FROM (SELECT ${gs}, ${[...new Set(columns.flatMap(({ C, T }) => [C, T]))].join(', ')} FROM ${RR} WHERE ${counted} AND (${rawCells}))
       ARRAY JOIN arrayConcat(${tuples.join(', ')}) AS t ${only}`);
@@ -224,12 +228,12 @@ export function clickhouseAggregateSource(client, schema, {
   const keySql = () => {
     const g = grouped.length === 1 ? `(${offset[grouped[0]]} + g${grouped[0]})`
       : `arrayJoin([${grouped.map((k) => `${offset[k]} + g${k}`).join(', ')}])`;
-    return `((c * ${ids} + ${g}) * 4 + s) * ${2 ** 24} + b + ${2 ** 23}`;
+    return `((c * ${ids} + ${g}) * 4 + s) * ${B} + b + ${B / 2}`;
   };
-  const keyOfBucket = (c, gid, s, b) => ((c * ids + gid) * 4 + s) * 2 ** 24 + b + 2 ** 23;
+  const keyOfBucket = (c, gid, s, b) => ((c * ids + gid) * 4 + s) * B + b + B / 2;
   const splitKey = (key) => {
-    const b = (key % 2 ** 24) - 2 ** 23;
-    const rest = Math.floor(key / 2 ** 24);
+    const b = (key % B) - B / 2;
+    const rest = Math.floor(key / B);
     const cg = Math.floor(rest / 4);
     return { c: Math.floor(cg / ids), gid: cg % ids, s: rest % 4, b };
   };
@@ -238,7 +242,7 @@ export function clickhouseAggregateSource(client, schema, {
     if (v === 0) return 0;
     const bytes = Buffer.alloc(8);
     bytes.writeDoubleLE(Math.abs(v));
-    const b = Number(bytes.readBigUInt64LE() >> BigInt(BUCKET_SHIFT));
+    const b = Number(bytes.readBigUInt64LE() >> BigInt(shiftBits));
     return v > 0 ? b : -1 - b;
   };
 
@@ -260,22 +264,37 @@ export function clickhouseAggregateSource(client, schema, {
     // The cells also by day received (dd), for the check of the value summary's totals.
     const keyCols = [...keys.map((k, i) => `${expr[k]} AS k${i}`), `${CLICKHOUSE_GROUP_BY.day} AS dd`];
     const cellCols = [...keys.map((_, i) => `k${i}`), 'dd'].join(', ');
-    const perColumn = columns.map((col, c) => {
-      const { keys: exKeys, values: exValues } = exactSumsSql(`d${c}`, order);
-      return `sum(len2_${c}) AS n2_${c}, countIf(len2_${c} > 0) AS r2_${c}, sum(len3_${c}) AS n3_${c}, countIf(len3_${c} > 0) AS r3_${c},
-      countIf(isFinite(d${c})) AS pr_${c}, sum(len2_${c} * len2_${c}) AS q2_${c}, sum(len3_${c} * len3_${c}) AS q3_${c},
-      sum(len2_${c} * len3_${c}) AS q23_${c},
-      ${col.missing ? `sum(${col.missing})` : 'toUInt64(0)'} AS miss_${c}, sumMap(${exKeys}, ${exValues}) AS ex_${c}`;
-    });
-    const runColumns = columns.map(({ C, T }, c) => `toUInt64(length(${C})) AS len2_${c}, toUInt64(length(${T})) AS len3_${c},
-      if(${paired[c].both}, ${paired[c].diff}, nan) AS d${c}`);
-    let rows = countsFrom ? cellsFrom(countsFrom.countCells()) : (await pass('counts', `SELECT ${cellCols}, count() AS stored,
-      ${classes ? `countIf(${measured} > 0) AS runs, sum(${measured}) AS requests,
-      [${classList.filter((c) => c.arm === 'control').map((c) => `sum(${c.name})`).join(', ')}] AS control,
-      [${classList.filter((c) => c.arm === 'treatment').map((c) => `sum(${c.name})`).join(', ')}] AS treatment,` : ''}
-      ${perColumn.join(',\n      ')}, min(received_at) AS first, max(received_at) AS last
-      FROM (SELECT *, ${keyCols.join(', ')}, ${runColumns.join(', ')} FROM run_records WHERE ${where}) GROUP BY ${cellCols}`, { exact: true }))
-      .map((r) => ({ ...r, ...Object.fromEntries(columns.map((_, c) => [`ex_${c}`, [r[`ex_${c}`]]])) }));
+    // One row per run and sample column (c), grouped first by cell, column, order and the difference's exponent, so
+    // that the exact sums' limbs are plain sums (a sumMap of every run's limbs cost twice the pass), then by cell.
+    // A run's own counts are taken from its row of column 0.
+    // Several columns: each run once per column, its values the column's (ARRAY JOIN zips the lists).
+    const list = (f) => `[${columns.map(f).join(', ')}]`;
+    const perColumnRow = columns.length === 1
+      ? `${columns[0].C} AS C, ${columns[0].T} AS T, ${columns[0].missing ?? 'toUInt8(0)'} AS miss, toUInt8(0) AS c FROM run_records`
+      : `C, T, miss, c FROM run_records ARRAY JOIN ${list((x) => x.C)} AS C, ${list((x) => x.T)} AS T,
+          ${list((x) => x.missing ?? 'toUInt8(0)')} AS miss, [${[...columns.keys()].join(', ')}] AS c`;
+    const { both, diff } = pairedSql('C', 'T', single);
+    const limbs = exactLimbsSql('d');
+    const classSums = (arm) => classList.filter((x) => x.arm === arm).map((x) => x.name);
+    const perRun = classes ? [`countIf(c = 0 AND ${measured} > 0) AS runs`, `sumIf(${measured}, c = 0) AS requests`,
+      ...[...classSums('control'), ...classSums('treatment')].map((name, i) => `sumIf(${name}, c = 0) AS k_${i}`)] : [];
+    // The aggregates' names differ from the columns' (an alias that names a column of the row is taken for it).
+    const inner = `SELECT ${cellCols}, c, o, sh, countIf(c = 0) AS stored, ${perRun.map((x) => `${x}, `).join('')}sum(nC) AS a_nC,
+      countIf(nC > 0) AS a_rC, sum(nT) AS a_nT, countIf(nT > 0) AS a_rT, countIf(isFinite(d)) AS a_pr, sum(nC * nC) AS a_qC,
+      sum(nT * nT) AS a_qT, sum(nC * nT) AS a_qCT, sum(miss) AS a_miss, ${limbs.limbs.map((x, i) => `sumIf(${x}, isFinite(d)) AS l${i}`).join(', ')},
+      min(received_at) AS first, max(received_at) AS last
+      FROM (SELECT *, toUInt64(length(C)) AS nC, toUInt64(length(T)) AS nT, if(${both}, ${diff}, nan) AS d, if(isFinite(d), ${limbs.shift}, 0) AS sh
+        FROM (SELECT *, ${keyCols.join(', ')}, ${order} AS o, ${perColumnRow} WHERE ${where}))
+      GROUP BY ${cellCols}, c, o, sh`;
+    const perColumn = columns.map((_, c) => ['nC', 'rC', 'nT', 'rT', 'pr', 'qC', 'qT', 'qCT', 'miss']
+      .map((f) => `sumIf(a_${f}, c = ${c}) AS ${f}_${c}`).join(', '));
+    const nControl = classSums('control').length;
+    let rows = countsFrom ? cellsFrom(countsFrom.countCells()) : (await pass('counts', `SELECT ${cellCols}, sum(stored) AS stored,
+      ${classes ? `sum(runs) AS runs, sum(requests) AS requests, [${classSums('control').map((_, i) => `sum(k_${i})`).join(', ')}] AS control,
+      [${classSums('treatment').map((_, i) => `sum(k_${nControl + i})`).join(', ')}] AS treatment,` : ''} ${perColumn.join(', ')},
+      sumMap(${exactKeysSql('c', 'o', 'sh')}, [${limbs.limbs.map((_, i) => `l${i}`).join(', ')}, toInt64(a_pr)]) AS ex,
+      min(first) AS first, max(last) AS last
+      FROM (${inner}) GROUP BY ${cellCols}`, { exact: true })).map((r) => ({ ...r, ex: [r.ex] }));
     countCells = rows.map((r) => ({ ...r, key: Object.fromEntries(keys.map((k, i) => [k, r[`k${i}`]])) }));
     const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
     // Cumulative: a run is in its day's group and every later day's. The counts and the histograms are sums, so a
@@ -312,15 +331,15 @@ export function clickhouseAggregateSource(client, schema, {
     const group = (name, part, c) => {
       const sum = (f) => part.reduce((a, r) => a + n(r[f]), 0);
       const sumList = (f, arm) => (classes ? zeros(arm).map((_, i) => part.reduce((a, r) => a + n(r[f][i]), 0)) : zeros(arm));
-      const maps = part.flatMap((r) => r[`ex_${c}`]);
+      const maps = part.flatMap((r) => r.ex);
       return {
         name, runs: classes ? sum('runs') : 0, requests: classes ? sum('requests') : 0, missing_metric: sum(`miss_${c}`),
         classes: [sumList('control', 'control'), sumList('treatment', 'treatment')], runs_paired: sum(`pr_${c}`),
-        samples: [[`n2_${c}`, `r2_${c}`], [`n3_${c}`, `r3_${c}`], [`pr_${c}`, `pr_${c}`]].map(([v, r]) => ({ n: sum(v), runs: sum(r), stats: [], below: [] })),
-        diffs: momentSums(maps), diffs_h2_first: momentSums(maps, 0), diffs_h3_first: momentSums(maps, 1), cross: [],
+        samples: [[`nC_${c}`, `rC_${c}`], [`nT_${c}`, `rT_${c}`], [`pr_${c}`, `pr_${c}`]].map(([v, r]) => ({ n: sum(v), runs: sum(r), stats: [], below: [] })),
+        diffs: momentSums(maps, c), diffs_h2_first: momentSums(maps, c, 0), diffs_h3_first: momentSums(maps, c, 1), cross: [],
       };
     };
-    const squaresOf = (part, c) => [`q2_${c}`, `q3_${c}`, `q23_${c}`].map((f) => part.reduce((a, r) => a + n(r[f]), 0));
+    const squaresOf = (part, c) => [`qC_${c}`, `qT_${c}`, `qCT_${c}`].map((f) => part.reduce((a, r) => a + n(r[f]), 0));
     squares = new Map();
     columns.forEach((_, c) => {
       squares.set(`${c}/0`, squaresOf(rows, c));
@@ -339,9 +358,9 @@ export function clickhouseAggregateSource(client, schema, {
       const [key, ...fields] = tsvColumns(text, 7);
       // Rows come in key order: each group's sample is one run of rows, in bucket order.
       for (let r0 = 0; r0 < key.length;) {
-        const cgs = Math.floor(key[r0] / 2 ** 24);
+        const cgs = Math.floor(key[r0] / B);
         let r1 = r0;
-        while (r1 < key.length && Math.floor(key[r1] / 2 ** 24) === cgs) r1++;
+        while (r1 < key.length && Math.floor(key[r1] / B) === cgs) r1++;
         const { c, gid, s } = splitKey(key[r0]);
         histograms.set(`${c}/${gid}/${s}`, histogram(key.subarray(r0, r1).map((k) => splitKey(k).b), fields.map((f) => f.subarray(r0, r1))));
         r0 = r1;
@@ -396,8 +415,8 @@ export function clickhouseAggregateSource(client, schema, {
       if (!want.has(cell)) want.set(cell, [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]);
       const t = want.get(cell);
       const add = (s, ...xs) => xs.forEach((x, f) => { t[s][f] += Number(x ?? 0); });
-      add(0, r.n2_0, r.q2_0, r.q2_0, r.q23_0);
-      add(1, r.n3_0, r.q3_0, r.q3_0, r.q23_0);
+      add(0, r.nC_0, r.qC_0, r.qC_0, r.qCT_0);
+      add(1, r.nT_0, r.qT_0, r.qT_0, r.qCT_0);
       add(2, r.pr_0, r.pr_0, r.pr_0, 0);
     }
     const today = new Date(now).toISOString().slice(0, 10);
@@ -445,13 +464,13 @@ export function clickhouseAggregateSource(client, schema, {
       merged.get(id).parts.push(c);
     }
     const num = (x) => Number(x ?? 0);
-    const sums = ['stored', 'runs', 'requests', ...columns.flatMap((_, c) => ['n2', 'r2', 'n3', 'r3', 'pr', 'q2', 'q3', 'q23', 'miss'].map((f) => `${f}_${c}`))];
+    const sums = ['stored', 'runs', 'requests', ...columns.flatMap((_, c) => ['nC', 'rC', 'nT', 'rT', 'pr', 'qC', 'qT', 'qCT', 'miss'].map((f) => `${f}_${c}`))];
     return [...merged.values()].map(({ cell, parts }) => {
       if (parts.length === 1) return { ...parts[0], ...cell };
       const out = { ...cell };
       for (const f of sums) out[f] = parts.reduce((a, p) => a + num(p[f]), 0);
       for (const f of classes ? ['control', 'treatment'] : []) out[f] = parts[0][f].map((_, i) => parts.reduce((a, p) => a + num(p[f][i]), 0));
-      for (const c of columns.keys()) out[`ex_${c}`] = parts.flatMap((p) => p[`ex_${c}`]);
+      out.ex = parts.flatMap((p) => p.ex);
       out.first = parts.map((r) => r.first).sort()[0];
       out.last = parts.map((r) => r.last).sort().at(-1);
       return out;
@@ -522,7 +541,7 @@ export function clickhouseAggregateSource(client, schema, {
     }
     if (todo.size === 0) return;
     // Only the values of the wanted samples' buckets (whatever the group) are unrolled per grouping.
-    const sb = [...new Set([...todo.values()].map(({ c, s, b }) => (c * 4 + s) * 2 ** 24 + b + 2 ** 23))];
+    const sb = [...new Set([...todo.values()].map(({ c, s, b }) => (c * 4 + s) * B + b + B / 2))];
     const text = await pass(name, `SELECT key, v, sum(cnt), sum(w), sum(n), sum(o) FROM (SELECT ${keySql()} AS key, v, cnt, w, n, o
       FROM (${valuesSql(sb)})) WHERE key IN (${[...keysWanted].join(', ')}) GROUP BY key, v`, { tsv: true });
     const found = new Map();

@@ -28,7 +28,7 @@ export async function clickhouseConnectionSetup(client, core, {
   // values again, as SetupView does).
   const value = (protocol, metric) => c.values.find((v) => v.protocol === protocol && v.metric === metric).name;
   const columns = schema.setupMetrics.map((m) => ({ C: value('h2', m.name), T: value(m.paired ? 'h3' : 'h2', m.name) }));
-  const source = clickhouseAggregateSource(client, schema, { columns, where, classes: false, orders: false, sets: [by], shown, passes });
+  const source = clickhouseAggregateSource(client, schema, { columns, single: true, where, classes: false, orders: false, sets: [by], shown, passes });
   const shape = reportShape(schema, { confidence, percentiles: schema.reportDefaults.seriesPercentiles });
   const { sets: [set], groups: byMetric } = await inferFromSource(core, source, columns.map(() => shape), 'the connection-setup view');
 

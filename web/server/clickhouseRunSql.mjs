@@ -24,54 +24,60 @@ export const SUMMARY_GROUP_BY = Object.freeze({ region: 'region', day: 'day', ne
 
 const sorted = (a) => `arraySort(${a})`;
 const half = (a) => `intDiv(length(${a}), 2)`;
-// A run's type-7 median of the values in array column a (their number even: the mean of the middle two).
-const medianSql = (a) => `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`;
+// A run's type-7 median of the values in array column a (their number even: the mean of the middle two); single: a holds
+// one value at most (the connection-setup view's columns), which is its median, with no sort.
+const medianSql = (a, single) => (single ? `${a}[1]`
+  : `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`);
 /** Whether a run is paired (values in both arms), and its paired difference: treatment's median minus control's. */
-export const pairedSql = (C, T) => ({ both: `(length(${C}) > 0 AND length(${T}) > 0)`, diff: `(${medianSql(T)} - ${medianSql(C)})` });
+export const pairedSql = (C, T, single = false) => ({ both: `(length(${C}) > 0 AND length(${T}) > 0)`,
+  diff: `(${medianSql(T, single)} - ${medianSql(C, single)})` });
 
 /**
  * The rows a run adds to a metric's three samples, as an array of tuples (s, v, w, n, o): s 0 = each control value v,
  * 1 = each treatment value, 2 = the paired difference; w = 2r - 1 for the value of rank r among the run's values of its
  * arm, n = that arm's number of values in the run, o = the other arm's (a difference: 1, 1, 0). The histograms and the
- * sums at a threshold are sums of these over the values (clickhouseAggregates.mjs).
+ * sums at a threshold are sums of these over the values (clickhouseAggregates.mjs). single: each array holds one value at
+ * most (its rank 1: w = n = 1), with no sort.
  */
-export function runValueTuplesSql(C, T) {
-  const { both, diff } = pairedSql(C, T);
-  const arm = (s, A, O) => `arrayMap((x, r) -> (toUInt8(${s}), x, toUInt64(2 * r - 1), toUInt64(length(${A})), toUInt64(length(${O}))),
-      arraySort(${A}), arrayEnumerate(${A}))`;
+export function runValueTuplesSql(C, T, single = false) {
+  const { both, diff } = pairedSql(C, T, single);
+  const arm = (s, A, O) => (single ? `arrayMap(x -> (toUInt8(${s}), x, toUInt64(1), toUInt64(1), toUInt64(length(${O}))), ${A})`
+    : `arrayMap((x, r) -> (toUInt8(${s}), x, toUInt64(2 * r - 1), toUInt64(length(${A})), toUInt64(length(${O}))),
+      arraySort(${A}), arrayEnumerate(${A}))`);
   return `arrayConcat(${arm(0, C, T)}, ${arm(1, T, C)},
       arrayMap(x -> (toUInt8(2), x, toUInt64(1), toUInt64(1), toUInt64(0)), arrayFilter(x -> ${both}, [${diff}])))`;
 }
 
 /**
- * A Float64 expression x's share of its sample's exact sums (ExactSum, wasm/core/exact_sum.hpp), for sumMap(keys,
- * values): a finite x is ±M · 2^(shift − 1074), M its 53-bit mantissa. Keys (tag · 2048 + shift) · 16 + slot; Int64
- * values: slots 0 and 1 ±M's high 26 and low 27 bits (Σ x), 2 to 8 the coefficients of M² in 14-bit limbs (Σ x²), 9
- * one (n). Exact for up to 2^33 values per key. tag (0..15): splits the sample (the run's order). Not finite: none.
+ * A finite Float64 expression x's share of its sample's exact sums (ExactSum, wasm/core/exact_sum.hpp): x is
+ * ±M · 2^(shift − 1074), M its 53-bit mantissa. { shift (0..2046), limbs: nine Int64 expressions: ±M's high 26 and
+ * low 27 bits (Σ x), and the coefficients of M² in 14-bit limbs (Σ x²) }, each summed per shift (exact for up to 2^33
+ * values), then put together per sample by exactKeysSql() and momentSums().
  */
-export function exactSumsSql(x, tag = '0') {
+export function exactLimbsSql(x) {
   const b = `reinterpretAsUInt64(reinterpretAsString(${x}))`;
   const e = `bitAnd(bitShiftRight(${b}, 52), 2047)`;
   const m = `if(${e} = 0, bitAnd(${b}, 4503599627370495), bitOr(bitAnd(${b}, 4503599627370495), 4503599627370496))`;
   const sign = `(1 - 2 * toInt64(bitShiftRight(${b}, 63)))`;
   const limb = (i) => `toInt64(bitAnd(bitShiftRight(${m}, ${14 * i}), 16383))`;
   const k = (j) => [0, 1, 2, 3].flatMap((i) => (j - i >= 0 && j - i <= 3 && i <= j - i ? [`${i === j - i ? 1 : 2} * ${limb(i)} * ${limb(j - i)}`] : [])).join(' + ');
-  const values = [`${sign} * toInt64(bitShiftRight(${m}, 27))`, `${sign} * toInt64(bitAnd(${m}, 134217727))`,
-    ...[0, 1, 2, 3, 4, 5, 6].map(k), 'toInt64(1)'].map((v) => `toInt64(${v})`);
-  const key = `((${tag}) * 2048 + if(${e} = 0, 0, ${e} - 1)) * 16`;
-  // A literal list, not arrayMap(): 18.16 does not see the columns a lambda reads when it prunes a subquery's.
-  return {
-    keys: `if(isFinite(${x}), [${[...Array(10).keys()].map((i) => `toUInt64(${key} + ${i})`).join(', ')}], emptyArrayUInt64())`,
-    values: `if(isFinite(${x}), [${values.join(', ')}], emptyArrayInt64())`,
-  };
+  return { shift: `if(${e} = 0, 0, ${e} - 1)`, limbs: [`${sign} * toInt64(bitShiftRight(${m}, 27))`, `${sign} * toInt64(bitAnd(${m}, 134217727))`,
+    ...[0, 1, 2, 3, 4, 5, 6].map(k)] };
 }
 
 /**
- * The exact sums (MomentSums, as the core reads them: n, and Σ x, Σ x² as ExactSum::text()) of the values whose
- * exactSumsSql() limbs sumMap() added up: maps [[keys, values]] (numbers or texts of 64-bit integers), all added; tag:
- * only that tag's values (null: every tag's).
+ * sumMap()'s keys for a row of limb sums (exactLimbsSql()'s nine, then the count of values) of sample column `column`,
+ * split `tag` (0..15: the run's order) and `shift`: ((column · 16 + tag) · 2048 + shift) · 16 + slot. A literal list:
+ * 18.16 does not see the columns a lambda reads when it prunes a subquery's.
  */
-export function momentSums(maps, tag = null) {
+export const exactKeysSql = (column, tag, shift) => `[${[...Array(10).keys()].map((slot) => `toUInt64(((${column} * 16 + ${tag}) * 2048 + ${shift}) * 16 + ${slot})`).join(', ')}]`;
+
+/**
+ * The exact sums (MomentSums, as the core reads them: n, and Σ x, Σ x² as ExactSum::text()) of sample column `column`
+ * from sumMap()'s [keys, values] of exactKeysSql() (numbers or texts of 64-bit integers), all added; tag: only that
+ * split's values (null: every split's).
+ */
+export function momentSums(maps, column, tag = null) {
   let n = 0n;
   let sum = 0n;
   let sq = 0n;
@@ -80,7 +86,8 @@ export function momentSums(maps, tag = null) {
       const key = Number(k);
       const slot = key % 16;
       const shift = Math.floor(key / 16) % 2048;
-      if (tag !== null && Math.floor(key / 32768) !== tag) return;
+      const split = Math.floor(key / 32768);
+      if (Math.floor(split / 16) !== column || (tag !== null && split % 16 !== tag)) return;
       const v = BigInt(values[i]);
       if (slot === 9) n += v;
       else if (slot < 2) sum += v << BigInt(shift + (slot === 0 ? 27 : 0));
