@@ -94,6 +94,7 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
     res.mean_width_ms.assign(P, 0);
     res.mean_corr.assign(P, 0);
     res.undefined_at.assign(P, 0);
+    res.unbounded_pct_at.assign(P, 0);
     const auto truth = true_quantiles(sc, sc.ps);
     const std::vector<double>& true_h2 = truth[0];
     for (std::size_t k = 0; k < P; ++k) {
@@ -154,12 +155,12 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
             boot.seed = sc.seed + static_cast<std::uint64_t>(e) * 7919;
             bootstrap_intervals(a, g.arm[0], g.arm[1], boot);
         }
-        const double critical = delta_critical(sc.confidence, delta_units(a));
         for (std::size_t k = 0; k < P; ++k) {
             const auto& row = a.rows[k];
             est_ms[k].add(row.diff_ms);
             est_pct[k].add(row.diff_pct);
             est_h2[k].add(row.h2);
+            if (row.ci_pct_unbounded) ++res.unbounded_pct_at[k];
             if (!std::isfinite(row.ci_ms_lo) || !std::isfinite(row.ci_ms_hi) || !std::isfinite(row.ci_pct_lo) ||
                 !std::isfinite(row.ci_pct_hi)) {
                 ++res.undefined;
@@ -170,10 +171,11 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
             res.coverage_pct[k] += row.ci_pct_lo <= res.true_diff_pct[k] && res.true_diff_pct[k] <= row.ci_pct_hi;
             res.coverage_h2[k] += row.ci_h2_lo <= true_h2[k] && true_h2[k] <= row.ci_h2_hi;
             res.mean_width_ms[k] += row.ci_ms_hi - row.ci_ms_lo;
+            // The bootstrap's SE is what its interval implies; the delta method's, what the row reports.
             const bool boot_ci = sc.method == IntervalMethod::bootstrap;
             se_ms[k].add(boot_ci ? (row.ci_ms_hi - row.ci_ms_lo) / (2 * z) : row.se_ms);
-            se_pct[k].add((row.ci_pct_hi - row.ci_pct_lo) / (2 * (boot_ci ? z : critical)));
-            se_h2[k].add((row.ci_h2_hi - row.ci_h2_lo) / (2 * z));
+            se_pct[k].add(boot_ci ? (row.ci_pct_hi - row.ci_pct_lo) / (2 * z) : row.se_pct);
+            se_h2[k].add(boot_ci ? (row.ci_h2_hi - row.ci_h2_lo) / (2 * z) : row.se_h2);
             res.mean_corr[k] += std::isfinite(row.corr) ? row.corr : 0;
         }
     }

@@ -66,13 +66,14 @@ struct CoverageResult {
     std::vector<double> mean_width_ms;
     // Width check: the mean over experiments of the standard error an interval reports, divided by the standard
     // deviation of its point estimate (diff_ms, diff_pct, the h2 quantile) across experiments. 1 is an interval as
-    // wide as the estimate's real spread; coverage alone can pass a too-wide interval. Δ ms: the row's se_ms (with the
-    // bootstrap: its interval's (hi - lo) / (2 z)); Δ %: its interval's (hi - lo) / (2 c), c the critical value it was
-    // made with; the arm: (hi - lo) / (2 z).
+    // wide as the estimate's real spread; coverage alone can pass a too-wide interval. The delta method: the row's
+    // se_ms, se_pct (the ratio's delta-method SE; its interval is Fieller's) and se_h2; the bootstrap: what its
+    // intervals imply, (hi - lo) / (2 z). The mean over the experiments with an interval, the SD over all of them.
     std::vector<double> se_ratio_ms, se_ratio_pct, se_ratio_h2;
     std::vector<double> mean_corr;  // mean of the rows' corr (the estimated correlation of the arms' quantiles)
     std::vector<int> undefined_at;  // per p: experiments whose Δ interval came out null (counted as not covering)
     int undefined = 0;              // all of them
+    std::vector<int> unbounded_pct_at;  // per p: of those, Δ % intervals that were unbounded (Fieller's set, quantile_ci.hpp)
 };
 
 // The true quantile p of an arm's marginal without stalls (closed form).

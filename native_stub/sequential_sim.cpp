@@ -139,8 +139,8 @@ MultiplicityResult run_multiplicity(const MultiplicityScenario& sc) {
         std::vector<double> p, p_normal;
         for (const GroupReport& g : reports)
             for (const QuantileDifferenceRow& row : g.analysis.rows) {
-                marked = marked || row.significant_ms;
-                res.cell_rate += row.significant_ms;
+                marked = marked || row.significant;
+                res.cell_rate += row.significant;
                 kept += row.discovery;
                 res.cells += std::isfinite(row.p_value);
                 p.push_back(row.p_value);

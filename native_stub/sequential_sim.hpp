@@ -51,7 +51,7 @@ struct PeekingResult {
 PeekingResult run_peeking(const PeekingScenario& scenario);
 
 // Reports over several groups of an A/A experiment (overall and `groups` groups of runs_per_group runs): the share
-// of reports with any cell marked on its own (significant_ms), and with any cell surviving the Benjamini-Hochberg
+// of reports with any cell marked on its own (significant), and with any cell surviving the Benjamini-Hochberg
 // adjustment (discovery). For comparison, the same cells under two alternatives the report does not use: BH over
 // p-values referred to the normal instead of Student's t, and the Benjamini-Yekutieli adjustment (BH's q times
 // 1 + 1/2 + ... + 1/m, valid under any dependence) over the report's own p-values.

@@ -33,14 +33,12 @@ double cs_multiplier(double runs, double alpha) {
 
 void set_confidence_sequence(QuantileDifferenceRow& row, std::size_t runs, double confidence) {
     row.cs_ms_lo = row.cs_ms_hi = row.cs_pct_lo = row.cs_pct_hi = kNaN;
+    row.cs_pct_unbounded = false;
     const double c = cs_multiplier(static_cast<double>(runs), 1 - confidence);
     if (std::isfinite(c) && std::isfinite(row.se_ms) && std::isfinite(row.diff_ms)) {
         row.cs_ms_lo = row.diff_ms - c * row.se_ms;
         row.cs_ms_hi = row.diff_ms + c * row.se_ms;
-    }
-    if (std::isfinite(c) && std::isfinite(row.se_pct) && std::isfinite(row.diff_pct)) {
-        row.cs_pct_lo = row.diff_pct - c * row.se_pct;
-        row.cs_pct_hi = row.diff_pct + c * row.se_pct;
+        set_pct_interval(row, c, row.cs_pct_lo, row.cs_pct_hi, row.cs_pct_unbounded);
     }
     mark_significance(row);
 }

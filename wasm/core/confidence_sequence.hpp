@@ -31,9 +31,10 @@ constexpr double kCsTightestRuns = 1000;
 // c(t) above for t runs at level 1 - alpha, rho tuned to kCsTightestRuns; NaN for t < 1 or alpha outside (0, 1).
 double cs_multiplier(double runs, double alpha);
 
-// Sets the row's confidence sequence (cs_ms, cs_pct) from its delta-method standard errors (se_ms, se_pct) over
-// `runs` runs (the group's runs with a value in either arm) at the row's confidence, and their marks. Nothing when
-// the row has no standard error (too few runs): the sequence stays NaN.
+// Sets the row's confidence sequence over `runs` runs (the group's runs with a value in either arm) at the row's
+// confidence: cs_ms = Δ -/+ c se_ms, and cs_pct Fieller's set for the ratio at the same multiplier c (quantile_ci.hpp),
+// so the two exclude 0 together; and its mark (significant_cs). Nothing when the row has no standard error (too few
+// runs): the sequence stays NaN.
 void set_confidence_sequence(QuantileDifferenceRow& row, std::size_t runs, double confidence);
 
 }  // namespace h3probe

@@ -16,7 +16,7 @@ import { renderReportHtml } from './renderReportHtml.mjs';
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
 export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
 /** The JSON report's format name; a change that removes or renames a field gets a new number. */
-export const REPORT_FORMAT = 'h3probe-report/2';
+export const REPORT_FORMAT = 'h3probe-report/3';
 /** The percentiles of the daily series: the body and the tail Dropbox reported. */
 export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 
@@ -105,7 +105,8 @@ function dailySeries(report, cumulative = null) {
   return {
     percentiles: [...DAILY_PERCENTILES],
     days: report.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant_ms: x.significant_ms, significant_pct: x.significant_pct })),
+      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
+      significant: x.significant })),
     ...(looks.has(g.name) ? { cumulative: cumulativeLook(looks.get(g.name)) } : {}) })),
   };
 }
@@ -113,9 +114,9 @@ function dailySeries(report, cumulative = null) {
 // One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks.
 function cumulativeLook(g) {
   return { runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, cs_ms: x.cs_ms, cs_pct: x.cs_pct,
-    significant_ms: x.significant_ms, significant_pct: x.significant_pct, significant_cs_ms: x.significant_cs_ms,
-    significant_cs_pct: x.significant_cs_pct })) };
+    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
+    cs_ms: x.cs_ms, cs_pct: x.cs_pct, cs_pct_unbounded: x.cs_pct_unbounded, significant: x.significant,
+    significant_cs: x.significant_cs })) };
 }
 
 // Text, HTML and JSON of a report, the same from either store.

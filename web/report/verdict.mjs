@@ -1,22 +1,22 @@
 // The report's answer in one line: at which percentiles the treatment arm is faster or slower with confidence, by how
-// much, over how many runs and which dates. It reads one interval, Δ ms's (VERDICT_INTERVAL), and says so: the Δ %
-// interval is computed apart and can include 0 where Δ ms's does not; and the cautions that must be read with it (too few runs, loopback only).
-// Text and HTML print it first; the JSON report carries it as data.
-import { armLabels, markOf, percentileLabel } from './formatReport.mjs';
+// much, over how many runs and which dates. It reads each cell's one decision (the core's `significant`, which every
+// mark, highlight and dot of the report reads too), and the cautions that must be read with it (too few runs, loopback
+// only). Text and HTML print it first; the JSON report carries it as data.
+import { armLabels, markOf, percentileLabel, UNBOUNDED } from './formatReport.mjs';
 
 // The region the collector gives loopback clients (web/server/regionFor.mjs): no real network between browser and origins.
 const LOOPBACK_REGION = 'local';
 
-/** The interval the verdict reads: the row's Δ ms interval and its mark. */
-export const VERDICT_INTERVAL = Object.freeze({ unit: 'ms', name: 'Δ ms' });
-
 const signed = (v, d) => `${v > 0 ? '+' : ''}${v.toFixed(d)}`;
+// A significant cell's Δ % interval: its bounds, or unbounded (Fieller's set without finite bounds).
+const pctCi = (x) => (x.ci_pct_unbounded ? `${UNBOUNDED} in %` : Array.isArray(x.ci_pct) && x.ci_pct.every(Number.isFinite)
+  ? `[${signed(x.ci_pct[0], 1)}%, ${signed(x.ci_pct[1], 1)}%]` : 'n/a in %');
 const day = (iso) => (iso ? iso.slice(0, 10) : '?');
 
 /**
- * report: from buildReport(). Returns { text, interval: 'ms' (the one it reads), cautions: [text], runs, received: {first, last}, percentiles: [{p, verdict:
- * 'faster'|'slower'|'no difference shown'|'no interval', diff_ms, diff_pct, ci_ms, q_value, discovery, cs_ms,
- * significant_cs_ms}], fdr (discoveries() below) } for the overall group. Its text also says how many cells survive
+ * report: from buildReport(). Returns { text, cautions: [text], runs, received: {first, last}, percentiles: [{p, verdict:
+ * 'faster'|'slower'|'no difference shown'|'no interval', diff_ms, diff_pct, ci_ms, ci_pct, ci_pct_unbounded, q_value,
+ * discovery, cs_ms, significant_cs}], fdr (discoveries() below) } for the overall group. Its text also says how many cells survive
  * the multiplicity adjustment, naming them, and where the anytime-valid interval excludes 0.
  */
 export function verdict(report) {
@@ -25,10 +25,11 @@ export function verdict(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const rows = overall?.analysis?.rows ?? [];
   const percentiles = rows.map((r) => {
-    const mark = markOf(r, VERDICT_INTERVAL.unit);
+    const mark = markOf(r);
     const hasCi = mark !== 'noInterval';
     const word = !hasCi ? 'no interval' : mark !== 'significant' ? 'no difference shown' : r.diff_ms < 0 ? 'faster' : 'slower';
-    return { p: r.p, verdict: word, diff_ms: r.diff_ms, diff_pct: r.diff_pct, ci_ms: hasCi ? r.ci_ms : null };
+    return { p: r.p, verdict: word, diff_ms: r.diff_ms, diff_pct: r.diff_pct, ci_ms: hasCi ? r.ci_ms : null,
+      ci_pct: hasCi ? r.ci_pct : null, ci_pct_unbounded: Boolean(r.ci_pct_unbounded) };
   });
   const runs = overall?.runs ?? 0;
   const dates = report.received?.first ? `${day(report.received.first)} to ${day(report.received.last)}` : 'no dates';
@@ -38,7 +39,7 @@ export function verdict(report) {
     const xs = named(word);
     if (xs.length) {
       parts.push(`${L.treatment} ${word} at ${xs.map((x) => `${percentileLabel(x.p)} (${signed(x.diff_ms, 2)} ms, ` +
-        `${signed(x.diff_pct, 1)}%, ${conf} CI [${signed(x.ci_ms[0], 2)}, ${signed(x.ci_ms[1], 2)}] ms)`).join(', ')}`);
+        `${signed(x.diff_pct, 1)}%, ${conf} CI [${signed(x.ci_ms[0], 2)}, ${signed(x.ci_ms[1], 2)}] ms, ${pctCi(x)})`).join(', ')}`);
     }
   }
   const none = named('no difference shown');
@@ -59,19 +60,19 @@ export function verdict(report) {
     cautions.push(`${runs} runs are too few for intervals at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
   }
   const fdr = discoveries(report);
-  const anytime = rows.filter((r) => r.significant_cs_ms).map((r) => percentileLabel(r.p));
+  const anytime = rows.filter((r) => r.significant_cs).map((r) => percentileLabel(r.p));
   const counted = `${fdr.survivors.length} of ${fdr.cells} ${report.by ?? 'region'} × percentile cells ` +
     `survive${fdr.survivors.length ? `: ${fdr.survivors.map((x) => `${x.group} ${percentileLabel(x.p)}`).join(', ')}` : ''}`;
-  const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of ` +
-    `${VERDICT_INTERVAL.name}): ${parts.join('; ')}` +
+  const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of Δ): ` +
+    `${parts.join('; ')}` +
     (fdr.cells ? `\ncounting every comparison (Benjamini–Hochberg, false discovery rate ${pctLevel(fdr.level)}): ${counted}` : '') +
     (rows.some((r) => Array.isArray(r.cs_ms) && r.cs_ms.every(Number.isFinite))
       ? `\nanytime-valid (the ${conf} confidence sequence, valid however often this is read): ` +
         `${anytime.length ? `excludes 0 at ${anytime.join(', ')}` : 'no difference shown'}` : '') +
     cautions.map((c) => `\nCAUTION: ${c}`).join('');
-  return { text, interval: VERDICT_INTERVAL.unit, cautions, runs, received: report.received,
+  return { text, cautions, runs, received: report.received,
     percentiles: percentiles.map((x, i) => ({ ...x, q_value: rows[i].q_value ?? null, discovery: Boolean(rows[i].discovery),
-      cs_ms: rows[i].cs_ms ?? null, significant_cs_ms: Boolean(rows[i].significant_cs_ms) })),
+      cs_ms: rows[i].cs_ms ?? null, significant_cs: Boolean(rows[i].significant_cs) })),
     fdr };
 }
 
