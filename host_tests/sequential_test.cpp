@@ -202,3 +202,81 @@ TEST_CASE("with an effect, Benjamini-Hochberg over t p-values keeps nearly the c
     CHECK(r.discoveries > 0.8 * r.discoveries_normal);
     CHECK(r.any_discovery > 0.9);
 }
+
+TEST_CASE("the runs the sequence still needs: the first T at which |Δ| clears c(T) sigma / sqrt(T)") {
+    // se 2 at 100 runs: sigma = 20; Δ = -3 clears c(T) 20 / sqrt(T) first at the returned T, not one run before.
+    const double T = cs_runs_to_decide(-3, 2, 100, 0.05);
+    REQUIRE(std::isfinite(T));
+    CHECK(T > 100);
+    CHECK(3 > cs_multiplier(T, 0.05) * 20 / std::sqrt(T));
+    CHECK(3 <= cs_multiplier(T - 1, 0.05) * 20 / std::sqrt(T - 1));
+    // Twice the effect needs fewer runs, about a quarter as many more; the sign does not matter.
+    const double T2 = cs_runs_to_decide(6, 2, 100, 0.05);
+    CHECK(T2 < T);
+    CHECK(T2 == cs_runs_to_decide(-6, 2, 100, 0.05));
+    // Already excluding 0: the runs there are. Δ exactly 0: never. Nothing to go on: NaN.
+    CHECK(cs_runs_to_decide(-30, 2, 100, 0.05) == 100);
+    CHECK(std::isinf(cs_runs_to_decide(0, 2, 100, 0.05)));
+    CHECK(std::isnan(cs_runs_to_decide(-3, kNaN, 100, 0.05)));
+    CHECK(std::isnan(cs_runs_to_decide(-3, 2, 0, 0.05)));
+    // A report row carries it as more runs; the daily looks carry the first look that decided, and days at their rate.
+    QuantileDifferenceRow row;
+    row.diff_ms = -3;
+    row.se_ms = 2;
+    row.h2 = 100;
+    row.h3 = 97;
+    row.se_h2 = row.se_h3 = 1;
+    row.corr = 0.5;
+    set_confidence_sequence(row, 100, 0.95);
+    CHECK(row.cs_runs_needed == T - 100);
+    CHECK_FALSE(row.significant_cs);
+    std::vector<GroupReport> looks(4);
+    const double diffs[] = {-3, -30, -3, 30};  // decided at look 1 (Δ < 0); look 3 excludes 0 on the other side
+    for (std::size_t j = 1; j < 4; ++j) {
+        QuantileDifferenceRow r = row;
+        r.diff_ms = diffs[j];
+        set_confidence_sequence(r, 100, 0.95);
+        looks[j].analysis.rows.push_back(r);
+        looks[j].runs = looks[j].analysis.runs_h2 = looks[j].analysis.runs_h3 = looks[j].analysis.runs_paired = 100 * j;
+    }
+    mark_sequence_looks(looks, 1);
+    CHECK(looks[1].analysis.rows[0].cs_decided_look == 0);
+    CHECK(looks[1].analysis.rows[0].cs_decided_side == -1);
+    CHECK(looks[1].analysis.rows[0].cs_days_needed == doctest::Approx(0));
+    CHECK(looks[2].analysis.rows[0].cs_decided_look == 0);  // decided stays decided
+    CHECK(looks[2].analysis.rows[0].cs_days_needed == doctest::Approx((T - 100) / (200.0 / 2)));
+    CHECK_FALSE(looks[2].analysis.rows[0].cs_conflict);
+    CHECK(looks[3].analysis.rows[0].cs_conflict);
+}
+
+// What the verdict states a team still needs, against what the simulated experiments then needed: the medians within
+// a factor 1.5 (docs/report.md, "May we stop?").
+TEST_CASE("the stated runs still needed match what simulated experiments with a known effect then need, in the median") {
+    struct Case {
+        const char* what;
+        double p;
+        int state_day, experiments;
+        ArmModel h3;
+    };
+    const ArmModel thinner{4.0604430105464191, 0.45}, slightly{4.0943445622221004, 0.54};
+    for (const Case& c : {Case{"p90 -26 ms, read at 40 runs", 0.9, 2, 400, thinner},
+                          Case{"p95 -40 ms, read at 80 runs", 0.95, 4, 400, thinner},
+                          Case{"p90 -9 ms, read at 80 runs", 0.9, 4, 400, slightly},
+                          Case{"p50 -2 ms, read at 100 runs", 0.5, 5, 150, thinner}}) {
+        StoppingScenario sc;
+        sc.p = c.p;
+        sc.state_day = c.state_day;
+        sc.experiments = c.experiments;
+        sc.run.h3 = c.h3;
+        const StoppingResult r = run_stopping(sc);
+        std::printf("stopping line, %-28s true Δ %+7.2f ms: %d undecided, %d decided before; more runs stated (median) "
+                    "%.0f, needed %.0f (quartiles %.0f-%.0f; %d still undecided after %d days); median stated / needed "
+                    "%.2f\n", c.what, r.true_diff_ms, r.stated, r.decided_before, r.median_stated, r.median_needed,
+                    r.q25_needed, r.q75_needed, r.never, sc.max_days, r.median_ratio);
+        CAPTURE(c.what);
+        CHECK(r.stated >= c.experiments / 2);
+        CHECK(r.never < r.stated / 4);
+        CHECK(r.median_stated <= 1.5 * r.median_needed);
+        CHECK(r.median_stated >= r.median_needed / 1.5);
+    }
+}

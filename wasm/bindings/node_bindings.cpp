@@ -151,6 +151,12 @@ val analysis_js(const ArmsAnalysis& a) {
         const std::pair<const char*, bool> flags[] = {
             {"cs_pct_unbounded", r.cs_pct_unbounded}, {"significant_cs", r.significant_cs}, {"discovery", r.discovery}};
         for (const auto& [name, v] : flags) row.set(name, v);
+        // The stopping line (confidence_sequence.hpp): +inf runs (Δ exactly 0) reaches JSON as null, as NaN does.
+        row.set("cs_runs_needed", js(r.cs_runs_needed));
+        row.set("cs_days_needed", js(r.cs_days_needed));
+        row.set("cs_decided_look", r.cs_decided_look < 0 ? val::null() : val(r.cs_decided_look));
+        row.set("cs_decided_side", r.cs_decided_side);
+        row.set("cs_conflict", r.cs_conflict);
         rows.set(i, row);
     }
     out.set("rows", rows);

@@ -140,6 +140,7 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
     row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = kNaN;
     row.corr = row.df = kNaN;
     row.se_ms = row.se_pct = row.se_h2 = row.se_h3 = row.cs_ms_lo = row.cs_ms_hi = row.cs_pct_lo = row.cs_pct_hi = kNaN;
+    row.cs_runs_needed = row.cs_days_needed = kNaN;
     row.p_value = row.q_value = kNaN;
     const double s2 = q2.se, s3 = q3.se;
     if (enough_runs && finite(s2) && finite(s3)) {

@@ -144,6 +144,15 @@ struct QuantileDifferenceRow {
     double cs_ms_lo = 0, cs_ms_hi = 0, cs_pct_lo = 0, cs_pct_hi = 0;
     bool cs_pct_unbounded = false;
     bool significant_cs = false;
+    // The sequence's stopping line (confidence_sequence.hpp, set_confidence_sequence and mark_sequence_looks): the more
+    // runs it needs to exclude 0 if the estimate and the per-run spread stay as they are (0 when it excludes 0 now,
+    // +inf when Δ is exactly 0, NaN without a sequence); and, in the daily looks only, the first look whose sequence
+    // excluded 0 up to this one (-1: none), the side it excluded (-1: Δ < 0, +1: Δ > 0, 0: none), whether a later look
+    // excluded 0 on the other side, and cs_runs_needed in days at the looks' runs per day (NaN elsewhere).
+    double cs_runs_needed = 0;
+    int cs_decided_look = -1, cs_decided_side = 0;
+    bool cs_conflict = false;
+    double cs_days_needed = 0;
     // Multiplicity (multiplicity.hpp): the two-sided p-value of Δ ms / se_ms, its Benjamini-Hochberg adjustment over
     // every cell of the report, and whether the cell survives at 1 - confidence. NaN / false until mark_discoveries.
     double p_value = 0, q_value = 0;

@@ -194,8 +194,9 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
         }
         out.push_back(std::move(r));
     }
-    // The multiplicity adjustment needs every cell of the report, so only once nothing is missing.
+    // The multiplicity adjustment needs every cell of the report, so only once nothing is missing; so do the looks.
     if (needs.empty()) mark_discoveries(out, o.confidence);
+    if (needs.empty() && o.cumulative) mark_sequence_looks(out, 1);
     return out;
 }
 
