@@ -143,11 +143,14 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
     row.cs_runs_needed = row.cs_days_needed = kNaN;
     row.p_value = row.q_value = kNaN;
     const double s2 = q2.se, s3 = q3.se;
-    if (enough_runs && finite(s2) && finite(s3)) {
+    if (enough_runs) {
+        // Each arm's own interval, where that arm has one (NaN bounds otherwise).
         row.ci_h2_lo = q2.lo;
         row.ci_h2_hi = q2.hi;
         row.ci_h3_lo = q3.lo;
         row.ci_h3_hi = q3.hi;
+    }
+    if (enough_runs && finite(s2) && finite(s3)) {
         row.corr = rho;
         // rho is NaN only when an arm's residuals are all zero (no run-level spread at this quantile): then that
         // arm's se is 0 too, and the covariance term vanishes either way.
