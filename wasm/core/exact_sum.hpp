@@ -1,6 +1,6 @@
 // Exact sums of doubles and of their squares, so that a sample's mean and variance are the same bits whatever order a
 // source adds its values in: the report's paired differences from memory (value_aggregates.cpp) and from a
-// warehouse's SQL (web/server/clickhouseRunSql.mjs, exactSumsSql) give one moment, not two that differ in their last
+// warehouse's SQL (web/server/clickhouseRunSql.mjs, exactLimbsSql) give one moment, not two that differ in their last
 // digits. A finite double is a whole number of 2^-1074 (its mantissa times a power of two), and its square a whole
 // number of 2^-2148: each sum is such a whole number, held in base-2^32 digits, and nothing is rounded until the
 // moments are read.

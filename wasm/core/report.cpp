@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "bootstrap.hpp"
+#include "confidence_sequence.hpp"
 #include "connection_setup.hpp"
 #include "stored_run.hpp"
 #include "value_aggregates.hpp"
@@ -182,18 +183,20 @@ Report build_report(const std::uint8_t* records, std::size_t size, const ReportR
     out.groups = infer_groups(pointers_to(groups), request.options, out.error);
     if (!out.error.empty()) return out;
     if (layout.days) {
-        // The daily series: overall and each day at the series' percentiles; then the looks (delta intervals, as the
-        // sequence is).
+        // The daily series: overall and each day at the series' percentiles; then the looks at the report's
+        // percentiles (delta intervals, as the sequence is) and their stopping line.
         ReportOptions series = request.options;
-        series.percentiles = kSeriesPercentiles;
         series.cdf_probabilities.clear();
+        ReportOptions looks = series;
+        series.percentiles = kSeriesPercentiles;
         std::vector<const ValueGroup*> by_day = pointers_to(days);
         by_day.insert(by_day.begin(), &groups[0]);
         out.days = infer_groups(by_day, series, out.error);
         if (!out.error.empty()) return out;
-        series.method = IntervalMethod::delta;
-        out.looks = infer_cumulative(pointers_to(days), series, out.error);
+        looks.method = IntervalMethod::delta;
+        out.looks = infer_cumulative(pointers_to(days), looks, out.error);
         if (!out.error.empty()) return out;
+        mark_sequence_looks(out.looks, 0);
     }
     if (layout.setup) {
         ReportOptions view_options = request.options;

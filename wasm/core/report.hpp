@@ -35,6 +35,9 @@ struct ReportOptions {
     // The sample-size line: runs per arm to detect a relative change `mde` of quantile `p`.
     double size_p = 0.95, size_mde = 0.05, size_alpha = 0.05, size_power = 0.8;
     std::vector<double> cdf_probabilities;  // empty: no CDF points
+    // infer_report(): the groups after the first are the daily series' looks (each day every run received up to its end,
+    // as a warehouse sums them): it marks their stopping line (mark_sequence_looks, confidence_sequence.hpp).
+    bool cumulative = false;
 };
 
 struct GroupReport {
@@ -58,8 +61,9 @@ struct GroupReport {
 struct ReportRequest {
     std::vector<std::string> groups;  // names groups 1..n
     // The daily series: each day a group of its own at kSeriesPercentiles (its intervals by options.method), and
-    // the looks, each day with every run received up to its end (the data as it stood then; delta intervals,
-    // infer_cumulative, value_aggregates.hpp). Empty: no day numbers in the records, no series.
+    // the looks at the report's percentiles, each day with every run received up to its end (the data as it stood
+    // then; delta intervals, infer_cumulative, value_aggregates.hpp) and their stopping line. Empty: no day numbers in
+    // the records, no series.
     std::vector<std::string> days;
     bool setup = false;  // the connection-setup view of the same runs, by the same groups
     ReportOptions options;

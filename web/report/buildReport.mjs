@@ -22,7 +22,7 @@ const CDF_PROBABILITIES = Object.freeze((() => {
  * core: the module from loadH3probeNode(). data: from readReportData(). Options (default: schema().reportDefaults'):
  * method, confidence, percentiles, sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at
  * percentile p), cdf: also compute the CDF points for the plots. Returns the report (assemble()), with its daily series
- * (report.daily, dailySeries()) when data.days names days, and its connection-setup view (report.connectionSetup,
+ * (report.daily, addDailySeries()) when data.days names days, and its connection-setup view (report.connectionSetup,
  * assembleSetup(); null unless data.setup).
  */
 export function buildReport(core, data, { method = 'delta', confidence, percentiles, sampleSize, cdf = false } = {}) {
@@ -35,7 +35,7 @@ export function buildReport(core, data, { method = 'delta', confidence, percenti
   if (data.days?.length) {
     const days = assemble(schema, { ...data, by: 'day', pooled: null }, out.days, reportShape(schema, { method, confidence,
       percentiles: schema.reportDefaults.seriesPercentiles, sampleSize }));
-    report.daily = dailySeries(schema.reportDefaults.seriesPercentiles, days.groups.slice(1), out.looks);
+    addDailySeries(report, schema.reportDefaults.seriesPercentiles, days.groups.slice(1), out.looks);
   }
   return report;
 }
@@ -82,27 +82,35 @@ export function reportShape(schema, { method = 'delta', confidence, percentiles,
 }
 
 /**
- * Δ at percentiles (the series') per day received, each day a group of its own with its own intervals. days: the
- * report's day groups (assembled, in date order). looks (optional): the groups whose each holds every run received up
- * to the end of its day (the same names): each day then also carries that look, with the fixed-horizon interval
- * beside the anytime-valid one (the confidence sequence, valid however often the series is read).
+ * Adds the daily series to report (and reads the verdict again, which says when a team may stop): Δ at percentiles
+ * (the series') per day received, each day a group of its own with its own intervals. days: the report's day groups
+ * (assembled, in date order). looks (optional): the core's groups whose each holds every run received up to the end of
+ * its day (the same names), their stopping line marked over the looks with runs: each day then also carries that look,
+ * with the fixed-horizon interval beside the anytime-valid one (the confidence sequence, valid however often the series
+ * is read).
  */
-export function dailySeries(percentiles, days, looks = []) {
+export function addDailySeries(report, percentiles, days, looks = []) {
   const byName = new Map(looks.map((g) => [g.name, g]));
-  return {
+  const lookDays = looks.filter((g) => g.runs > 0).map((g) => g.name);
+  report.daily = {
     percentiles: [...percentiles],
     days: days.map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant_ms: x.significant_ms, significant_pct: x.significant_pct })),
-    ...(byName.has(g.name) ? { cumulative: cumulativeLook(byName.get(g.name)) } : {}) })),
+      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
+      significant: x.significant })),
+    ...(byName.has(g.name) ? { cumulative: cumulativeLook(byName.get(g.name), lookDays) } : {}) })),
   };
+  report.verdict = verdict(report);
 }
 
-// One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks.
-function cumulativeLook(g) {
+// One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks, and
+// the stopping line (cs_decided_look named by its day among lookDays, the looks in order).
+function cumulativeLook(g, lookDays) {
   return { runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, cs_ms: x.cs_ms, cs_pct: x.cs_pct,
-    significant_ms: x.significant_ms, significant_pct: x.significant_pct, significant_cs_ms: x.significant_cs_ms,
-    significant_cs_pct: x.significant_cs_pct })) };
+    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
+    cs_ms: x.cs_ms, cs_pct: x.cs_pct, cs_pct_unbounded: x.cs_pct_unbounded, significant: x.significant,
+    significant_cs: x.significant_cs, cs_runs_needed: x.cs_runs_needed, cs_days_needed: x.cs_days_needed,
+    cs_decided_look: x.cs_decided_look, cs_decided_day: x.cs_decided_look === null ? null : lookDays[x.cs_decided_look] ?? null,
+    cs_decided_side: x.cs_decided_side, cs_conflict: x.cs_conflict })) };
 }
 
 // Counts by reason, { total, byReason: [{reason, n}] }, the most frequent first: the sampled page loads that could not

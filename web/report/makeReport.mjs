@@ -8,7 +8,7 @@ import { metricColumns } from '../server/clickhouseStore.mjs';
 import { sqlString } from '../server/clickhouseRunSql.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { normalizeSince, readReportData, checkPayloadBytes } from './readReportData.mjs';
-import { assemble, buildReport, dailySeries, inferFromSource, reportShape } from './buildReport.mjs';
+import { addDailySeries, assemble, buildReport, inferFromSource, reportShape } from './buildReport.mjs';
 import { clickhouseAggregateSource, clickhouseReportFacts, queryRecorder } from './clickhouseAggregates.mjs';
 import { formatReport } from './formatReport.mjs';
 import { SETUP_ARMS } from './connectionSetup.mjs';
@@ -18,7 +18,7 @@ import { renderReportHtml } from './renderReportHtml.mjs';
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
 export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
 /** The JSON report's format name; a change that removes or renames a field gets a new number. */
-export const REPORT_FORMAT = 'h3probe-report/2';
+export const REPORT_FORMAT = 'h3probe-report/3';
 
 /**
  * core: from loadH3probeNode(). db: an open store's better-sqlite3 Database (openStore().db), or dbPath to open read-only
@@ -89,10 +89,11 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
     // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
     const lookPasses = [];
     const looks = clickhouseAggregateSource(client, schema, { ...common, sets: ['day'], cumulative: true, countsFrom: source, passes: lookPasses });
-    const { groups: [cumulative] } = await inferFromSource(core, looks, [reportShape(schema, { ...shape, method: 'delta', cdf: false,
-      percentiles: schema.reportDefaults.seriesPercentiles })], 'the daily series');
+    const lookShape = reportShape(schema, { ...shape, method: 'delta', cdf: false });
+    const { groups: [cumulative] } = await inferFromSource(core, looks, [{ ...lookShape, options: { ...lookShape.options, cumulative: true } }],
+      'the daily series');
     const days = assemble(schema, { ...sets[1], metric, since, arms }, groups[1], seriesOf);
-    report.daily = dailySeries(schema.reportDefaults.seriesPercentiles, days.groups.slice(1), cumulative.slice(1));
+    addDailySeries(report, schema.reportDefaults.seriesPercentiles, days.groups.slice(1), cumulative.slice(1));
     passes.push(...lookPasses.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
   }
   return { report, passes };
