@@ -10,7 +10,8 @@
 //      overall's are the sums of their cells';
 //   2. a histogram per group, column and sample (h2 values, h3 values, paired differences) over 2^24 order-preserving
 //      buckets of the float64 (its sign, exponent and 12 mantissa bits), each bucket with its count, least and greatest
-//      value and the sums of the weights below; overall's is the sum of the first grouping's groups';
+//      value and the sums of the weights below (a single-valued source's, the connection-setup view's, per distinct
+//      value: 3 is then never needed); overall's is the sum of the first grouping's groups';
 //   3. for the ranks the inference asks (the type-7 estimates: floor((N-1)p) and the next) that fall in a bucket of
 //      several values, and the buckets within reach of the estimates' interval bounds, the distinct values with their
 //      counts and weights, from which each rank's value is read exactly;
@@ -128,7 +129,7 @@ function entry(h, i) {
  *   columns: the samples, [{ C, T, missing }]: C and T Array(Float64) expressions over run_records (a run's usable
  *     values of a metric in each arm; for the connection-setup view, its cold HTTP/2 and HTTP/3 value), missing a
  *     count of usable requests without a value (optional); each column's aggregates are a report of their own; single:
- *     every array holds one value at most (the view's), which spares the SQL its sorts;
+ *     every array holds one value at most (the view's), which spares the SQL its sorts and the histograms their buckets;
  *   where: the rows read (SQL over run_records: arms mode, payload mode, received since, …);
  *   summary: the value summary run_values' rows of the one column's values (`arms = … AND payload_bytes = … AND metric
  *     = …`), read for each day and region whose totals there equal run_records' (readSummary false: none); null: every
@@ -173,13 +174,11 @@ export function clickhouseAggregateSource(client, schema, {
   if (keys.some((k) => GROUP_BY[k]?.pooled)) checkMinGroupRuns(minGroupRuns);
   const classList = classCountColumns(schema);
   const order = orders ? "multiIf(run_order = 'h2-first', 0, run_order = 'h3-first', 1, 2)" : '2';
-  // A bucket is the top 24 bits of a float64's 64 (its sign, exponent and 12 mantissa bits); of a single-valued
-  // source's few values, the top 32, so that each bucket holds one value and no rank needs the values pass.
-  const bucketBits = single ? 32 : 24;
-  const B = 2 ** bucketBits;
-  const shiftBits = 64 - bucketBits;
+  // A bucket is the top 24 bits of a float64's 64 (its sign, exponent and 12 mantissa bits); a single-valued source's
+  // (one value per run and column, so few) is one value, the value itself, so that no rank needs the values pass.
+  const B = 2 ** 24;
   // Branch-free (multiIf evaluates slowly here): the magnitude's top bits, mirrored below zero (-1 - bits of -v).
-  const bucket = (v) => `(toInt64(bitShiftRight(reinterpretAsUInt64(reinterpretAsString(abs(${v}))), ${shiftBits})) * (1 - 2 * toInt64(${v} < 0))
+  const bucket = (v) => `(toInt64(bitShiftRight(reinterpretAsUInt64(reinterpretAsString(abs(${v}))), 40)) * (1 - 2 * toInt64(${v} < 0))
     - toInt64(${v} < 0))`;
 
   // names[k]: the values of key k, in order; group j of key k (1-based) is names[k][j - 1]; its global id (the g of
@@ -215,21 +214,32 @@ export function clickhouseAggregateSource(client, schema, {
     const only = sb ? `WHERE (c * 4 + s) * ${B} + b + ${B / 2} IN (${sb.join(', ')})` : '';
     const parts = [];
     if (SV) parts.push(`SELECT ${gs}, toUInt8(0) AS c, s, v, ${bucket('v')} AS b, cnt, w, n, o FROM ${SV} ${only}`);
-    if (rawCells) {
-      const tuples = columns.map(({ C, T }, c) => `arrayMap(u -> (toUInt8(${c}), u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(C, T, single)})`);
+    const from = `FROM ${RR} WHERE ${counted} AND (${rawCells})`;
+    if (rawCells && single) {
+      // One value per arm at most: each run's values as one list of 3 per column (h2, h3, the difference; NaN: none)
+      // and the other arm's count beside each (rank 1: w = n = 1).
+      const one = (A) => `if(length(${A}) > 0, ${A}[1], nan)`;
+      const vs = columns.flatMap(({ C, T }) => [one(C), one(T), `if(length(${C}) > 0 AND length(${T}) > 0, ${T}[1] - ${C}[1], nan)`]);
+      const os = columns.flatMap(({ C, T }) => [`length(${T})`, `length(${C})`, '0']);
+      parts.push(`SELECT ${gs}, toUInt8(intDiv(i - 1, 3)) AS c, toUInt8((i - 1) % 3) AS s, v, 0 AS b, toUInt64(1) AS cnt, cnt AS w, cnt AS n,
+      toUInt64(x) AS o FROM (SELECT ${gs}, [${vs.join(', ')}] AS vs, [${os.join(', ')}] AS xs ${from})
+      ARRAY JOIN vs AS v, xs AS x, arrayEnumerate(vs) AS i WHERE isFinite(v)`);
+    } else if (rawCells) {
+      const tuples = columns.map(({ C, T }, c) => `arrayMap(u -> (toUInt8(${c}), u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(C, T)})`);
       parts.push(`SELECT ${gs}, t.1 AS c, t.2 AS s, t.3 AS v, ${bucket('t.3')} AS b, toUInt64(1) AS cnt, t.4 AS w, t.5 AS n, t.6 AS o
-      FROM (SELECT ${gs}, ${[...new Set(columns.flatMap(({ C, T }) => [C, T]))].join(', ')} FROM ${RR} WHERE ${counted} AND (${rawCells}))
+      FROM (SELECT ${gs}, ${[...new Set(columns.flatMap(({ C, T }) => [C, T]))].join(', ')} ${from})
       ARRAY JOIN arrayConcat(${tuples.join(', ')}) AS t ${only}`);
     }
     return parts.join('\n    UNION ALL ');
   };
-  // A row's key in each grouping, ((c * ids + global group number) * 4 + s) * 2^24 + b + 2^23: one integer (a row with
-  // several groupings is counted once in each).
-  const keySql = () => {
+  // A row's sample in each grouping, (c * ids + global group number) * 4 + s (a row with several groupings is counted
+  // once in each), and its key, that * 2^24 + b + 2^23: one integer.
+  const sampleSql = () => {
     const g = grouped.length === 1 ? `(${offset[grouped[0]]} + g${grouped[0]})`
       : `arrayJoin([${grouped.map((k) => `${offset[k]} + g${k}`).join(', ')}])`;
-    return `((c * ${ids} + ${g}) * 4 + s) * ${B} + b + ${B / 2}`;
+    return `((c * ${ids} + ${g}) * 4 + s)`;
   };
+  const keySql = () => `${sampleSql()} * ${B} + b + ${B / 2}`;
   const keyOfBucket = (c, gid, s, b) => ((c * ids + gid) * 4 + s) * B + b + B / 2;
   const splitKey = (key) => {
     const b = (key % B) - B / 2;
@@ -237,12 +247,12 @@ export function clickhouseAggregateSource(client, schema, {
     const cg = Math.floor(rest / 4);
     return { c: Math.floor(cg / ids), gid: cg % ids, s: rest % 4, b };
   };
-  // The bucket of a value, as bucket() computes it in SQL.
+  // The bucket of a value, as bucket() computes it in SQL (single: the value).
   const bucketOf = (v) => {
-    if (v === 0) return 0;
+    if (single || v === 0) return v;
     const bytes = Buffer.alloc(8);
     bytes.writeDoubleLE(Math.abs(v));
-    const b = Number(bytes.readBigUInt64LE() >> BigInt(shiftBits));
+    const b = Number(bytes.readBigUInt64LE() >> 40n);
     return v > 0 ? b : -1 - b;
   };
 
@@ -352,17 +362,20 @@ export function clickhouseAggregateSource(client, schema, {
     histograms.clear();
     cells.clear();
     if (rows.length) {
-      // One 64-bit key per row: grouping by the combination of groups first, then per grouping, was slower.
-      const text = await pass('histograms', `SELECT ${keySql()} AS key, sum(cnt), sum(w), sum(n), sum(o), min(v), max(v)
-        FROM (${valuesSql()}) GROUP BY key ORDER BY key`, { tsv: true });
-      const [key, ...fields] = tsvColumns(text, 7);
+      // One 64-bit key per row: grouping by the combination of groups first, then per grouping, was slower. Single:
+      // per sample and value.
+      const text = await pass('histograms', single
+        ? `SELECT ${sampleSql()} * ${B} AS key, v, count() AS k, k, k, sum(o), v, v FROM (${valuesSql()}) GROUP BY key, v ORDER BY key, v`
+        : `SELECT ${keySql()} AS key, 0, sum(cnt), sum(w), sum(n), sum(o), min(v), max(v) FROM (${valuesSql()}) GROUP BY key ORDER BY key`, { tsv: true });
+      const [key, value, ...fields] = tsvColumns(text, 8);
       // Rows come in key order: each group's sample is one run of rows, in bucket order.
       for (let r0 = 0; r0 < key.length;) {
         const cgs = Math.floor(key[r0] / B);
         let r1 = r0;
         while (r1 < key.length && Math.floor(key[r1] / B) === cgs) r1++;
         const { c, gid, s } = splitKey(key[r0]);
-        histograms.set(`${c}/${gid}/${s}`, histogram(key.subarray(r0, r1).map((k) => splitKey(k).b), fields.map((f) => f.subarray(r0, r1))));
+        const b = single ? value.subarray(r0, r1) : key.subarray(r0, r1).map((k) => splitKey(k).b);
+        histograms.set(`${c}/${gid}/${s}`, histogram(b, fields.map((f) => f.subarray(r0, r1))));
         r0 = r1;
       }
       // The groups made of others: overall (the first grouping's groups), and the cumulative looks (each day's group

@@ -36,14 +36,12 @@ export const pairedSql = (C, T, single = false) => ({ both: `(length(${C}) > 0 A
  * The rows a run adds to a metric's three samples, as an array of tuples (s, v, w, n, o): s 0 = each control value v,
  * 1 = each treatment value, 2 = the paired difference; w = 2r - 1 for the value of rank r among the run's values of its
  * arm, n = that arm's number of values in the run, o = the other arm's (a difference: 1, 1, 0). The histograms and the
- * sums at a threshold are sums of these over the values (clickhouseAggregates.mjs). single: each array holds one value at
- * most (its rank 1: w = n = 1), with no sort.
+ * sums at a threshold are sums of these over the values (clickhouseAggregates.mjs).
  */
-export function runValueTuplesSql(C, T, single = false) {
-  const { both, diff } = pairedSql(C, T, single);
-  const arm = (s, A, O) => (single ? `arrayMap(x -> (toUInt8(${s}), x, toUInt64(1), toUInt64(1), toUInt64(length(${O}))), ${A})`
-    : `arrayMap((x, r) -> (toUInt8(${s}), x, toUInt64(2 * r - 1), toUInt64(length(${A})), toUInt64(length(${O}))),
-      arraySort(${A}), arrayEnumerate(${A}))`);
+export function runValueTuplesSql(C, T) {
+  const { both, diff } = pairedSql(C, T);
+  const arm = (s, A, O) => `arrayMap((x, r) -> (toUInt8(${s}), x, toUInt64(2 * r - 1), toUInt64(length(${A})), toUInt64(length(${O}))),
+      arraySort(${A}), arrayEnumerate(${A}))`;
   return `arrayConcat(${arm(0, C, T)}, ${arm(1, T, C)},
       arrayMap(x -> (toUInt8(2), x, toUInt64(1), toUInt64(1), toUInt64(0)), arrayFilter(x -> ${both}, [${diff}])))`;
 }
