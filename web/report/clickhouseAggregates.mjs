@@ -25,7 +25,8 @@
 // exact multi-rank quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF
 // asks ~300 levels), hence 2 and 3.
 import { classCountColumns } from '../server/clickhouseStore.mjs';
-import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString } from '../server/clickhouseRunSql.mjs';
+import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
+  valueMomentSums } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns } from './readReportData.mjs';
 
 
@@ -161,6 +162,7 @@ export function clickhouseAggregateSource(client, schema, {
   }
   if (cumulative && (sets.length !== 1 || sets[0] !== 'day')) throw new Error('cumulative groups are days');
   if (summary && columns.length !== 1) throw new Error('the value summary holds one column\'s values');
+  if (single && classes) throw new Error('a single-valued source counts no classes');
   const pass = queryRecorder(client, passes);
   // The distinct keys the passes group by (the region always: the verdict reads the regions whatever the split).
   const keys = [...new Set([...sets, 'region'])];
@@ -276,14 +278,15 @@ export function clickhouseAggregateSource(client, schema, {
     const cellCols = [...keys.map((_, i) => `k${i}`), 'dd'].join(', ');
     // One row per run and sample column (c), grouped first by cell, column, order and the difference's exponent, so
     // that the exact sums' limbs are plain sums (a sumMap of every run's limbs cost twice the pass), then by cell.
-    // A run's own counts are taken from its row of column 0.
+    // A run's own counts are taken from its row of column 0. Single (no classes): each run's columns side by side, with
+    // no ARRAY JOIN and no limbs: the differences' exact sums come from their histograms of distinct values (group()).
     // Several columns: each run once per column, its values the column's (ARRAY JOIN zips the lists).
     const list = (f) => `[${columns.map(f).join(', ')}]`;
     const perColumnRow = columns.length === 1
       ? `${columns[0].C} AS C, ${columns[0].T} AS T, ${columns[0].missing ?? 'toUInt8(0)'} AS miss, toUInt8(0) AS c FROM run_records`
       : `C, T, miss, c FROM run_records ARRAY JOIN ${list((x) => x.C)} AS C, ${list((x) => x.T)} AS T,
           ${list((x) => x.missing ?? 'toUInt8(0)')} AS miss, [${[...columns.keys()].join(', ')}] AS c`;
-    const { both, diff } = pairedSql('C', 'T', single);
+    const { both, diff } = pairedSql('C', 'T');
     const limbs = exactLimbsSql('d');
     const classSums = (arm) => classList.filter((x) => x.arm === arm).map((x) => x.name);
     const perRun = classes ? [`countIf(c = 0 AND ${measured} > 0) AS runs`, `sumIf(${measured}, c = 0) AS requests`,
@@ -298,13 +301,20 @@ export function clickhouseAggregateSource(client, schema, {
       GROUP BY ${cellCols}, c, o, sh`;
     const perColumn = columns.map((_, c) => ['nC', 'rC', 'nT', 'rT', 'pr', 'qC', 'qT', 'qCT', 'miss']
       .map((f) => `sumIf(a_${f}, c = ${c}) AS ${f}_${c}`).join(', '));
+    const singleCounts = () => `SELECT ${cellCols}, count() AS stored, ${columns.map(({ C, T, missing }, c) => {
+      const [nC, nT] = [`length(${C})`, `length(${T})`];
+      return [`sum(${nC}) AS nC_${c}`, `countIf(${nC} > 0) AS rC_${c}`, `sum(${nT}) AS nT_${c}`, `countIf(${nT} > 0) AS rT_${c}`,
+        `countIf(${nC} > 0 AND ${nT} > 0) AS pr_${c}`, `sum(${nC} * ${nC}) AS qC_${c}`, `sum(${nT} * ${nT}) AS qT_${c}`,
+        `sum(${nC} * ${nT}) AS qCT_${c}`, `sum(${missing ?? '0'}) AS miss_${c}`].join(', ');
+    }).join(',\n      ')}, min(received_at) AS first, max(received_at) AS last
+      FROM (SELECT *, ${keyCols.join(', ')} FROM run_records WHERE ${where}) GROUP BY ${cellCols}`;
     const nControl = classSums('control').length;
-    let rows = countsFrom ? cellsFrom(countsFrom.countCells()) : (await pass('counts', `SELECT ${cellCols}, sum(stored) AS stored,
+    let rows = countsFrom ? cellsFrom(countsFrom.countCells()) : (await pass('counts', single ? singleCounts() : `SELECT ${cellCols}, sum(stored) AS stored,
       ${classes ? `sum(runs) AS runs, sum(requests) AS requests, [${classSums('control').map((_, i) => `sum(k_${i})`).join(', ')}] AS control,
       [${classSums('treatment').map((_, i) => `sum(k_${nControl + i})`).join(', ')}] AS treatment,` : ''} ${perColumn.join(', ')},
       sumMap(${exactKeysSql('c', 'o', 'sh')}, [${limbs.limbs.map((_, i) => `l${i}`).join(', ')}, toInt64(a_pr)]) AS ex,
       min(first) AS first, max(last) AS last
-      FROM (${inner}) GROUP BY ${cellCols}`, { exact: true })).map((r) => ({ ...r, ex: [r.ex] }));
+      FROM (${inner}) GROUP BY ${cellCols}`, { exact: true })).map((r) => ({ ...r, ex: r.ex ? [r.ex] : [] }));
     countCells = rows.map((r) => ({ ...r, key: Object.fromEntries(keys.map((k, i) => [k, r[`k${i}`]])) }));
     const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
     // Cumulative: a run is in its day's group and every later day's. The counts and the histograms are sums, so a
@@ -337,8 +347,8 @@ export function clickhouseAggregateSource(client, schema, {
 
     const n = (x) => Number(x ?? 0);
     const zeros = (arm) => classList.filter((c) => c.arm === arm).map(() => 0);
-    // A group's aggregates of column c: the sums of its cells'.
-    const group = (name, part, c) => {
+    // A group's aggregates of column c: the sums of its cells'; single: the differences' from their histogram (gid).
+    const group = (name, part, c, gid) => {
       const sum = (f) => part.reduce((a, r) => a + n(r[f]), 0);
       const sumList = (f, arm) => (classes ? zeros(arm).map((_, i) => part.reduce((a, r) => a + n(r[f][i]), 0)) : zeros(arm));
       const maps = part.flatMap((r) => r.ex);
@@ -346,7 +356,8 @@ export function clickhouseAggregateSource(client, schema, {
         name, runs: classes ? sum('runs') : 0, requests: classes ? sum('requests') : 0, missing_metric: sum(`miss_${c}`),
         classes: [sumList('control', 'control'), sumList('treatment', 'treatment')], runs_paired: sum(`pr_${c}`),
         samples: [[`nC_${c}`, `rC_${c}`], [`nT_${c}`, `rT_${c}`], [`pr_${c}`, `pr_${c}`]].map(([v, r]) => ({ n: sum(v), runs: sum(r), stats: [], below: [] })),
-        diffs: momentSums(maps, c), diffs_h2_first: momentSums(maps, c, 0), diffs_h3_first: momentSums(maps, c, 1), cross: [],
+        diffs: single ? valueMomentSums(histograms.get(`${c}/${gid}/2`)) : momentSums(maps, c), diffs_h2_first: momentSums(maps, c, 0),
+        diffs_h3_first: momentSums(maps, c, 1), cross: [],
       };
     };
     const squaresOf = (part, c) => [`qC_${c}`, `qT_${c}`, `qCT_${c}`].map((f) => part.reduce((a, r) => a + n(r[f]), 0));
@@ -402,7 +413,8 @@ export function clickhouseAggregateSource(client, schema, {
         ...(pooledOf[by] ? { pooled: pooledOf[by] } : {}),
         // The looks' overall would hold each run once per look and is not read: left empty, nothing is asked of it.
         aggregates: columns.map((_, c) => ({ version: schema.aggregates.version,
-          groups: [group('overall', cumulative ? [] : rows, c), ...names[k].map((v) => group(v, rows.filter((r) => r[`k${k}`] === v), c))] })),
+          groups: [group('overall', cumulative ? [] : rows, c, 0),
+            ...names[k].map((v, j) => group(v, rows.filter((r) => r[`k${k}`] === v), c, offset[k] + j + 1))] })),
       };
     });
   }

@@ -24,13 +24,10 @@ export const SUMMARY_GROUP_BY = Object.freeze({ region: 'region', day: 'day', ne
 
 const sorted = (a) => `arraySort(${a})`;
 const half = (a) => `intDiv(length(${a}), 2)`;
-// A run's type-7 median of the values in array column a (their number even: the mean of the middle two); single: a holds
-// one value at most (the connection-setup view's columns), which is its median, with no sort.
-const medianSql = (a, single) => (single ? `${a}[1]`
-  : `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`);
+// A run's type-7 median of the values in array column a (their number even: the mean of the middle two).
+const medianSql = (a) => `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`;
 /** Whether a run is paired (values in both arms), and its paired difference: treatment's median minus control's. */
-export const pairedSql = (C, T, single = false) => ({ both: `(length(${C}) > 0 AND length(${T}) > 0)`,
-  diff: `(${medianSql(T, single)} - ${medianSql(C, single)})` });
+export const pairedSql = (C, T) => ({ both: `(length(${C}) > 0 AND length(${T}) > 0)`, diff: `(${medianSql(T)} - ${medianSql(C)})` });
 
 /**
  * The rows a run adds to a metric's three samples, as an array of tuples (s, v, w, n, o): s 0 = each control value v,
@@ -92,5 +89,25 @@ export function momentSums(maps, column, tag = null) {
       else sq += v << BigInt(2 * shift + 14 * (slot - 2));
     });
   }
+  return { n: Number(n), sum: sum.toString(16), sum_sq: sq.toString(16) };
+}
+
+/** The same MomentSums of a histogram of distinct values (b: the values, count: how many of each; null: none). */
+export function valueMomentSums(h) {
+  let n = 0n;
+  let sum = 0n;
+  let sq = 0n;
+  const bytes = Buffer.alloc(8);
+  (h?.b ?? []).forEach((x, i) => {
+    bytes.writeDoubleLE(x);
+    const bits = bytes.readBigUInt64LE();
+    const e = (bits >> 52n) & 2047n;
+    const m = (bits & ((1n << 52n) - 1n)) | (e ? 1n << 52n : 0n);
+    const shift = e ? e - 1n : 0n;
+    const k = BigInt(h.count[i]);
+    n += k;
+    sum += ((bits >> 63n ? -m : m) * k) << shift;
+    sq += (m * m * k) << (2n * shift);
+  });
   return { n: Number(n), sum: sum.toString(16), sum_sq: sq.toString(16) };
 }
