@@ -1,10 +1,11 @@
 // `npm run build:dist`: the files the package ships, in web/dist/ (git-ignored), from web/src and the Emscripten
 // build (build/wasm). Bundled with esbuild, minified with terser (1.2 KB gzip smaller than esbuild's minifier on the
 // glue).
-//   h3probe.js            the gate: all a page loads before its first search (kill switch, sampling, remote config)
-//   run.js                the run, imported by h3probe.js for a sampled page load after its search: starts worker.js
+//   h3probe.js            the gate: all a page loads before its first search (kill switch, sampling, remote config);
+//                         for a sampled page load, after its search, it starts worker.js in a Worker
 //   worker.js             the core's side of the run, a module Worker (or imported by run.js when no Worker can run)
-//   h3probe_browser.mjs   the Emscripten glue (minified) and h3probe_browser.wasm, located next to run.js
+//   run.js                the run on the main thread, imported by h3probe.js only where no Worker can run the core
+//   h3probe_browser.mjs   the Emscripten glue (minified) and h3probe_browser.wasm, located next to worker.js
 //   node/                 the same core built for Node: the collector's decoder and the report
 import fs from 'node:fs';
 import path from 'node:path';
@@ -42,7 +43,7 @@ const bundle = async (entry, external = []) => (await build({
   entryPoints: [path.join(src, entry)], bundle: true, format: 'esm', target: 'es2020', write: false, external, logLevel: 'warning',
 })).outputFiles[0].text;
 await writeMinified('h3probe.js', await bundle('h3probe.js', ['./run.js']));
-await writeMinified('run.js', await bundle('run.js', ['./worker.js']), EAGER);
+await writeMinified('run.js', await bundle('run.js'), EAGER);
 await writeMinified('worker.js', await bundle('worker.js'), EAGER, HOISTED);
 await writeMinified('h3probe_browser.mjs', fs.readFileSync(path.join(wasmBuild, 'h3probe_browser.mjs'), 'utf8'), EAGER, GLUE);
 fs.copyFileSync(path.join(wasmBuild, 'h3probe_browser.wasm'), path.join(dist, 'h3probe_browser.wasm'));

@@ -1,6 +1,9 @@
 // h3probe: the module a page embeds. This file is all a page loads before its first completed search: the gate (kill
-// switch, sampling draw, remote config). The run itself (run.js), the WASM glue and the .wasm load only for a page
-// load that is sampled, after its search. Nothing throws into the page and nothing is written to its console.
+// switch, sampling draw, remote config). For a page load that is sampled, after its search, it starts the run in a
+// dedicated Worker (worker.js, which loads the WASM glue and the .wasm), and keeps on the main thread only what must be
+// there: the visibility and pagehide listeners, and the run's latest partial beacon, sent if the page is hidden before
+// the worker has sent the run's own. Where no Worker can run the core, run.js runs it here. Nothing throws into the
+// page and nothing is written to its console.
 import { fetchRemoteConfig } from './fetchRemoteConfig.js';
 
 const MAX_ERRORS = 20;
@@ -9,13 +12,18 @@ let options = null;
 let run = null; // the promise of this page load's run, once searchCompleted() was called
 let state = 'unconfigured';
 let remoteConfig = null; // fetched at most once per page load
-let active = null; // the loaded run (run.js), once the module is loading
+let active = null; // the run on the main thread (run.js), when no Worker runs it
+// What status() tells of the run: the worker's last word on it ({run, pageLoadId, beacon}) and beaconQueued; or this
+// page load's load_error beacon, once sent ({pageLoadId, beacon, beaconQueued}).
+let detail = {};
+let unwatch = () => {};
 let ended = false; // the run has ended (beacon sent, or no run will start)
 let loading = null; // { config, started } of a sampled page load, once it loads the run
-let loadFailure = {}; // this page load's load_error beacon, once sent: { pageLoadId, beacon, beaconQueued }
 let settle;
 const done = new Promise((resolve) => (settle = resolve));
 const errors = [];
+
+const random = (n) => crypto.getRandomValues(new Uint32Array(n));
 
 // Errors stay inside the module: in status() and, once the core is loaded, in the beacon. Never on the console.
 function keep(text) {
@@ -32,6 +40,29 @@ function record(where, error) {
   }
 }
 
+// Gives a beacon to the browser with navigator.sendBeacon, the one way a page being hidden or left can still send:
+// the partial beacon of a page hidden mid-run, a beacon the worker could not send, a load_error beacon. Returns
+// whether the browser took it.
+function queueBeacon(url, body) {
+  try {
+    return !!navigator.sendBeacon(url, body);
+  } catch (error) {
+    record('beacon', error);
+    return false;
+  }
+}
+
+// Calls hidden() when the page is hidden or left; returns a function that removes the listeners again.
+function watchVisibility(hidden) {
+  const visibility = () => document.visibilityState === 'hidden' && hidden();
+  document.addEventListener('visibilitychange', visibility);
+  addEventListener('pagehide', hidden);
+  return () => {
+    document.removeEventListener('visibilitychange', visibility);
+    removeEventListener('pagehide', hidden);
+  };
+}
+
 // Sets the experiment's configuration (docs/embedding.md, "Config keys"). Call before searchCompleted().
 export function configure(config) {
   try {
@@ -43,8 +74,7 @@ export function configure(config) {
 }
 
 function supported() {
-  return typeof fetch === 'function' && typeof PerformanceObserver === 'function' &&
-    typeof WebAssembly === 'object' && WebAssembly !== null && typeof AbortController === 'function';
+  return !!(self.fetch && self.PerformanceObserver && self.WebAssembly && self.AbortController);
 }
 
 // The sampling draw is made once per page load, here, before anything is downloaded: a page load that is not sampled
@@ -66,7 +96,7 @@ function sendLoadError(reason) {
     const configId = config.configId ?? 'default';
     if (typeof url !== 'string' || !/^(\/(?!\/)|https:\/\/\S)\S*$/.test(url) || typeof configId !== 'string' ||
       !configId || configId.length > 64) return;
-    const id = () => crypto.getRandomValues(new Uint32Array(2)).join('');
+    const id = () => random(2).join('');
     const pageLoadId = id();
     // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
     const body = JSON.stringify({
@@ -74,12 +104,7 @@ function sendLoadError(reason) {
       error: [...String(errors[errors.length - 1])].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
       sample_rate: config.sampleRate ?? 1, context: { page_origin: location.origin }, samples: [],
     });
-    // sendBeacon, or a keepalive fetch where the browser refuses it (as run.js gives the run's beacon).
-    if (!navigator.sendBeacon?.(url, body)) {
-      fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
-        .catch((error) => record('beacon fetch', error));
-    }
-    loadFailure = { pageLoadId, beacon: body, beaconQueued: true };
+    detail = { pageLoadId, beacon: body, beaconQueued: queueBeacon(url, body) };
   } catch (error) {
     record('load_error beacon', error);
   }
@@ -97,7 +122,7 @@ async function start() {
   if (!supported()) return 'unsupported';
   if (document.visibilityState === 'hidden') return 'hidden';
   const local = options;
-  const draw = crypto.getRandomValues(new Uint32Array(1))[0] / 4294967296;
+  const draw = random(1)[0] / 2 ** 32;
   if (local.enabled === false) return 'disabled';
   if (sampledOut(local, draw)) return 'not_sampled';
 
@@ -122,11 +147,80 @@ async function start() {
 
   state = 'loading';
   loading = { config: merged, started };
+  const args = {
+    local: local.moduleUrl ? { ...local, moduleUrl: new URL(local.moduleUrl, location).href } : local,
+    // errors: the problems met so far (the core notes them when it has its config).
+    merged, remoteProblem, startedAt: performance.timeOrigin + started, errors,
+    pageOrigin: location.origin, // never the path or query: they can hold personal data
+  };
+  const outcome = local.worker === false || typeof Worker !== 'function' ? null : await inWorker(args);
+  if (outcome !== null) return outcome;
   const { startRun } = await import('./run.js').catch((error) => {
     throw Object.assign(error, { loadError: 'run_import' });
   });
-  active = startRun({ record, keep, errors, onEnd: end });
-  return active.start({ local, merged, remoteProblem, started });
+  active = startRun({ record, send: queueBeacon, watch: watchVisibility, onEnd: end });
+  return active.start(args);
+}
+
+// The run in a dedicated Worker. Resolves to its outcome, or to null when no worker could run the core (the reason
+// kept in the errors). The worker, written so that bundlers follow it to a file of its own; beside the glue when
+// moduleUrl is set. A Worker must come from the page's own origin: elsewhere the constructor throws or the worker fails
+// to load, and the run falls back to the main thread.
+function inWorker(args) {
+  return new Promise((resolve) => {
+    const { moduleUrl } = args.local;
+    let worker;
+    try {
+      worker = moduleUrl ? new Worker(new URL('worker.js', moduleUrl), { type: 'module' })
+        : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    } catch (error) {
+      record('worker', error);
+      return resolve(null);
+    }
+    let answered = false; // the outcome is known
+    let partial = null; // the latest partial beacon
+    const stop = () => {
+      unwatch();
+      end();
+    };
+    const fallBack = (reason) => {
+      record('worker', reason);
+      worker.terminate();
+      resolve(null);
+    };
+    // A page being hidden may never be shown again, and cannot wait for the worker: the run's latest partial beacon
+    // goes from here, synchronously, and the worker stops.
+    const hidden = () => {
+      if (partial) detail = { ...detail, run: 'done', beacon: partial.body, beaconQueued: queueBeacon(partial.url, partial.body) };
+      worker.terminate();
+      stop();
+    };
+    worker.onmessage = ({ data }) => {
+      if (data.outcome === null) return fallBack(data.error);
+      if (data.error) keep(data.error);
+      Object.assign(detail, data.status);
+      partial = data.partial || partial;
+      if ('outcome' in data) {
+        answered = true;
+        resolve(data.outcome);
+        if (data.outcome === 'started') unwatch = watchVisibility(hidden);
+      }
+      // The run is over: its beacon sent by the worker, or handed to the page (toSend), or none.
+      if (data.end) {
+        if (detail.beacon) detail.beaconQueued = !data.toSend || queueBeacon(data.toSend.url, data.toSend.body);
+        stop();
+      }
+    };
+    // A worker that cannot load (blocked by a CSP, not found, no module workers) fails here: the page runs the core.
+    worker.onerror = (event) => {
+      event.preventDefault();
+      const reason = event.message || 'the worker failed to load';
+      if (!answered) return fallBack(reason);
+      record('worker', reason);
+      stop();
+    };
+    worker.postMessage({ start: args });
+  });
 }
 
 // Call when the user's search has completed (results shown). The first call of a page load starts the run; later
@@ -152,13 +246,13 @@ export function searchCompleted() {
 
 // What the module did so far, for the host page's own diagnostics and for tests.
 export function status() {
-  let detail = {};
+  let run = detail;
   try {
-    if (active) detail = active.detail();
+    if (active) run = { ...active.detail(), ...detail }; // detail: the load_error beacon, if the core did not load
   } catch (error) {
     record('status', error);
   }
-  return { state, errors: errors.slice(), ...detail, ...loadFailure };
+  return { state, errors: errors.slice(), ...run };
 }
 
 // Resolves with status() once this page load's run is over: its beacon sent, or no run (not sampled, disabled,

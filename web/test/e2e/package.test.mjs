@@ -1,5 +1,5 @@
 // The package as a web team adopts it: `npm pack` → install the tarball in a fresh project → bundle a page with
-// esbuild (ESM with code splitting, and an IIFE) and with Vite → one complete run of each in Chromium against the
+// esbuild (ESM with code splitting, and an IIFE) and with Vite → complete runs of each in Chromium against the
 // local stack (real Caddy serving HTTP/2 and HTTP/3, the real collector and SQLite). Also: what a page-only install
 // weighs, and that the package's types check under tsc --strict.
 import assert from 'node:assert/strict';
@@ -166,11 +166,13 @@ export async function serve(): Promise<number> {
 });
 
 describe('bundled by the page', () => {
-  test('esbuild, ESM with splitting: the run is a lazy chunk, worker, glue and .wasm copied next to it; one complete h2/h3 run in the Worker', async () => {
+  test('esbuild, ESM with splitting: the main-thread fallback is a lazy chunk, the worker, glue and .wasm copied next to it; one complete h2/h3 run in the Worker, one on the main thread', async () => {
     const out = path.join(site, 'esbuild');
     await bundleApp(project, out);
     assert.ok(fs.readdirSync(out).filter((f) => f.endsWith('.js')).length >= 2, 'a lazy chunk besides app.js');
     assertCompleteRun(await runPage('esbuild'));
+    // The main-thread fallback imports the copied worker.js by its URL: one copy of the core's code in the site.
+    assertCompleteRun(await runPage('esbuild', { worker: false }), 'main');
   });
 
   test('esbuild in a "type": "commonjs" app: a .mjs entry keeps one request before the search (docs/deploying.md)', async () => {
@@ -206,13 +208,16 @@ describe('bundled by the page', () => {
     assertCompleteRun(await runPage('iife', { moduleUrl: '/iife/h3probe_browser.mjs' }));
   });
 
-  test('Vite: new Worker(new URL(…, import.meta.url)) makes it emit the worker, the glue and the .wasm; one complete h2/h3 run in the Worker', async () => {
+  test('Vite: new Worker(new URL(…, import.meta.url)) makes it emit the worker, the glue and the .wasm; one complete h2/h3 run in the Worker, one on the main thread', async () => {
     fs.writeFileSync(path.join(project, 'index.html'), html('/app.js'));
     const out = path.join(site, 'vite');
     await viteBuild({ root: project, base: '/vite/', logLevel: 'error', build: { outDir: out, emptyOutDir: true } });
     const assets = fs.readdirSync(path.join(out, 'assets'));
     assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the .wasm: ${assets}`);
     assertCompleteRun(await runPage('vite'));
+    // The main-thread fallback: run.js names worker.js, the glue and the .wasm with new URL(…, import.meta.url), which
+    // Vite emits as they are; worker.js takes the glue and the .wasm from run.js (its own new URL()s point elsewhere).
+    assertCompleteRun(await runPage('vite', { worker: false }), 'main');
   });
 });
 
