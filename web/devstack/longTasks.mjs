@@ -58,14 +58,16 @@ const PARTS = Object.freeze({
 /**
  * The module's main-thread tasks in one page load: [{at, label, ms, wallMs, parts}], at in ms from the trace's first
  * task, ms the thread CPU time (a trace RunTask's `tdur`, which counts the CPU throttler's share and not the time the
- * OS gave other processes). A task counts whole when it is the module's by its trace: the compilation of a script
- * served under /h3probe/, or a message from its Worker (HandlePostMessage: its deserialization and its handler). Any
- * other task counts by the share of the V8 CPU profile's samples in it that have a module frame (a script under
- * /h3probe/, or WebAssembly) on the stack; a compilation of a module script inside it counts whole. A task without
- * either counts nothing (shorter than the sampling interval, or descheduled throughout).
- * label: what the task was, from its trace and its samples: "compile FILE", "worker message" (", request": it
- * started one, the beacon's sendBeacon), or the module files whose code ran in it ("h3probe.js", "run.js") with the
- * postMessage or request it made. parts: {serialize, deserialize, request, compile} ms inside the task.
+ * OS gave other processes). A message from the module's Worker (HandlePostMessage: its deserialization, its handler)
+ * is the module's task: it counts whole, less the share of the V8 CPU profile's samples in it that ran other script
+ * than the module's (the page's code awaiting a promise the handler resolved). Any other task counts by the share of
+ * samples that have a module frame (a script under /h3probe/, or WebAssembly) on the stack; the compilation of a
+ * script served under /h3probe/ inside it counts whole. A task without either counts nothing (shorter than the
+ * sampling interval, or descheduled throughout).
+ * label: what the task was, from its trace and its samples: "compile FILE", "worker message, first|between|last" (in
+ * their order; ", request": it started one, such as the beacon's sendBeacon), or the module files whose code ran in
+ * it ("h3probe.js", "run.js") with the postMessage or request it made. parts: {serialize, deserialize, request,
+ * compile} ms inside the task. shareMs: the task by its share of samples with module code alone.
  */
 export function moduleTasks(profile, events, pageUrl) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -79,11 +81,20 @@ export function moduleTasks(profile, events, pageUrl) {
     inner.set(id, result);
     return result;
   };
-  const samples = []; // [time µs, innermost module file or '']
+  // Whether a node runs script at all: a frame of a script, or a named function (the profiler names the rest
+  // "(program)", "(garbage collector)", "(idle)", "(root)").
+  const script = (id) => {
+    for (let n = id; n !== undefined; n = parent.get(n)) {
+      const { url, functionName } = byId.get(n).callFrame;
+      if (url || (functionName && !functionName.startsWith('('))) return true;
+    }
+    return false;
+  };
+  const samples = []; // [time µs, innermost module file or '', whether it ran script]
   let t = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i];
-    samples.push([t, innermost(profile.samples[i])]);
+    samples.push([t, innermost(profile.samples[i]), script(profile.samples[i])]);
   }
   // The page's renderer process (the frame committed with its URL), and its main thread.
   const committed = events.find((e) => e.name === 'FrameCommittedInBrowser' && e.args?.data?.url?.startsWith(pageUrl));
@@ -100,10 +111,12 @@ export function moduleTasks(profile, events, pageUrl) {
     const end = task.ts + task.dur;
     while (i < samples.length && samples[i][0] < task.ts) i += 1;
     let all = 0;
+    let others = 0; // samples running someone else's script: the page's, or a test driver's
     const files = new Map();
     for (let j = i; j < samples.length && samples[j][0] <= end; j++) {
       all += 1;
       if (samples[j][1]) files.set(samples[j][1], (files.get(samples[j][1]) || 0) + 1);
+      else if (samples[j][2]) others += 1;
     }
     while (k < onMain.length && onMain[k].ts < task.ts) k += 1;
     const inside = [];
@@ -115,9 +128,11 @@ export function moduleTasks(profile, events, pageUrl) {
     const cpu = task.tdur ?? 0;
     const share = all ? mine / all : 0;
     const compileMs = compiled.reduce((sum, e) => sum + (e.tdur ?? 0), 0) / 1000;
-    const whole = message;
-    const ms = whole ? cpu / 1000 : Math.max(compileMs, (cpu * share) / 1000);
-    const wallMs = whole ? task.dur / 1000 : Math.max(compileMs * (task.dur / Math.max(cpu, 1)), (task.dur * share) / 1000);
+    // A message task is the module's but for the page's own script it runs (a promise the module resolved, which
+    // the page awaited).
+    const ours = message ? 1 - (all ? others / all : 0) : 0;
+    const ms = message ? (cpu * ours) / 1000 : Math.max(compileMs, (cpu * share) / 1000);
+    const wallMs = message ? (task.dur * ours) / 1000 : Math.max(compileMs * (task.dur / Math.max(cpu, 1)), (task.dur * share) / 1000);
     const parts = {};
     for (const [part, name] of Object.entries(PARTS)) {
       const sum = inside.filter((e) => (typeof name === 'string' ? e.name === name : name.test(e.name)))
@@ -129,18 +144,26 @@ export function moduleTasks(profile, events, pageUrl) {
     if (message) label = `worker message${parts.request ? ', request' : ''}`;
     else if (compiled.length && mine / Math.max(all, 1) < 0.5) label = `compile ${[...new Set(compiled.map((e) => fileOf(e.args?.data?.url ?? e.args?.fileName)))].join('+')}`;
     else label = `${[...files.keys()].sort().join('+') || 'module'}${did.length ? ` (${did.join(', ')})` : ''}`;
-    out.push({ at: (task.ts - tasks[0].ts) / 1000, label, ms, wallMs, parts });
+    out.push({ at: (task.ts - tasks[0].ts) / 1000, label, ms, wallMs, shareMs: (cpu * share) / 1000, parts });
   }
+  // The Worker's messages in their order: the first (the run's outcome), the last (its end), and those between.
+  const messages = out.filter((t) => t.label.startsWith('worker message'));
+  messages.forEach((t, n) => {
+    t.label = t.label.replace('worker message', `worker message, ${n === 0 ? 'first' : n === messages.length - 1 ? 'last' : 'between'}`);
+  });
   return out;
 }
 
 /**
- * The module's main-thread time in one page load, in thread CPU ms (the sum of moduleTasks()), and wallMs, the same
- * over the tasks' wall time.
+ * The module's main-thread time in one page load, in thread CPU ms (the sum of moduleTasks()); wallMs, the same over
+ * the tasks' wall time; shareMs, every task by its share of samples with module code alone (this benchmark's measure
+ * before the tasks of the Worker's messages and of the module's compilations counted whole: it misses what runs
+ * without a module frame on the stack, a message's deserialization and dispatch, a compilation).
  */
 export function moduleMainThreadMs(profile, events, pageUrl) {
   const tasks = moduleTasks(profile, events, pageUrl);
-  return { ms: tasks.reduce((a, x) => a + x.ms, 0), wallMs: tasks.reduce((a, x) => a + x.wallMs, 0), tasks };
+  const sum = (key) => tasks.reduce((a, x) => a + x[key], 0);
+  return { ms: sum('ms'), wallMs: sum('wallMs'), shareMs: sum('shareMs'), tasks };
 }
 
 /**
@@ -163,8 +186,9 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     await tab.page.goto(experimentUrl(stack, config));
     await tab.page.fill('#query', 'throttled');
     await tab.page.press('#query', 'Enter');
-    // Awaited once, not polled: polling status() would itself call into the module and allocate.
-    const { state, beacon } = await tab.page.evaluate(() => window.h3probeDone());
+    // Awaited once, not polled: polling status() would itself call into the module and allocate. Two short strings
+    // back, not the status with its beacon: the driver's serialization of a result runs in the page's task.
+    const [state, pageLoadId] = await tab.page.evaluate(() => window.h3probeDone().then((s) => [s.state, s.pageLoadId ?? '']));
     await tab.page.waitForTimeout(settleMs); // a frame is reported once it has ended
     const { profile } = await cdp.send('Profiler.stop');
     await cdp.send('Tracing.end');
@@ -174,8 +198,8 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     const frames = seen.frames.filter(long);
     return {
       state,
-      runContext: beacon ? JSON.parse(beacon).context.run_context : '',
-      ...(({ ms, wallMs, tasks }) => ({ mainMs: ms, mainWallMs: wallMs, tasks }))(moduleMainThreadMs(profile, events, stack.urls.page)),
+      runContext: stack.store.db.prepare('SELECT run_context FROM runs WHERE page_load_id = ?').pluck().get(pageLoadId) ?? '',
+      ...(({ ms, wallMs, shareMs, tasks }) => ({ mainMs: ms, mainWallMs: wallMs, shareMs, tasks }))(moduleMainThreadMs(profile, events, stack.urls.page)),
       longtasks: seen.longtasks.filter(long),
       frames,
       // A frame can hold several short tasks; a single run of the module's script that long is a long task of its own.
@@ -203,7 +227,7 @@ export const ARMS = Object.freeze({
 export async function compareLongTasks(targets, { loads = 20, rate = 4, arms = ARMS, onLoad = () => {} } = {}) {
   const out = {};
   for (const name of Object.keys(arms)) {
-    out[name] = { loads: [], mainMs: [], mainWallMs: [], longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0,
+    out[name] = { loads: [], mainMs: [], mainWallMs: [], shareMs: [], longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0,
       loadsWithModuleScript: 0, worstModuleMs: 0, worstFrameMs: 0 };
   }
   for (let i = 0; i < loads; i++) {
@@ -214,6 +238,7 @@ export async function compareLongTasks(targets, { loads = 20, rate = 4, arms = A
       o.loads.push(r);
       o.mainMs.push(r.mainMs);
       o.mainWallMs.push(r.mainWallMs);
+      o.shareMs.push(r.shareMs);
       o.longtasks += r.longtasks.length;
       o.moduleFrames += r.moduleFrames.length;
       if (r.moduleFrames.length) o.loadsWithModuleFrame += 1;

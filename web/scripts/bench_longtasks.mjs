@@ -1,13 +1,13 @@
-// `npm run bench:longtasks -- [--loads 20] [--hog-loads 20] [--rate 4] [--arms worker,main,control] [--compare DIR]
+// `npm run bench:longtasks -- [--loads 20] [--hog-loads 20] [--rate 4] [--arms worker,main,control] [--compare DIR]…
 // [--tiny]`: the module's cost to the page's main thread in Chromium with the CPU slowed down `rate` times: `loads` page
 // loads, each with one search, of each arm (the core in its Worker, the core on the main thread with worker: false,
 // and sampleRate 0 as the control), interleaved; then `hog-loads` more of each with a CPU hog (a busy process per
 // core) beside the browser. Prints, per arm, the module's main-thread ms per load (thread CPU time of the tasks it ran
 // in, longTasks.mjs) and its difference to the control's against the budget, long tasks, long animation frames
 // (≥ 50 ms) holding a module script, and the module's tasks by what they were; the load average at the start and end
-// of each round. --compare DIR: one more arm, "before", the Worker arm of another build of the module (a web/dist
-// folder, e.g. saved from main), served by a stack and browser of its own and loaded in turn with the others, so that
-// a change is measured against its base in the same minutes. Exits non-zero when a load did not run where its arm
+// of each round. --compare DIR (repeatable): one more arm per DIR, named after the folder, the Worker arm of another
+// build of the module (a web/dist folder, e.g. saved from main), served by a stack and browser of its own and loaded in
+// turn with the others, so that a change is measured against its base in the same minutes. Exits non-zero when a load did not run where its arm
 // says. --tiny: 2 loads, 1 with the hog.
 import { spawn } from 'node:child_process';
 import os from 'node:os';
@@ -22,7 +22,7 @@ export const MAIN_THREAD_BUDGET_MS = 3;
 
 const { values: args } = parseArgs({ options: {
   loads: { type: 'string', default: '20' }, 'hog-loads': { type: 'string', default: '20' }, rate: { type: 'string', default: '4' },
-  arms: { type: 'string', default: Object.keys(ARMS).join(',') }, compare: { type: 'string' }, tiny: { type: 'boolean', default: false },
+  arms: { type: 'string', default: Object.keys(ARMS).join(',') }, compare: { type: 'string', multiple: true, default: [] }, tiny: { type: 'boolean', default: false },
 } });
 const loads = args.tiny ? 2 : Number(args.loads);
 const hogLoads = args.tiny ? 1 : Number(args['hog-loads']);
@@ -31,8 +31,12 @@ const arms = Object.fromEntries(args.arms.split(',').map((name) => {
   if (!ARMS[name]) throw new Error(`--arms: unknown arm "${name}"; arms: ${Object.keys(ARMS).join(', ')}`);
   return [name, ARMS[name]];
 }));
-if (args.compare) arms.before = { config: {}, target: 'before' };
-const EXPECTED_CONTEXT = { worker: 'worker', before: 'worker', main: 'main', control: '' };
+const compared = args.compare.map((dir) => [path.basename(path.resolve(dir)), path.resolve(dir)]);
+for (const [name] of compared) {
+  if (arms[name]) throw new Error(`--compare ${name}: the name of an arm`);
+  arms[name] = { config: {}, target: name };
+}
+const EXPECTED_CONTEXT = { main: 'main', control: '' }; // any other arm: the Worker
 
 // Rows of the tasks table per arm; the rest are added up in one.
 const TABLE_ROWS = 10;
@@ -57,14 +61,14 @@ async function round(targets, title, n) {
     },
   });
   console.log(`\n${title}: Chromium, CPU throttled ${rate}x, ${n} loads per arm, long = at least ${LONG_TASK_MS} ms; load average ${start} -> ${load()}`);
-  console.log('arm      module main-thread ms/load: median  p90   max (wall median) | long tasks | LoAF with a module script: frames (loads), worst | module scripts >= 50 ms');
+  console.log('arm      module main-thread ms/load: median  p90   max (wall median) [samples alone] | long tasks | LoAF with a module script: frames (loads), worst | module scripts >= 50 ms');
   let wrong = 0;
   for (const [name, o] of Object.entries(out)) {
-    const elsewhere = o.loads.filter((l) => l.state === 'started' && l.runContext !== EXPECTED_CONTEXT[name]).length;
+    const elsewhere = o.loads.filter((l) => l.state === 'started' && l.runContext !== (EXPECTED_CONTEXT[name] ?? 'worker')).length;
     wrong += elsewhere;
     const states = [...new Set(o.loads.map((l) => l.state))].join(',');
     console.log(`${name.padEnd(8)} ${f1(quantile(o.mainMs, 0.5)).padStart(30)} ${f1(quantile(o.mainMs, 0.9)).padStart(5)} ` +
-      `${f1(Math.max(...o.mainMs)).padStart(5)} (${f1(quantile(o.mainWallMs, 0.5)).padStart(5)}) | ${String(o.longtasks).padStart(10)} | ${String(o.moduleFrames).padStart(12)} (${o.loadsWithModuleFrame}), ` +
+      `${f1(Math.max(...o.mainMs)).padStart(5)} (${f1(quantile(o.mainWallMs, 0.5)).padStart(5)}) [${f1(quantile(o.shareMs, 0.5)).padStart(5)}] | ${String(o.longtasks).padStart(10)} | ${String(o.moduleFrames).padStart(12)} (${o.loadsWithModuleFrame}), ` +
       `${Math.round(o.worstFrameMs)} ms | ${o.moduleScripts} (states ${states}${elsewhere ? `; ${elsewhere} ran elsewhere` : ''})`);
   }
   if (out.control) {
@@ -101,12 +105,12 @@ const stopAll = async () => {
 };
 let wrong = 0;
 try {
-  for (const [name, module] of [['base', undefined], ...(args.compare ? [['before', path.resolve(args.compare)]] : [])]) {
+  for (const [name, module] of [['base', undefined], ...compared]) {
     const stack = await startStack(module ? { roots: { module } } : {});
     targets[name] = { stack };
     targets[name].browser = await launchBrowser(stack);
   }
-  console.log(`main-thread ms: thread CPU time of the page's tasks (trace RunTask tdur): a task counts whole when it is the module's compilation of its own script or a message from its Worker, otherwise by its share of CPU-profile samples (${PROFILE_INTERVAL_US} µs) with a module frame (under /h3probe/ or WebAssembly) on the stack; wall: the same over wall time${args.compare ? `; "before": the Worker arm of ${args.compare}` : ''}`);
+  console.log(`main-thread ms: thread CPU time of the page's tasks (trace RunTask tdur): a message from the module's Worker counts whole less its samples of the page's own script, a compilation of a module script whole, any other task by its share of CPU-profile samples (${PROFILE_INTERVAL_US} µs) with a module frame (under /h3probe/ or WebAssembly) on the stack; wall: the same over wall time; [samples alone]: every task by its share of samples with a module frame (this benchmark's measure before 2 December)${compared.map(([name, dir]) => `; "${name}": the Worker arm of ${dir}`).join('')}`);
   wrong += await round(targets, 'quiet', loads);
   if (hogLoads > 0) {
     const stopHog = startHog();

@@ -8,11 +8,12 @@ const PAGE = 'https://page.h3probe.test:1/';
 const PID = 7;
 const TID = 1;
 
-// A CPU profile: node 1 the root, 2 the page's own script, 3 the gate, 4 run.js called by the gate, 5 native code.
-const frame = (id, url, children = []) => ({ id, callFrame: { functionName: `f${id}`, url, columnNumber: 0 }, children });
+// A CPU profile: node 1 the root, 2 the page's own script, 3 the gate, 4 run.js called by the gate, 5 no script (the
+// engine's own work: a message's deserialization, a collection), 6 a test driver's script (no URL, a function name).
+const frame = (id, url, children = [], functionName = `f${id}`) => ({ id, callFrame: { functionName, url, columnNumber: 0 }, children });
 const NODES = [
-  frame(1, '', [2, 3, 5]), frame(2, `${PAGE}search.js`), frame(3, `${PAGE}h3probe/h3probe.js`, [4]),
-  frame(4, `${PAGE}h3probe/run.js`), frame(5, ''),
+  frame(1, '', [2, 3, 5, 6], '(root)'), frame(2, `${PAGE}search.js`), frame(3, `${PAGE}h3probe/h3probe.js`, [4]),
+  frame(4, `${PAGE}h3probe/run.js`), frame(5, '', [], '(program)'), frame(6, '', [], 'serialize'),
 ];
 
 // samples: [[µs, node id]]; events: trace events on the page's main thread ({name, ts, dur, tdur, args}).
@@ -38,7 +39,7 @@ test('a page task counts by its share of samples with module code, labelled by t
 });
 
 test('a message from the Worker counts whole though no sample caught module code; a task of the page alone not at all', () => {
-  const { profile, events } = traceOf([[1000, 2], [5000, 5]], [
+  const { profile, events } = traceOf([[1000, 2], [5000, 5], [5100, 5]], [
     task(1000, 100, 800), // the page's own
     task(5000, 300, 1200),
     { name: 'HandlePostMessage', ts: 5010, dur: 280, tdur: 1100 },
@@ -46,9 +47,18 @@ test('a message from the Worker counts whole though no sample caught module code
   ]);
   const tasks = moduleTasks(profile, events, PAGE);
   assert.equal(tasks.length, 1);
-  assert.equal(tasks[0].label, 'worker message');
+  assert.equal(tasks[0].label, 'worker message, first');
   assert.equal(tasks[0].ms, 1.2);
   assert.equal(tasks[0].parts.deserialize, 0.2);
+});
+
+test('a message task counts less the share of samples running other script: the page\'s, a driver\'s', () => {
+  const { profile, events } = traceOf([[5000, 5], [5050, 3], [5100, 2], [5150, 6]], [
+    task(5000, 300, 2000),
+    { name: 'HandlePostMessage', ts: 5010, dur: 280, tdur: 1900 },
+  ]);
+  const [only] = moduleTasks(profile, events, PAGE);
+  assert.equal(only.ms, 1); // 2 of 4 samples ran search.js or the driver: half of 2 ms
 });
 
 test('the compilation of a module script counts whole inside a task of the page; another script\'s does not', () => {
