@@ -17,8 +17,8 @@ export const USAGE = `usage: h3probe doctor --page URL --h2 ORIGIN --h3 ORIGIN -
 Checks from outside what a deployment needs, and prints PASS, FAIL, WARN or SKIP per check with the fix for each
 failing one: TLS on every host; the HTTP/2 origin offers no HTTP/3 (no Alt-Svc); the HTTP/3 origin announces it; both
 answer /noop as the probe needs (status, no-store, CORS and Timing-Allow-Origin for the page, Server-Timing); the
-module's glue and .wasm are served with their types; the collector's /healthz; its CORS preflight for the page's
-origin; a test beacon answered 204.
+module's glue, worker and .wasm are served with their types (the worker from the page's origin); the collector's
+/healthz; its CORS preflight for the page's origin; a test beacon answered 204.
 
   --page URL          a page that embeds the probe (its origin is the Origin the checks send)
   --h2 ORIGIN         the HTTP/2 origin, as in the page config (h2Origin)
@@ -28,6 +28,8 @@ origin; a test beacon answered 204.
 options:
   --module URL        the glue h3probe_browser.mjs as served (default: next to the page); the config key moduleUrl
   --wasm URL          the .wasm as served (default: h3probe_browser.wasm next to the glue)
+  --worker URL        the worker as served (default: worker.js next to the glue, where the page finds it with
+                      moduleUrl or after the esbuild recipe; a bundler that renames it, e.g. Vite, needs this)
   --healthz URL       the collector's /healthz (default: /healthz on the beacon URL's origin; a proxy that forwards
                       only /beacon, as the generated Caddyfile does, makes that check SKIP: give the collector's own
                       address, e.g. http://127.0.0.1:8787/healthz, from its machine)
@@ -61,7 +63,7 @@ export async function main(argv) {
     strict: true,
     options: {
       page: { type: 'string' }, h2: { type: 'string' }, h3: { type: 'string' }, collector: { type: 'string' },
-      module: { type: 'string' }, wasm: { type: 'string' }, healthz: { type: 'string' }, ca: { type: 'string' },
+      module: { type: 'string' }, wasm: { type: 'string' }, worker: { type: 'string' }, healthz: { type: 'string' }, ca: { type: 'string' },
       browser: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       'payload-bytes': { type: 'string' },
     },
@@ -82,8 +84,8 @@ export async function main(argv) {
 }
 
 /**
- * The parsed options ({page, h2, h3, collector, module, wasm, healthz, ca, browser, timeoutMs, payloadBytes}) and every
- * problem.
+ * The parsed options ({page, h2, h3, collector, module, wasm, worker, healthz, ca, browser, timeoutMs, payloadBytes})
+ * and every problem.
  */
 export function doctorOptions(a) {
   const problems = [];
@@ -104,6 +106,7 @@ export function doctorOptions(a) {
   const collector = url('collector', a.collector, { schemes: ['https:', 'http:'] });
   const moduleUrl = url('module', a.module, { required: false, schemes: ['https:', 'http:'] }) ?? (page && new URL('h3probe_browser.mjs', page));
   const wasm = url('wasm', a.wasm, { required: false, schemes: ['https:', 'http:'] }) ?? (moduleUrl && new URL('h3probe_browser.wasm', moduleUrl));
+  const worker = url('worker', a.worker, { required: false, schemes: ['https:', 'http:'] }) ?? (moduleUrl && new URL(MODULE_FILES.worker.file, moduleUrl));
   const healthz = url('healthz', a.healthz, { required: false, schemes: ['https:', 'http:'] }) ?? (collector && new URL('/healthz', collector));
   if (h2 && h3 && h2.origin === h3.origin) problems.push('--h2 and --h3 must be different origins');
   let ca;
@@ -117,7 +120,7 @@ export function doctorOptions(a) {
   if (!/^\d+$/.test(a['payload-bytes'] ?? '0') || payloadBytes > PAYLOAD.maxBytes) {
     problems.push(`--payload-bytes: "${a['payload-bytes']}" is not a number of bytes from 0 to ${PAYLOAD.maxBytes}`);
   }
-  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, healthz, ca, browser: a.browser, timeoutMs, payloadBytes },
+  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, worker, healthz, ca, browser: a.browser, timeoutMs, payloadBytes },
     problems };
 }
 
@@ -219,28 +222,29 @@ export async function runDoctor(o) {
     else add('PASS', label, `${res.status}, ${res.size} bytes, no-store, CORS and Timing-Allow-Origin`);
   }
 
-  // The module's files, fetched as the page fetches them (with its Origin when they are on another origin).
-  // The worker is looked for beside the glue, where run.js starts it when moduleUrl is set.
-  const worker = new URL(MODULE_FILES.worker.file, o.module);
+  // The module's files, fetched as the page fetches them (with its Origin when they are on another origin). Each one
+  // fails the deployment: without the glue or the .wasm there is no run, and without the worker every run falls back
+  // to the page's main thread.
+  const flags = { glue: 'module', worker: 'worker', wasm: 'wasm' };
   for (const file of ['glue', 'worker', 'wasm']) {
-    const u = { glue: o.module, worker, wasm: o.wasm }[file];
+    const u = o[file === 'glue' ? 'module' : file];
     const rule = MODULE_FILES[file];
-    const fail = rule.required ? 'FAIL' : 'WARN';
     const label = `module ${file} ${u.pathname.split('/').pop()}`;
     let res;
     try {
       res = await get(u, { headers: u.origin === pageOrigin ? {} : { origin: pageOrigin } });
     } catch (err) {
-      add(fail, label, err.message, `serve ${u.href}`);
+      add('FAIL', label, err.message, `serve ${u.href}`);
       continue;
     }
     const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (res.status !== 200) {
-      add(fail, label, `GET ${u.href}: ${res.status}`, `serve the package's web/dist/${rule.file} there (or point --${file === 'wasm' ? 'wasm' : 'module'} at it)`);
+      add('FAIL', label, `GET ${u.href}: ${res.status}`, `serve the package's web/dist/${rule.file} there (or point --${flags[file]} at it)` +
+        (file === 'worker' ? `: without it every run falls back to the page's main thread. A bundler that does not copy it (esbuild) needs it copied next to the bundle: docs/embedding.md, "Bundlers"` : ''));
     } else if (!rule.types.includes(type)) {
-      add(fail, label, `Content-Type ${type || '(none)'}`, `serve it as ${rule.types[0]} (${rule.why})`);
+      add('FAIL', label, `Content-Type ${type || '(none)'}`, `serve it as ${rule.types[0]} (${rule.why})`);
     } else if (file === 'worker' && u.origin !== pageOrigin) {
-      add('WARN', label, `on another origin than the page (${u.origin})`, `serve worker.js, the glue and the .wasm from the page's origin (${rule.why})`);
+      add('FAIL', label, `on another origin than the page (${u.origin})`, `serve worker.js, the glue and the .wasm from the page's origin (${rule.why})`);
     } else if (u.origin !== pageOrigin && !allows(res.headers['access-control-allow-origin'], pageOrigin)) {
       add('FAIL', label, `on another origin without Access-Control-Allow-Origin for ${pageOrigin}`, 'send Access-Control-Allow-Origin for the page, or serve the module from the page\'s origin');
     } else {
@@ -364,8 +368,8 @@ export function formatChecks(checks) {
 /**
  * One real run in a browser, from the page's origin: the package's own gate and run (web/dist) imported into the page
  * from blob: URLs, configured with the deployment's origins and the served glue (moduleUrl), one searchCompleted(). The
- * beacon is kept in the tab (navigator.sendBeacon replaced there): its samples say which protocol each request used,
- * and the report gets no doctor run. The browser drivers are the repository's (web/devstack, not in the package).
+ * beacon is kept in the tab (navigator.sendBeacon replaced there, and in the worker, which sends it with a keepalive
+ * fetch, that fetch): its samples say which protocol each request used, and the report gets no doctor run. The browser drivers are the repository's (web/devstack, not in the package).
  */
 async function browserRun(o, add, spkis) {
   const label = `${o.browser} run`;
@@ -418,6 +422,16 @@ async function browserRun(o, add, spkis) {
       const beacons = [];
       navigator.sendBeacon = (url, body) => { beacons.push(String(body)); return true; };
       const blob = (text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
+      // The served worker, run from a wrapper whose keepalive fetch (the beacon's) posts the beacon to the page.
+      const NativeWorker = Worker;
+      window.Worker = function DoctorWorker(url, options) {
+        const worker = new NativeWorker(blob(`import ${JSON.stringify(String(new URL(url, location.href)))};
+          const send = fetch;
+          self.fetch = (url, init) => (init && init.keepalive ? (postMessage({ doctorBeacon: String(init.body) }),
+            Promise.resolve(new Response(null, { status: 204 }))) : send(url, init));`), options);
+        worker.addEventListener('message', ({ data }) => data.doctorBeacon && beacons.push(data.doctorBeacon));
+        return worker;
+      };
       try {
         const m = await import(blob(gate.replace('"./run.js"', JSON.stringify(blob(run)))));
         m.configure(config);
@@ -433,7 +447,10 @@ async function browserRun(o, add, spkis) {
     const tally = (list) => Object.entries(list.reduce((acc, k) => ({ ...acc, [k]: (acc[k] ?? 0) + 1 }), {})).map(([k, n]) => `${k}×${n}`).join(' ');
     const control = seen('control');
     const treatment = seen('treatment');
-    const detail = `control ${tally(control) || 'none'}; treatment ${tally(treatment) || 'none'}${r.errors.length ? `; errors: ${r.errors.join('; ')}` : ''}`;
+    // Where the core ran: in this run the worker is the one beside the glue (moduleUrl), which --worker may not be.
+    const context = r.beacon ? JSON.parse(r.beacon).context ?? {} : {};
+    const where = context.run_context === 'main' ? `; on the main thread (worker_fallback ${context.worker_fallback})` : '';
+    const detail = `control ${tally(control) || 'none'}; treatment ${tally(treatment) || 'none'}${where}${r.errors.length ? `; errors: ${r.errors.join('; ')}` : ''}`;
     if (r.outcome === 'import_failed') {
       add('SKIP', label, `the page did not let doctor import the module from a blob: URL (${r.errors[0]})`, 'a CSP without blob: in script-src: check the page by hand');
     } else if (r.outcome !== 'started' || !r.beacon) {

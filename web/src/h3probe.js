@@ -17,8 +17,14 @@ let active = null; // the run on the main thread (run.js), when no Worker runs i
 // page load's load_error beacon, once sent ({pageLoadId, beacon, beaconQueued}).
 let detail = {};
 let unwatch = () => {};
+let blocked = false; // a CSP blocked the worker (a securitypolicyviolation of worker-src)
+const violation = (event) => {
+  blocked ||= event.effectiveDirective === 'worker-src';
+};
+// The event bubbles from the document to the window.
+const watchCsp = (on) => self[`${on ? 'add' : 'remove'}EventListener`]('securitypolicyviolation', violation);
 let ended = false; // the run has ended (beacon sent, or no run will start)
-let loading = null; // { config, started } of a sampled page load, once it loads the run
+let loading = null; // [config, started] of a sampled page load, once it loads the run
 let settle;
 const done = new Promise((resolve) => (settle = resolve));
 const errors = [];
@@ -73,10 +79,6 @@ export function configure(config) {
   }
 }
 
-function supported() {
-  return !!(self.fetch && self.PerformanceObserver && self.WebAssembly && self.AbortController);
-}
-
 // The sampling draw is made once per page load, here, before anything is downloaded: a page load that is not sampled
 // costs no byte and no request.
 function sampledOut(config, draw) {
@@ -90,7 +92,7 @@ function sampledOut(config, draw) {
 // 1 to 64 characters): a page whose config the core would refuse sends nothing, as its run would not.
 function sendLoadError(reason) {
   try {
-    const { config, started } = loading;
+    const [config, started] = loading;
     // The core's defaults (wasm/core/config.hpp; a unit test compares them).
     const url = config.beaconUrl ?? '/beacon';
     const configId = config.configId ?? 'default';
@@ -101,25 +103,26 @@ function sendLoadError(reason) {
     // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
     const body = JSON.stringify({
       schema: 'h3probe/1', run_id: id(), page_load_id: pageLoadId, config_id: configId, outcome: 'load_error', reason,
-      error: [...String(errors[errors.length - 1])].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
-      sample_rate: config.sampleRate ?? 1, context: { page_origin: location.origin }, samples: [],
+      error: [...String(errors.at(-1))].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
+      sample_rate: config.sampleRate, context: { page_origin: location.origin }, samples: [], // no sample_rate: 1
     });
     detail = { pageLoadId, beacon: body, beaconQueued: queueBeacon(url, body) };
   } catch (error) {
-    record('load_error beacon', error);
+    record('beacon', error);
   }
 }
 
-// The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it). The
-// core calls the host's sendBeacon last and notes whether it was queued after it returns: read the status after that.
+// The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it, when
+// searchCompleted() has its outcome).
 function end() {
   ended = true;
-  if (state !== 'loading') queueMicrotask(() => settle(status()));
+  watchCsp(); // a run that could not load run.js has no one else to stop it
+  if (state !== 'loading') settle(status());
 }
 
 async function start() {
   if (!options) return 'not_configured';
-  if (!supported()) return 'unsupported';
+  if (!(self.fetch && self.PerformanceObserver && self.WebAssembly && self.AbortController)) return 'unsupported';
   if (document.visibilityState === 'hidden') return 'hidden';
   const local = options;
   const draw = random(1)[0] / 2 ** 32;
@@ -132,12 +135,12 @@ async function start() {
   if (local.remoteConfigUrl) {
     remoteConfig ??= fetchRemoteConfig(local.remoteConfigUrl, local.remoteConfigTimeoutMs ?? 2000);
     const remote = await remoteConfig;
-    if (remote.error) {
-      remoteProblem = `remote config: ${remote.error}`;
+    if (typeof remote === 'string') {
+      remoteProblem = `remote config: ${remote}`;
     } else {
-      merged = { ...local, ...remote.config };
-      if (remote.config.enabled === false) return 'disabled';
-      if (sampledOut(remote.config, draw)) return 'not_sampled';
+      merged = { ...local, ...remote };
+      if (remote.enabled === false) return 'disabled';
+      if (sampledOut(remote, draw)) return 'not_sampled';
       // The page load passed both draws: its probability is the smaller rate.
       if (typeof local.sampleRate === 'number' && typeof merged.sampleRate === 'number') {
         merged.sampleRate = Math.min(local.sampleRate, merged.sampleRate);
@@ -146,7 +149,7 @@ async function start() {
   }
 
   state = 'loading';
-  loading = { config: merged, started };
+  loading = [merged, started];
   const args = {
     local: local.moduleUrl ? { ...local, moduleUrl: new URL(local.moduleUrl, location).href } : local,
     // errors: the problems met so far (the core notes them when it has its config).
@@ -158,24 +161,32 @@ async function start() {
   const { startRun } = await import('./run.js').catch((error) => {
     throw Object.assign(error, { loadError: 'run_import' });
   });
-  active = startRun({ record, send: queueBeacon, watch: watchVisibility, onEnd: end });
+  active = startRun({ record, send: queueBeacon, watch: watchVisibility, onEnd: end, csp: () => (watchCsp(), blocked) });
   return active.start(args);
 }
 
-// The run in a dedicated Worker. Resolves to its outcome, or to null when no worker could run the core (the reason
-// kept in the errors). The worker, written so that bundlers follow it to a file of its own; beside the glue when
+// The run in a dedicated Worker. Resolves to its outcome, or to null when no worker could run the core: why in
+// args.fallback, a code run.js names (TRIED: 0 the constructor threw, 1 the worker did not load, 2 the core did not
+// load in it), the problem in the errors. The worker, written so that bundlers follow it to a file of its own; beside the glue when
 // moduleUrl is set. A Worker must come from the page's own origin: elsewhere the constructor throws or the worker fails
 // to load, and the run falls back to the main thread.
 function inWorker(args) {
   return new Promise((resolve) => {
     const { moduleUrl } = args.local;
     let worker;
+    const fallBack = (reason, problem) => {
+      record('worker', problem);
+      worker?.terminate();
+      args.fallback = reason;
+      resolve(null);
+    };
+    // Heard until the outcome comes, or, on the main thread, until run.js has read it (csp()).
+    watchCsp(1);
     try {
       worker = moduleUrl ? new Worker(new URL('worker.js', moduleUrl), { type: 'module' })
         : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
     } catch (error) {
-      record('worker', error);
-      return resolve(null);
+      return fallBack(0, error);
     }
     let answered = false; // the outcome is known
     let partial = null; // the latest partial beacon
@@ -183,25 +194,21 @@ function inWorker(args) {
       unwatch();
       end();
     };
-    const fallBack = (reason) => {
-      record('worker', reason);
-      worker.terminate();
-      resolve(null);
-    };
     // A page being hidden may never be shown again, and cannot wait for the worker: the run's latest partial beacon
     // goes from here, synchronously, and the worker stops.
     const hidden = () => {
-      if (partial) detail = { ...detail, run: 'done', beacon: partial.body, beaconQueued: queueBeacon(partial.url, partial.body) };
+      if (partial) Object.assign(detail, { run: 'done', beacon: partial.body, beaconQueued: queueBeacon(partial.url, partial.body) });
       worker.terminate();
       stop();
     };
     worker.onmessage = ({ data }) => {
-      if (data.outcome === null) return fallBack(data.error);
+      if (data.outcome === null) return fallBack(2, data.error);
       if (data.error) keep(data.error);
       Object.assign(detail, data.status);
       partial = data.partial || partial;
       if ('outcome' in data) {
         answered = true;
+        watchCsp();
         resolve(data.outcome);
         if (data.outcome === 'started') unwatch = watchVisibility(hidden);
       }
@@ -211,12 +218,13 @@ function inWorker(args) {
         stop();
       }
     };
-    // A worker that cannot load (blocked by a CSP, not found, no module workers) fails here: the page runs the core.
+    // A worker that cannot load (not found, not JavaScript, blocked by a CSP) fails here with an empty message: the
+    // page runs the core.
     worker.onerror = (event) => {
       event.preventDefault();
-      const reason = event.message || 'the worker failed to load';
-      if (!answered) return fallBack(reason);
-      record('worker', reason);
+      const problem = event.message || 'not loaded';
+      if (!answered) return fallBack(1, problem);
+      record('worker', problem);
       stop();
     };
     worker.postMessage({ start: args });
@@ -246,13 +254,8 @@ export function searchCompleted() {
 
 // What the module did so far, for the host page's own diagnostics and for tests.
 export function status() {
-  let run = detail;
-  try {
-    if (active) run = { ...active.detail(), ...detail }; // detail: the load_error beacon, if the core did not load
-  } catch (error) {
-    record('status', error);
-  }
-  return { state, errors: errors.slice(), ...run };
+  // detail after the main thread's run: the load_error beacon, if its core did not load.
+  return { state, errors: errors.slice(), ...active?.detail(), ...detail };
 }
 
 // Resolves with status() once this page load's run is over: its beacon sent, or no run (not sampled, disabled,

@@ -1,6 +1,7 @@
 // The part of h3probe that loads only where no Worker can run the core (a CSP without worker-src, an old browser, a
 // worker that fails to load, config worker: false): it runs the core here, on the page's main thread, from the same
-// worker.js a Worker would have run, with the page's visibility listeners and sendBeacon. It never throws into the page.
+// worker.js a Worker would have run, with the page's visibility listeners and sendBeacon, and its beacon says why
+// (context.worker_fallback). It never throws into the page.
 
 // worker.js, the glue and the .wasm: beside the glue when moduleUrl is set, else beside this file, each written as
 // new URL('./…', import.meta.url) so that bundlers copy the three files (worker.js as it is: a bundler does not follow
@@ -18,12 +19,17 @@ function moduleFiles(moduleUrl) {
   }
 }
 
+// What the gate's Worker met, by the code it gives (h3probe.js, inWorker): new Worker() threw, the worker did not load
+// or run, the core did not load in it.
+const TRIED = ['constructor', 'worker_load', 'core_load'];
+
 /**
  * record(where, error) keeps a problem in the gate's status and sends it on to the core; send(url, body) gives a beacon
  * to the browser; watch(hidden) calls hidden() when the page is hidden and returns a function that stops watching;
- * onEnd() is called once, when the run is over. Returns the run's handle for the gate.
+ * onEnd() is called once, when the run is over; csp() says whether a CSP was seen blocking the gate's worker, and stops
+ * listening for it. Returns the run's handle for the gate.
  */
-export function startRun({ record, send, watch, onEnd }) {
+export function startRun({ record, send, watch, onEnd, csp }) {
   let core = null;
   let beaconQueued = false;
   let closed = false;
@@ -37,14 +43,27 @@ export function startRun({ record, send, watch, onEnd }) {
     try {
       if (core) core.close();
       unwatch();
+      csp();
     } catch (error) {
       record('end', error);
     }
     onEnd();
   }
 
+  // args: the gate's, with fallback, the code of why its Worker could not run the core (TRIED), where it tried one.
   async function start(args) {
-    const { worker, glue, wasm } = moduleFiles(args.local.moduleUrl);
+    const { moduleUrl } = args.local;
+    // Why the run left its Worker: a name from H3PROBE_WORKER_FALLBACK_REASONS in wasm/core/beacon.hpp. A Worker starts
+    // only from the page's origin (Chromium and WebKit throw, Firefox fails to load it): named here, so that every
+    // engine names it alike.
+    let fallback = TRIED[args.fallback];
+    if (moduleUrl && new URL(moduleUrl).origin !== location.origin) fallback = 'cross_origin';
+    if (typeof Worker !== 'function') fallback = 'no_worker';
+    if (args.local.worker === false) fallback = 'disabled';
+    // A CSP that blocks the worker fires a violation event: before the worker's error event in Chromium and Firefox,
+    // after the constructor threw in WebKit (up to ~100 ms later). Read when the core sets its context.
+    const workerFallback = () => (csp() && ['constructor', 'worker_load'].includes(fallback) ? 'csp' : fallback);
+    const { worker, glue, wasm } = moduleFiles(moduleUrl);
     // The reason for worker.js itself: its own tagging (failed()) cannot run when it does not load.
     const { coreRun } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
       throw Object.assign(error, { loadError: 'worker_import' });
@@ -57,7 +76,8 @@ export function startRun({ record, send, watch, onEnd }) {
       onRunEnded: close,
     });
     // The problems met so far; from now on record() hands them to the core.
-    const outcome = await core.start({ ...args, errors: [...args.errors], runContext: 'main', files: glue && { glue, wasm } });
+    const outcome = await core.start({ ...args, errors: [...args.errors], runContext: 'main', workerFallback,
+      files: glue && { glue, wasm } });
     // A page being hidden may never be shown again: the core beacons what was measured, at once.
     if (outcome === 'started' && !closed) unwatch = watch(() => core.pageHidden());
     else close();
@@ -71,7 +91,12 @@ export function startRun({ record, send, watch, onEnd }) {
       if (core) core.noteError(text);
     },
     detail() {
-      return core ? { ...core.detail(), beaconQueued } : {};
+      try {
+        return core ? { ...core.detail(), beaconQueued } : {};
+      } catch (error) {
+        record('status', error);
+        return {};
+      }
     },
   };
 }

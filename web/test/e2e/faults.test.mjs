@@ -38,11 +38,13 @@ function stackIn(engine, stackOptions, browserOptions = {}) {
 // Loads the test page with `config`, searches `searches` times, and waits for a stored beacon (or, with
 // expectBeacon false, gives a beacon time to arrive and checks none did). Every beacon stored is the only one the
 // collector saw of its run: accepted once, no duplicate.
-// context: where the core must have run (the beacon's run_context). loadError: the reason the gate's load_error beacon
-// must give (no core ran: the stored run has no measurement). afterEnd(page): what the page does once the run is over
-// (whenDone resolved); settleMs: how long a late beacon then has to arrive before the collector's counts are read.
+// context: where the core must have run (the beacon's run_context); fallback: why it left the Worker (its
+// worker_fallback, '' in the Worker). loadError: the reason the gate's load_error beacon must give (no core ran: the
+// stored run has no measurement). afterEnd(page): what the page does once the run is over (whenDone resolved);
+// settleMs: how long a late beacon then has to arrive before the collector's counts are read.
 async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor, loadError,
-  context = config.worker === false ? 'main' : 'worker', afterEnd, settleMs = 0 } = {}) {
+  context = config.worker === false ? 'main' : 'worker', fallback = config.worker === false ? 'disabled' : '', afterEnd,
+  settleMs = 0 } = {}) {
   const { stack, browser } = ctx;
   const runsBefore = stack.store.countRuns();
   const countsBefore = await reportCounts(stack);
@@ -105,7 +107,11 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   if (status.run === 'done' || status.state !== 'started') assert.deepEqual(leaks, NO_LEAKS, 'nothing left running');
   // The beacon as the page sent it (the collector keeps rows, not the text).
   const beacon = run && JSON.parse(status.beacon);
-  if (run && !loadError) assert.equal(run.run_context, context, 'where the core ran');
+  if (run && !loadError) {
+    assert.equal(run.run_context, context, 'where the core ran');
+    assert.equal(run.worker_fallback, fallback, 'why it left the Worker');
+    assert.equal(beacon.context.worker_fallback, fallback);
+  }
   const samples = beacon ? beacon.samples : [];
   const phase = (p) => samples.filter((s) => s.phase === p);
   const probeRequests = requests.filter((r) => r.url.includes('/noop'));
@@ -318,6 +324,13 @@ function faultMatrix(engine) {
       assert.ok(!status.beacon, 'no beacon text in status()');
       assert.equal(status.state, 'error');
     });
+    test('a browser without Worker: the run completes on the main thread, and its beacon says no_worker', async () => {
+      const { beacon, status } = await probe(ctx, { context: 'main', fallback: 'no_worker',
+        beforeSearch: { init: () => { delete window.Worker; } } });
+      assert.equal(beacon.outcome, 'complete');
+      assert.equal(beacon.summary.control.n, 5);
+      assert.deepEqual(status.errors, [], 'no Worker is no error');
+    });
     test('a browser without WebAssembly: the probe does nothing at all', async () => {
       const { status, requests } = await probe(ctx, { expectBeacon: false,
         beforeSearch: { init: () => { delete window.WebAssembly; } } });
@@ -367,8 +380,8 @@ function faultMatrix(engine) {
 
   describe('Content-Security-Policy with worker-src \'none\'', () => {
     const ctx = withStack({ pageCsp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'none'; connect-src 'self' https://*.h3probe.test:*" });
-    test('no Worker can start: the run falls back to the main thread, completes, and the page sends its one beacon', async () => {
-      const { beacon, status, pageBeacons, run } = await probe(ctx, { context: 'main' });
+    test('no Worker can start: the run falls back to the main thread, completes, its beacon says csp, and the page sends it once', async () => {
+      const { beacon, status, pageBeacons, run } = await probe(ctx, { context: 'main', fallback: 'csp' });
       assert.deepEqual(pageBeacons, [run.run_id]);
       assert.equal(beacon.outcome, 'complete');
       assert.equal(beacon.summary.control.n, 5);

@@ -40,6 +40,7 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
     assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
     assert.equal(run.outcome, 'complete');
     assert.equal(run.run_context, 'worker');
+    assert.equal(run.worker_fallback, '');
     assert.deepEqual(status.errors, []);
     // The worker's own Resource Timing entries: each stored network_ms is its entry's, to the microsecond.
     const entries = await tab.page.evaluate(() => window.__workerEntries);

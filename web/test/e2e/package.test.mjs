@@ -1,7 +1,9 @@
-// The package as a web team adopts it: `npm pack` → install the tarball in a fresh project → bundle a page with
-// esbuild (ESM with code splitting, and an IIFE) and with Vite → complete runs of each in Chromium against the
-// local stack (real Caddy serving HTTP/2 and HTTP/3, the real collector and SQLite). Also: what a page-only install
-// weighs, and that the package's types check under tsc --strict.
+// The package as a web team adopts it: `npm pack` → install the tarball in a fresh project → bundle a page by each
+// recipe of docs/embedding.md, its commands read from that page (Vite; esbuild ESM with code splitting, and an IIFE)
+// → complete runs of each in Chromium against the local stack (real Caddy serving HTTP/2 and HTTP/3, the real
+// collector and SQLite), in the Worker and on the main thread; and a page bundled without worker.js, which has neither
+// and whose load_error beacon the report and /metrics count. Also: what a page-only install weighs, and that the
+// package's types check under tsc --strict.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,16 +11,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build as esbuild } from 'esbuild';
-import { build as viteBuild } from 'vite';
 import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { APP, bundleApp, html, packAndInstall } from './tarball.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
+import { APP, docRecipes, followRecipe, html, packAndInstall } from './tarball.mjs';
 import Database from 'better-sqlite3';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-package-'));
-const site = path.join(tmp, 'site'); // served at the stack's page origin: one folder per bundler
+const site = path.join(tmp, 'site'); // served at the stack's page origin: the page of one recipe at a time
 const MAX_INSTALL_BYTES = 5 * 1024 * 1024;
 
 let project;
@@ -52,11 +55,18 @@ after(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-// One page load of site/<folder>/index.html with the stack's origins; resolves with the page's result and stored rows.
-async function runPage(folder, config = {}) {
+// Serves the folder `out` as the whole site at the page origin's root (as the recipe's app would be served).
+function serve(out) {
+  fs.mkdirSync(site, { recursive: true });
+  for (const entry of fs.readdirSync(site)) fs.rmSync(path.join(site, entry), { recursive: true, force: true });
+  fs.cpSync(out, site, { recursive: true });
+}
+
+// One page load of the site's index.html with the stack's origins; resolves with the page's result and stored rows.
+async function runPage(config = {}) {
   const runsBefore = stack.store.countRuns();
   const params = new URLSearchParams({ h2Origin: stack.urls.h2Origin, h3Origin: stack.urls.h3Origin, ...config });
-  const tab = await openPage(browser, `${stack.urls.page}${folder}/index.html?${params}`);
+  const tab = await openPage(browser, `${stack.urls.page}index.html?${params}`);
   try {
     const { outcome, result } = await tab.page.evaluate(() => window.runOnce());
     let samples = [];
@@ -73,13 +83,15 @@ async function runPage(folder, config = {}) {
   }
 }
 
-// context: where the core must have run, worker or main.
-function assertCompleteRun({ outcome, result, run, samples, uncaught }, context = 'worker') {
+// context: where the core must have run; fallback: why it left the Worker ('' in it); errors: what status() must hold.
+function assertCompleteRun({ outcome, result, run, samples, uncaught }, { context = 'worker', fallback = '', errors = [] } = {}) {
   assert.equal(outcome, 'started', JSON.stringify(result));
   assert.equal(run.run_context, context);
+  assert.equal(run.worker_fallback, fallback);
+  assert.equal(JSON.parse(result.beacon).context.worker_fallback, fallback);
   assert.equal(result.run, 'done');
   assert.equal(result.beaconQueued, true);
-  assert.deepEqual(result.errors, []);
+  assert.deepEqual(result.errors, errors);
   assert.deepEqual(uncaught, []);
   const protocols = (phase) => samples.filter((s) => s.phase === phase).map((s) => `${s.result}/${s.protocol}`);
   assert.deepEqual(protocols('control'), Array(5).fill('ok/h2'));
@@ -165,15 +177,66 @@ export async function serve(): Promise<number> {
   });
 });
 
-describe('bundled by the page', () => {
-  test('esbuild, ESM with splitting: the main-thread fallback is a lazy chunk, the worker, glue and .wasm copied next to it; one complete h2/h3 run in the Worker, one on the main thread', async () => {
-    const out = path.join(site, 'esbuild');
-    await bundleApp(project, out);
-    assert.ok(fs.readdirSync(out).filter((f) => f.endsWith('.js')).length >= 2, 'a lazy chunk besides app.js');
-    assertCompleteRun(await runPage('esbuild'));
-    // The main-thread fallback imports the copied worker.js by its URL: one copy of the core's code in the site.
-    assertCompleteRun(await runPage('esbuild', { worker: false }), 'main');
+describe('bundled by the recipes of docs/embedding.md, as written', () => {
+  const recipes = docRecipes();
+  // The folder a recipe's app serves: Vite's build, or the esbuild recipes' public/ (the bundle in public/js/), with
+  // a page that loads the bundle as the recipe's kind of script.
+  const served = (name, dir) => {
+    if (name === 'vite') return path.join(dir, 'dist');
+    fs.writeFileSync(path.join(dir, 'public', 'index.html'), html('/js/app.js', name === 'esbuild-iife' ? 'text/javascript' : 'module'));
+    return path.join(dir, 'public');
+  };
+
+  test('the page has a recipe for each bundler it names, and every doc that tells to copy the glue copies worker.js too', () => {
+    assert.deepEqual(Object.keys(recipes).sort(), ['esbuild-esm', 'esbuild-iife', 'vite']);
+    for (const name of ['esbuild-esm', 'esbuild-iife']) {
+      for (const file of ['worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']) assert.match(recipes[name].commands, new RegExp(` ${file.replace('.', '\\.')}[ ;]`), `${name} copies ${file}`);
+    }
+    assert.deepEqual(recipes['esbuild-iife'].config, { moduleUrl: '/js/h3probe_browser.mjs' });
+    // A paragraph of the README or of docs/ that has a bundle copy the glue or the .wasm must copy the worker too (the
+    // bug this test was written for: an esbuild recipe that copied h3probe_browser.{mjs,wasm} only ran every page on
+    // its main thread).
+    const docs = ['README.md', ...fs.readdirSync(path.join(repoRoot, 'docs')).map((f) => `docs/${f}`)];
+    for (const doc of docs) {
+      for (const paragraph of fs.readFileSync(path.join(repoRoot, doc), 'utf8').split(/\n\s*\n/)) {
+        if (/\bcop(y|ied|ies)\b/i.test(paragraph) && paragraph.includes('h3probe_browser')) {
+          assert.match(paragraph, /worker\.js/, `${doc}: ${paragraph.slice(0, 200)}`);
+        }
+      }
+    }
   });
+
+  for (const name of ['vite', 'esbuild-esm', 'esbuild-iife']) {
+    test(`${name}: the commands as the page gives them build a page whose run completes in the Worker, over h2 and h3`, async () => {
+      const recipe = recipes[name];
+      const dir = followRecipe(project, recipe, fs.mkdtempSync(path.join(tmp, `${name}-`)));
+      const out = served(name, dir);
+      if (name === 'vite') {
+        const assets = fs.readdirSync(path.join(out, 'assets'));
+        assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the .wasm: ${assets}`);
+      }
+      if (name === 'esbuild-esm') {
+        // The main-thread fallback (run.js) is a lazy chunk; the core's code is only in the copied worker.js, which
+        // run.js imports by its URL: esbuild makes no chunk of it.
+        const chunks = fs.readdirSync(path.join(out, 'js')).filter((f) => f.endsWith('.js')).sort();
+        assert.equal(chunks.length, 3, `app.js, worker.js and one lazy chunk: ${chunks}`);
+        assert.ok(chunks.some((f) => /^run-\w+\.js$/.test(f)), chunks.join(' '));
+      }
+      serve(out);
+      if (name === 'esbuild-iife') {
+        // Without the recipe's moduleUrl: a clear error, and no exception.
+        const lost = await runPage();
+        assert.equal(lost.outcome, 'error');
+        assert.equal(lost.result.state, 'error');
+        assert.match(lost.result.errors.join('\n'), /set the moduleUrl config key/);
+        assert.deepEqual(lost.uncaught, []);
+      }
+      assertCompleteRun(await runPage(recipe.config));
+      // The main-thread fallback of the same bundle: run.js names worker.js, the glue and the .wasm with
+      // new URL(…, import.meta.url), which Vite emits as they are and esbuild leaves for the copied files.
+      assertCompleteRun(await runPage({ ...recipe.config, worker: 'false' }), { context: 'main', fallback: 'disabled' });
+    });
+  }
 
   test('esbuild in a "type": "commonjs" app: a .mjs entry keeps one request before the search (docs/deploying.md)', async () => {
     const app = path.join(tmp, 'commonjs-app');
@@ -193,31 +256,31 @@ describe('bundled by the page', () => {
     assert.equal(mjs, 0, 'the .mjs entry imports no chunk before the search');
   });
 
-  test('esbuild, IIFE: without moduleUrl a clear error and no exception; with it a complete run', async () => {
-    const out = path.join(site, 'iife');
-    await esbuild({ absWorkingDir: project, entryPoints: ['app.js'], bundle: true, format: 'iife', minify: true, outdir: out, logLevel: 'silent' });
-    for (const file of ['worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']) {
-      fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', file), path.join(out, file));
-    }
-    fs.writeFileSync(path.join(out, 'index.html'), html('app.js', 'text/javascript'));
-    const lost = await runPage('iife');
-    assert.equal(lost.outcome, 'error');
-    assert.equal(lost.result.state, 'error');
-    assert.match(lost.result.errors.join('\n'), /set the moduleUrl config key/);
-    assert.deepEqual(lost.uncaught, []);
-    assertCompleteRun(await runPage('iife', { moduleUrl: '/iife/h3probe_browser.mjs' }));
-  });
+  test('the esbuild recipe without worker.js: no Worker and no main-thread run; the load_error beacon says worker_import, and the report and /metrics count it', async () => {
+    // The recipe as docs/embedding.md gave it before worker.js was added to its copy. The main-thread fallback imports
+    // that same worker.js (the bundle holds the core's code once), so it cannot run either.
+    const recipe = recipes['esbuild-esm'];
+    const commands = recipe.commands.replace('for f in worker.js ', 'for f in ');
+    assert.notEqual(commands, recipe.commands);
+    const dir = followRecipe(project, { commands }, fs.mkdtempSync(path.join(tmp, 'no-worker-')));
+    const out = served('esbuild-esm', dir);
+    assert.ok(!fs.existsSync(path.join(out, 'js', 'worker.js')));
+    serve(out);
+    const runsBefore = stack.store.countRuns();
+    const { outcome, result, uncaught } = await runPage();
+    assert.equal(outcome, 'error');
+    assert.deepEqual(uncaught, []);
+    assert.match(result.errors.join('\n'), /^worker: not loaded$/m);
+    await stack.collector.waitForRuns(runsBefore + 1, 30000);
+    const stored = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(result.pageLoadId);
+    assert.equal(stored.outcome, 'load_error');
+    assert.equal(stored.reason, 'worker_import');
 
-  test('Vite: new Worker(new URL(…, import.meta.url)) makes it emit the worker, the glue and the .wasm; one complete h2/h3 run in the Worker, one on the main thread', async () => {
-    fs.writeFileSync(path.join(project, 'index.html'), html('/app.js'));
-    const out = path.join(site, 'vite');
-    await viteBuild({ root: project, base: '/vite/', logLevel: 'error', build: { outDir: out, emptyOutDir: true } });
-    const assets = fs.readdirSync(path.join(out, 'assets'));
-    assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the .wasm: ${assets}`);
-    assertCompleteRun(await runPage('vite'));
-    // The main-thread fallback: run.js names worker.js, the glue and the .wasm with new URL(…, import.meta.url), which
-    // Vite emits as they are; worker.js takes the glue and the .wasm from run.js (its own new URL()s point elsewhere).
-    assertCompleteRun(await runPage('vite', { worker: false }), 'main');
+    const core = await loadH3probeNode();
+    const { text } = await makeReport(core, { db: stack.store.db });
+    assert.ok(text.split('\n').includes('load errors: 1 (worker_import 1)'), text);
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.ports.collector}/metrics`)).text();
+    assert.match(metrics, /^h3probe_load_errors_total\{reason="worker_import"\} 1$/m);
   });
 });
 

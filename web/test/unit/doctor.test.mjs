@@ -25,6 +25,10 @@ test('options: defaults next to the page and the beacon URL, and every problem a
   assert.deepEqual(problems, []);
   assert.equal(options.module.href, 'https://app.example.com/search/h3probe_browser.mjs');
   assert.equal(options.wasm.href, 'https://app.example.com/search/h3probe_browser.wasm');
+  assert.equal(options.worker.href, 'https://app.example.com/search/worker.js');
+  assert.equal(doctorOptions({ ...good, worker: 'https://app.example.com/assets/worker-a1b2.js' }).options.worker.href,
+    'https://app.example.com/assets/worker-a1b2.js');
+  assert.equal(doctorOptions({ ...good, module: 'https://app.example.com/x/glue.mjs' }).options.worker.href, 'https://app.example.com/x/worker.js');
   assert.equal(options.healthz.href, 'https://beacon.example.com/healthz');
   assert.equal(doctorOptions({ ...good, module: 'https://cdn.example.com/x/glue.mjs' }).options.wasm.href, 'https://cdn.example.com/x/h3probe_browser.wasm');
   const bad = doctorOptions({ h2: 'https://h2.example.com/noop', h3: 'http://h3.example.com', browser: 'safari', timeout: 'soon' }).problems.join('\n');
