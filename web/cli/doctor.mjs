@@ -369,23 +369,20 @@ export function formatChecks(checks) {
  * One real run in a browser, from the page's origin: the package's own gate and run (web/dist) imported into the page
  * from blob: URLs, configured with the deployment's origins and the served glue (moduleUrl), one searchCompleted(). The
  * beacon is kept in the tab (navigator.sendBeacon replaced there, and in the worker, which sends it with a keepalive
- * fetch, that fetch): its samples say which protocol each request used, and the report gets no doctor run. The browser drivers are the repository's (web/devstack, not in the package).
+ * fetch, that fetch): its samples say which protocol each request used, and the report gets no doctor run. The browser
+ * drivers (browsers.mjs) need playwright-core and puppeteer-core, which the package does not pull in.
  */
 async function browserRun(o, add, spkis) {
   const label = `${o.browser} run`;
-  let devstack;
+  let drivers;
   try {
-    devstack = {
-      ...await import('../devstack/browsers.mjs'),
-      ...await import('../devstack/firefox.mjs'),
-      ...await import('../devstack/stack.mjs'),
-    };
+    drivers = { ...await import('./browsers.mjs'), ...await import('./chromium.mjs'), ...await import('./firefox.mjs') };
   } catch (err) {
-    add('SKIP', label, `the browser drivers are not here (${err.code ?? err.message})`,
-      'run doctor --browser from a checkout of the h3probe repository after npm run deps (playwright-core, puppeteer-core, Chromium or Firefox ESR)');
+    add('SKIP', label, `the browser drivers cannot load (${err.code ?? err.message})`,
+      'npm install playwright-core puppeteer-core beside h3probe (or run doctor from a checkout after npm run deps), with Chromium or Firefox ESR installed');
     return;
   }
-  const missing = devstack.engineMissing(o.browser);
+  const missing = drivers.engineMissing(o.browser);
   if (missing) {
     add('SKIP', label, missing, 'install the browser, or leave out --browser');
     return;
@@ -396,15 +393,15 @@ async function browserRun(o, add, spkis) {
   const privateCa = Boolean(o.ca);
   const stackLike = {
     hosts: { h3: o.h3.hostname }, ports: { h3: h3Port },
-    chromiumArgs: ({ forceQuic, extra = [] }) => devstack.chromiumArgs({ spki: spkis.join(','), address: null,
+    chromiumArgs: ({ forceQuic, extra = [] }) => drivers.chromiumArgs({ spki: spkis.join(','),
       quicOrigins: [`${o.h3.hostname}:${h3Port}`], forceQuic, extra }),
   };
   let launched;
   try {
     if (o.browser === 'chromium') {
-      launched = await devstack.launchEngine('chromium', stackLike, { forceQuic: privateCa });
+      launched = await drivers.launchEngine('chromium', stackLike, { forceQuic: privateCa });
     } else {
-      const browser = await devstack.launchFirefox(stackLike, { extraPrefs: { 'network.dns.forceResolve': '',
+      const browser = await drivers.launchFirefox(stackLike, { extraPrefs: { 'network.dns.forceResolve': '',
         ...(privateCa ? {} : { 'network.http.http3.alt-svc-mapping-for-testing': '' }) } });
       launched = { engine: 'firefox', browser, close: () => browser.close() };
     }
@@ -413,7 +410,7 @@ async function browserRun(o, add, spkis) {
     return;
   }
   try {
-    const tab = await devstack.openTab(launched);
+    const tab = await drivers.openTab(launched);
     await tab.page.goto(o.page.href);
     const dist = (file) => fs.readFileSync(new URL(`../dist/${file}`, import.meta.url), 'utf8');
     const config = { h2Origin: o.h2.origin, h3Origin: o.h3.origin, beaconUrl: o.collector.href, configId: DOCTOR_ID,

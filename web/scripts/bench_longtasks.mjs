@@ -7,14 +7,14 @@
 // (≥ 50 ms) holding a module script, and the module's tasks by what they were; the load average at the start and end
 // of each round. --compare DIR (repeatable): one more arm per DIR, named after the folder, the Worker arm of another
 // build of the module (a web/dist folder, e.g. saved from main), served by a stack and browser of its own and loaded in
-// turn with the others, so that a change is measured against its base in the same minutes. Exits non-zero when a load did not run where its arm
-// says. --tiny: 2 loads, 1 with the hog.
+// turn with the others, so that a change is measured against its base in the same minutes. Exits non-zero when a load
+// did not run where its arm says. --tiny: 2 loads, 1 with the hog.
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
-import { launchBrowser } from '../devstack/chromium.mjs';
+import { launchBrowser } from '../cli/chromium.mjs';
 import { ARMS, compareLongTasks, LONG_TASK_MS, PROFILE_INTERVAL_US, quantile, tasksByLabel } from '../devstack/longTasks.mjs';
 
 // The budgets of docs/module-size.md ("Main-thread cost"), reported, not asserted: timings on a shared machine are no test.

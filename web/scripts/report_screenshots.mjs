@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_PATH } from '../devstack/chromium.mjs';
+import { CHROMIUM_PATH } from '../cli/chromium.mjs';
 import { repoRoot, stateDir } from '../devstack/paths.mjs';
 import { writeWideReports } from '../devstack/wideReports.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';

@@ -84,13 +84,15 @@ const JAVASCRIPT_TYPES = Object.freeze(['text/javascript', 'application/javascri
  * The module's files as the page's server must serve them (wherever they are: next to the bundle, a CDN). `types`:
  * the Content-Types a browser accepts, the first the one to send. The glue and the worker are module scripts; the
  * .wasm is compiled while it streams (WebAssembly.compileStreaming), which refuses any type but application/wasm.
- * `why`: what a page meets when the file is misserved.
+ * `why`: what a page meets when the file is misserved. `loadError`: the reason of the load_error beacon a sampled page
+ * load sends when the file is served with another type (a name from the core's list, schema().loadErrorReasons).
  */
 export const MODULE_FILES = Object.freeze({
   glue: Object.freeze({
     file: 'h3probe_browser.mjs',
     types: JAVASCRIPT_TYPES,
-    why: 'a module script under any other type is refused: "Failed to fetch dynamically imported module", no run, no beacon',
+    loadError: 'glue_import',
+    why: 'a module script under any other type is refused ("Failed to fetch dynamically imported module"): no run; each sampled page load sends only a load_error beacon, reason glue_import',
   }),
   worker: Object.freeze({
     file: 'worker.js',
@@ -100,6 +102,7 @@ export const MODULE_FILES = Object.freeze({
   wasm: Object.freeze({
     file: 'h3probe_browser.wasm',
     types: Object.freeze(['application/wasm']),
-    why: 'WebAssembly.compileStreaming refuses any other type: no run, no beacon',
+    loadError: 'wasm_type',
+    why: 'WebAssembly.compileStreaming refuses any other type: no run; each sampled page load sends only a load_error beacon, reason wasm_type',
   }),
 });

@@ -5,6 +5,7 @@
 // the worker has sent the run's own. Where no Worker can run the core, run.js runs it here. Nothing throws into the
 // page and nothing is written to its console.
 import { fetchRemoteConfig } from './fetchRemoteConfig.js';
+import { loadErrorTarget } from './loadErrorTarget.js';
 
 const MAX_ERRORS = 20;
 
@@ -21,8 +22,8 @@ let blocked = false; // a CSP blocked the worker (a securitypolicyviolation of w
 const violation = (event) => {
   blocked ||= event.effectiveDirective === 'worker-src';
 };
-// The event bubbles from the document to the window.
-const watchCsp = (on) => self[`${on ? 'add' : 'remove'}EventListener`]('securitypolicyviolation', violation);
+// The event bubbles from the document to the window (whose methods take the global object for a missing this).
+const watchCsp = (on) => (on ? addEventListener : removeEventListener)('securitypolicyviolation', violation);
 let ended = false; // the run has ended (beacon sent, or no run will start)
 let loading = null; // [config, started] of a sampled page load, once it loads the run
 let settle;
@@ -33,17 +34,13 @@ const random = (n) => crypto.getRandomValues(new Uint32Array(n));
 
 // Errors stay inside the module: in status() and, once the core is loaded, in the beacon. Never on the console.
 function keep(text) {
-  if (errors.length < MAX_ERRORS) errors.push(text);
+  if (text && errors.length < MAX_ERRORS) errors.push(text);
 }
 
 function record(where, error) {
   const text = `${where}: ${String((error && error.message) || error)}`;
   keep(text);
-  try {
-    if (active) active.noteError(text);
-  } catch {
-    // the core itself failed; status() still has the error
-  }
+  active?.noteError(text); // never throws (run.js)
 }
 
 // Gives a beacon to the browser with navigator.sendBeacon, the one way a page being hidden or left can still send:
@@ -51,7 +48,7 @@ function record(where, error) {
 // whether the browser took it.
 function queueBeacon(url, body) {
   try {
-    return !!navigator.sendBeacon(url, body);
+    return navigator.sendBeacon(url, body);
   } catch (error) {
     record('beacon', error);
     return false;
@@ -88,16 +85,13 @@ function sampledOut(config, draw) {
 // A sampled page load that cannot load the run, its glue or its .wasm has no core to write its beacon: the gate sends
 // one itself, outcome "load_error", with the reason the loader tagged the error with (error.loadError: a name from
 // H3PROBE_LOAD_ERROR_REASONS in wasm/core/beacon.hpp; run.js and worker.js tag the rest). Only to a beacon URL and
-// with a config id the core's config rules accept (wasm/core/config.cpp: an https URL or a path on this origin,
-// 1 to 64 characters): a page whose config the core would refuse sends nothing, as its run would not.
+// with a config id the core's config rules accept (loadErrorTarget.js): a page whose config the core would refuse
+// sends nothing, as its run would not.
 function sendLoadError(reason) {
   try {
     const [config, started] = loading;
-    // The core's defaults (wasm/core/config.hpp; a unit test compares them).
-    const url = config.beaconUrl ?? '/beacon';
-    const configId = config.configId ?? 'default';
-    if (typeof url !== 'string' || !/^(\/(?!\/)|https:\/\/\S)\S*$/.test(url) || typeof configId !== 'string' ||
-      !configId || configId.length > 64) return;
+    const [url, configId] = loadErrorTarget(config) || [];
+    if (!url) return;
     const id = () => random(2).join('');
     const pageLoadId = id();
     // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
@@ -189,7 +183,7 @@ function inWorker(args) {
       return fallBack(0, error);
     }
     let answered = false; // the outcome is known
-    let partial = null; // the latest partial beacon
+    let partial = null; // the latest partial beacon, [url, body]
     const stop = () => {
       unwatch();
       end();
@@ -197,13 +191,13 @@ function inWorker(args) {
     // A page being hidden may never be shown again, and cannot wait for the worker: the run's latest partial beacon
     // goes from here, synchronously, and the worker stops.
     const hidden = () => {
-      if (partial) Object.assign(detail, { run: 'done', beacon: partial.body, beaconQueued: queueBeacon(partial.url, partial.body) });
+      if (partial) Object.assign(detail, { run: 'done', beacon: partial[1], beaconQueued: queueBeacon(...partial) });
       worker.terminate();
       stop();
     };
     worker.onmessage = ({ data }) => {
       if (data.outcome === null) return fallBack(2, data.error);
-      if (data.error) keep(data.error);
+      keep(data.error);
       Object.assign(detail, data.status);
       partial = data.partial || partial;
       if ('outcome' in data) {
@@ -214,7 +208,7 @@ function inWorker(args) {
       }
       // The run is over: its beacon sent by the worker, or handed to the page (toSend), or none.
       if (data.end) {
-        if (detail.beacon) detail.beaconQueued = !data.toSend || queueBeacon(data.toSend.url, data.toSend.body);
+        if (detail.beacon) detail.beaconQueued = !data.toSend || queueBeacon(...data.toSend);
         stop();
       }
     };
@@ -222,9 +216,8 @@ function inWorker(args) {
     // page runs the core.
     worker.onerror = (event) => {
       event.preventDefault();
-      const problem = event.message || 'not loaded';
-      if (!answered) return fallBack(1, problem);
-      record('worker', problem);
+      if (!answered) return fallBack(1, event.message || 'not loaded');
+      record('worker', event.message);
       stop();
     };
     worker.postMessage({ start: args });
@@ -237,8 +230,8 @@ export function searchCompleted() {
   if (!run) {
     run = start().catch((error) => {
       record('start', error);
-      if (active) active.close();
-      if (error && error.loadError) sendLoadError(error.loadError);
+      active?.close();
+      if (error?.loadError) sendLoadError(error.loadError);
       return 'error';
     }).then((outcome) => {
       state = outcome;

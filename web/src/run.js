@@ -88,7 +88,11 @@ export function startRun({ record, send, watch, onEnd, csp }) {
     start,
     close,
     noteError(text) {
-      if (core) core.noteError(text);
+      try {
+        if (core) core.noteError(text);
+      } catch {
+        // the core itself failed; status() still has the error
+      }
     },
     detail() {
       try {

@@ -74,7 +74,7 @@ async function loadCore(moduleUrl, files) {
 
 /**
  * One run of the core. onError(where, error) records a problem; send(url, body) gives the beacon to the browser and
- * returns whether it was taken; onRunEnded(queued) is called once, when the run is over; onPartial({url, body}), if
+ * returns whether it was taken; onRunEnded(queued) is called once, when the run is over; onPartial([url, body]), if
  * given, receives after each step of the run (progress() in wasm/core/experiment.hpp) the beacon that the page being
  * hidden at that moment would send. Returns { start, pageHidden, noteError, close, detail, loaded }.
  */
@@ -90,7 +90,7 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
     if (!onPartial || !session || session.progress() === progress) return;
     progress = session.progress();
     const body = session.partialBeacon();
-    if (body) onPartial({ url: session.beaconUrl(), body });
+    if (body) onPartial([session.beaconUrl(), body]);
   }
 
   // The run is over (beacon sent, or no run will start): nothing of it keeps listening or waiting. The session stays,
@@ -186,13 +186,14 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
   return run;
 }
 
-// In a dedicated Worker: the gate (h3probe.js) posts {start} once, with the problems met so far. This side
-// posts {outcome} once the run has started or will not (outcome null: the core could not load here, and the page runs
-// it itself), with the first partial beacon; {partial} after each later step of the run (the beacon the page sends if
-// it is hidden before the end: it cannot wait for this thread then); {error: text} for each problem; and {end} once
-// the run is over: its beacon sent from here with fetch keepalive (the page's main thread pays nothing for it), or,
-// where the browser refuses the fetch, handed to the page to send ({toSend}: navigator.sendBeacon exists only there).
-// A run that does not start ends with its outcome. Each message has the run's state, page load id and beacon (status).
+// In a dedicated Worker: the gate (h3probe.js) posts {start} once, with the problems met so far. This side posts
+// {outcome} once the run has started or will not (outcome null: the core could not load here, and the page runs it
+// itself), with the first partial beacon; {partial: [url, body]} after each later step of the run (the beacon the page
+// sends if it is hidden before the end: it cannot wait for this thread then); {error: text} for each problem; and
+// {end} once the run is over: its beacon sent from here with fetch keepalive (the page's main thread pays nothing for
+// it), or, where the browser refuses the fetch, handed to the page to send ({toSend: [url, body]}: navigator.sendBeacon
+// exists only there). A run that does not start ends with its outcome. Each message has the run's state, page load id
+// and beacon (status).
 function serve() {
   let run = null;
   let partial = null; // the first partial beacon, until the outcome carries it
@@ -214,7 +215,7 @@ function serve() {
   // the beacon to arrive.
   const send = (url, body) => {
     sending = fetch(new URL(url, pageOrigin), { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
-      .then(() => ({ end: true }), (error) => (onError('beacon fetch', error), { end: true, toSend: { url, body } }));
+      .then(() => ({ end: true }), (error) => (onError('beacon fetch', error), { end: true, toSend: [url, body] }));
     if (answered) sending.then(post);
     return true;
   };

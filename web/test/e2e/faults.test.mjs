@@ -12,7 +12,7 @@ import { startStack } from '../../devstack/stack.mjs';
 import { distRoot } from '../../devstack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { ENGINES, engineMissing, launchEngine, openTab } from '../../devstack/browsers.mjs';
+import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 import { recordPageBeacons } from './pageBeacons.mjs';
@@ -323,6 +323,19 @@ function faultMatrix(engine) {
         waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
       assert.ok(!status.beacon, 'no beacon text in status()');
       assert.equal(status.state, 'error');
+    });
+    // The gate counts a config id in UTF-8 bytes, as the core does (web/src/loadErrorTarget.js, configRules.test.mjs).
+    test('a config id of 80 bytes in 40 characters, which the core refuses: no load_error beacon is sent', async () => {
+      const { status } = await probe(ctx, { expectBeacon: false,
+        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs', configId: '\u00e9'.repeat(40) },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+      assert.ok(!status.beacon, 'no beacon text in status()');
+    });
+    test('a config id of 64 bytes in 32 characters: the load_error beacon carries it, and the collector stores it', async () => {
+      const { run } = await probe(ctx, { loadError: 'glue_import',
+        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs', configId: '\u00e9'.repeat(32) },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+      assert.equal(run.config_id, '\u00e9'.repeat(32));
     });
     test('a browser without Worker: the run completes on the main thread, and its beacon says no_worker', async () => {
       const { beacon, status } = await probe(ctx, { context: 'main', fallback: 'no_worker',

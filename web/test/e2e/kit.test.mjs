@@ -16,8 +16,8 @@ import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
 import { spkiHash } from '../../devstack/certs.mjs';
 import { chromiumArgs } from '../../devstack/stack.mjs';
-import { CHROMIUM_PATH } from '../../devstack/chromium.mjs';
-import { ENGINES, engineMissing } from '../../devstack/browsers.mjs';
+import { CHROMIUM_PATH } from '../../cli/chromium.mjs';
+import { ENGINES, engineMissing } from '../../cli/browsers.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { docRecipes, followRecipe, html, packAndInstall } from './tarball.mjs';
 import { DOCTOR_ID } from '../../cli/doctor.mjs';
@@ -437,10 +437,13 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
           assert.equal(run.status, 'PASS', JSON.stringify(run));
           assert.match(run.detail, /^control ok\/h2×5; treatment ok\/h3×5$/);
           assert.equal(countRuns(), runsBefore, 'the browser run\'s beacon stays in the tab: nothing stored');
-          // The installed package has no browser drivers: the same option says so and fails nothing.
+          // The installed package ships the drivers but not playwright-core or puppeteer-core (none of its
+          // dependencies): the same option says what to install and fails nothing.
           const packaged = doctor(['--browser', engine, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
           assert.equal(packaged.status, 0);
-          assert.equal(packaged.checks.find((c) => c.check === `${engine} run`).status, 'SKIP');
+          const skipped = packaged.checks.find((c) => c.check === `${engine} run`);
+          assert.equal(skipped.status, 'SKIP');
+          assert.match(skipped.fix, /npm install playwright-core puppeteer-core/);
         });
     }
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build as esbuild } from 'esbuild';
 import { startStack } from '../../devstack/stack.mjs';
-import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
+import { launchBrowser, openPage } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';

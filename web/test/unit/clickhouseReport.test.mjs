@@ -219,7 +219,7 @@ describe('report from ClickHouse aggregates', () => {
 });
 
 describe('the value summary, where it does not match run_records', () => {
-  test('a store opened without it gets it backfilled; cells missing, doubled or changed in it, and today\'s, are read from the raw rows', { timeout: 120_000 }, async () => {
+  test('a store the collector opens without it gets it backfilled (the report only reads, and says it is missing); cells missing, doubled or changed in it, and today\'s, are read from the raw rows', { timeout: 120_000 }, async () => {
     const chSpec = await freshServer('summary');
     const sqlitePath = path.join(tmp, 'summary.sqlite');
     // Runs over four days, and a few received now (a day still receiving runs).
@@ -236,9 +236,12 @@ describe('the value summary, where it does not match run_records', () => {
     assert.deepEqual(intact.clickhouse.cells[0], { summary: cellCount, raw: todayCells });
     assertSame(intact);
 
-    // The store as it was before the summary: it is made again when the store is opened, from run_records.
+    // The store as it was before the summary: the report says so; the collector makes it again from run_records when it
+    // opens the store.
     await chQuery(chSpec, 'DROP TABLE run_values_view');
     await chQuery(chSpec, 'DROP TABLE run_values');
+    await assert.rejects(makeReport(core, { store: chSpec }), /lacks run_values\.arms/);
+    await (await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'summary-spool.ndjson') })).close();
     const backfilled = await bothReports(sqlitePath, chSpec, {}, 'backfilled');
     assert.ok(Number(await chQuery(chSpec, 'SELECT count() FROM run_values')) > 0);
     assert.deepEqual(backfilled.clickhouse.cells[0], { summary: cellCount, raw: todayCells });

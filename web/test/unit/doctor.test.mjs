@@ -6,6 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { DOCTOR_ID, doctorBeacon, doctorOptions, formatChecks } from '../../cli/doctor.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { MODULE_FILES } from '../../server/originRules.mjs';
 
 const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '../../bin/h3probe.mjs');
 const good = { page: 'https://app.example.com/search/', h2: 'https://h2.example.com', h3: 'https://h3.example.com', collector: 'https://beacon.example.com/beacon' };
@@ -63,4 +64,14 @@ test('h3probe doctor: bad options exit 2 with every problem; --help exits 0', ()
   assert.equal(help.status, 0);
   assert.match(help.stdout.toString(), /--collector URL/);
   assert.match(spawnSync(process.execPath, [BIN, '--help']).stdout.toString(), /doctor +checks a deployment/);
+});
+
+test("the fix for a glue or .wasm served with the wrong type names the load_error beacon the page sends, by the core's reason", async () => {
+  const core = await loadH3probeNode();
+  const reasons = core.schema().loadErrorReasons.map((r) => r.name);
+  for (const rule of [MODULE_FILES.glue, MODULE_FILES.wasm]) {
+    assert.ok(reasons.includes(rule.loadError), `${rule.file}: ${rule.loadError} is one of ${reasons.join(', ')}`);
+    assert.match(rule.why, new RegExp(`load_error beacon, reason ${rule.loadError}$`), rule.file);
+    assert.doesNotMatch(rule.why, /no beacon/, rule.file);
+  }
 });

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { BUDGETS, checkBudgets, COPIED, GATE, measureDist, measureRebundle } from '../../scripts/module_size.mjs';
-import { distRoot, repoRoot } from '../../devstack/paths.mjs';
+import { distRoot } from '../../devstack/paths.mjs';
 
 test('every budget holds: the gate, and all a page deploys, as web/dist serves it and as a page\'s esbuild bundle gives it', async () => {
   for (const [how, files] of [['web/dist', measureDist()], ['esbuild rebundle', await measureRebundle()]]) {
@@ -34,16 +34,4 @@ test('before the first search the page loads one file: the gate imports nothing 
   // It starts the worker itself, written so that bundlers follow it, and imports the main-thread run only to fall back.
   assert.match(gate, /new Worker\(new URL\("\.\/worker\.js",import\.meta\.url\),\{type:"module"\}\)/);
   assert.match(gate, /import\(["']\.\/run\.js["']\)/, 'the fallback is imported lazily');
-});
-
-test('the sizes README.md and docs/embedding.md give are the files\' in web/dist, to the tenth of a KB', () => {
-  const kb = (file) => (measureDist().find((f) => f.file === file).gzip / 1000).toFixed(1);
-  const embedding = fs.readFileSync(path.join(repoRoot, 'docs', 'embedding.md'), 'utf8').replace(/\s+/g, ' ');
-  for (const file of [GATE, ...COPIED, 'run.js']) {
-    const given = embedding.match(new RegExp(`\`(?:web/dist/)?${file.replace('.', '\\.')}\`\\s*\\((\\d+\\.\\d) KB`));
-    assert.ok(given, `docs/embedding.md gives the size of ${file}`);
-    assert.equal(given[1], kb(file), `docs/embedding.md: ${file}`);
-  }
-  const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8').replace(/\s+/g, ' ');
-  assert.equal(readme.match(/`web\/dist\/h3probe\.js` \(about (\d+\.\d) KB gzip\)/)?.[1], kb(GATE), 'README.md: the gate');
 });

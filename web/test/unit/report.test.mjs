@@ -3,6 +3,7 @@
 // the report command makes with the WASM statistics, and the NDJSON export command.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -185,6 +186,18 @@ describe('report', () => {
     db.close();
     await assert.rejects(makeReport(core, { dbPath: copy }), /do not read: run record/);
   });
+
+  test('a run record of another format than the core\'s one is refused, not read as it (docs/architecture.md, step 12)', async () => {
+    const copy = path.join(tmp, 'format1.sqlite');
+    fs.copyFileSync(dbPath, copy);
+    const db = new Database(copy);
+    const current = core.schema().runRecordVersion;
+    const other = current - 1;
+    db.prepare(`UPDATE run_records SET arm_counts = x'${other.toString(16).padStart(2, '0')}' || substr(arm_counts, 2)
+      WHERE run = (SELECT rowid FROM runs WHERE run_id = 'a1')`).run();
+    db.close();
+    await assert.rejects(makeReport(core, { dbPath: copy }), new RegExp(`run record \\d+ \\(byte \\d+\\) has format ${other}, not ${current}`));
+  });
 });
 
 describe('export command', () => {
@@ -203,6 +216,25 @@ describe('export command', () => {
       [[0, 'HTTP/3.0', 'usable_treatment'], [5, 'HTTP/2.0', 'protocol_mismatch']]);
     assert.ok(!('arm_counts' in e1));
     assert.equal(e1.requests.filter((q) => q.request_class === 'usable_control').length, 1);
+  });
+
+  test('the export and the report change nothing in the database they read, even one an older h3probe wrote', () => {
+    // A store of this version written before the network columns existed (the collector adds them when it opens it).
+    const old = path.join(tmp, 'older', 'beacons.sqlite');
+    fs.mkdirSync(path.dirname(old));
+    fs.copyFileSync(dbPath, old);
+    const db = new Database(old);
+    db.exec('ALTER TABLE runs DROP COLUMN as_org');
+    db.pragma('journal_mode = DELETE');
+    db.close();
+    const state = () => JSON.stringify([fs.readdirSync(path.dirname(old)), createHash('sha256').update(fs.readFileSync(old)).digest('hex')]);
+    const before = state();
+    const cli = (...args) => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), ...args], { encoding: 'utf8' });
+    const lines = cli('export', '--db', old).trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines.length, 8);
+    assert.ok(lines.every((l) => l.as_org === null && l.run_id));
+    assert.match(cli('report', '--db', old, '--no-html'), /^h3probe report: network_ms, 5 stored runs/m);
+    assert.equal(state(), before);
   });
 
   test('to stdout without --out', async () => {
