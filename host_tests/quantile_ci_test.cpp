@@ -1,9 +1,12 @@
-// Run-clustered quantile intervals (delta-method outer interval, run bootstrap) and the two-arm difference table,
-// all through the report's inference (infer_report() over the in-process aggregate source).
+// Run-clustered quantile intervals (delta-method outer interval and standard error, run bootstrap) and the two-arm
+// difference table with Fieller's Δ %, all through the report's inference (infer_report() over the in-process
+// aggregate source).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <initializer_list>
+#include <limits>
+#include <utility>
 
 #include "infer_helpers.hpp"
 #include "student_t.hpp"
@@ -13,8 +16,26 @@ using namespace h3probe::test;
 
 namespace {
 
-// The Δ interval's critical value with G units (runs in either arm): Student's t with G - 1 degrees of freedom.
-double t95(int units) { return student_t_two_sided_critical(0.95, units - 1); }
+double t95(double df) { return student_t_two_sided_critical(0.95, df); }
+
+// Values 1..100, one per run, at the median: Var(F^) = 100 / (99 * 100^2) * 100 * 0.25; the standard error reads log Q
+// over p -/+ 1.5 sd(F^), where Q(p) = 1 + 99 p exactly (type 7), and turns it back at the estimate 50.5.
+double se_one_to_100() {
+    const double sd = std::sqrt(25.0 / 9900), w = kSeWindow * sd;
+    return sd * 50.5 * (std::log(1 + 99 * (0.5 + w)) - std::log(1 + 99 * (0.5 - w))) / (2 * w);
+}
+
+// Its degrees of freedom: 50 runs each with one value above the median (tail_runs 50, so 49), and the slope read from
+// the 100 * 3 sd(F^) values in the window: 1 / df = 1 / 49 + 1 / (2 * 300 sd(F^)).
+double df_one_to_100() { return 1 / (1.0 / 49 + 1 / (2 * 100 * 2 * kSeWindow * std::sqrt(25.0 / 9900))); }
+
+// The roots of R^2 (a^2 - c^2 va) - 2 R (a b - c^2 cov) + (b^2 - c^2 vb) = 0, in % (Fieller's bounds), computed here
+// from the quadratic formula.
+std::pair<double, double> fieller_pct(double a, double b, double va, double vb, double cov, double c) {
+    const double A = a * a - c * c * va, B = a * b - c * c * cov, C = b * b - c * c * vb;
+    const double root = std::sqrt(B * B - A * C);
+    return {100 * ((B - root) / A - 1), 100 * ((B + root) / A - 1)};
+}
 
 }  // namespace
 
@@ -25,7 +46,7 @@ TEST_CASE("with one value per run the interval is the textbook binomial one for 
     CHECK(q.estimate == doctest::Approx(50.5));
     CHECK(q.lo == 40);
     CHECK(q.hi == 61);
-    CHECK(q.se == doctest::Approx(21 / (2 * 1.9599639845400536)));
+    CHECK(q.se == doctest::Approx(se_one_to_100()));
     CHECK(q.design_effect == doctest::Approx(100.0 / 99));
 }
 
@@ -48,27 +69,59 @@ TEST_CASE("values that share a run widen the interval by the design effect") {
     CHECK(naive.hi == 8);
 }
 
-TEST_CASE("no interval with too few runs or a quantile too extreme for the sample") {
+TEST_CASE("no interval with too few runs or a quantile too extreme for the runs, whatever the values") {
     const auto few = interval(one_to(9), 0.5);
     CHECK(few.estimate == doctest::Approx(5));
     CHECK(std::isnan(few.lo));
     CHECK(std::isnan(few.se));
     const auto extreme = interval(one_to(50), 0.99);
     CHECK(extreme.estimate == doctest::Approx(49.51));
-    CHECK(std::isnan(extreme.hi));  // u = ceil(49.5 + 1.96 * 0.7 + 0.5) = 52 > 50
+    CHECK(std::isnan(extreme.hi));
+    // runs * min(p, 1 - p) >= z^2 max(p, 1 - p): at 95 %, p75 12 runs, p90 35, p95 73, p99 381; 10 at least.
+    const double z = 1.9599639845400536;
+    CHECK(min_runs_for_interval(0.5, z) == 10);
+    CHECK(min_runs_for_interval(0.75, z) == 12);
+    CHECK(min_runs_for_interval(0.1, z) == 35);
+    CHECK(min_runs_for_interval(0.9, z) == 35);
+    CHECK(min_runs_for_interval(0.95, z) == 73);
+    CHECK(min_runs_for_interval(0.99, z) == 381);
+    CHECK(min_runs_for_interval(1, z) == std::numeric_limits<std::size_t>::max());
+    // The rule reads the runs, never the values: a tight sample of 72 runs gets no p95 interval, one of 73 does.
+    RunClusteredSample tight72, tight73;
+    for (int i = 1; i <= 73; ++i) {
+        const std::vector<double> v(5, 100.0 + i % 3);
+        if (i < 73) add_run(tight72, v, static_cast<std::uint32_t>(i));
+        add_run(tight73, v, static_cast<std::uint32_t>(i));
+    }
+    CHECK(std::isnan(interval(tight72, 0.95).se));
+    CHECK(std::isfinite(interval(tight73, 0.95).se));
 }
 
-TEST_CASE("the Woodruff standard error is the quantile's spread over p -/+ z sd(F^), divided by 2 z") {
-    // Values 1..100, one per run: Q(p) = 1 + 99 p exactly, so se = 99 sd(F^) = 99 sqrt(100 / (99 * 100^2) * 25).
+TEST_CASE("the standard error is sd(F^) times the slope of log Q over p -/+ 1.5 sd(F^), of Q where a value is 0") {
     const auto q = interval(one_to(100), 0.5);
-    CHECK(q.se_woodruff == doctest::Approx(99 * std::sqrt(25.0 / 9900)));
-    CHECK(q.se_woodruff < q.se);  // the outer interval rounds its ranks outwards
+    CHECK(q.se == doctest::Approx(se_one_to_100()));
+    // On exactly linear values the log slope is 0.7 % above the linear one: 99 sd(F^), Woodruff's without rounding.
+    CHECK(q.se == doctest::Approx(99 * std::sqrt(25.0 / 9900)).epsilon(0.01));
+    CHECK(q.lo < q.estimate - 1.96 * q.se);  // the outer interval rounds its ranks outwards
+    CHECK(q.df == doctest::Approx(df_one_to_100()));
+    // Where the window's lower end reads a 0 (a metric with zeros) the slope is read on the values themselves.
+    const double sd = std::sqrt(25.0 / 9900);
+    DeltaFit fit;
+    fit.bounds = true;
+    fit.var_F = sd * sd;
+    fit.window_lo = 0.4;
+    fit.window_hi = 0.6;
+    CHECK(quantile_se(49.5, 0, 59.4, fit) == doctest::Approx(sd * 59.4 / 0.2));
+    CHECK(quantile_se(49.5, 39.6, 59.4, fit) == doctest::Approx(sd * 49.5 * std::log(1.5) / 0.2));
+    fit.var_F = 0;
+    CHECK(quantile_se(49.5, 49.5, 49.5, fit) == 0);
+    fit.bounds = false;
+    CHECK(std::isnan(quantile_se(49.5, 39.6, 59.4, fit)));
 }
 
 TEST_CASE("arms measured in different runs combine their standard errors with no covariance") {
-    // h2 = 1..100 (runs 1..100), h3 = 2, 4, ..., 200 (runs 1001..1100): nothing is paired.
-    // se_h2 = 4.97494 (above), se_h3 = 2 se_h2; diff 50.5 -/+ t sqrt(se_h2^2 + se_h3^2) = 50.5 -/+ 11.124298 t;
-    // ratio 2, Var(r) = (se_h3^2 + 2^2 se_h2^2) / 50.5^2: 100 -/+ 27.863856 t (in %), t with 200 - 1 degrees of freedom.
+    // h2 = 1..100 (runs 1..100), h3 = 2, 4, ..., 200 (runs 1001..1100): nothing is paired. se_h3 = 2 se_h2 (the log
+    // slope does not see the scale); both arms have the df above, so Satterthwaite's is df (1 + 4)^2 / (1 + 16).
     const auto a = analyze(one_to(100), one_to(100, 2, 1000), {0.5});
     REQUIRE(a.rows.size() == 1);
     const auto& r = a.rows[0];
@@ -76,17 +129,25 @@ TEST_CASE("arms measured in different runs combine their standard errors with no
     CHECK(r.corr == 0);
     CHECK(r.diff_ms == doctest::Approx(50.5));
     CHECK(r.diff_pct == doctest::Approx(100));
-    const double se_h2 = 99 * std::sqrt(25.0 / 9900);
-    const double se_ms = std::sqrt(5.0) * se_h2, se_pct = 100 * std::sqrt(8.0) * se_h2 / 50.5;
-    CHECK(se_ms == doctest::Approx(11.124298).epsilon(1e-7));
-    CHECK(r.ci_ms_lo == doctest::Approx(50.5 - t95(200) * se_ms));
-    CHECK(r.ci_ms_hi == doctest::Approx(50.5 + t95(200) * se_ms));
-    CHECK(r.ci_pct_lo == doctest::Approx(100 - t95(200) * se_pct));
-    CHECK(r.ci_pct_hi == doctest::Approx(100 + t95(200) * se_pct));
+    const double se_h2 = se_one_to_100();
+    CHECK(r.se_h2 == doctest::Approx(se_h2));
+    CHECK(r.se_h3 == doctest::Approx(2 * se_h2));
+    const double se_ms = std::sqrt(5.0) * se_h2;
+    CHECK(r.se_ms == doctest::Approx(se_ms));
+    CHECK(r.df == doctest::Approx(df_one_to_100() * 25 / 17));
+    const double t = t95(df_one_to_100() * 25 / 17);
+    CHECK(r.ci_ms_lo == doctest::Approx(50.5 - t * se_ms));
+    CHECK(r.ci_ms_hi == doctest::Approx(50.5 + t * se_ms));
+    // Δ %: Fieller's set for h3 / h2, not the delta method's symmetric 100 -/+ t se_pct.
+    const auto [lo, hi] = fieller_pct(50.5, 101, se_h2 * se_h2, 4 * se_h2 * se_h2, 0, t);
+    CHECK(r.ci_pct_lo == doctest::Approx(lo));
+    CHECK(r.ci_pct_hi == doctest::Approx(hi));
+    CHECK(100 - r.ci_pct_lo < r.ci_pct_hi - 100);  // a ratio's interval reaches further up than down
+    CHECK(r.se_pct == doctest::Approx(100 * std::sqrt(8.0) * se_h2 / 50.5));
+    CHECK_FALSE(r.ci_pct_unbounded);
     CHECK(r.ci_h2_lo == 40);
     CHECK(r.ci_h3_hi == 122);
-    CHECK(r.significant_ms);
-    CHECK(r.significant_pct);
+    CHECK(r.significant);
     CHECK(a.runs_h2 == 100);
 }
 
@@ -97,8 +158,8 @@ TEST_CASE("when every run's h3 value is twice its h2 value the arms correlate fu
     const auto& r = a.rows[0];
     CHECK(a.runs_paired == 100);
     CHECK(r.corr == doctest::Approx(1));
-    CHECK(r.ci_ms_lo == doctest::Approx(50.5 - t95(100) * 99 * std::sqrt(25.0 / 9900)));
-    CHECK(r.ci_ms_hi == doctest::Approx(50.5 + t95(100) * 99 * std::sqrt(25.0 / 9900)));
+    CHECK(r.ci_ms_lo == doctest::Approx(50.5 - t95(r.df) * se_one_to_100()));
+    CHECK(r.ci_ms_hi == doctest::Approx(50.5 + t95(r.df) * se_one_to_100()));
     CHECK(r.ci_pct_lo == doctest::Approx(100));
     CHECK(r.ci_pct_hi == doctest::Approx(100));
 }
@@ -114,12 +175,13 @@ TEST_CASE("a run with only one arm adds to its arm's variance and nothing to the
     const auto& r = a.rows[0];
     CHECK(a.runs_paired == 20);
     CHECK(r.corr == doctest::Approx(1 / std::sqrt(2.0)));
-    const double se2 = a.h2[0].se_woodruff;
-    const double se3 = a.h3[0].se_woodruff;
+    const double se2 = a.h2[0].se;
+    const double se3 = a.h3[0].se;
     const double se = std::sqrt(se2 * se2 + se3 * se3 - 2 * r.corr * se2 * se3);
     CHECK(r.diff_ms == 0);
-    CHECK(r.ci_ms_hi == doctest::Approx(t95(40) * se));  // 40 runs in either arm
-    CHECK(r.ci_ms_lo == doctest::Approx(-t95(40) * se));
+    CHECK(r.df == doctest::Approx(delta_df(se2, a.h2[0].df, se3, a.h3[0].df, 40)));  // 40 runs in either arm
+    CHECK(r.ci_ms_hi == doctest::Approx(t95(r.df) * se));
+    CHECK(r.ci_ms_lo == doctest::Approx(-t95(r.df) * se));
     SUBCASE("the same runs given ids beyond the direct table are paired the same way") {
         constexpr std::uint32_t far = 1'000'000'000;
         const auto far2 = one_to(20, 1, far);
@@ -137,8 +199,7 @@ TEST_CASE("an arm against itself in the same runs differs by exactly zero") {
         CHECK(r.diff_ms == 0);
         CHECK(r.ci_ms_lo == doctest::Approx(0));
         CHECK(r.ci_ms_hi == doctest::Approx(0));
-        CHECK_FALSE(r.significant_ms);
-        CHECK_FALSE(r.significant_pct);
+        CHECK_FALSE(r.significant);
     }
 }
 
@@ -148,8 +209,7 @@ TEST_CASE("an arm against a copy of itself in other runs differs by zero and is 
         CHECK(r.diff_ms == 0);
         CHECK(r.ci_ms_lo < 0);
         CHECK(r.ci_ms_hi > 0);
-        CHECK_FALSE(r.significant_ms);
-        CHECK_FALSE(r.significant_pct);
+        CHECK_FALSE(r.significant);
     }
 }
 
@@ -204,8 +264,9 @@ TEST_CASE("the table has no bounds where no interval exists and no rows for an e
     CHECK(few.method == IntervalMethod::delta);
     CHECK(few.rows[0].h2 == 3.0);
     CHECK(std::isnan(few.rows[0].ci_ms_lo));
-    CHECK_FALSE(few.rows[0].significant_ms);
-    CHECK_FALSE(few.rows[0].significant_pct);
+    CHECK_FALSE(few.rows[0].significant);
+    CHECK(std::isnan(few.rows[0].ci_pct_lo));
+    CHECK_FALSE(few.rows[0].ci_pct_unbounded);
     CHECK(few.runs_paired == 5);
     CHECK(std::isnan(few.rows[0].corr));
     auto empty = analyze(one_to(5), RunClusteredSample{}, {0.5}, 0.9);
@@ -260,16 +321,56 @@ TEST_CASE("the bootstrap walk from the top and the walk from the bottom stop at 
     CHECK(bootstrap_quantile_replicates(s, {0.1}, 40, 5)[0] == both[0]);
 }
 
-TEST_CASE("each interval carries its own mark: Δ ms [+0.01, +3.39] excludes 0 while Δ % [-3.5, +49.4] includes it") {
+TEST_CASE("one decision per cell: Δ % excludes 0 % exactly when Δ ms excludes 0, and says unbounded when it has no bounds") {
+    // h2 = 100 (se 10), h3 = 100 + d (se 12), rho 0.5: Δ ms excludes 0 when |d| > t se_ms; Fieller's R = 1 is in the set
+    // exactly then. Scanned across that edge in both directions.
+    const double t = t95(30), s2 = 10, s3 = 12, rho = 0.5;
+    const double se_ms = std::sqrt(s2 * s2 + s3 * s3 - 2 * rho * s2 * s3);
+    int agree = 0;
+    for (double d = -3 * t * se_ms; d <= 3 * t * se_ms; d += t * se_ms / 50) {
+        QuantileInterval q2, q3;
+        q2.estimate = 100;
+        q3.estimate = 100 + d;
+        q2.se = s2;
+        q3.se = s3;
+        q2.df = q3.df = 1e9;
+        q2.lo = q2.hi = q3.lo = q3.hi = 0;
+        const auto row = delta_difference_row(0.5, q2, q3, rho, true, 0.95, 31);
+        CAPTURE(d);
+        REQUIRE(std::isfinite(row.ci_pct_lo));
+        CHECK(row.df == doctest::Approx(30));
+        CHECK(row.significant == (std::fabs(d) > t * se_ms));
+        const bool pct_excludes = row.ci_pct_lo > 0 || row.ci_pct_hi < 0;
+        CHECK(pct_excludes == row.significant);
+        CHECK(row.ci_pct_lo <= row.diff_pct);
+        CHECK(row.diff_pct <= row.ci_pct_hi);
+        agree += pct_excludes == row.significant;
+    }
+    CHECK(agree == 301);
+    // The HTTP/2 quantile's own interval reaches 0 (100 <= t * 60): the set has no finite bounds.
+    QuantileInterval q2, q3;
+    q2.estimate = 100;
+    q3.estimate = 60;
+    q2.se = 60;
+    q3.se = 5;
+    q2.df = q3.df = 1e9;
+    const auto wide = delta_difference_row(0.5, q2, q3, 0, true, 0.95, 31);
+    CHECK(wide.ci_pct_unbounded);
+    CHECK(std::isnan(wide.ci_pct_lo));
+    CHECK(std::isnan(wide.ci_pct_hi));
+    CHECK(std::isfinite(wide.ci_ms_lo));
+    // The set itself: two rays when a^2 < c^2 va and the quadratic has roots, bounded when a^2 > c^2 va.
+    CHECK_FALSE(fieller(100, 60, 3600, 25, 0, t).bounded);
+    CHECK(fieller(100, 60, 3600, 25, 0, t).defined);
+    const auto tight = fieller(100, 60, 100, 25, 0, t);
+    CHECK(tight.bounded);
+    CHECK(tight.lo < 0.6);
+    CHECK(tight.hi > 0.6);
+    CHECK_FALSE(fieller(100, 60, -1, 25, 0, t).defined);
+    // An undefined bound marks nothing.
     QuantileDifferenceRow row;
     row.ci_ms_lo = 0.01;
-    row.ci_ms_hi = 3.39;
-    row.ci_pct_lo = -3.5;
-    row.ci_pct_hi = 49.4;
+    row.ci_ms_hi = NAN;
     mark_significance(row);
-    CHECK(row.significant_ms);
-    CHECK_FALSE(row.significant_pct);
-    row.ci_pct_lo = NAN;  // an undefined bound marks nothing
-    mark_significance(row);
-    CHECK_FALSE(row.significant_pct);
+    CHECK_FALSE(row.significant);
 }

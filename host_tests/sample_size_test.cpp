@@ -36,23 +36,26 @@ SampleSizePlan plan_sample_size(const RunClusteredSample& h2, double p, double m
 }  // namespace
 
 TEST_CASE("sample size follows 2 (z_a + z_b)^2 n_runs se^2 / (mde q)^2") {
-    // Baseline 1..100, one value per run: median 50.5, se = 21 / (2 z) (ranks 40, 61);
-    // 2 * (1.95996 + 0.84162)^2 * 100 * se^2 / (0.1 * 50.5)^2 = 1766.6 -> 1767 runs per arm.
+    // Baseline 1..100, one value per run: median 50.5, se = sd(F^) 50.5 (log Q(0.5 + w) - log Q(0.5 - w)) / (2 w) with
+    // Q(p) = 1 + 99 p, sd(F^) = sqrt(25 / 9900), w = 1.5 sd(F^) (quantile_se): 5.0114;
+    // 2 * (1.95996 + 0.84162)^2 * 100 * se^2 / (0.1 * 50.5)^2 = 1546.2 -> 1547 runs per arm.
+    const double sd = std::sqrt(25.0 / 9900), w = kSeWindow * sd;
+    const double se = sd * 50.5 * (std::log(1 + 99 * (0.5 + w)) - std::log(1 + 99 * (0.5 - w))) / (2 * w);
+    const double z_a = 1.959963984540054, z_b = 0.8416212335729143;
     const auto plan = plan_sample_size(baseline(1), 0.5, 0.1, 0.05, 0.8);
     CHECK(plan.quantile == doctest::Approx(50.5));
-    CHECK(plan.runs_per_arm == 1767);
+    CHECK(plan.runs_per_arm == std::ceil(2 * (z_a + z_b) * (z_a + z_b) * 100 * se * se / (5.05 * 5.05)));
+    CHECK(plan.runs_per_arm == 1547);
     CHECK(plan.requests_per_run == 1);
     CHECK(plan.design_effect == doctest::Approx(100.0 / 99));
 }
 
 TEST_CASE("copies of a value within a run add requests but hardly any information") {
-    // Five identical values per run: the design effect is ~5 and the runs needed stay about the same as with one
-    // (1447 here against 1767: the ranks 201 and 300 of 500 span 19 values where 40 and 61 of 100 spanned 21, the
-    // +1/2 rounding weighing less on a larger N).
+    // Five identical values per run: the design effect is ~5 and the runs needed stay about the same as with one.
     const auto plan = plan_sample_size(baseline(5), 0.5, 0.1, 0.05, 0.8);
     CHECK(plan.requests_per_run == 5);
     CHECK(plan.design_effect == doctest::Approx(5 * 100.0 / 99).epsilon(0.02));
-    CHECK(plan.runs_per_arm == doctest::Approx(1767).epsilon(0.2));
+    CHECK(plan.runs_per_arm == doctest::Approx(1547).epsilon(0.05));
 }
 
 TEST_CASE("sample size is undefined for a baseline too small or arguments out of range") {

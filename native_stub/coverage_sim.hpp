@@ -1,10 +1,12 @@
 // Coverage simulation: many experiments drawn from known, run-clustered latency distributions, each inferred by the
 // report's own path (the in-process aggregate source and infer_report(), or the bootstrap), to check that the
 // report's intervals for the h3 - h2 quantile difference cover the true difference at the nominal rate and are as
-// wide as the estimate's actual spread (not merely wide enough).
+// wide as the estimate's actual spread (not merely wide enough). The calibration table (docs/design.md, R9) runs it by
+// group size and percentile on two models of paired latency data (calibration_models()).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "bootstrap.hpp"
@@ -25,6 +27,15 @@ struct ArmModel {
     double mu = 0, sigma = 0;
 };
 
+// Packet loss on top of the lognormal draw, as the synthetic field data has it (web/devstack/syntheticBeacons.mjs): a
+// share of runs is lossy; in a lossy run, with probability h2_hold one stall of scale * (1 + 2 Exp(1)) ms holds every
+// HTTP/2 request (head-of-line blocking on the one TCP connection), and each HTTP/3 request independently meets a
+// stall of its own with probability h3_hit. No stall at all by default. With stalls the true quantiles have no closed
+// form: true_quantiles() draws them.
+struct Stalls {
+    double lossy_share = 0, h2_hold = 0.6, h3_hit = 0.15, scale = 0;
+};
+
 struct CoverageScenario {
     int experiments = 1000;
     int runs_per_arm = 400;  // with shared_runs: runs per experiment (each measures both arms unless single-arm)
@@ -32,10 +43,12 @@ struct CoverageScenario {
     double run_sigma = 0.3;
     ArmModel h2{4.0943445622221004, 0.6};   // median 60 ms before the run factor; p95 of the marginal ~181 ms
     ArmModel h3{4.0604430105464191, 0.45};  // median 58 ms, a thinner tail: p95 ~141 ms (about -22%, as Dropbox saw)
+    Stalls stalls;
     bool shared_runs = false;  // true: the arms' requests come from the same runs (one run factor for both arms)
     // With shared_runs: the share of runs that recorded only one arm (half of them only h2, half only h3), as a
     // fallback or a failed arm leaves them. Either way the marginal of each arm is unchanged.
     double single_arm_share = 0;
+    double h2_only_share = 0;  // with shared_runs: the share of runs whose HTTP/3 arm fell back (UDP blocked): h2 only
     bool ignore_runs = false;  // true: analyse every request as a run of its own (the mistake the run rule prevents)
     IntervalMethod method = IntervalMethod::delta;
     ArmPairing pairing = ArmPairing::by_run_id;
@@ -51,16 +64,35 @@ struct CoverageResult {
     std::vector<double> coverage_ms, coverage_pct;  // share of experiments whose interval held the true value
     std::vector<double> coverage_h2;                // the h2 arm's own quantile interval
     std::vector<double> mean_width_ms;
-    // Width check: the mean over experiments of the SE an interval implies, (hi - lo) / (2 z), divided by the
-    // standard deviation of the point estimate (diff_ms, diff_pct) across experiments. 1 is an interval as wide as
-    // the estimate's real spread; coverage alone can pass a too-wide interval.
-    std::vector<double> se_ratio_ms, se_ratio_pct;
+    // Width check: the mean over experiments of the standard error an interval reports, divided by the standard
+    // deviation of its point estimate (diff_ms, diff_pct, the h2 quantile) across experiments. 1 is an interval as
+    // wide as the estimate's real spread; coverage alone can pass a too-wide interval. The delta method: the row's
+    // se_ms, se_pct (the ratio's delta-method SE; its interval is Fieller's) and se_h2; the bootstrap: what its
+    // intervals imply, (hi - lo) / (2 z). The mean over the experiments with an interval, the SD over all of them.
+    std::vector<double> se_ratio_ms, se_ratio_pct, se_ratio_h2;
     std::vector<double> mean_corr;  // mean of the rows' corr (the estimated correlation of the arms' quantiles)
-    int undefined = 0;  // intervals that came out null (counted as not covering)
+    std::vector<int> undefined_at;  // per p: experiments whose Δ interval came out null (counted as not covering)
+    int undefined = 0;              // all of them
+    std::vector<int> unbounded_pct_at;  // per p: of those, Δ % intervals that were unbounded (Fieller's set, quantile_ci.hpp)
 };
 
+// The true quantile p of an arm's marginal without stalls (closed form).
 double true_quantile(const ArmModel& arm, double run_sigma, double p);
+// The true quantiles at ps of both arms' marginals ([0]: h2, [1]: h3): closed form without stalls, else from
+// 2^22 runs drawn with a fixed seed (the sd of F at p99 about 5e-5, a twentieth of a 1,500-run experiment's).
+std::vector<std::vector<double>> true_quantiles(const CoverageScenario& scenario, const std::vector<double>& ps);
 
 CoverageResult run_coverage(const CoverageScenario& scenario);
+
+// The calibration table's data models (docs/design.md, R9), both paired (every run measures both arms), 5 requests per
+// arm: "lognormal" (the scenario above: a run effect shared by both arms, HTTP/3's thinner tail) and "field" (the
+// synthetic field data's North America: median 60 ms, run effect sigma 0.4, request sigma 0.35, HTTP/3 4 % faster,
+// 6 % lossy runs with HTTP/2's head-of-line stalls, 2 % of runs with UDP blocked, whose HTTP/3 arm falls back and is
+// excluded, leaving them h2-only).
+struct CalibrationModel {
+    std::string name;
+    CoverageScenario scenario;  // experiments and runs_per_arm are set per row of the table
+};
+std::vector<CalibrationModel> calibration_models();
 
 }  // namespace h3probe::sim

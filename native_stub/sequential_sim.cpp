@@ -119,6 +119,71 @@ PeekingResult run_peeking(const PeekingScenario& sc) {
     return res;
 }
 
+StoppingResult run_stopping(const StoppingScenario& sc) {
+    StoppingResult res;
+    res.true_diff_ms = true_quantile(sc.run.h3, sc.run.run_sigma, sc.p) - true_quantile(sc.run.h2, sc.run.run_sigma, sc.p);
+    ReportOptions options;
+    options.percentiles = {sc.p};
+    options.confidence = sc.confidence;
+    std::mt19937_64 rng(sc.seed);
+    std::vector<double> stated, needed, ratio;
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    for (int e = 0; e < sc.experiments; ++e) {
+        std::vector<ValueGroup> upto(1);
+        std::uint32_t id = 0;
+        double said = kNaN;
+        for (int day = 1; day <= sc.max_days; ++day) {
+            for (int r = 0; r < sc.runs_per_day; ++r) draw_run(upto[0], sc.run, id++, rng);
+            std::string error;
+            const std::vector<GroupReport> look = infer_values(upto, options, error);
+            if (!error.empty() || look.empty() || look[0].analysis.rows.empty()) break;
+            const QuantileDifferenceRow& row = look[0].analysis.rows[0];
+            if (day < sc.state_day) {
+                if (row.significant_cs) {
+                    ++res.decided_before;
+                    break;
+                }
+                continue;
+            }
+            if (day == sc.state_day) {
+                if (row.significant_cs) {
+                    ++res.decided_before;
+                    break;
+                }
+                if (!std::isfinite(row.cs_runs_needed)) break;
+                said = row.cs_runs_needed;
+                continue;
+            }
+            if (row.significant_cs) {
+                const double more = static_cast<double>((day - sc.state_day) * sc.runs_per_day);
+                stated.push_back(said);
+                needed.push_back(more);
+                ratio.push_back(said / more);
+                said = kNaN;
+                break;
+            }
+        }
+        if (std::isfinite(said)) {  // still undecided at max_days
+            ++res.never;
+            stated.push_back(said);
+            needed.push_back(kNever);
+            ratio.push_back(0);
+        }
+    }
+    res.stated = static_cast<int>(stated.size());
+    const auto at = [](std::vector<double> v, double q) {
+        if (v.empty()) return kNaN;
+        std::sort(v.begin(), v.end());
+        return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+    };
+    res.median_stated = at(stated, 0.5);
+    res.median_needed = at(needed, 0.5);
+    res.median_ratio = at(ratio, 0.5);
+    res.q25_needed = at(needed, 0.25);
+    res.q75_needed = at(needed, 0.75);
+    return res;
+}
+
 MultiplicityResult run_multiplicity(const MultiplicityScenario& sc) {
     MultiplicityResult res;
     ReportOptions options;
@@ -139,8 +204,8 @@ MultiplicityResult run_multiplicity(const MultiplicityScenario& sc) {
         std::vector<double> p, p_normal;
         for (const GroupReport& g : reports)
             for (const QuantileDifferenceRow& row : g.analysis.rows) {
-                marked = marked || row.significant_ms;
-                res.cell_rate += row.significant_ms;
+                marked = marked || row.significant;
+                res.cell_rate += row.significant;
                 kept += row.discovery;
                 res.cells += std::isfinite(row.p_value);
                 p.push_back(row.p_value);

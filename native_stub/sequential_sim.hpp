@@ -50,8 +50,36 @@ struct PeekingResult {
 
 PeekingResult run_peeking(const PeekingScenario& scenario);
 
+// The stopping line against the simulation (confidence_sequence.hpp, cs_runs_to_decide): experiments with a known
+// effect, looked at daily. At the look of day state_day, the experiments whose sequence has not excluded 0 yet state
+// how many more runs it needs at their current estimate and spread (the row's cs_runs_needed, what the verdict
+// prints); each then goes on a day at a time until its sequence first excludes 0, or max_days. The medians of the
+// stated and of the simulated more runs are the comparison (docs/report.md, "May we stop?").
+struct StoppingScenario {
+    int experiments = 400;
+    int runs_per_day = 20;
+    int state_day = 4;
+    int max_days = 150;
+    RunModel run;
+    double p = 0.9;
+    double confidence = 0.95;
+    std::uint64_t seed = 20261205;
+};
+
+struct StoppingResult {
+    double true_diff_ms = 0;
+    int stated = 0;          // experiments undecided at state_day, with a finite stated need
+    int decided_before = 0;  // experiments whose sequence had excluded 0 by state_day
+    int never = 0;           // of the stated, those still undecided at max_days (counted as needing infinitely many)
+    double median_stated = 0, median_needed = 0;  // more runs: stated at state_day; needed in the simulation
+    double median_ratio = 0;                      // median over the stated of stated / needed
+    double q25_needed = 0, q75_needed = 0;        // the spread of the simulated need
+};
+
+StoppingResult run_stopping(const StoppingScenario& scenario);
+
 // Reports over several groups of an A/A experiment (overall and `groups` groups of runs_per_group runs): the share
-// of reports with any cell marked on its own (significant_ms), and with any cell surviving the Benjamini-Hochberg
+// of reports with any cell marked on its own (significant), and with any cell surviving the Benjamini-Hochberg
 // adjustment (discovery). For comparison, the same cells under two alternatives the report does not use: BH over
 // p-values referred to the normal instead of Student's t, and the Benjamini-Yekutieli adjustment (BH's q times
 // 1 + 1/2 + ... + 1/m, valid under any dependence) over the report's own p-values.

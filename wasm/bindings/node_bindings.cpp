@@ -4,6 +4,7 @@
 // are declared in web/server/h3probeNode.d.ts, which a unit test checks against schema().
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -135,19 +136,27 @@ val analysis_js(const ArmsAnalysis& a) {
         row.set("diff_pct", js(r.diff_pct));
         row.set("ci_ms", pair(r.ci_ms_lo, r.ci_ms_hi));
         row.set("ci_pct", pair(r.ci_pct_lo, r.ci_pct_hi));
+        row.set("ci_pct_unbounded", r.ci_pct_unbounded);
         row.set("ci_h2", pair(r.ci_h2_lo, r.ci_h2_hi));
         row.set("ci_h3", pair(r.ci_h3_lo, r.ci_h3_hi));
-        row.set("significant_ms", r.significant_ms);
-        row.set("significant_pct", r.significant_pct);
+        row.set("significant", r.significant);
+        row.set("min_runs", r.min_runs == std::numeric_limits<std::size_t>::max() ? val::null() : val(static_cast<double>(r.min_runs)));
         row.set("corr", js(r.corr));
         // The anytime-valid interval (confidence_sequence.hpp) and the multiplicity adjustment (multiplicity.hpp).
-        const std::pair<const char*, double> numbers[] = {{"se_ms", r.se_ms}, {"p_value", r.p_value}, {"q_value", r.q_value}};
+        const std::pair<const char*, double> numbers[] = {
+            {"se_ms", r.se_ms}, {"df", r.df}, {"p_value", r.p_value}, {"q_value", r.q_value}};
         for (const auto& [name, v] : numbers) row.set(name, js(v));
         row.set("cs_ms", pair(r.cs_ms_lo, r.cs_ms_hi));
         row.set("cs_pct", pair(r.cs_pct_lo, r.cs_pct_hi));
         const std::pair<const char*, bool> flags[] = {
-            {"significant_cs_ms", r.significant_cs_ms}, {"significant_cs_pct", r.significant_cs_pct}, {"discovery", r.discovery}};
+            {"cs_pct_unbounded", r.cs_pct_unbounded}, {"significant_cs", r.significant_cs}, {"discovery", r.discovery}};
         for (const auto& [name, v] : flags) row.set(name, v);
+        // The stopping line (confidence_sequence.hpp): +inf runs (Δ exactly 0) reaches JSON as null, as NaN does.
+        row.set("cs_runs_needed", js(r.cs_runs_needed));
+        row.set("cs_days_needed", js(r.cs_days_needed));
+        row.set("cs_decided_look", r.cs_decided_look < 0 ? val::null() : val(r.cs_decided_look));
+        row.set("cs_decided_side", r.cs_decided_side);
+        row.set("cs_conflict", r.cs_conflict);
         rows.set(i, row);
     }
     out.set("rows", rows);

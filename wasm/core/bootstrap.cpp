@@ -42,11 +42,20 @@ std::uint64_t mix64(std::uint64_t z) {
 
 constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
 
-// Type-7 quantile of bootstrap replicates (a copy: nth_element reorders).
-double replicate_quantile(std::vector<double> xs, double p) {
-    xs.erase(std::remove_if(xs.begin(), xs.end(), [](double x) { return !finite(x); }), xs.end());
-    if (xs.empty()) return kNaN;
-    return quantiles(std::move(xs), {p})[0];
+// The percentile interval of the differences' replicates at level 1 - alpha by order statistics, not interpolation:
+// [x_(k), x_(B + 1 - k)] with k = max(1, floor(B alpha / 2)). Why ranks: with every h2 replicate > 0, d_b <= 0 exactly
+// when h3_b / h2_b <= 1, so the k-th smallest difference and the k-th smallest ratio fall on the same side of 0 and
+// of 1: the intervals of Δ ms and Δ % exclude 0 together (one decision per cell), which interpolating between two
+// replicates of different orders would not guarantee. NaN when a replicate is not finite.
+void replicate_interval(std::vector<double> xs, double alpha, double& lo, double& hi) {
+    lo = hi = kNaN;
+    if (xs.empty() || std::any_of(xs.begin(), xs.end(), [](double x) { return !finite(x); })) return;
+    std::sort(xs.begin(), xs.end());
+    const std::size_t B = xs.size();
+    const auto k = std::max<std::size_t>(1, static_cast<std::size_t>(std::floor(static_cast<double>(B) * alpha / 2)));
+    if (k > B + 1 - k) return;
+    lo = xs[k - 1];
+    hi = xs[B - k];
 }
 
 // Pearson correlation of paired replicates (pairs with a non-finite member skipped); NaN if undefined.
@@ -179,6 +188,7 @@ void bootstrap_intervals(ArmsAnalysis& a, const RunClusteredSample& h2, const Ru
     for (std::size_t k = 0; k < a.rows.size(); ++k) {
         QuantileDifferenceRow& row = a.rows[k];
         row.ci_ms_lo = row.ci_ms_hi = row.ci_pct_lo = row.ci_pct_hi = kNaN;
+        row.ci_pct_unbounded = false;
         row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = row.corr = kNaN;
         if (enough_runs) {
             const std::size_t B = options.replicates;
@@ -187,16 +197,10 @@ void bootstrap_intervals(ArmsAnalysis& a, const RunClusteredSample& h2, const Ru
                 d[b] = b3[k][b] - b2[k][b];
                 rel[b] = b2[k][b] > 0 ? 100 * (b3[k][b] / b2[k][b] - 1) : kNaN;
             }
-            row.ci_ms_lo = replicate_quantile(d, alpha / 2);
-            row.ci_ms_hi = replicate_quantile(d, 1 - alpha / 2);
-            if (row.h2 > 0) {
-                row.ci_pct_lo = replicate_quantile(rel, alpha / 2);
-                row.ci_pct_hi = replicate_quantile(rel, 1 - alpha / 2);
-            }
-            row.ci_h2_lo = replicate_quantile(b2[k], alpha / 2);
-            row.ci_h2_hi = replicate_quantile(b2[k], 1 - alpha / 2);
-            row.ci_h3_lo = replicate_quantile(b3[k], alpha / 2);
-            row.ci_h3_hi = replicate_quantile(b3[k], 1 - alpha / 2);
+            replicate_interval(d, alpha, row.ci_ms_lo, row.ci_ms_hi);
+            if (row.h2 > 0) replicate_interval(rel, alpha, row.ci_pct_lo, row.ci_pct_hi);
+            replicate_interval(b2[k], alpha, row.ci_h2_lo, row.ci_h2_hi);
+            replicate_interval(b3[k], alpha, row.ci_h3_lo, row.ci_h3_hi);
             row.corr = replicate_correlation(b2[k], b3[k]);
         }
         mark_significance(row);

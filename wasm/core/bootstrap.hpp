@@ -26,7 +26,8 @@ std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClustere
                                                                std::uint64_t seed);
 
 // Replaces the intervals of a's rows (computed by infer_report(): the point estimates stay) by percentile intervals
-// of the replicate differences h3_b - h2_b and of 100 (h3_b / h2_b - 1), and each arm's own; corr becomes the
+// of the replicate differences h3_b - h2_b and of 100 (h3_b / h2_b - 1) (order statistics of the same rank, so the two
+// exclude 0 together), and each arm's own; corr becomes the
 // correlation of the h2 and h3 replicate quantiles. Each replicate draws one weight per run id and applies it to the
 // run's values in both arms, so a replicate resamples page loads; a run with one arm moves only that arm's quantile.
 void bootstrap_intervals(ArmsAnalysis& a, const RunClusteredSample& h2, const RunClusteredSample& h3,

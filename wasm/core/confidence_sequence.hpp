@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "quantile_ci.hpp"
 
@@ -31,9 +32,30 @@ constexpr double kCsTightestRuns = 1000;
 // c(t) above for t runs at level 1 - alpha, rho tuned to kCsTightestRuns; NaN for t < 1 or alpha outside (0, 1).
 double cs_multiplier(double runs, double alpha);
 
-// Sets the row's confidence sequence (cs_ms, cs_pct) from its delta-method standard errors (se_ms, se_pct) over
-// `runs` runs (the group's runs with a value in either arm) at the row's confidence, and their marks. Nothing when
-// the row has no standard error (too few runs): the sequence stays NaN.
+// Sets the row's confidence sequence over `runs` runs (the group's runs with a value in either arm) at the row's
+// confidence: cs_ms = Δ -/+ c se_ms, and cs_pct Fieller's set for the ratio at the same multiplier c (quantile_ci.hpp),
+// so the two exclude 0 together; and its mark (significant_cs). Nothing when the row has no standard error (too few
+// runs): the sequence stays NaN.
 void set_confidence_sequence(QuantileDifferenceRow& row, std::size_t runs, double confidence);
+
+// The stopping line. With the estimate and the per-run spread sigma = se sqrt(runs) held where they are, the sequence
+// excludes 0 from the first T >= runs with |estimate| > c(T) sigma / sqrt(T) (c(T)^2 / T falls with T, so there is one
+// edge, found by bisection): that T, in runs. runs itself when the sequence excludes 0 now; +inf when the estimate is 0
+// (or T passes 1e15); NaN when se is not finite and >= 0, runs < 1 or alpha is outside (0, 1). It is the median of what
+// an experiment whose true effect and spread were these would need; the real need scatters around it, the more the
+// further off it is (host_tests/sequential_test.cpp measures the stated against the simulated runs).
+double cs_runs_to_decide(double estimate, double se, std::size_t runs, double alpha);
+
+struct GroupReport;
+
+// The daily looks, groups[first..] with runs in time order (the report's cumulative option: each look every run up to
+// its day; a group without runs is no look and numbers none):
+// per percentile, the first look whose sequence excluded 0, carried forward to every later look with the side it
+// excluded; whether a later look excluded 0 on the other side (cs_conflict: the looks contradict each other, which an
+// anytime-valid sequence allows with probability at most alpha); and at each look cs_days_needed = cs_runs_needed /
+// (the look's runs / the looks so far), the runs per day so far. A sequence that excluded 0 at one look has decided:
+// its guarantee holds over every look at once, so the intersection of the looks' intervals still excludes 0 when a
+// later look's alone does not.
+void mark_sequence_looks(std::vector<GroupReport>& groups, std::size_t first);
 
 }  // namespace h3probe

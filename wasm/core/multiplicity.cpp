@@ -33,9 +33,8 @@ std::vector<double> benjamini_hochberg(const std::vector<double>& p) {
 void mark_discoveries(std::vector<GroupReport>& groups, double confidence) {
     std::vector<double> p;
     for (auto& g : groups) {
-        const std::size_t units = delta_units(g.analysis);
         for (auto& row : g.analysis.rows) {
-            row.p_value = delta_p_value(row.diff_ms, row.se_ms, units);
+            row.p_value = delta_p_value(row.diff_ms, row.se_ms, row.df);
             p.push_back(row.p_value);
         }
     }

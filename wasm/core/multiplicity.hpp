@@ -1,13 +1,13 @@
 // The report reads many cells at once (groups x percentiles: 9 regions x 5 percentiles is 45 intervals), and some
 // exclude 0 by chance. The verdict therefore counts its comparisons: each cell's two-sided p-value comes from the same
 // delta-method statistic and the same reference as its interval (delta_p_value in quantile_ci.hpp: Δ ms / se_ms
-// against Student's t with runs - 1 degrees of freedom), and the Benjamini-Hochberg step-up procedure ("Controlling
+// against Student's t with the row's df degrees of freedom), and the Benjamini-Hochberg step-up procedure ("Controlling
 // the false discovery rate: a practical and powerful approach to multiple testing", JRSS B 57(1), 1995) keeps the
 // expected share of false claims among the cells it keeps at most the level. Under no effect anywhere, BH claims any
 // difference with probability at most the level if the p-values are calibrated and independent or positively
 // dependent (nested groups and neighbouring percentiles are positively correlated). BH reads the p-values near
 // level / cells, far into their tail, so the small-sample reference matters there (docs/design.md, R17). Each cell's
-// own mark (significant_ms) is unchanged: it answers that one cell.
+// own decision (significant: its p-value < 1 - confidence) is unchanged: it answers that one cell.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +23,7 @@ struct GroupReport;
 // ranks k >= rank(i) of m p_(k) / k, capped at 1; NaN where p is NaN). Cell i survives iff q_i <= level.
 std::vector<double> benjamini_hochberg(const std::vector<double>& p);
 
-// Sets p_value (delta_p_value over the group's delta_units), q_value and discovery of every row of every group
+// Sets p_value (delta_p_value with the row's df), q_value and discovery of every row of every group
 // (overall included) as one family, at level 1 - confidence (the same alpha as the intervals).
 void mark_discoveries(std::vector<GroupReport>& groups, double confidence);
 

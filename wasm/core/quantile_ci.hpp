@@ -27,12 +27,20 @@ struct RunClusteredSample {
 // below ~10 runs the run-level variance is itself too noisy to mean anything.
 constexpr std::size_t kMinRunsForInterval = 10;
 
+// The fewest runs an arm needs for an interval at quantile p and a two-sided critical value z (both this and
+// kMinRunsForInterval): the quantile's thinner side, runs * min(p, 1 - p), must reach z^2 max(p, 1 - p). That is the
+// condition for the z-interval of F^ to stay inside the sample when every run's values fall on one side together
+// (the design effect at its largest, a run counting as one value), so it depends on the number of runs alone, never
+// on the data: a rule that read the estimated variance would show intervals exactly where the sample had missed the
+// runs that make the tail (docs/design.md, R9). At 95 %: p75 12 runs, p90 35, p95 73, p99 381.
+std::size_t min_runs_for_interval(double p, double z);
+
 struct QuantileInterval {
     double p = 0;
     double estimate = 0;       // type-7 quantile (as numpy.percentile); NaN if the sample is empty
-    double lo = 0, hi = 0;     // confidence interval for the quantile; NaN when undefined
-    double se = 0;             // standard error implied by the interval, (hi - lo) / (2 z); NaN when undefined
-    double se_woodruff = 0;    // (Q(p + z sd(F^)) - Q(p - z sd(F^))) / (2 z), Q the type-7 quantile; NaN as se
+    double lo = 0, hi = 0;     // the outer, distribution-free interval [X_(l), X_(u)] (below); NaN when undefined
+    double se = 0;             // the estimate's standard error (quantile_se below); NaN when undefined
+    double df = 0;             // degrees of freedom of se (quantile_df); NaN as se
     double design_effect = 0;  // Var(F^) with runs as units / Var(F^) if requests were independent, at the estimate
 };
 
@@ -50,15 +58,43 @@ struct CrossSums {
 };
 
 // Inference from aggregates, step 1: from an arm's N values in n_runs runs and its sums at the estimate of p, the
-// variance of F^, the design effect, and which ranks the interval needs (below). No value is read here.
+// variance of F^, the design effect, the effective runs beyond the estimate, and which probabilities and ranks the
+// standard error and the interval need (below). No value is read here.
 struct DeltaFit {
     double F = 0, var_F = 0, sum_sq = 0;  // sum_sq = sum_i (S_i - F^ N_i)^2; NaN when undefined (< 2 runs)
     double design_effect = 0;
-    bool bounds = false;                  // l, u defined (enough runs, p not too extreme)
-    std::size_t l = 0, u = 0;             // 1-based ranks of the outer interval
-    double woodruff_lo = 0, woodruff_hi = 0;  // p -/+ z sd(F^), clamped to [0, 1]
+    // (sum_i A_i)^2 / sum_i A_i^2 with A_i run i's values on the quantile's thinner side (above the estimate for
+    // p >= 0.5, at or below it otherwise): Kish's effective number of runs among those that make the tail. The
+    // variance of F^ is a sum over those runs, so they, not all the runs, are its degrees of freedom. NaN as sum_sq.
+    double tail_runs = 0;
+    bool bounds = false;                  // an interval exists: kMinRunsForInterval and min_runs_for_interval met
+    std::size_t l = 0, u = 0;             // 1-based ranks of the outer interval, clamped to [1, N]
+    double window_lo = 0, window_hi = 0;  // p -/+ kSeWindow sd(F^), clamped to [0, 1]: where quantile_se reads Q
 };
 DeltaFit delta_fit(std::size_t N, std::size_t n_runs, double p, const BelowSums& sums, double z);
+
+// The half-width of the probability window over which the standard error reads the quantile function's slope, in
+// standard errors of F^ (Woodruff's window is z of them: 1.96 at 95 %). docs/design.md (R9) has the calibration.
+constexpr double kSeWindow = 1.5;
+
+// The degrees of freedom of an arm's se, from two sources of noise: the variance of F^, a sum over the runs that make
+// the tail (nu_F = min(runs, tail_runs) - 1), and the slope, read from the m = N (window_hi - window_lo) values in
+// the window: 1 / df = 1 / nu_F + 1 / (2 m), at least 1. Spacing theory gives a slope read from m independent values
+// the weight 2 / m; a quarter of it is what the simulation calibrates, as the slope and the estimate err together
+// (a quantile that fell in a sparse stretch has both a larger error and a larger slope), which offsets most of the
+// slope's noise in Delta / se. With the slope left out, 5.6 % of A/A reports claim a difference after
+// Benjamini-Hochberg; with the full 2 / m the intervals over-cover (docs/design.md, R9). NaN without bounds.
+double quantile_df(const DeltaFit& fit, std::size_t N, std::size_t runs);
+
+// The standard error of the quantile estimate q^ from the fit and the quantiles at the window's ends, q_lo = Q(window_lo)
+// and q_hi = Q(window_hi):
+//   se = sd(F^) * dQ/dp,  dQ/dp ~ q^ (log q_hi - log q_lo) / (window_hi - window_lo)   (q_lo > 0)
+//                                ~ (q_hi - q_lo) / (window_hi - window_lo)              (otherwise)
+// The difference quotient of the quantile function (Siddiqui 1960; Bloch & Gastwirth 1968; Woodruff 1952 reads the
+// same slope over p -/+ z sd(F^)) overstates the slope where Q is convex, and latency's right tail makes it convex:
+// on log values Q is nearly linear in the body and mildly convex in the tail, so the slope is read there and turned
+// back by the chain rule (dQ/dp = Q d log Q / dp). NaN when the fit has no bounds or the window is empty.
+double quantile_se(double estimate, double q_lo, double q_hi, const DeltaFit& fit);
 // sum_i e2_i e3_i (the residuals' cross sum) from the cross sums and each arm's N and sum S_i.
 double delta_cross(const CrossSums& c, std::size_t N2, std::uint64_t below2, std::size_t N3, std::uint64_t below3);
 
@@ -70,14 +106,14 @@ double delta_cross(const CrossSums& c, std::size_t N2, std::uint64_t below2, std
 //   Var(F^) = n / ((n - 1) N^2) * sum_i (S_i - F^ N_i)^2   (delta method for a ratio, runs independent)
 //   s    = N * sqrt(Var(F^))                            (sd of the count of values below the true quantile)
 //   l    = floor(N p - z s + 1/2),  u = ceil(N p + z s + 1/2)   (1-based ranks; the 1/2 is a continuity correction)
-//   CI   = [X_(l), X_(u)]                               (outer, distribution-free: no density estimate needed)
-//   se   = (X_(u) - X_(l)) / (2 z)
-//   se_woodruff = (Q(p + z sd(F^)) - Q(p - z sd(F^))) / (2 z), Q the type-7 quantile (Woodruff 1952, "Confidence
-//                 intervals for medians and other position measures", JASA 47): the same slope without the outward
-//                 rounding of l and u, which adds one to two ranks and so overstates se at small N.
+//   CI   = [X_(l), X_(u)]                               (outer, distribution-free: no density estimate needed; each
+//                                                        arm's own interval, ci_h2 and ci_h3)
+//   se   = quantile_se above: sd(F^) times the slope of Q near p (Woodruff 1952, "Confidence intervals for medians and
+//          other position measures", JASA 47, read the slope over p -/+ z sd(F^); here over a narrower window, on
+//          log values): the standard error every Δ statistic, p-value and sequence uses.
 // Independent requests would give Var(F^) = p (1 - p) / N (the textbook binomial interval); clustering inflates it
-// by the design effect. The interval is undefined (NaN) when l < 1 or u > N (p too extreme for the sample size)
-// or when there are fewer than kMinRunsForInterval runs.
+// by the design effect. The interval is undefined (NaN) when there are fewer than kMinRunsForInterval or
+// min_runs_for_interval runs.
 
 enum class IntervalMethod { delta, bootstrap };
 
@@ -87,19 +123,36 @@ struct QuantileDifferenceRow {
     double diff_ms = 0;         // h3 - h2: negative means HTTP/3 was faster
     double diff_pct = 0;        // 100 * (h3 / h2 - 1)
     double ci_ms_lo = 0, ci_ms_hi = 0;    // NaN when undefined
-    double ci_pct_lo = 0, ci_pct_hi = 0;  // NaN when undefined
+    // Δ %: the ratios the Δ ms test does not reject (Fieller, below). NaN when undefined, and NaN with ci_pct_unbounded
+    // when the set has no finite bounds (the HTTP/2 quantile's own interval reaches 0).
+    double ci_pct_lo = 0, ci_pct_hi = 0;
+    bool ci_pct_unbounded = false;
     double ci_h2_lo = 0, ci_h2_hi = 0;    // each arm's own interval (delta: outer CI; bootstrap: percentile)
     double ci_h3_lo = 0, ci_h3_hi = 0;
-    // Each interval's own mark: it is defined and excludes 0. The Δ ms and the Δ % interval are computed apart (the
-    // second through the ratio's variance), so near 0 one can exclude 0 while the other does not.
-    bool significant_ms = false, significant_pct = false;
+    // The cell's one decision: its Δ ms interval is defined and excludes 0. The Δ % interval excludes 0 % exactly then
+    // (it is the same test, inverted), so every mark, highlight, dot and verdict reads this field.
+    bool significant = false;
     double corr = 0;            // estimated correlation of the two arms' quantile estimates (rho below); NaN if none
-    // The delta method's standard errors of Δ ms and Δ % (sqrt(Var(Delta)), 100 sqrt(Var(r)) below), NaN when none.
-    // The bootstrap replaces the intervals above and keeps these: the sequence and the p-value read them.
-    double se_ms = 0, se_pct = 0;
-    // The anytime-valid interval (confidence_sequence.hpp): NaN when undefined; each with its own mark.
+    // The delta method's standard errors: of Δ ms (sqrt(Var(Delta)) below), of Δ % (100 sqrt(Var(r)) below: reported,
+    // never used for an interval) and of each arm's quantile; NaN when none. The bootstrap replaces the intervals above
+    // and keeps these: the sequence and the p-value read them.
+    double se_ms = 0, se_pct = 0, se_h2 = 0, se_h3 = 0;
+    double df = 0;              // degrees of freedom of the Δ statistic's Student t reference (below); NaN when none
+    std::size_t min_runs = 0;   // the fewest runs each arm needs for an interval at p (min_runs_for_interval)
+    // The anytime-valid interval (confidence_sequence.hpp): NaN when undefined; Δ % as above (Fieller with the
+    // sequence's multiplier). significant_cs: the sequence of Δ ms excludes 0 (and so that of Δ %).
     double cs_ms_lo = 0, cs_ms_hi = 0, cs_pct_lo = 0, cs_pct_hi = 0;
-    bool significant_cs_ms = false, significant_cs_pct = false;
+    bool cs_pct_unbounded = false;
+    bool significant_cs = false;
+    // The sequence's stopping line (confidence_sequence.hpp, set_confidence_sequence and mark_sequence_looks): the more
+    // runs it needs to exclude 0 if the estimate and the per-run spread stay as they are (0 when it excludes 0 now,
+    // +inf when Δ is exactly 0, NaN without a sequence); and, in the daily looks only, the first look whose sequence
+    // excluded 0 up to this one (-1: none), the side it excluded (-1: Δ < 0, +1: Δ > 0, 0: none), whether a later look
+    // excluded 0 on the other side, and cs_runs_needed in days at the looks' runs per day (NaN elsewhere).
+    double cs_runs_needed = 0;
+    int cs_decided_look = -1, cs_decided_side = 0;
+    bool cs_conflict = false;
+    double cs_days_needed = 0;
     // Multiplicity (multiplicity.hpp): the two-sided p-value of Δ ms / se_ms, its Benjamini-Hochberg adjustment over
     // every cell of the report, and whether the cell survives at 1 - confidence. NaN / false until mark_discoveries.
     double p_value = 0, q_value = 0;
@@ -122,46 +175,71 @@ struct ArmsAnalysis {
 //   Var(Delta) = Var(h3) + Var(h2) - 2 Cov(h2, h3).
 // Leaving out the covariance overstates the variance by 2 Cov (the coverage simulation checks that it would).
 //
-// The per-arm se_a is se_woodruff (above): an order-statistic slope, so no kernel density estimate is needed. Not
-// the outer interval's se, whose outward rounding biases it upwards, and Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov, a
-// difference, magnifies such a bias when the arms correlate. For the covariance, the Bahadur representation q^_a - q_a ~ -(F^_a(q_a) - p) / f_a(q_a) makes
-// the two quantile estimates correlate exactly as the two arms' F^_a do, and F^_a is a ratio of run totals, whose
-// delta-method linearisation per run i is the residual e_ai = S_ai - F^_a N_ai. Taking the runs of either arm as the
-// units (a run absent from arm a has S_ai = N_ai = 0, so e_ai = 0):
+// The per-arm se_a is QuantileInterval::se (quantile_se): an order-statistic slope, so no kernel density estimate is
+// needed. Not the outer interval's width, whose outward rounding biases it upwards, and Var(Delta), a difference,
+// magnifies such a bias when the arms correlate. For the covariance, the Bahadur representation
+// q^_a - q_a ~ -(F^_a(q_a) - p) / f_a(q_a) makes the two quantile estimates correlate exactly as the two arms' F^_a do,
+// and F^_a is a ratio of run totals, whose delta-method linearisation per run i is the residual e_ai = S_ai - F^_a N_ai.
+// Taking the runs of either arm as the units (a run absent from arm a has S_ai = N_ai = 0, so e_ai = 0):
 //   rho       = sum_i e_2i e_3i / sqrt(sum_i e_2i^2 * sum_i e_3i^2)     (sums over all runs; the residuals sum to 0)
 //   Cov       = rho se_h2 se_h3
-//   Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov,                       CI    = Delta -/+ t sqrt(Var(Delta))
-//   Var(r)    = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4 - 2 h3 Cov / h2^3,   CI% = 100 (r - 1 -/+ t sqrt(Var(r)))
-// with t the critical value of Student's t with G - 1 degrees of freedom, G the units (delta_units below): the
-// standard small-sample reference of a cluster-robust statistic (Cameron & Miller, "A Practitioner's Guide to
-// Cluster-Robust Inference", J. Human Resources 50(2), 2015), whose variance is itself estimated from G clusters.
-// The p-value of the same statistic (delta_p_value) uses the same reference, so a cell's mark and its p < alpha agree.
+//   Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov,                       CI = Delta -/+ t sqrt(Var(Delta))
+//   Var(r)    = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4 - 2 h3 Cov / h2^3   (the ratio's spread at the estimate: se_pct)
 // (Deng, Knoblich & Lu 2018, the quantile section: the same linearisation, for two metrics on the same units.)
-// |rho| <= 1 by Cauchy-Schwarz, so both variances stay >= 0. A run with only one arm (a fallback, a failed arm, or a
+// |rho| <= 1 by Cauchy-Schwarz, so the variance stays >= 0. A run with only one arm (a fallback, a failed arm, or a
 // negative id) adds its residual to its own arm's sum of squares and nothing to the cross sum: it widens its arm's
 // interval as any run does and dilutes rho, never inflates it.
 //
+// t is the critical value of Student's t with `df` degrees of freedom: the standard small-sample reference of a
+// cluster-robust statistic, whose variance is itself estimated from few clusters (Cameron & Miller, "A Practitioner's
+// Guide to Cluster-Robust Inference", J. Human Resources 50(2), 2015). Each arm's se rests on the runs that make its
+// tail and on the values its slope is read from (quantile_df: nu_a), and the degrees of freedom of Var(Delta) combine
+// the arms' by Satterthwaite ("An approximate distribution of estimates of variance components",
+// Biometrics Bulletin 2(6), 1946):
+//   df = (se_h2^2 + se_h3^2)^2 / (se_h2^4 / nu_2 + se_h3^4 / nu_3),   at most units - 1 (delta_units), at least 1.
+// The p-value of the same statistic (delta_p_value) uses the same reference, so a cell's mark and its p < alpha agree.
+//
+// Delta % is the same test inverted for the ratio (Fieller, "Some problems in interval estimation", JRSS B 16(2),
+// 1954): the ratios R that the test of h3 - R h2 = 0 does not reject,
+//   (h3 - R h2)^2 <= c^2 (se_h3^2 - 2 R Cov + R^2 se_h2^2),
+// with c = t for the interval and the sequence's multiplier for the sequence. R = 1 is in the set exactly when the
+// Delta ms interval holds 0, so Delta % excludes 0 % exactly when Delta ms excludes 0: one decision per cell. The
+// set is a bounded interval around h3 / h2 when h2^2 > c^2 se_h2^2 (the HTTP/2 quantile's own interval excludes 0);
+// otherwise it is unbounded (two rays or the whole line) and the report says so instead of a number. The delta
+// method's symmetric interval for r, evaluated at the estimate, answered another question and could disagree.
+//
 // The bootstrap (bootstrap.hpp) keeps these point estimates and replaces the intervals. Coverage and width of both:
 // native_stub/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
-// Inference from aggregates, last step: one row of the table from each arm's interval (estimate, lo, hi, se_woodruff)
-// and rho, by the formulas above. enough_runs: both arms have kMinRunsForInterval runs and the confidence is valid.
-// Sets significant_ms and significant_pct from the row's intervals, significant_cs_ms and significant_cs_pct from its
-// confidence sequence.
+
+// Sets significant (the Delta ms interval is defined and excludes 0) and significant_cs (its sequence's, likewise).
 void mark_significance(QuantileDifferenceRow& row);
 
-// critical: delta_critical(confidence, units) for the interval of Δ ms and Δ %.
+// The set {R : (b - R a)^2 <= c^2 (vb - 2 R cov + R^2 va)} (Fieller, above) for estimates a (the denominator) and b:
+// bounded (lo <= hi, finite) when a^2 > c^2 va; unbounded otherwise. Nothing (undefined) when an input is not finite,
+// a variance is negative or c is not > 0.
+struct FiellerSet {
+    bool defined = false, bounded = false;
+    double lo = 0, hi = 0;  // NaN unless bounded
+};
+FiellerSet fieller(double a, double b, double va, double vb, double cov, double c);
+
+// Sets a row's Delta % bounds (lo, hi in %, unbounded) from Fieller's set at multiplier c over its estimates, se_h2,
+// se_h3 and corr; NaN bounds when there is none.
+void set_pct_interval(const QuantileDifferenceRow& row, double c, double& lo, double& hi, bool& unbounded);
+
+// Inference from aggregates, last step: one row of the table from each arm's interval (estimate, lo, hi, se, df) and
+// rho, by the formulas above. enough_runs: both arms have an interval and the confidence is valid; units: the Delta
+// statistic's (delta_units), which caps df.
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& h2, const QuantileInterval& h3, double rho,
-                                           bool enough_runs, double critical);
+                                           bool enough_runs, double confidence, std::size_t units);
 
 // The units of the Δ statistic: the runs with a value in either arm (runs_h2 + runs_h3 - runs_paired).
 std::size_t delta_units(const ArmsAnalysis& analysis);
-// Its two-sided critical value at `confidence`: Student's t with units - 1 degrees of freedom; NaN below 2 units.
-double delta_critical(double confidence, std::size_t units);
-// Its two-sided p-value, P(|T| >= |estimate| / se) for T ~ t with units - 1 degrees of freedom; NaN if se is not > 0
-// and finite, the estimate is not finite, or there are fewer than 2 units.
-double delta_p_value(double estimate, double se, std::size_t units);
-
-
-
+// Satterthwaite's degrees of freedom of Var(Delta) from each arm's se and df (above), capped at units - 1; NaN when
+// an input is not finite or there are fewer than 2 units.
+double delta_df(double se_h2, double df_h2, double se_h3, double df_h3, std::size_t units);
+// Its two-sided p-value, P(|T| >= |estimate| / se) for T ~ t with df degrees of freedom; NaN if se is not > 0 and
+// finite, the estimate is not finite, or df is not > 0.
+double delta_p_value(double estimate, double se, double df);
 
 }  // namespace h3probe

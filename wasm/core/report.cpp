@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "bootstrap.hpp"
+#include "confidence_sequence.hpp"
 #include "stored_run.hpp"
 #include "value_aggregates.hpp"
 
@@ -136,6 +137,7 @@ Report build_report(const std::uint8_t* records, std::size_t size, const std::ve
         groups.erase(groups.begin());
         std::vector<GroupReport> looks = infer_cumulative(groups, options, out.error);
         for (auto& look : looks) out.groups.push_back(std::move(look));
+        mark_sequence_looks(out.groups, 1);
         return out;
     }
     // The same inference as from a warehouse's aggregates; the bootstrap then replaces the rows' intervals.

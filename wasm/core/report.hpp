@@ -27,6 +27,8 @@ struct ReportOptions {
     std::vector<double> cdf_probabilities;  // empty: no CDF points
     // The daily series' looks: group k (k >= 1, in the order named) holds its own runs and those of every group before
     // it, i.e. the data as it stood at the end of that day (infer_cumulative, value_aggregates.hpp). Delta intervals.
+    // infer_report() given groups already cumulative (a warehouse's) marks the looks' stopping line with it
+    // (mark_sequence_looks, confidence_sequence.hpp).
     bool cumulative = false;
 };
 

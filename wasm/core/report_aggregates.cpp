@@ -60,12 +60,12 @@ public:
     }
 
     // One arm's delta interval at p (quantile_ci.hpp) from the aggregates; fit receives the delta fit (sum_sq NaN when
-    // there is none) and sums the sums it used (null when missing).
-    QuantileInterval interval(SampleKind s, double p, double z, DeltaFit& fit, const BelowSums*& sums) {
+    // there is none) and sums the sums it used (null when missing). with_se: also the standard error (more ranks).
+    QuantileInterval interval(SampleKind s, double p, double z, DeltaFit& fit, const BelowSums*& sums, bool with_se = true) {
         QuantileInterval qi;
         qi.p = p;
         qi.estimate = quantile(s, p);
-        qi.lo = qi.hi = qi.se = qi.se_woodruff = qi.design_effect = kNaN;
+        qi.lo = qi.hi = qi.se = qi.df = qi.design_effect = kNaN;
         fit = DeltaFit{};
         fit.sum_sq = kNaN;
         sums = nullptr;
@@ -78,8 +78,9 @@ public:
         if (!fit.bounds) return qi;
         qi.lo = stat(s, fit.l - 1);
         qi.hi = stat(s, fit.u - 1);
-        qi.se = (qi.hi - qi.lo) / (2 * z);
-        qi.se_woodruff = (quantile(s, fit.woodruff_hi) - quantile(s, fit.woodruff_lo)) / (2 * z);
+        if (!with_se) return qi;
+        qi.se = quantile_se(qi.estimate, quantile(s, fit.window_lo), quantile(s, fit.window_hi), fit);
+        qi.df = quantile_df(fit, static_cast<std::size_t>(a.n), static_cast<std::size_t>(a.runs));
         return qi;
     }
 
@@ -108,7 +109,6 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
                              o.confidence < 1;
     const double z = two_sided_z(o.confidence);
     const std::size_t units = delta_units(a);
-    const double critical = enough_runs ? delta_critical(o.confidence, units) : kNaN;
     for (double p : o.percentiles) {
         DeltaFit f2, f3;
         const BelowSums *s2 = nullptr, *s3 = nullptr;
@@ -125,7 +125,8 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
                 rho = std::max(-1.0, std::min(1.0, cross / std::sqrt(f2.sum_sq * f3.sum_sq)));
             }
         }
-        a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, critical));
+        a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, o.confidence, units));
+        a.rows.back().min_runs = min_runs_for_interval(p, z);
         // The anytime-valid interval over the group's runs (either arm): the units the delta method counts.
         if (enough_runs) set_confidence_sequence(a.rows.back(), units, o.confidence);
         a.h2.push_back(i2);
@@ -151,7 +152,7 @@ PairedDifferenceSummary paired_from(Lookup& g, const Moments& m, double confiden
         s.ci_mean_hi = s.mean + z * se;
         DeltaFit fit;
         const BelowSums* sums = nullptr;
-        const QuantileInterval median = g.interval(SampleKind::diff, 0.5, z, fit, sums);
+        const QuantileInterval median = g.interval(SampleKind::diff, 0.5, z, fit, sums, false);
         s.ci_median_lo = median.lo;
         s.ci_median_hi = median.hi;
     }
@@ -193,8 +194,9 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
         }
         out.push_back(std::move(r));
     }
-    // The multiplicity adjustment needs every cell of the report, so only once nothing is missing.
+    // The multiplicity adjustment needs every cell of the report, so only once nothing is missing; so do the looks.
     if (needs.empty()) mark_discoveries(out, o.confidence);
+    if (needs.empty() && o.cumulative) mark_sequence_looks(out, 1);
     return out;
 }
 

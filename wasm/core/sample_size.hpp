@@ -16,8 +16,8 @@ struct SampleSizePlan {
 
 // From a baseline arm (values + run ids), for quantile p, a minimum detectable relative change mde (0.05 = 5%),
 // two-sided level alpha and power:
-//   se(q)       = (X_(u) - X_(l)) / (2 z_{1-alpha/2})   the run-clustered outer delta interval (quantile_ci.hpp),
-//                                                       = sqrt(DE p (1 - p) / (N f(q)^2)) without estimating f
+//   se(q)       = the quantile's run-clustered standard error (quantile_se, quantile_ci.hpp)
+//               = sqrt(DE p (1 - p) / (N f(q)^2)), the slope 1 / f read from order statistics near q
 //   sigma2_run  = n_runs * se(q)^2                      the variance of q^ scaled to one run
 //   runs_per_arm = ceil(2 (z_{1-alpha/2} + z_{power})^2 sigma2_run / (mde q)^2)
 // The factor 2 is the two arms (equal sizes, equal variance assumed: the baseline stands in for both).

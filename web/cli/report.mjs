@@ -22,7 +22,7 @@ const HELP = `usage: h3probe report [options]
   --daily              also print the daily series and its cumulative looks (fixed-horizon and anytime-valid
                        intervals; always in the HTML and JSON reports)
   --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
-  --json FILE          also write the whole report as JSON (format h3probe-report/2: verdict, groups, percentiles,
+  --json FILE          also write the whole report as JSON (format h3probe-report/3: verdict, groups, percentiles,
                        estimates, intervals, counts, exclusions)
   --method M           delta (default) or bootstrap intervals
   --confidence C       interval confidence (default 0.95)`;

@@ -158,7 +158,7 @@ const interval = ([lo, hi], d = 1) => (lo === null || hi === null ? 'n/a' : `[${
 
 /**
  * The lab's p90 and p95 per group beside the profile's reference figures (Dropbox's, for dropbox-like): runs,
- * Δ ms and Δ % with their intervals (* : the interval excludes 0), and what the reference says.
+ * Δ ms and Δ % with their intervals (* : the cell's Δ excludes 0, in ms and in % alike), and what the reference says.
  */
 export function formatComparison(report, profile) {
   const ref = new Map((profile.reference?.rows ?? []).map((r) => [r.group, r]));
@@ -168,8 +168,8 @@ export function formatComparison(report, profile) {
     const cell = (p, unit) => {
       const r = at(p);
       if (!r) return 'n/a';
-      return unit === 'ms' ? `${fmt(r.diff_ms)} ${interval(r.ci_ms)}${r.significant_ms ? ' *' : ''}`
-        : `${fmt(r.diff_pct)}% ${interval(r.ci_pct)}${r.significant_pct ? ' *' : ''}`;
+      return unit === 'ms' ? `${fmt(r.diff_ms)} ${interval(r.ci_ms)}${r.significant ? ' *' : ''}`
+        : `${fmt(r.diff_pct)}% ${r.ci_pct_unbounded ? 'unbounded' : interval(r.ci_pct)}${r.significant ? ' *' : ''}`;
     };
     const name = g.name === 'overall' ? 'overall' : g.name;
     return [name, String(g.runs), cell(0.9, 'ms'), cell(0.9, '%'), cell(0.95, 'ms'), cell(0.95, '%'),

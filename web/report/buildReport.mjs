@@ -40,14 +40,15 @@ export function buildReport(core, data, {
  * {storedRuns, received, regions, groups, aggregates, loadErrors} per grouping, fill([aggregates], [needs])): each
  * round, the C++ inference of every report not yet complete lists what it still needs, and the source computes all of
  * it where the data lives in the same passes. common: { metric, since, arms, method, confidence }; each: the options of
- * each report in the source's order ({ percentiles, sampleSize, cdf }). Delta intervals only.
+ * each report in the source's order ({ percentiles, sampleSize, cdf, cumulative: its groups after overall are the daily
+ * looks, whose stopping line the core then marks }). Delta intervals only.
  */
 export async function buildReportsFromAggregates(core, source, {
   metric, since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95,
 } = {}, each = [{}]) {
   if (method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
-  const shapes = each.map(({ percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false }) => ({
-    percentiles, sampleSize, options: reportOptions({ method, confidence, percentiles, sampleSize, cdf }) }));
+  const shapes = each.map(({ percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false,
+    cumulative = false }) => ({ percentiles, sampleSize, options: { ...reportOptions({ method, confidence, percentiles, sampleSize, cdf }), cumulative } }));
   const starts = await source.start();
   // The probabilities whose estimates get intervals (the percentiles, the sample size's, the paired median): the
   // source may fetch what their bounds will need in the same pass.

@@ -48,7 +48,7 @@ export function formatConnectionSetup(view, report) {
     for (const r of overall[m.name].rows) {
       const label = `${metricLabel[m.name] ?? m.name} ${percentileLabel(r.p)}`;
       rows.push(m.paired
-        ? [label, num(r.h2), range(r.ci_h2), num(r.h3), range(r.ci_h3), signed(r.diff_ms), interval(r.ci_ms, 2), r.significant_ms ? '*' : '']
+        ? [label, num(r.h2), range(r.ci_h2), num(r.h3), range(r.ci_h3), signed(r.diff_ms), interval(r.ci_ms, 2), r.significant ? '*' : '']
         : [label, num(r.h2), range(r.ci_h2), '-', '', '', '', '']);
     }
   }

@@ -12,26 +12,35 @@ const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '-'
 // An undefined bound (too few runs, or a percentile too extreme for the sample) reads n/a rather than a made-up number.
 const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && Number.isFinite(ci[0]) && Number.isFinite(ci[1])
   ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : 'n/a');
+/** What a Δ % interval without finite bounds reads (Fieller's set when the HTTP/2 quantile's own interval reaches 0). */
+export const UNBOUNDED = 'unbounded';
+// A row's Δ % interval (key 'ci_pct', or the sequence's 'cs_pct'): its bounds, 'unbounded', or n/a.
+const pctInterval = (r, key = 'ci_pct', d = 1) => (r[`${key}_unbounded`] ? UNBOUNDED : interval(r[key], d, '%'));
+/** What an unbounded Δ % interval means, for the arms of report.arms. */
+export const unboundedText = (arms) => `${UNBOUNDED}: the ${armLabels(arms).control} quantile's own interval reaches 0, so no ` +
+  'finite bounds hold Δ % (the Δ ms interval still decides)';
 export const percentileLabel = (p) => `p${Number((p * 100).toFixed(1))}`;
 /** The cell formats, for the views printed in their own files (formatConnectionSetup.mjs). */
 export const cells = Object.freeze({ num, signed, int, pct, interval });
-// A row carries two intervals, Δ ms (ci_ms) and Δ % (ci_pct), each with its own mark (significant_ms, significant_pct):
-// they are computed apart (Δ % through the ratio's variance), so near 0 one can exclude 0 while the other includes it.
-const INTERVAL = Object.freeze({ ms: 'ci_ms', pct: 'ci_pct' });
-const hasInterval = (r, unit) => Array.isArray(r[INTERVAL[unit]]) && r[INTERVAL[unit]].every(Number.isFinite);
+const hasInterval = (r) => Array.isArray(r.ci_ms) && r.ci_ms.every(Number.isFinite);
 
-/** The marks after an interval, text and HTML alike, and what each means. */
+/** The marks of a cell, text and HTML alike, and what each means. */
 export const MARKS = Object.freeze({
-  significant: { mark: '*', what: 'the interval excludes 0' },
+  significant: { mark: '*', what: 'Δ excludes 0 (its interval in ms and in %: one test)' },
   includesZero: { mark: '', what: 'the interval includes 0: no difference shown' },
-  noInterval: { mark: '?', what: 'no interval: fewer runs in an arm than the minimum, or the percentile too extreme for this many requests' },
+  noInterval: { mark: '?', what: 'no interval: fewer runs in an arm than the percentile needs' },
 });
-/** The mark of a row's Δ ms (unit 'ms') or Δ % (unit 'pct') interval: significant, includesZero or noInterval. */
-export const markOf = (r, unit) => (!hasInterval(r, unit) ? 'noInterval'
-  : r[unit === 'ms' ? 'significant_ms' : 'significant_pct'] ? 'significant' : 'includesZero');
-const starOf = (r, unit) => (markOf(r, unit) === 'significant' ? '*' : '');
+/**
+ * The mark of a row (a cell: a group × percentile): significant, includesZero or noInterval. One decision, the core's
+ * `significant`: the Δ ms interval excludes 0, and the Δ % interval (the same test, inverted for the ratio) with it.
+ */
+export const markOf = (r) => (!hasInterval(r) ? 'noInterval' : r.significant ? 'significant' : 'includesZero');
+const starOf = (r) => (markOf(r) === 'significant' ? '*' : '');
 /** What "n/a" means wherever an interval is printed. */
-export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the minimum, or the percentile too extreme for this many requests)';
+export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the percentile needs)';
+/** The fewest runs per arm each percentile of rows needs for an interval (the core's min_runs): "p50 10, p95 73". */
+export const minRunsText = (rows) => rows.filter((r) => Number.isFinite(r.min_runs))
+  .map((r) => `${percentileLabel(r.p)} ${int(r.min_runs)}`).join(', ');
 
 /** How a --by grouping is named in headings. */
 export const BY_LABELS = Object.freeze({ region: 'region', browser: 'browser', browser_version: 'browser version', config: 'config',
@@ -101,8 +110,8 @@ export function formatReport(report) {
       `${L.aa ? ` with arms ${report.arms}` : ''}; ` +
       `${conf} intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'}, the run (page load) as the unit`,
     ...(L.aa ? [L.aa] : []),
-    `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * after an interval = that interval excludes 0 ` +
-      '(Δ ms and Δ % each carry their own)',
+    `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * = Δ excludes 0 (in ms and in %: one test, ` +
+      'so the two intervals exclude 0 together)',
     ...(report.loadErrors?.total ? [loadErrorLine(report.loadErrors)] : []),
     ...(report.mainThread && mainThreadLine(report.mainThread) ? [mainThreadLine(report.mainThread)] : []),
     ...(payloadLine(report) ? [payloadLine(report)] : []),
@@ -141,11 +150,10 @@ function formatGroup(g, report) {
   } else {
     const header = ['', `${L.control} ms`, `${L.treatment} ms`, 'Δ ms', `${conf} CI Δ ms`, '', 'Δ %', `${conf} CI Δ %`, ''];
     const cells = rows.map((r) => [percentileLabel(r.p), num(r.h2), num(r.h3), signed(r.diff_ms), interval(r.ci_ms, 2),
-      starOf(r, 'ms'), `${signed(r.diff_pct, 1)}%`, interval(r.ci_pct, 1, '%'), starOf(r, 'pct')]);
+      starOf(r), `${signed(r.diff_pct, 1)}%`, pctInterval(r), starOf(r)]);
     lines.push(...alignTable(header, cells));
-    if (rows.some((r) => !hasInterval(r, 'ms') || !hasInterval(r, 'pct'))) {
-      lines.push(`${NA_TEXT}; the minimum is ${report.minRunsForInterval} runs`);
-    }
+    if (rows.some((r) => !hasInterval(r))) lines.push(`${NA_TEXT}; the fewest runs per arm: ${minRunsText(rows)}`);
+    if (rows.some((r) => r.ci_pct_unbounded)) lines.push(unboundedText(report.arms));
     lines.push(...comparisonLines(rows, report));
   }
 
@@ -184,7 +192,7 @@ function comparisonLines(rows, report) {
   }
   if (rows.some((r) => Array.isArray(r.cs_ms) && r.cs_ms.every(Number.isFinite))) {
     lines.push(`anytime-valid ${conf} interval of Δ ms (valid however often it is looked at): ` +
-      rows.map((r) => `${percentileLabel(r.p)} ${interval(r.cs_ms, 2)}${r.significant_cs_ms ? ' *' : ''}`).join(', '));
+      rows.map((r) => `${percentileLabel(r.p)} ${interval(r.cs_ms, 2)}${r.significant_cs ? ' *' : ''}`).join(', '));
   }
   return lines;
 }
@@ -202,7 +210,7 @@ function sampleSizeLine(g, report) {
 export const survivorsOf = (g) => (g.analysis?.rows ?? []).filter((r) => r.discovery).map((r) => percentileLabel(r.p)).join(' ') || '-';
 
 // Δ% with the mark of its own interval, padded so that the numbers line up whatever the mark.
-const markedPct = (r) => (r ? `${signed(r.diff_pct, 1)}${MARKS[markOf(r, 'pct')].mark || ' '}` : '-');
+const markedPct = (r) => (r ? `${signed(r.diff_pct, 1)}${MARKS[markOf(r)].mark || ' '}` : '-');
 const legend = () => `${Object.values(MARKS).filter((m) => m.mark).map((m) => `${m.mark} ${m.what}`).join('; ')}; ` +
   'no mark: the interval includes 0';
 
@@ -231,7 +239,7 @@ function formatDaily(report) {
     const byP = new Map(d.rows.map((r) => [r.p, r]));
     return [d.day, int(d.runs), ...percentiles.map((p) => {
       const r = byP.get(p);
-      return r ? `${markedPct(r)} ${interval(r.ci_pct, 1)}` : '-';
+      return r ? `${markedPct(r)} ${r.ci_pct_unbounded ? UNBOUNDED : interval(r.ci_pct, 1)}` : '-';
     })];
   });
   return ['by day received (is the effect stable from day to day?):', ...alignTable(header, cells), legend()];
@@ -247,7 +255,7 @@ function formatCumulative(report) {
     const byP = new Map(d.cumulative.rows.map((r) => [r.p, r]));
     return [d.day, int(d.cumulative.runs), ...percentiles.flatMap((p) => {
       const r = byP.get(p);
-      return r ? [signed(r.diff_ms), `${interval(r.ci_ms, 2)}${starOf(r, 'ms') || ' '}`, `${interval(r.cs_ms, 2)}${r.significant_cs_ms ? '*' : ' '}`]
+      return r ? [signed(r.diff_ms), `${interval(r.ci_ms, 2)}${starOf(r) || ' '}`, `${interval(r.cs_ms, 2)}${r.significant_cs ? '*' : ' '}`]
         : ['-', '-', '-'];
     })];
   });

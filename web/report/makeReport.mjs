@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { peer } from '../server/peer.mjs';
 import { readReportData } from './readReportData.mjs';
-import { buildReport, buildReportsFromAggregates } from './buildReport.mjs';
+import { buildReport, buildReportsFromAggregates, PERCENTILES } from './buildReport.mjs';
 import { clickhouseAggregateSource, queryRecorder } from './clickhouseAggregates.mjs';
 import { normalizeSince, OTHER_GROUP } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
@@ -12,12 +12,14 @@ import { formatReport } from './formatReport.mjs';
 import { connectionSetupFromData, readSetupData, SETUP_ARMS } from './connectionSetup.mjs';
 import { clickhouseConnectionSetup } from './clickhouseConnectionSetup.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
+import { verdict } from './verdict.mjs';
 
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
 export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
 /** The JSON report's format name; a change that removes or renames a field gets a new number. */
-export const REPORT_FORMAT = 'h3probe-report/2';
-/** The percentiles of the daily series: the body and the tail Dropbox reported. */
+export const REPORT_FORMAT = 'h3probe-report/3';
+/** The percentiles of the daily series: the body and the tail Dropbox reported. Its cumulative looks hold every
+ * percentile of the report (PERCENTILES), whose stopping line the verdict reads; the tables and charts show these. */
 export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 
 /**
@@ -53,8 +55,9 @@ export async function makeReport(core, {
       const looks = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
         payloadBytes, sets: ['day'], cumulative: true, readSummary, now, countsFrom: source });
       const [cumulative] = await buildReportsFromAggregates(core, looks, { metric, since: normalizeSince(since), arms, method: 'delta', confidence },
-        [{ percentiles: DAILY_PERCENTILES }]);
+        [{ percentiles: PERCENTILES, cumulative: true }]);
       report.daily = dailySeries(byDay, cumulative);
+      report.verdict = verdict(report);
       source.passes.push(...looks.passes.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
     }
     // The connection-setup view's queries are listed with the passes.
@@ -87,7 +90,8 @@ export async function makeReport(core, {
     if (daily) {
       const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by: 'day' });
       report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }),
-        buildReport(core, byDay, { method: 'delta', confidence, percentiles: DAILY_PERCENTILES, cumulative: true }));
+        buildReport(core, byDay, { method: 'delta', confidence, percentiles: PERCENTILES, cumulative: true }));
+      report.verdict = verdict(report);
     }
     const t2 = performance.now();
     return finish(report, { read: t1 - t0, stats: t2 - t1 - setup, setup }, { htmlPath, jsonPath });
@@ -99,23 +103,30 @@ export async function makeReport(core, {
 // Δ at DAILY_PERCENTILES per day received, each day a group of its own with its own intervals. report: the same report
 // grouped by day (either store). cumulative (optional): the report whose day groups hold every run received up to the
 // end of that day (buildReport's cumulative option): each day then also carries that look, with the fixed-horizon
-// interval beside the anytime-valid one (the confidence sequence, valid however often the series is read).
+// interval beside the anytime-valid one (the confidence sequence, valid however often the series is read), and the
+// sequence's stopping line as the core marked it over the looks (the verdict reads the last look's).
 function dailySeries(report, cumulative = null) {
-  const looks = new Map((cumulative?.groups.slice(1) ?? []).map((g) => [g.name, g]));
+  const lookGroups = cumulative?.groups.slice(1) ?? [];
+  const looks = new Map(lookGroups.map((g) => [g.name, g]));
+  const lookDays = lookGroups.map((g) => g.name);
   return {
     percentiles: [...DAILY_PERCENTILES],
     days: report.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, significant_ms: x.significant_ms, significant_pct: x.significant_pct })),
-    ...(looks.has(g.name) ? { cumulative: cumulativeLook(looks.get(g.name)) } : {}) })),
+      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
+      significant: x.significant })),
+    ...(looks.has(g.name) ? { cumulative: cumulativeLook(looks.get(g.name), lookDays) } : {}) })),
   };
 }
 
-// One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks.
-function cumulativeLook(g) {
+// One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks, and
+// the stopping line (cs_decided_look named by its day among lookDays, the looks in order).
+function cumulativeLook(g, lookDays) {
   return { runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, cs_ms: x.cs_ms, cs_pct: x.cs_pct,
-    significant_ms: x.significant_ms, significant_pct: x.significant_pct, significant_cs_ms: x.significant_cs_ms,
-    significant_cs_pct: x.significant_cs_pct })) };
+    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
+    cs_ms: x.cs_ms, cs_pct: x.cs_pct, cs_pct_unbounded: x.cs_pct_unbounded, significant: x.significant,
+    significant_cs: x.significant_cs, cs_runs_needed: x.cs_runs_needed, cs_days_needed: x.cs_days_needed,
+    cs_decided_look: x.cs_decided_look, cs_decided_day: x.cs_decided_look === null ? null : lookDays[x.cs_decided_look] ?? null,
+    cs_decided_side: x.cs_decided_side, cs_conflict: x.cs_conflict })) };
 }
 
 // Text, HTML and JSON of a report, the same from either store.

@@ -15,7 +15,7 @@ export function renderConnectionSetupHtml(view, report) {
   const [overall, ...groups] = view.groups;
   const rows = view.metrics.flatMap((m) => overall[m.name].rows.map((r) => `<tr><td>${esc(METRIC[m.name] ?? m.name)} ${percentileLabel(r.p)}</td>
 <td>${num(r.h2)}<span class="ci">${ci(r.ci_h2, 2, num)}</span></td>` + (m.paired
-    ? `<td>${num(r.h3)}<span class="ci">${ci(r.ci_h3, 2, num)}</span></td><td${r.significant_ms ? ' class="sig"' : ''}>${signed(r.diff_ms)}${r.significant_ms ? ' *' : ''}<span class="ci">${ci(r.ci_ms)}</span></td>`
+    ? `<td>${num(r.h3)}<span class="ci">${ci(r.ci_h3, 2, num)}</span></td><td${r.significant ? ' class="sig"' : ''}>${signed(r.diff_ms)}${r.significant ? ' *' : ''}<span class="ci">${ci(r.ci_ms)}</span></td>`
     : '<td class="muted">–</td><td class="muted">–</td>') + '</tr>'));
   const paired = view.metrics.filter((m) => m.paired).map((m) => {
     const p = overall[m.name].paired;

@@ -2,7 +2,8 @@
 // Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
 // ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
 // percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, MARKS, markOf, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf } from './formatReport.mjs';
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, MARKS, markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel,
+  pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 
@@ -16,6 +17,8 @@ const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '�
 const ci = (c, d, unit = '') => (Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1])
   ? `[${signed(c[0], d)}${unit}, ${signed(c[1], d)}${unit}]` : 'n/a');
 const f1 = (v) => Number(v.toFixed(1));
+// A row's Δ % interval as ci() writes it, or unbounded (Fieller's set without finite bounds).
+const ciPct = (r, d = 1, unit = '') => (r.ci_pct_unbounded ? UNBOUNDED : ci(r.ci_pct, d, unit));
 
 /** report: from buildReport(..., {cdf: true}). options.generatedAt: a date string for the footer. Returns the HTML text. */
 export function renderReportHtml(report, { generatedAt = new Date().toISOString(), title = 'h3probe report' } = {}) {
@@ -30,7 +33,7 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
     `<p class="lede">Network time of the ${report.payloadBytes ? `${int(report.payloadBytes)}-byte` : 'no-op'} requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
       ${int(report.storedRuns)} stored runs${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
       ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
-      negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0 (Δ ms and Δ % each carry their own).</p>`,
+      negative means ${L.treatment} was faster; <b>*</b> marks a cell whose Δ excludes 0 (in ms and in %: one test, so both intervals exclude 0 together).</p>`,
     payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : '',
     report.loadErrors?.total ? `<p class="load-errors">${esc(loadErrorLine(report.loadErrors))}: sampled page loads that could not load the run, its glue or its .wasm (no measurement).</p>` : '',
     report.mainThread && mainThreadLine(report.mainThread) ? `<p class="main-thread">${esc(mainThreadLine(report.mainThread))}.</p>` : '',
@@ -113,17 +116,17 @@ footer { margin-top: 36px; color: #6b7280; font-size: 12px; }
 }
 `;
 
-// A Δ% cell with the mark of its own interval, the same marks as the text report's.
+// A Δ% cell with the cell's mark, the same marks as the text report's.
 function deltaCell(r) {
   if (!r) return '<td>–</td>';
-  const mark = markOf(r, 'pct');
+  const mark = markOf(r);
   return `<td class="${mark === 'significant' ? 'sig' : mark === 'noInterval' ? 'noci' : ''}">${signed(r.diff_pct, 1)}%` +
-    `${MARKS[mark].mark ? ` ${MARKS[mark].mark}` : ''}<span class="ci">${ci(r.ci_pct, 1)}</span></td>`;
+    `${MARKS[mark].mark ? ` ${MARKS[mark].mark}` : ''}<span class="ci">${ciPct(r)}</span></td>`;
 }
 
-// A Δ and its interval as two cells, both marked (bold, *) when that interval excludes 0.
-function markedCells(r, unit, delta, interval) {
-  const sig = markOf(r, unit) === 'significant';
+// A Δ and its interval as two cells, both marked (bold, *) when the cell's Δ excludes 0.
+function markedCells(r, delta, interval) {
+  const sig = markOf(r) === 'significant';
   return `<td${sig ? ' class="sig"' : ''}>${delta}${sig ? ' *' : ''}</td><td${sig ? ' class="sig"' : ''}>${interval}</td>`;
 }
 
@@ -131,13 +134,14 @@ function markedCells(r, unit, delta, interval) {
 function comparisonCells(r) {
   const q = Number.isFinite(r.q_value) ? (r.q_value < 0.001 ? '<0.001' : r.q_value.toFixed(3)) : '–';
   return `<td class="q${r.discovery ? ' sig' : ''}">${q}${r.discovery ? ` ${DISCOVERY_MARK.mark}` : ''}</td>` +
-    `<td class="cs${r.significant_cs_ms ? ' sig' : ''}">${ci(r.cs_ms, 2)}${r.significant_cs_ms ? ' *' : ''}</td>`;
+    `<td class="cs${r.significant_cs ? ' sig' : ''}">${ci(r.cs_ms, 2)}${r.significant_cs ? ' *' : ''}</td>`;
 }
 
 function legend(report) {
   return `<p class="legend"><b>*</b> ${esc(MARKS.significant.what)}. No mark: ${esc(MARKS.includesZero.what)}.
-<b>?</b> and <b>n/a</b>: ${esc(NA_TEXT.replace(/^n\/a: /, ''))}; the minimum is ${int(report.minRunsForInterval)} runs.
-In the Δ charts: filled dot = interval excludes 0, open dot = interval includes 0, grey diamond = no interval.</p>`;
+<b>?</b> and <b>n/a</b>: ${esc(NA_TEXT.replace(/^n\/a: /, ''))}; the fewest runs per arm: ${esc(minRunsText(report.groups[0]?.analysis?.rows ?? []))}.
+<b>${UNBOUNDED}</b>: ${esc(unboundedText(report.arms).slice(UNBOUNDED.length + 2))}.
+In the Δ charts: filled dot = Δ excludes 0, open dot = the interval includes 0, grey diamond = no interval.</p>`;
 }
 
 function summarySection(report) {
@@ -177,7 +181,7 @@ function groupSection(g, report, index) {
 <thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th>
 <th title="Δ ms's p-value adjusted by Benjamini–Hochberg over every group × percentile of this report">q (BH)</th><th title="valid however often it is looked at">${conf} anytime-valid Δ ms</th></tr></thead>
 <tbody>${rows.map((r) => `<tr><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
-${markedCells(r, 'ms', signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, 'pct', `${signed(r.diff_pct, 1)}%`, ci(r.ci_pct, 1, '%'))}${comparisonCells(r)}</tr>`).join('')}</tbody></table></div>
+${markedCells(r, signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, `${signed(r.diff_pct, 1)}%`, ciPct(r, 1, '%'))}${comparisonCells(r)}</tr>`).join('')}</tbody></table></div>
 <p class="meta">q (BH): the p-value of Δ ms adjusted for every comparison in this report (Benjamini–Hochberg); <b>${DISCOVERY_MARK.mark}</b> ${esc(DISCOVERY_MARK.what)} at
 ${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence sequence over runs in the order received, valid however often the report is read (<b>*</b> when it excludes 0).</p>`;
   const p = g.paired;
@@ -198,7 +202,7 @@ ${L.treatment} fallback rate ${pct(g.fallback.rate)}.</p>
 filled: the interval excludes 0; open: it includes 0; grey diamond: no interval.</figcaption></figure>
 </div>
 ${table}
-${rows.some((r) => markOf(r, 'ms') === 'noInterval' || markOf(r, 'pct') === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the minimum is ${int(report.minRunsForInterval)} runs.</p>` : ''}
+${rows.some((r) => markOf(r) === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the fewest runs per arm: ${esc(minRunsText(rows))}.</p>` : ''}
 <p class="meta">Paired within-run Δ (median ${L.treatment} − median ${L.control} of each run): ${p ? `${int(p.n)} runs, mean ${signed(p.mean)} ms ${ci(p.ci_mean, 2)},
 median ${signed(p.median)} ms ${ci(p.ci_median, 2)}, p10 ${signed(p.p10)} ms, p90 ${signed(p.p90)} ms.` : 'fewer than 2 runs with both arms.'}</p>
 <p class="meta">Order effect: ${o ? `mean paired Δ ${signed(o.mean_h2_first)} ms with ${L.control} first (${int(o.n_h2_first)} runs),
@@ -258,7 +262,7 @@ function armCurves(arms, metric, L, { sy, yGrid, yLabel, cls, emptyCls = `${cls}
 
 function deltaChart(rows, confidence, L) {
   return intervalChart(rows.map((r) => ({ label: percentileLabel(r.p), key: r.p, row: r,
-    title: `${percentileLabel(r.p)}: ${signed(r.diff_ms)} ms, ${signed(r.diff_pct, 1)}%, ${Math.round(confidence * 100)}% CI ${ci(r.ci_pct, 1, '%')}` })),
+    title: `${percentileLabel(r.p)}: ${signed(r.diff_ms)} ms, ${signed(r.diff_pct, 1)}%, ${Math.round(confidence * 100)}% CI ${ciPct(r, 1, '%')}` })),
   `Δ % (${L.treatment} − ${L.control})`, 'delta-chart');
 }
 
@@ -312,7 +316,7 @@ function intervalChart(points, yLabel, cls) {
     }
     if (!Number.isFinite(r.diff_pct)) return;
     const y = f1(sy(r.diff_pct));
-    const mark = markOf(r, 'pct'); // the interval drawn is Δ %'s
+    const mark = markOf(r);
     parts.push(mark === 'noInterval'
       ? `<path class="delta-point no-interval" data-mark="${mark}" d="M${x},${f1(y - dot - 1)}L${f1(x + dot + 1)},${y}L${x},${f1(y + dot + 1)}L${f1(x - dot - 1)},${y}Z" `
         + `fill="#fff" stroke="#9ca3af" stroke-width="2"><title>${esc(title)} (no interval)</title></path>`
@@ -338,8 +342,8 @@ function dailySection(report) {
   const L = armLabels(report.arms);
   const charts = percentiles.map((p) => {
     const points = days.map((d) => {
-      const r = d.rows.find((x) => x.p === p) ?? { p, diff_pct: NaN, ci_pct: null, significant_pct: false };
-      return { label: d.day.slice(5), key: d.day, row: r, title: `${d.day} ${percentileLabel(p)}: ${signed(r.diff_pct, 1)}% ${ci(r.ci_pct, 1, '%')}, ${int(d.runs)} runs` };
+      const r = d.rows.find((x) => x.p === p) ?? { p, diff_pct: NaN, ci_ms: null, ci_pct: null, significant: false };
+      return { label: d.day.slice(5), key: d.day, row: r, title: `${d.day} ${percentileLabel(p)}: ${signed(r.diff_pct, 1)}% ${ciPct(r, 1, '%')}, ${int(d.runs)} runs` };
     });
     return `<figure>${intervalChart(points, `${percentileLabel(p)} Δ %`, `daily-chart daily-${percentileLabel(p)}`)}
 <figcaption>${percentileLabel(p)}: Δ% per day received with its ${conf} interval.</figcaption></figure>`;
@@ -365,7 +369,7 @@ function cumulativeTable(report) {
   const head = ['up to day', 'runs', ...percentiles.flatMap((p) => [`${percentileLabel(p)} Δ ms`, `${conf} fixed-horizon`, `${conf} anytime-valid`])];
   const rows = looks.map((d) => `<tr><td>${esc(d.day)}</td><td>${int(d.cumulative.runs)}</td>${percentiles.map((p) => {
     const r = d.cumulative.rows.find((x) => x.p === p);
-    return r ? `<td>${signed(r.diff_ms)}</td>${cell(r.ci_ms, markOf(r, 'ms') === 'significant')}${cell(r.cs_ms, r.significant_cs_ms)}` : '<td>–</td><td>–</td><td>–</td>';
+    return r ? `<td>${signed(r.diff_ms)}</td>${cell(r.ci_ms, markOf(r) === 'significant')}${cell(r.cs_ms, r.significant_cs)}` : '<td>–</td><td>–</td><td>–</td>';
   }).join('')}</tr>`);
   const charts = percentiles.map((p) => `<figure>${cumulativeChart(looks, p)}<figcaption>${percentileLabel(p)}: Δ ms up to each day; thin: ${conf} fixed-horizon, grey: anytime-valid.</figcaption></figure>`);
   return `<h3>Cumulative, as read each day</h3>

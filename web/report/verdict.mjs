@@ -1,9 +1,8 @@
 // The report's answer in one line: at which percentiles the treatment arm is faster or slower with confidence, by how
-// much, over how many runs and which dates. It reads one interval, Δ ms's (VERDICT_INTERVAL), and says so: the Δ %
-// interval is computed apart and can include 0 where Δ ms's does not; and the cautions that must be read with it (too few runs, loopback
-// only, runs on the page's main thread).
-// Text and HTML print it first; the JSON report carries it as data.
-import { armLabels, markOf, percentileLabel } from './formatReport.mjs';
+// much, over how many runs and which dates. It reads each cell's one decision (the core's `significant`, which every
+// mark, highlight and dot of the report reads too), and the cautions that must be read with it (too few runs, loopback
+// only, runs on the page's main thread). Text and HTML print it first; the JSON report carries it as data.
+import { armLabels, markOf, percentileLabel, UNBOUNDED } from './formatReport.mjs';
 
 /** Above this share of a report's runs on the page's main thread (not in the Worker), the verdict carries a caution. */
 export const MAIN_THREAD_CAUTION_SHARE = 0.01;
@@ -11,17 +10,18 @@ export const MAIN_THREAD_CAUTION_SHARE = 0.01;
 // The region the collector gives loopback clients (web/server/regionFor.mjs): no real network between browser and origins.
 const LOOPBACK_REGION = 'local';
 
-/** The interval the verdict reads: the row's Δ ms interval and its mark. */
-export const VERDICT_INTERVAL = Object.freeze({ unit: 'ms', name: 'Δ ms' });
-
 const signed = (v, d) => `${v > 0 ? '+' : ''}${v.toFixed(d)}`;
+// A significant cell's Δ % interval: its bounds, or unbounded (Fieller's set without finite bounds).
+const pctCi = (x) => (x.ci_pct_unbounded ? `${UNBOUNDED} in %` : Array.isArray(x.ci_pct) && x.ci_pct.every(Number.isFinite)
+  ? `[${signed(x.ci_pct[0], 1)}%, ${signed(x.ci_pct[1], 1)}%]` : 'n/a in %');
 const day = (iso) => (iso ? iso.slice(0, 10) : '?');
 
 /**
- * report: from buildReport(). Returns { text, interval: 'ms' (the one it reads), cautions: [text], runs, received: {first, last}, percentiles: [{p, verdict:
- * 'faster'|'slower'|'no difference shown'|'no interval', diff_ms, diff_pct, ci_ms, q_value, discovery, cs_ms,
- * significant_cs_ms}], fdr (discoveries() below) } for the overall group. Its text also says how many cells survive
- * the multiplicity adjustment, naming them, and where the anytime-valid interval excludes 0.
+ * report: from buildReport(). Returns { text, cautions: [text], runs, received: {first, last}, percentiles: [{p, verdict:
+ * 'faster'|'slower'|'no difference shown'|'no interval', diff_ms, diff_pct, ci_ms, ci_pct, ci_pct_unbounded, q_value,
+ * discovery, cs_ms, significant_cs, stop (stopping() below)}], fdr (discoveries() below) } for the overall group. Its
+ * text also says how many cells survive the multiplicity adjustment, naming them, and per percentile whether a team may
+ * stop (the anytime-valid sequence has decided, since which daily look) or how many more runs it needs.
  */
 export function verdict(report) {
   const overall = report.groups[0];
@@ -29,10 +29,11 @@ export function verdict(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const rows = overall?.analysis?.rows ?? [];
   const percentiles = rows.map((r) => {
-    const mark = markOf(r, VERDICT_INTERVAL.unit);
+    const mark = markOf(r);
     const hasCi = mark !== 'noInterval';
     const word = !hasCi ? 'no interval' : mark !== 'significant' ? 'no difference shown' : r.diff_ms < 0 ? 'faster' : 'slower';
-    return { p: r.p, verdict: word, diff_ms: r.diff_ms, diff_pct: r.diff_pct, ci_ms: hasCi ? r.ci_ms : null };
+    return { p: r.p, verdict: word, diff_ms: r.diff_ms, diff_pct: r.diff_pct, ci_ms: hasCi ? r.ci_ms : null,
+      ci_pct: hasCi ? r.ci_pct : null, ci_pct_unbounded: Boolean(r.ci_pct_unbounded) };
   });
   const runs = overall?.runs ?? 0;
   const dates = report.received?.first ? `${day(report.received.first)} to ${day(report.received.last)}` : 'no dates';
@@ -42,7 +43,7 @@ export function verdict(report) {
     const xs = named(word);
     if (xs.length) {
       parts.push(`${L.treatment} ${word} at ${xs.map((x) => `${percentileLabel(x.p)} (${signed(x.diff_ms, 2)} ms, ` +
-        `${signed(x.diff_pct, 1)}%, ${conf} CI [${signed(x.ci_ms[0], 2)}, ${signed(x.ci_ms[1], 2)}] ms)`).join(', ')}`);
+        `${signed(x.diff_pct, 1)}%, ${conf} CI [${signed(x.ci_ms[0], 2)}, ${signed(x.ci_ms[1], 2)}] ms, ${pctCi(x)})`).join(', ')}`);
     }
   }
   const none = named('no difference shown');
@@ -69,23 +70,66 @@ export function verdict(report) {
       'each reason and its fix: docs/embedding.md, "Where it runs"');
   }
   const fdr = discoveries(report);
-  const anytime = rows.filter((r) => r.significant_cs_ms).map((r) => percentileLabel(r.p));
+  const stops = stopping(report);
   const counted = `${fdr.survivors.length} of ${fdr.cells} ${report.by ?? 'region'} × percentile cells ` +
     `survive${fdr.survivors.length ? `: ${fdr.survivors.map((x) => `${x.group} ${percentileLabel(x.p)}`).join(', ')}` : ''}`;
-  const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of ` +
-    `${VERDICT_INTERVAL.name}): ${parts.join('; ')}` +
+  const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of Δ): ` +
+    `${parts.join('; ')}` +
     (fdr.cells ? `\ncounting every comparison (Benjamini–Hochberg, false discovery rate ${pctLevel(fdr.level)}): ${counted}` : '') +
-    (rows.some((r) => Array.isArray(r.cs_ms) && r.cs_ms.every(Number.isFinite))
-      ? `\nanytime-valid (the ${conf} confidence sequence, valid however often this is read): ` +
-        `${anytime.length ? `excludes 0 at ${anytime.join(', ')}` : 'no difference shown'}` : '') +
+    (rows.length ? `\nmay we stop? (the ${conf} confidence sequence, valid however often this is read): ` +
+      `${stops.map((x) => stopText(x, L)).join('; ')}` : '') +
     cautions.map((c) => `\nCAUTION: ${c}`).join('');
-  return { text, interval: VERDICT_INTERVAL.unit, cautions, runs, received: report.received,
+  return { text, cautions, runs, received: report.received,
     percentiles: percentiles.map((x, i) => ({ ...x, q_value: rows[i].q_value ?? null, discovery: Boolean(rows[i].discovery),
-      cs_ms: rows[i].cs_ms ?? null, significant_cs_ms: Boolean(rows[i].significant_cs_ms) })),
+      cs_ms: rows[i].cs_ms ?? null, significant_cs: Boolean(rows[i].significant_cs), stop: stops[i] })),
     fdr };
 }
 
 const mainThreadShare = ({ main, runs, share }) => `${main.toLocaleString('en-US')} of ${runs.toLocaleString('en-US')} (${(100 * share).toFixed(1)}%)`;
+const finite = (ci) => Array.isArray(ci) && ci.every(Number.isFinite);
+const count = (n) => Math.round(n).toLocaleString('en-US');
+const days = (n) => (n < 1.5 ? 'about a day' : `about ${count(n)} days`);
+
+/**
+ * Per percentile of the overall group, whether a team may stop, as the core marked the confidence sequence
+ * (confidence_sequence.hpp): read from the last daily look when the report has the daily series (each look every run
+ * up to its day), else from the overall row, which names no look and no days. Each { p, decided: 'faster'|'slower'|null,
+ * since_day, since_look (1-based), looks, excludes_now (the latest look's sequence alone excludes 0), conflict (looks
+ * excluded 0 on both sides), runs_needed (more runs until the sequence excludes 0 at the current Δ and spread; null
+ * without a sequence, or when Δ is 0 and no number of runs would), days_needed (at the looks' runs per day), sequence
+ * (false: too few runs for one), min_runs (the runs per arm an interval at p needs) }.
+ */
+export function stopping(report) {
+  const looks = (report.daily?.days ?? []).filter((d) => d.cumulative);
+  const last = looks.at(-1)?.cumulative;
+  return (report.groups[0]?.analysis?.rows ?? []).map((r) => {
+    const look = last?.rows.find((x) => x.p === r.p) ?? null;
+    const from = look ?? r;
+    const side = look ? look.cs_decided_side : r.significant_cs ? (r.diff_ms < 0 ? -1 : 1) : 0;
+    return { p: r.p, sequence: finite(from.cs_ms), min_runs: r.min_runs ?? null, decided: side < 0 ? 'faster' : side > 0 ? 'slower' : null,
+      since_day: look?.cs_decided_day ?? null, since_look: look && look.cs_decided_look !== null ? look.cs_decided_look + 1 : null,
+      looks: look ? looks.length : null, excludes_now: Boolean(from.significant_cs), conflict: Boolean(look?.cs_conflict),
+      runs_needed: Number.isFinite(from.cs_runs_needed) ? from.cs_runs_needed : null,
+      days_needed: look && Number.isFinite(look.cs_days_needed) ? look.cs_days_needed : null };
+  });
+}
+
+// One percentile's stopping line.
+function stopText(x, L) {
+  const p = percentileLabel(x.p);
+  if (!x.sequence) return `${p}: no sequence yet (too few runs: ${count(x.min_runs ?? NaN)} per arm needed)`;
+  if (x.conflict) return `${p}: the looks excluded 0 on both sides; do not stop, look for what changed (an order effect, a deploy)`;
+  if (x.decided) {
+    const since = x.since_day ? ` since ${x.since_day} (look ${x.since_look} of ${x.looks})` : ' at this look';
+    return `${p}: yes, ${L.treatment} ${x.decided}${since}` +
+      (x.excludes_now ? '' : '; the latest look alone includes 0 again, but the sequence holds over every look at once');
+  }
+  if (x.runs_needed === null) return `${p}: not yet; Δ is 0 at this look, so no number of runs decides at this effect`;
+  const rate = x.days_needed > 0 ? ` (${days(x.days_needed)} at ${count(x.runs_needed / x.days_needed)} runs a day)`
+    : ' (--daily gives the days)';
+  return `${p}: not yet; about ${count(x.runs_needed)} more runs at this Δ and spread${rate}`;
+}
+
 const pctLevel = (x) => `${Number((100 * x).toFixed(2))}%`;
 
 /**

@@ -6,7 +6,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 packages=(emscripten caddy chromium firefox-esr nlohmann-json3-dev libfast-float-dev doctest-dev cmake g++ openssl python3-numpy iproute2
   clang libclang-rt-14-dev  # clang + its runtimes: libFuzzer, ASan, UBSan (web/scripts/fuzz.sh)
   webkit2gtk-driver xvfb    # WebKitGTK's WebDriver (with MiniBrowser) and the X display it draws into (web/devstack/webkit.mjs)
-  clickhouse-server clickhouse-client)  # the ClickHouse store's tests and bench (web/devstack/clickhouse.mjs)
+  clickhouse-server clickhouse-client  # the ClickHouse store's tests and bench (web/devstack/clickhouse.mjs)
+  pngquant)  # the report's screenshots in docs/ (web/scripts/report_screenshots.mjs)
 
 missing=()
 for p in "${packages[@]}"; do

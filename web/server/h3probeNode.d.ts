@@ -108,23 +108,28 @@ export interface QuantileRow {
   diff_ms: number | null;
   diff_pct: number | null;
   ci_ms: Interval;
+  /** Δ %: Fieller's interval for the ratio, the ratios the Δ ms test does not reject; [null, null] when it has none. */
   ci_pct: Interval;
+  /** ci_pct has no finite bounds (the HTTP/2 quantile's own interval reaches 0): the report prints "unbounded". */
+  ci_pct_unbounded: boolean;
   ci_h2: Interval;
   ci_h3: Interval;
-  /** The Δ ms interval is defined and excludes 0. */
-  significant_ms: boolean;
-  /** The Δ % interval is defined and excludes 0 (computed apart from the Δ ms one: near 0 they can disagree). */
-  significant_pct: boolean;
+  /** The cell's one decision: the Δ ms interval is defined and excludes 0 (and so the Δ % interval excludes 0 %). */
+  significant: boolean;
+  /** The fewest runs each arm needs for an interval at p (at this confidence); null when none suffices (p 0 or 1). */
+  min_runs: number | null;
   /** Estimated correlation of the two arms' quantile estimates (runs shared by both arms); null without an interval. */
   corr: number | null;
   /** The delta method's standard error of Δ ms (kept when the bootstrap replaces the intervals); null without one. */
   se_ms: number | null;
+  /** Degrees of freedom of Δ ms's Student t reference (its interval and p-value); null without an interval. */
+  df: number | null;
   /** The anytime-valid interval of Δ ms and Δ % (an asymptotic confidence sequence over runs, confidence_sequence.hpp). */
   cs_ms: Interval;
   cs_pct: Interval;
-  /** cs_ms / cs_pct is defined and excludes 0. */
-  significant_cs_ms: boolean;
-  significant_cs_pct: boolean;
+  cs_pct_unbounded: boolean;
+  /** cs_ms is defined and excludes 0 (and so cs_pct excludes 0 %). */
+  significant_cs: boolean;
   /** Two-sided p-value of Δ ms / se_ms; its Benjamini-Hochberg adjustment over every cell of the report; whether the
    * cell survives at 1 - confidence (multiplicity.hpp). */
   p_value: number | null;

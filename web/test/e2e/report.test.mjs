@@ -70,7 +70,7 @@ test('the HTML report renders from file:// with no console error and no request 
   // What a reader meets first: the verdict, before any table or chart.
   const first = await tab.page.$eval('body', (b) => [...b.children].slice(0, 3).map((el) => `${el.tagName}.${el.className}`));
   assert.deepEqual(first.slice(0, 2), ['H1.', 'P.verdict']);
-  assert.match(await tab.page.$eval('p.verdict', (el) => el.textContent), /^verdict \(3,000 runs, received 2022-12-15 to 2022-12-28; by the 95% interval of Δ ms\): HTTP\/3 faster at /);
+  assert.match(await tab.page.$eval('p.verdict', (el) => el.textContent), /^verdict \(3,000 runs, received 2022-12-15 to 2022-12-28; by the 95% interval of Δ\): HTTP\/3 faster at /);
   // The daily series: a chart per percentile (p50, p90, p95) with a point per day of the 14, and the table.
   const daily = await tab.page.$$eval('#daily svg.daily-chart', (els) => els.map((el) => el.querySelectorAll('.delta-point').length));
   assert.deepEqual(daily, [14, 14, 14]);

@@ -124,6 +124,6 @@ test('docs/report.md shows both screenshots, and names the script that makes the
   for (const width of [390, 1280]) {
     assert.match(doc, new RegExp(`!\\[[^\\]]+\\]\\(report-${width}\\.png\\)`));
     const png = path.join(repoRoot, 'docs', `report-${width}.png`);
-    assert.ok(fs.statSync(png).size < 400_000, `${png} stays small`);
+    assert.ok(fs.statSync(png).size < 150_000, `${png} stays small`);
   }
 });

@@ -346,7 +346,7 @@ describe('verdict, JSON report, one-region table', () => {
     const lines = stdout.split('\n');
     const at = lines.findIndex((l) => l.startsWith('verdict ('));
     assert.ok(at > 0 && at < lines.findIndex((l) => l.startsWith('== overall')), 'the verdict precedes the tables');
-    assert.match(lines[at], /^verdict \(5 runs, received 2024-05-01 to 2024-05-05; by the 95% interval of Δ ms\): no interval at p50, p75, p90, p95, p99$/);
+    assert.match(lines[at], /^verdict \(5 runs, received 2024-05-01 to 2024-05-05; by the 95% interval of Δ\): no interval at p50, p75, p90, p95, p99$/);
     assert.match(stdout, /^CAUTION: 5 runs: too few for any interval \(at least 10 runs per arm\)$/m);
     assert.match(stdout, /runs per arm, 4 in the smaller arm so far|sample size .*: not enough data/);
   });
@@ -358,7 +358,7 @@ describe('verdict, JSON report, one-region table', () => {
     assert.equal(status, 0, stderr);
     assert.match(stdout, /^JSON report: /m);
     const j = JSON.parse(fs.readFileSync(out, 'utf8'));
-    assert.equal(j.format, 'h3probe-report/2');
+    assert.equal(j.format, 'h3probe-report/3');
     assert.equal(j.storedRuns, 5);
     assert.deepEqual(j.received, { first: '2024-05-01T12:00:00.000Z', last: '2024-05-05T12:00:00.000Z' });
     assert.deepEqual(j.groups.map((g) => g.name), ['overall', 'Asia', 'Europe', 'unknown']);
@@ -379,7 +379,7 @@ describe('verdict, JSON report, one-region table', () => {
     }
     st.close();
     const { text, report: r } = await makeReport(core, { dbPath: file });
-    assert.match(text, /^verdict \(24 runs, received 2024-06-01 to 2024-06-03; by the 95% interval of Δ ms\): HTTP\/3 faster at p50 \(-10\.00 ms/m);
+    assert.match(text, /^verdict \(24 runs, received 2024-06-01 to 2024-06-03; by the 95% interval of Δ\): HTTP\/3 faster at p50 \(-10\.00 ms/m);
     assert.match(text, /^CAUTION: every run came from loopback \(region "local"\)/m);
     assert.match(text, /^by region/m);
     assert.match(text, /^local +24 /m);
