@@ -333,7 +333,7 @@ function faultMatrix(engine) {
     });
     test('a config id of 64 bytes in 32 characters: the load_error beacon carries it, and the collector stores it', async () => {
       const { run } = await probe(ctx, { loadError: 'glue_import',
-        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs', configId: '\u00e9'.repeat(32) },
+        config: { moduleUrl: '/fixtures/missing.mjs', configId: '\u00e9'.repeat(32) },
         waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
       assert.equal(run.config_id, '\u00e9'.repeat(32));
     });

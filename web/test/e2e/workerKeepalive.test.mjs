@@ -2,7 +2,8 @@
 // probe's worker sends a run's beacon (docs/platform-notes.md, "keepalive in a Worker"): Chromium, Firefox ESR and
 // WebKitGTK against the real collector. A beacon sent while the worker lives arrives in each; a worker ended right
 // after the call (the page terminating it, as a page being left does) loses it in Chromium and keeps it in Firefox and
-// WebKitGTK; without keepalive every engine loses it, which shows the check can tell.
+// WebKitGTK (where it is lost, a request already under way may still arrive: the test asks for most tries lost);
+// without keepalive every engine can lose it, which shows the check can tell.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startStack } from '../../devstack/stack.mjs';
@@ -63,16 +64,22 @@ function cases(engine, openPage) {
   test(`${engine}: a keepalive beacon from a worker that waits for the answer arrives`, async () => {
     assert.equal(await arrives(await openPage(), { keepalive: true, end: 'answer' }), true);
   });
-  test(`${engine}: a keepalive beacon from a worker terminated right after the call ${KEPT_WHEN_TERMINATED[engine] ? 'still arrives' : 'is lost'}`, async () => {
-    for (let i = 0; i < TRIES; i++) {
-      assert.equal(await arrives(await openPage(), { keepalive: true, end: 'terminate' }), KEPT_WHEN_TERMINATED[engine], `try ${i + 1}`);
-    }
-  });
-  test(`${engine}: a keepalive beacon from a worker that ends itself right after the call ${KEPT_WHEN_TERMINATED[engine] ? 'still arrives' : 'is lost'}`, async () => {
-    assert.equal(await arrives(await openPage(), { keepalive: true, end: 'close' }), KEPT_WHEN_TERMINATED[engine]);
-  });
-  test(`${engine}: without keepalive, the beacon of a worker terminated right after the call is lost`, async () => {
-    assert.equal(await arrives(await openPage(), { keepalive: false, end: 'terminate' }), false);
+  // Where the engine does not keep it, the worker's end races a request already under way: lost in most tries.
+  for (const end of ['terminate', 'close']) {
+    const how = end === 'terminate' ? 'terminated by the page' : 'that ends itself';
+    test(`${engine}: a keepalive beacon from a worker ${how} right after the call ${KEPT_WHEN_TERMINATED[engine] ? 'still arrives' : 'is lost'} (${TRIES} tries)`, async () => {
+      const arrived = [];
+      for (let i = 0; i < TRIES; i++) arrived.push(await arrives(await openPage(), { keepalive: true, end }));
+      if (KEPT_WHEN_TERMINATED[engine]) assert.deepEqual(arrived, Array(TRIES).fill(true));
+      else assert.ok(arrived.filter((a) => !a).length > TRIES / 2, `arrived: ${arrived}`);
+    });
+  }
+  // The page's terminate() races the request here: a request already under way may still arrive (Firefox once in a
+  // run of the whole suite), so the control asks only that termination can lose it.
+  test(`${engine}: without keepalive, the beacon of a worker terminated right after the call is lost (in ${TRIES} tries, at least once)`, async () => {
+    const arrived = [];
+    for (let i = 0; i < TRIES; i++) arrived.push(await arrives(await openPage(), { keepalive: false, end: 'terminate' }));
+    assert.ok(arrived.includes(false), `arrived: ${arrived}`);
   });
 }
 
