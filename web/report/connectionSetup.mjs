@@ -5,7 +5,7 @@
 // reads those records of SQLite for it (and the pre-warm rows of runs stored before the record existed), and shapes the
 // view the text, HTML and JSON reports show (the ClickHouse store computes the same in SQL:
 // clickhouseConnectionSetup.mjs).
-import { GROUP_BY, OTHER_GROUP, payloadModeSql } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP, groupCaseSql, payloadModeSql } from './readReportData.mjs';
 import { hasSetupRecords, packedRequestColumns } from '../server/store.mjs';
 
 /** The percentiles of the view: the body and the tail Dropbox reported. */
@@ -40,7 +40,7 @@ export function readSetupData(db, schema, { since = '', by = 'region', groups = 
   if (withRecords && groups.length) {
     // The group's number as a one-byte BLOB literal; a run of no listed group makes NULL, which group_concat skips.
     const byte = (n) => `x'${n.toString(16).padStart(2, '0')}'`;
-    const groupByte = `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${byte(i + 1)}`).join(' ')}${other ? ` ELSE ${byte(other)}` : ''} END`;
+    const groupByte = groupCaseSql(grouping, named, (i) => byte(i + 1), other ? byte(other) : null);
     // NOT INDEXED: each chunk is a rowid range of run_records; through the (arms, ...) index SQLite would walk every
     // selected run's entry for each chunk.
     const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.setup, '') AS BLOB) FROM run_records c NOT INDEXED ${join}

@@ -106,9 +106,7 @@ export function readReportData(db, schema, {
   // Pooled values fall to ELSE: the last group, OTHER_GROUP.
   const byte = (i) => `x'${(i + 1).toString(16).padStart(2, '0')}'`;
   const named = pooled?.values ? groups.slice(0, -1) : groups;
-  const groupByte = groups.length
-    ? `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${byte(i)}`).join(' ')}${pooled?.values ? ` ELSE ${byte(groups.length - 1)}` : ''} END`
-    : "x'00'";
+  const groupByte = groupCaseSql(grouping, named, byte, pooled?.values ? byte(groups.length - 1) : null);
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
   const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.arm_counts || v.arm_values, '') AS BLOB)
     FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run ${join}
@@ -124,6 +122,16 @@ export function readReportData(db, schema, {
     regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso) };
+}
+
+/**
+ * A grouping's value of a run as SQL: `then(i)` for the i-th name of `named` (each a ? parameter, in order), `otherwise`
+ * (SQL; null: NULL) for any other value. With no name listed, `otherwise` alone: a CASE needs a WHEN, and a store whose
+ * every network is pooled (a young one, by network) lists none.
+ */
+export function groupCaseSql(grouping, named, then, otherwise = null) {
+  if (!named.length) return otherwise ?? 'NULL';
+  return `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${then(i)}`).join(' ')}${otherwise ? ` ELSE ${otherwise}` : ''} END`;
 }
 
 /**
