@@ -84,7 +84,7 @@ export async function inferInRounds(core, what, items, fill) {
 
 function reportOptions({ method, confidence, percentiles, sampleSize, cdf }) {
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}, got "${method}"`);
-  if (!(confidence > 0 && confidence < 1)) throw new Error(`confidence must be in (0, 1), got ${confidence}`);
+  if (!(confidence > 0 && confidence < 1)) throw new Error(`--confidence must be in (0, 1), got "${confidence}"`);
   return {
     method, confidence, percentiles: Float64Array.from(percentiles), sampleSize,
     ...(cdf ? { cdfProbabilities: Float64Array.from(CDF_PROBABILITIES) } : {}),
