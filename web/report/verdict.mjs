@@ -3,6 +3,7 @@
 // interval is computed apart and can include 0 where Δ ms's does not; and the cautions that must be read with it (too few runs, loopback only).
 // Text and HTML print it first; the JSON report carries it as data.
 import { armLabels, markOf, percentileLabel } from './formatReport.mjs';
+import { fixed, snap } from './numberText.mjs';
 
 // The region the collector gives loopback clients (web/server/regionFor.mjs): no real network between browser and origins.
 const LOOPBACK_REGION = 'local';
@@ -10,7 +11,7 @@ const LOOPBACK_REGION = 'local';
 /** The interval the verdict reads: the row's Δ ms interval and its mark. */
 export const VERDICT_INTERVAL = Object.freeze({ unit: 'ms', name: 'Δ ms' });
 
-const signed = (v, d) => `${v > 0 ? '+' : ''}${v.toFixed(d)}`;
+const signed = (v, d) => `${snap(v, d) > 0 ? '+' : ''}${fixed(v, d)}`;
 const day = (iso) => (iso ? iso.slice(0, 10) : '?');
 
 /**

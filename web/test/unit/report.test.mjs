@@ -12,6 +12,7 @@ import { openStore } from '../../server/store.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { readReportData } from '../../report/readReportData.mjs';
+import { fixed, snap, whole } from '../../report/numberText.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
 const core = await loadH3probeNode();
@@ -371,4 +372,18 @@ test('load_error beacons are counted by reason, apart from the runs: text, HTML 
   assert.deepEqual(since.loadErrors, { total: 2, byReason: [{ reason: 'glue_import', n: 1 }, { reason: 'wasm_type', n: 1 }] });
   // An A/A report counts them too: the gate that sends one knows no arms.
   assert.equal((await report({ arms: 'h3-h3' })).loadErrors.total, 3);
+});
+
+test('a figure on a rounding boundary prints the same whatever its last bits (the two stores sum in other orders)', () => {
+  // -0.865 as C++ sums it in run order and as ClickHouse does per cell, and a Δ of 0 that one path leaves at -1e-16.
+  for (const [a, b, d] of [[-0.8649999999999999, -0.8650000000000001, 2], [0.12499999999999997, 0.12500000000000003, 2],
+    [1e-16, -1e-16, 2], [2.4999999999999996, 2.5000000000000004, 0], [0.3095, 0.30950000000000005, 3]]) {
+    assert.equal(fixed(a, d), fixed(b, d), `${a} and ${b} at ${d} decimals`);
+    assert.deepEqual([snap(a, d) > 0, snap(a, d) < 0], [snap(b, d) > 0, snap(b, d) < 0], `the sign of ${a} and ${b}`);
+  }
+  assert.equal(whole(7709.499999999999), whole(7709.500000000001));
+  // Figures away from a boundary print as toFixed prints them.
+  assert.equal(fixed(-26.354, 2), '-26.35');
+  assert.equal(fixed(599990, 1), '599990.0');
+  assert.equal(fixed(0.0004, 3), '0.000');
 });
