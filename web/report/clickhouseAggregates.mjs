@@ -23,11 +23,9 @@
 // levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
 import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, pairedSql, runValueTuplesSql, sqlString } from '../server/clickhouseRunSql.mjs';
-import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP, checkGroupCount, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
-const MAX_GROUPS = 250;
-
 
 export { CLICKHOUSE_GROUP_BY };
 
@@ -274,7 +272,7 @@ export function clickhouseAggregateSource(client, schema, {
     }
     names = keys.map((_, i) => [...new Set(rows.map((r) => r[`k${i}`]))].sort(byName));
     for (const k of grouped) {
-      if (names[k].length > MAX_GROUPS) throw new Error(`too many distinct values of ${keys[k]} (${names[k].length}; at most ${MAX_GROUPS})`);
+      checkGroupCount(keys[k], names[k].length, schema, Boolean(GROUP_BY[keys[k]]?.pooled));
     }
     offset = [];
     let at = 0;

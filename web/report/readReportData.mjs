@@ -6,8 +6,6 @@
 
 // Runs per query: the concatenated records of this many runs are one BLOB (~200 bytes a run).
 const CHUNK_RUNS = 16384;
-// The group number is one byte in front of each record.
-const MAX_GROUPS = 250;
 
 /**
  * What a report can be split by (--by): each a value per run, read by SQL from the report's table run_records (c) or,
@@ -90,9 +88,7 @@ export function readReportData(db, schema, {
     byGroup = shown;
     pooled = { minRuns: minGroupRuns, values };
   }
-  if (byGroup.length > MAX_GROUPS) {
-    throw new Error(`too many distinct values of ${by} (${byGroup.length}; at most ${MAX_GROUPS})${grouping.pooled ? ': raise --min-network-runs' : ''}`);
-  }
+  checkGroupCount(by, byGroup.length, schema, grouping.pooled);
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
   // The dates the selected runs were received on (the same index).
@@ -102,11 +98,10 @@ export function readReportData(db, schema, {
     WHERE c.arms = ? AND c.received_at >= ? GROUP BY bytes ORDER BY bytes`).all(arms, sinceIso);
 
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
-  // The group's number as a one-byte BLOB literal per group: x'01' for the first, and so on.
   // Pooled values fall to ELSE: the last group, OTHER_GROUP.
-  const byte = (i) => `x'${(i + 1).toString(16).padStart(2, '0')}'`;
+  const number = (i) => groupNumberSql(i + 1);
   const named = pooled?.values ? groups.slice(0, -1) : groups;
-  const groupByte = groupCaseSql(grouping, named, byte, pooled?.values ? byte(groups.length - 1) : null);
+  const groupByte = groupCaseSql(grouping, named, number, pooled?.values ? number(groups.length - 1) : null);
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
   const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.arm_counts || v.arm_values, '') AS BLOB)
     FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run ${join}
@@ -122,6 +117,21 @@ export function readReportData(db, schema, {
     regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso) };
+}
+
+/**
+ * Group number n (from 1) as the BLOB literal the core reads in front of a run's record: kGroupNumberBytes bytes,
+ * little-endian (wasm/core/report.hpp): x'0100' for the first.
+ */
+export const groupNumberSql = (n) => `x'${(n & 0xff).toString(16).padStart(2, '0')}${(n >> 8).toString(16).padStart(2, '0')}'`;
+
+/**
+ * Throws unless a report can hold `count` groups of a split (the core's limit, schema.limits.maxReportGroups); a
+ * pooled split's message says how to pool more.
+ */
+export function checkGroupCount(by, count, schema, pooled = false) {
+  const max = schema.limits.maxReportGroups;
+  if (count > max) throw new Error(`too many distinct values of ${by} (${count}; at most ${max})${pooled ? ': raise --min-network-runs' : ''}`);
 }
 
 /**
