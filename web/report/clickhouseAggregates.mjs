@@ -135,8 +135,8 @@ function entry(h, i) {
  * (another source over the same runs, started, whose groupings include this one's but the day: its counts pass's cells
  * are this one's, merged, instead of a counts pass of its own). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
- * fill([aggregates per set], [needs per set, or null]) } for buildReportsFromAggregates. passes lists each query as it
- * ran: { name, queryId (its row in system.query_log), ms }.
+ * fill([aggregates per set], [needs per set, or null]), shown(by) } for buildReportsFromAggregates. passes lists each
+ * query as it ran: { name, queryId (its row in system.query_log), ms }.
  */
 export function clickhouseAggregateSource(client, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', sets = ['region'], minGroupRuns = schema.limits.minRunsForInterval,
@@ -157,6 +157,7 @@ export function clickhouseAggregateSource(client, schema, {
   const expr = Object.fromEntries(keys.map((k) => [k, CLICKHOUSE_GROUP_BY[k]]));
   const summaryExpr = Object.fromEntries(keys.map((k) => [k, SUMMARY_GROUP_BY[k]]));
   const pooledOf = {};
+  const shownOf = {};  // a pooled key's values shown by name (the others are OTHER_GROUP)
   if (keys.some((k) => GROUP_BY[k]?.pooled)) checkMinGroupRuns(minGroupRuns);
   const m = metricColumns(schema).find((c) => c.metric === metric);
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
@@ -241,6 +242,7 @@ export function clickhouseAggregateSource(client, schema, {
       expr[k] = pooledGroupExpr(k, shown);
       summaryExpr[k] = pooledGroupExpr(k, shown, SUMMARY_GROUP_BY);
       pooledOf[k] = { minRuns: minGroupRuns, values: counts.length - shown.length };
+      shownOf[k] = shown;
     }
     // The cells also by day received (dd), for the check of the value summary's totals.
     const keyCols = [...keys.map((k, i) => `${expr[k]} AS k${i}`), `${CLICKHOUSE_GROUP_BY.day} AS dd`];
@@ -647,6 +649,11 @@ export function clickhouseAggregateSource(client, schema, {
   return {
     start,
     passes,
+    /**
+     * After start(): a pooled grouping's values shown by name, every other value being OTHER_GROUP (null for a grouping
+     * that pools nothing). A shown value may have no group in the report (one without a measured request).
+     */
+    shown: (by) => shownOf[by] ?? null,
     /** The counts pass's cells (after start()), for another source's countsFrom. */
     countCells: () => countCells,
     /**
