@@ -25,8 +25,11 @@ import { mulberry32 } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 
-/** The seeds `npm test` runs: one store of each size class (seed % 5: up to 2 runs, 3-12, 13-40, 41-120, 121-300). */
-const DEFAULT_SEEDS = [5, 1, 2, 3, 4];
+/**
+ * The seeds `npm test` runs: one store of each size class (seed % 5: up to 2 runs, 3-12, 13-40, 41-120, 121-400), the
+ * last with a client per run and a run a day (more networks and days than a byte could number).
+ */
+const DEFAULT_SEEDS = [5, 6, 2, 3, 394];
 /** Report option sets drawn per seed, beside the fixed ones (ONE_OF_EACH). */
 const DRAWS = 6;
 
@@ -71,14 +74,15 @@ const PAYLOAD_MODES = [0, 1024, 131072];
 /**
  * A store's beacons for a seed: { posts: [{body (text), headers, at (ms since the epoch), status (the collector's answer
  * expected)}], runs: [{runId, arms, payloadBytes, receivedAt, outcome, reason}] (the runs the store must hold: each
- * accepted run_id once, as first received), end (ms: the last beacon's time), payloadModes }.
+ * accepted run_id once, as first received), start and end (ms: the first and last beacon's time), payloadModes,
+ * armsModes, clients (how many), days (on which runs were received) }.
  */
 export function randomStore(seed) {
   const rand = mulberry32(seed * 7919 + 17);
   const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
   const pick = (list) => list[Math.floor(rand() * list.length)];
   const chance = (p) => rand() < p;
-  const sizes = [[0, 2], [3, 12], [13, 40], [41, 120], [121, 300]][seed % 5];
+  const sizes = [[0, 2], [3, 12], [13, 40], [41, 120], [121, 400]][seed % 5];
   const count = int(...sizes);
 
   // Clients: each an address behind the local proxy (loopback: no X-Forwarded-For), maybe a country header, a browser;
@@ -91,7 +95,8 @@ export function randomStore(seed) {
     () => `${int(1, 223)}.${octet()}.${octet()}.${octet()}`,
     () => `2a0${int(0, 9)}:${int(0, 0xffff).toString(16)}::${int(1, 0xffff).toString(16)}`,
   ])();
-  const clients = Array.from({ length: int(1, 8) }, () => {
+  // Mostly a few clients, each with many runs; now and then one per run (as many networks as runs).
+  const clients = Array.from({ length: chance(0.15) ? Math.max(1, count) : int(1, 8) }, () => {
     const xff = address();
     return { headers: { ...(xff ? { 'x-forwarded-for': xff } : {}), ...(chance(0.25) ? { 'cf-ipcountry': pick(COUNTRY_HEADERS) } : {}),
       ...pick(BROWSER_HEADERS) }, weight: rand() ** 2 + 0.01 };
@@ -103,14 +108,19 @@ export function randomStore(seed) {
   };
   const configs = Array.from({ length: int(1, 3) }, () => pick(CONFIG_IDS));
   const payloadModes = chance(0.5) ? [0] : [0, pick(PAYLOAD_MODES.slice(1))];
-  const armsModes = chance(0.5) ? ['h2-h3'] : ARMS.filter(() => chance(0.7));
-  if (!armsModes.length) armsModes.push(pick(ARMS));
+  // The experiment, with an A/A test beside it now and then; a few stores hold an A/A test only (a team's first).
+  const armsModes = chance(0.1) ? [pick(ARMS.slice(1))] : ['h2-h3', ...ARMS.slice(1).filter(() => chance(0.3))];
 
-  // Days: from a start in the past over 0 to 10 days, or up to now (today's cells are read raw from ClickHouse).
+  // Days: from a start in the past over 0 to 600 days (a store older than 250 days had more days than the report's
+  // groups could number), or up to now (today's cells are read raw from ClickHouse).
   const dayMs = 86_400_000;
   const end = chance(0.3) ? Date.now() - int(0, 3_600_000) : Date.UTC(2025, int(0, 11), int(1, 28), int(0, 23));
-  const start = end - pick([0, 0.2, 1, 3, 10]) * dayMs;
-  const times = Array.from({ length: count }, () => Math.floor(start + rand() * (end - start))).sort((a, b) => a - b);
+  const span = pick([0, 0.2, 1, 3, 10, 10, 600]);
+  // Over a long span, half the stores get a run a day (a small site over most of a year).
+  const daily = span === 600 && chance(0.5);
+  const start = daily ? Math.floor(end / dayMs - count) * dayMs : end - span * dayMs;
+  const times = Array.from({ length: count }, (_, i) => (daily ? start + i * dayMs + int(0, dayMs - 1) : Math.floor(start + rand() * (end - start))))
+    .sort((a, b) => a - b);
 
   const round = (v) => Math.round(v * 10) / 10;
   const ms = (median) => {
@@ -201,7 +211,8 @@ export function randomStore(seed) {
     runs.push({ runId, arms: beacon.arms ?? '', payloadBytes: beacon.payload_bytes ?? 0, receivedAt: new Date(at).toISOString(),
       outcome: beacon.outcome, reason: beacon.reason ?? null });
   });
-  return { posts, runs, end: times.at(-1) ?? end, start, payloadModes };
+  return { posts, runs, end: times.at(-1) ?? end, start, payloadModes, armsModes, clients: clients.length,
+    days: new Set(runs.map((r) => r.receivedAt.slice(0, 10))).size };
 }
 
 // ---- the stores ---------------------------------------------------------------------------------------------------
@@ -262,7 +273,7 @@ function drawOptions(rand, store) {
 }
 
 // The fixed option sets every seed runs: the defaults, the young store's network split, the network split with every
-// network shown, every output with the daily series, a payload mode, an A/A mode, a since past every run.
+// network shown, every output with the daily series, the last payload and arms modes, a since past every run.
 function fixedOptions(store) {
   const base = { by: 'region', arms: 'h2-h3', metric: 'network_ms', method: 'delta', since: '', payloadBytes: 0, minNetworkRuns: null,
     confidence: null, daily: false, html: false, json: true, invalid: null };
@@ -271,7 +282,7 @@ function fixedOptions(store) {
     { ...base, by: 'network', minNetworkRuns: 1000, daily: true, html: true },
     { ...base, by: 'network', minNetworkRuns: 1 },
     { ...base, by: 'day', html: true, metric: 'tls_ms' },
-    { ...base, payloadBytes: store.payloadModes.at(-1), arms: 'h2-h2', by: 'browser_version' },
+    { ...base, payloadBytes: store.payloadModes.at(-1), arms: store.armsModes.at(-1), by: 'browser_version' },
     { ...base, since: '2099-01-01', by: 'config', html: true },
   ];
 }
@@ -380,7 +391,7 @@ describe('the report of any store the collector can write (property test)', { co
         await ch.close();
       }
 
-      const tally = { reports: 0, refused: 0, compared: 0 };
+      const tally = { reports: 0, withRuns: 0, refused: 0, compared: 0 };
       const rand = mulberry32(seed);
       const sets = [...fixedOptions(store), ...Array.from({ length: DRAWS }, () => drawOptions(rand, store))];
       for (const [i, o] of sets.entries()) {
@@ -402,6 +413,7 @@ describe('the report of any store the collector can write (property test)', { co
             tally.reports++;
             assert.deepEqual(reasons, [], `${where}: a report, where the command should refuse`);
             checkReport(r, o, store, where);
+            if (expected(store, o).storedRuns) tally.withRuns++;
             out[kind] = r;
           }
         }
@@ -410,7 +422,8 @@ describe('the report of any store the collector can write (property test)', { co
           tally.compared++;
         }
       }
-      t.diagnostic(`seed ${seed}: ${store.runs.length} stored runs of ${store.posts.length} beacons; ${tally.reports} reports, ` +
+      t.diagnostic(`seed ${seed}: ${store.runs.length} stored runs of ${store.posts.length} beacons from ${store.clients} clients ` +
+        `on ${store.days} days; ${tally.reports} reports (${tally.withRuns} of stored runs), ` +
         `${tally.refused} refusals, ${tally.compared} option sets the same from both stores`);
       // The fixed sets by region, network (twice) and day are reports of both stores.
       assert.ok(tally.compared >= 4, JSON.stringify(tally));
