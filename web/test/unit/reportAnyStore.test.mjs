@@ -312,7 +312,7 @@ function reasonsFor(o, storeKind) {
   if (storeKind === 'clickhouse' && !Object.hasOwn(CLICKHOUSE_GROUP_BY, invalid === 'by' ? o.invalid[1] : o.by)) {
     reasons.push(/^--by \S+: the ClickHouse store splits by /);
   }
-  if (storeKind === 'clickhouse' && o.method === 'bootstrap') reasons.push(/bootstrap needs every value/);
+  if (storeKind === 'clickhouse' && invalid !== 'method' && o.method === 'bootstrap') reasons.push(/bootstrap needs every value/);
   return reasons;
 }
 
