@@ -179,7 +179,8 @@ export function randomStore(seed) {
       const excluded = chance(0.08);  // every request excluded
       const [h2Arm, h3Arm] = [arms.slice(0, 2), arms.slice(3)];
       const missing = chance(0.1) ? pick(['control', 'treatment']) : null;  // one arm with no request at all
-      const perArm = kind === 'partial' ? int(0, 3) : int(1, 5);
+      // Five requests an arm, as the module sends; fewer in a partial run; now and then a config's many more.
+      const perArm = kind === 'partial' ? int(0, 3) : chance(0.03) ? int(6, 60) : int(1, 5);
       const samples = [];
       const prewarm = int(0, 3);
       for (let k = 0; k < prewarm; k++) samples.push(sample('prewarm', k, k === 2 ? 'h2' : 'h3', { median: median * 3 }));
@@ -195,7 +196,9 @@ export function randomStore(seed) {
         error: kind === 'error' ? 'the run failed' : '', run_ms: int(10, 30_000), sample_rate: pick([1, 0.5, 0.01]),
         // Absent in a beacon of a module older than the payload mode: the no-op.
         ...(payloadBytes || chance(0.8) ? { payload_bytes: payloadBytes } : {}),
-        context, errors: kind === 'error' ? ['glue: something failed'] : [], samples };
+        // No context (an old module), and fields of a newer module, which the decoder drops.
+        ...(chance(0.95) ? { context } : {}), errors: kind === 'error' ? ['glue: something failed'] : [], samples,
+        ...(chance(0.1) ? { future_field: { nested: [1, 'two'] } } : {}) };
       if (kind === 'invalid') {
         // Refused by the decoder (400): stored nowhere.
         beacon = pick([{ ...beacon, schema: 'h3probe/0' }, { ...beacon, arms: 'h1-h2' }, { ...beacon, samples: {} }, { ...beacon, order: undefined }]);
