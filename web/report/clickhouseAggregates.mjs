@@ -232,8 +232,10 @@ export function clickhouseAggregateSource(client, schema, {
 
   async function start() {
     const measured = classes.map((c) => c.name).join(' + ');
+    // varSampStable, not varSamp: varSamp's one-pass sum of squares loses the variance of values far from 0 and goes
+    // below 0 for equal ones (no interval, where SQLite's path has one).
     const moments = (cond, name) => `countIf(isFinite(d) AND ${cond}) AS ${name}_n, avgIf(d, isFinite(d) AND ${cond}) AS ${name}_mean,
-      varSampIf(d, isFinite(d) AND ${cond}) AS ${name}_var`;
+      varSampStableIf(d, isFinite(d) AND ${cond}) AS ${name}_var`;
     // A pooled key: the values with fewer than minGroupRuns selected runs become OTHER_GROUP.
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM run_records
