@@ -513,3 +513,38 @@ TEST_CASE("a load_error beacon from the gate: a reason from the closed list, no 
     run.erase("module_version");
     CHECK(refused(run) == "module_version is required");
 }
+
+TEST_CASE("context.worker_fallback: a reason from the closed list, only on a run of the main thread") {
+    Beacon b = sample_beacon();
+    b.context.run_context = "main";
+    b.context.worker_fallback = "worker_load";
+    const std::string text = encode_beacon(b);
+    const DecodeResult ok = decode_beacon(text);
+    REQUIRE_MESSAGE(ok.beacon, ok.error);
+    CHECK(ok.beacon->context.worker_fallback == "worker_load");
+    CHECK(encode_beacon(*ok.beacon) == text);
+    const json main = json::parse(text);
+#define H3PROBE_EVERY_FALLBACK(name, what)                            \
+    {                                                                 \
+        json j = main;                                                \
+        j["context"]["worker_fallback"] = #name;                      \
+        CHECK_MESSAGE(decode_beacon(j.dump()).beacon, #name);         \
+    }
+    H3PROBE_WORKER_FALLBACK_REASONS(H3PROBE_EVERY_FALLBACK)
+#undef H3PROBE_EVERY_FALLBACK
+
+    json unknown = main;
+    unknown["context"]["worker_fallback"] = "blocked";
+    CHECK(decode_beacon(unknown.dump()).error == "context.worker_fallback has an unknown value \"blocked\"");
+    json in_worker = main;
+    in_worker["context"]["run_context"] = "worker";
+    CHECK(decode_beacon(in_worker.dump()).error == "context.worker_fallback is only for run_context main");
+    // A run in the Worker writes it empty; a module older than the field leaves it out.
+    in_worker["context"]["worker_fallback"] = "";
+    CHECK(decode_beacon(in_worker.dump()).beacon.has_value());
+    json older = main;
+    older["context"].erase("worker_fallback");
+    const DecodeResult old = decode_beacon(older.dump());
+    REQUIRE(old.beacon);
+    CHECK(old.beacon->context.worker_fallback.empty());
+}

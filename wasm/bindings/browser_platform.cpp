@@ -45,6 +45,7 @@ ClientContext context_from_js(const val& o) {
     c.module_load_ms = maybe_number(o, "moduleLoadMs");
     c.timer_resolution_ms = maybe_number(o, "timerResolutionMs");
     c.run_context = text(o, "runContext");
+    c.worker_fallback = text(o, "workerFallback");
     return c;
 }
 

@@ -407,6 +407,20 @@ val column_list(std::initializer_list<const char*> types, std::initializer_list<
     return out;
 }
 
+// A closed list of X(name, what) entries, through H3PROBE_LIST_ENTRY, as [{name, description}].
+#define H3PROBE_LIST_ENTRY(name, what) {#name, what},
+val named_list(std::initializer_list<std::pair<const char*, const char*>> entries) {
+    val out = val::array();
+    std::size_t i = 0;
+    for (const auto& [name, what] : entries) {
+        val d = val::object();
+        d.set("name", std::string(name));
+        d.set("description", std::string(what));
+        out.set(i++, d);
+    }
+    return out;
+}
+
 // The stored form's column lists, the request classes, the metrics and the limits, as the core defines them.
 val schema_js() {
     val out = val::object();
@@ -449,18 +463,8 @@ val schema_js() {
         classes.set(c, d);
     }
     out.set("requestClasses", classes);
-    val reasons = val::array();
-    int reason = 0;
-#define H3PROBE_REASON(name, what)             \
-    {                                          \
-        val d = val::object();                 \
-        d.set("name", std::string(#name));     \
-        d.set("description", std::string(what)); \
-        reasons.set(reason++, d);              \
-    }
-    H3PROBE_LOAD_ERROR_REASONS(H3PROBE_REASON)
-#undef H3PROBE_REASON
-    out.set("loadErrorReasons", reasons);
+    out.set("loadErrorReasons", named_list({H3PROBE_LOAD_ERROR_REASONS(H3PROBE_LIST_ENTRY)}));
+    out.set("workerFallbackReasons", named_list({H3PROBE_WORKER_FALLBACK_REASONS(H3PROBE_LIST_ENTRY)}));
     val limits = val::object();
     limits.set("maxBeaconBytes", static_cast<double>(kMaxBeaconBytes));
     limits.set("maxJsonDepth", static_cast<double>(kMaxJsonDepth));
@@ -475,18 +479,7 @@ val schema_js() {
     out.set("limits", limits);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
     // The connection-setup view's outcomes per protocol and metrics (connection_setup.hpp).
-    val setup_outcomes = val::array();
-    int outcome = 0;
-#define H3PROBE_SETUP_OUTCOME_JS(name, what)      \
-    {                                             \
-        val d = val::object();                    \
-        d.set("name", std::string(#name));        \
-        d.set("description", std::string(what)); \
-        setup_outcomes.set(outcome++, d);         \
-    }
-    H3PROBE_SETUP_OUTCOMES(H3PROBE_SETUP_OUTCOME_JS)
-#undef H3PROBE_SETUP_OUTCOME_JS
-    out.set("setupOutcomes", setup_outcomes);
+    out.set("setupOutcomes", named_list({H3PROBE_SETUP_OUTCOMES(H3PROBE_LIST_ENTRY)}));
     val setup_metrics = val::array();
     int setup_metric = 0;
 #define H3PROBE_SETUP_METRIC_JS(name, paired, what) \

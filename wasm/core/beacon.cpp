@@ -384,6 +384,9 @@ bool decode_sample(const SampleSlots& j, std::size_t i, Sample& s, std::string& 
     return true;
 }
 
+// A name of a closed X(name, what) list (H3PROBE_LOAD_ERROR_REASONS, H3PROBE_WORKER_FALLBACK_REASONS), as text.
+#define H3PROBE_LIST_NAME(name, what) #name,
+
 bool decode_context(const Slot& j, const Slots<ContextKey>& slots, ClientContext& c, std::string& error) {
     if (j.type != Slot::Type::object) return error = "context must be an object", false;
     Fields<ContextKey> f(slots, kContextKeys, "context.", error);
@@ -391,6 +394,13 @@ bool decode_context(const Slot& j, const Slots<ContextKey>& slots, ClientContext
     if (!f.field(ContextKey::name, c.name, limit)) return false;
     H3PROBE_CONTEXT_FIELDS(H3PROBE_DECODE_CONTEXT)
 #undef H3PROBE_DECODE_CONTEXT
+    // Why the run left its Worker: a name of the closed list, and only for a run on the main thread.
+    if (c.worker_fallback.empty()) return true;
+    static const std::set<std::string, std::less<>> kFallbacks = {
+        H3PROBE_WORKER_FALLBACK_REASONS(H3PROBE_LIST_NAME)};
+    if (!kFallbacks.count(c.worker_fallback))
+        return f.fail(ContextKey::worker_fallback, "has an unknown value \"" + c.worker_fallback + "\"");
+    if (c.run_context != "main") return f.fail(ContextKey::worker_fallback, "is only for run_context main");
     return true;
 }
 
@@ -511,9 +521,7 @@ DecodeResult decode_beacon(std::string_view json_text) {
         return r;
     b.run_ms = run_ms.value_or(0);
     if (load_error) {
-#define H3PROBE_REASON_NAME(name, what) #name,
-        static const std::set<std::string, std::less<>> kReasons = {H3PROBE_LOAD_ERROR_REASONS(H3PROBE_REASON_NAME)};
-#undef H3PROBE_REASON_NAME
+        static const std::set<std::string, std::less<>> kReasons = {H3PROBE_LOAD_ERROR_REASONS(H3PROBE_LIST_NAME)};
         if (!f.string(K::reason, b.reason, 64)) return r;
         if (!kReasons.count(b.reason)) return f.fail(K::reason, "has an unknown value \"" + b.reason + "\""), r;
     } else if (field(K::reason).type != Slot::Type::absent) {
@@ -566,5 +574,7 @@ DecodeResult decode_beacon(std::string_view json_text) {
     r.beacon = std::move(b);
     return r;
 }
+
+#undef H3PROBE_LIST_NAME
 
 }  // namespace h3probe

@@ -39,7 +39,10 @@ RunSummary summarize_run(const std::vector<Sample>& samples);
     X(flag, visible_throughout, 1, "false: the page was hidden during the run (which then stopped)")            \
     X(real, module_load_ms, kMaxDurationMs, "from searchCompleted() to the WASM module ready")                   \
     X(real, timer_resolution_ms, kMaxTimerResolutionMs, "smallest step of performance.now() seen")             \
-    X(text, run_context, kMaxRunContextChars, "where the core ran: worker (a dedicated Worker) or main (the page's thread)")
+    X(text, run_context, kMaxRunContextChars,                                                                   \
+      "where the core ran: worker (a dedicated Worker) or main (the page's thread)")                            \
+    X(text, worker_fallback, kMaxWorkerFallbackChars,                                                          \
+      "run_context main: why the run left the Worker (H3PROBE_WORKER_FALLBACK_REASONS); '' in the Worker")
 
 // X(name, what): why a sampled page load could not load the run, for a beacon with outcome "load_error". The page's
 // gate sends that beacon itself (it has no core to write it): web/src/h3probe.js and the loaders that name the reason
@@ -52,6 +55,20 @@ RunSummary summarize_run(const std::vector<Sample>& samples);
     X(wasm_type, "the .wasm was served with a Content-Type other than application/wasm")                     \
     X(csp, "the page's Content-Security-Policy forbids compiling WebAssembly (no 'wasm-unsafe-eval')")        \
     X(wasm_compile, "the .wasm did not compile or instantiate for another reason")
+
+// X(name, what): why a run left its Worker and ran on the page's main thread, the beacon's context.worker_fallback.
+// web/src/run.js names them, telling apart what Chromium, Firefox and WebKit let a page see (docs/platform-notes.md,
+// "The probe's Worker in each engine"); a unit test checks run.js against this list. Closed: any other value is
+// refused, and a run in the Worker has none.
+#define H3PROBE_WORKER_FALLBACK_REASONS(X)                                                                 \
+    X(disabled, "config worker: false")                                                                  \
+    X(no_worker, "the browser has no Worker")                                                            \
+    X(cross_origin,                                                                                      \
+      "worker.js is on another origin than the page (moduleUrl, or the bundle on a CDN): no Worker starts there") \
+    X(constructor, "new Worker() threw (no module workers; no import.meta.url to find worker.js by)")    \
+    X(csp, "the page's Content-Security-Policy blocks the worker (worker-src, else script-src, default-src)") \
+    X(worker_load, "worker.js did not load or run in the Worker (not found, not JavaScript, a script error)") \
+    X(core_load, "the Worker started but could not load the glue or the .wasm there")
 
 namespace context_field {
 using text = std::string;

@@ -201,7 +201,7 @@ ConfigResult validate_config(const ConfigSource& doc) {
              "a path starting with \"/\" without query or fragment");
     r.string("beaconUrl", c.beacon_url, is_beacon_url, "an https URL or a path starting with \"/\"");
     r.string("configId", c.config_id, [](const std::string& s) { return !s.empty() && s.size() <= 64; },
-             "1 to 64 characters");
+             "1 to 64 bytes");
     std::string order = to_string(c.order);
     r.string("order", order,
              [](const std::string& s) { return s == "h2-first" || s == "h3-first" || s == "random"; },

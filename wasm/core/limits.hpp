@@ -18,6 +18,7 @@ inline constexpr int kMaxSampleIdx = 1000;
 inline constexpr std::size_t kMaxPageOriginChars = 200;    // an origin, never a path
 inline constexpr std::size_t kMaxEffectiveTypeChars = 16;   // "slow-2g", "4g", ...
 inline constexpr std::size_t kMaxRunContextChars = 8;      // "worker" or "main"
+inline constexpr std::size_t kMaxWorkerFallbackChars = 16;  // a name of H3PROBE_WORKER_FALLBACK_REASONS (beacon.hpp)
 inline constexpr std::size_t kMaxProtocolChars = 32;        // "h3", "HTTP/2.0", ... (nextHopProtocol, Server-Timing)
 inline constexpr double kMaxDownlinkMbps = 1e6;
 inline constexpr double kMaxTimerResolutionMs = 1000;

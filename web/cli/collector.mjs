@@ -20,21 +20,5 @@ export async function main(argv) {
     console.error('h3probe collector: headersTimeout must not be longer than requestTimeout');
     process.exit(2);
   }
-  stopWhenOrphanedUnderNpm();
   await runCollectorService(parsed.options);
-}
-
-// `npx h3probe collector` and `npm run collector` start this process as `sh -c 'h3probe collector ...'` and npm forwards
-// SIGTERM and SIGINT to that shell only. dash (Debian's sh) dies of SIGTERM without passing it on, which would leave the
-// collector running with no parent and no drain. Under npm, losing the parent therefore counts as one SIGTERM: the
-// service's own handler drains and exits.
-function stopWhenOrphanedUnderNpm() {
-  if (process.env.npm_lifecycle_event === undefined) return;
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    process.kill(process.pid, 'SIGTERM');
-  }, 200);
-  timer.unref();
 }

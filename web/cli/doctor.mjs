@@ -17,8 +17,8 @@ export const USAGE = `usage: h3probe doctor --page URL --h2 ORIGIN --h3 ORIGIN -
 Checks from outside what a deployment needs, and prints PASS, FAIL, WARN or SKIP per check with the fix for each
 failing one: TLS on every host; the HTTP/2 origin offers no HTTP/3 (no Alt-Svc); the HTTP/3 origin announces it; both
 answer /noop as the probe needs (status, no-store, CORS and Timing-Allow-Origin for the page, Server-Timing); the
-module's glue and .wasm are served with their types; the collector's /healthz; its CORS preflight for the page's
-origin; a test beacon answered 204.
+module's glue, worker and .wasm are served with their types (the worker from the page's origin); the collector's
+/healthz; its CORS preflight for the page's origin; a test beacon answered 204.
 
   --page URL          a page that embeds the probe (its origin is the Origin the checks send)
   --h2 ORIGIN         the HTTP/2 origin, as in the page config (h2Origin)
@@ -28,6 +28,8 @@ origin; a test beacon answered 204.
 options:
   --module URL        the glue h3probe_browser.mjs as served (default: next to the page); the config key moduleUrl
   --wasm URL          the .wasm as served (default: h3probe_browser.wasm next to the glue)
+  --worker URL        the worker as served (default: worker.js next to the glue, where the page finds it with
+                      moduleUrl or after the esbuild recipe; a bundler that renames it, e.g. Vite, needs this)
   --healthz URL       the collector's /healthz (default: /healthz on the beacon URL's origin; a proxy that forwards
                       only /beacon, as the generated Caddyfile does, makes that check SKIP: give the collector's own
                       address, e.g. http://127.0.0.1:8787/healthz, from its machine)
@@ -61,7 +63,7 @@ export async function main(argv) {
     strict: true,
     options: {
       page: { type: 'string' }, h2: { type: 'string' }, h3: { type: 'string' }, collector: { type: 'string' },
-      module: { type: 'string' }, wasm: { type: 'string' }, healthz: { type: 'string' }, ca: { type: 'string' },
+      module: { type: 'string' }, wasm: { type: 'string' }, worker: { type: 'string' }, healthz: { type: 'string' }, ca: { type: 'string' },
       browser: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
       'payload-bytes': { type: 'string' },
     },
@@ -82,8 +84,8 @@ export async function main(argv) {
 }
 
 /**
- * The parsed options ({page, h2, h3, collector, module, wasm, healthz, ca, browser, timeoutMs, payloadBytes}) and every
- * problem.
+ * The parsed options ({page, h2, h3, collector, module, wasm, worker, healthz, ca, browser, timeoutMs, payloadBytes})
+ * and every problem.
  */
 export function doctorOptions(a) {
   const problems = [];
@@ -104,6 +106,7 @@ export function doctorOptions(a) {
   const collector = url('collector', a.collector, { schemes: ['https:', 'http:'] });
   const moduleUrl = url('module', a.module, { required: false, schemes: ['https:', 'http:'] }) ?? (page && new URL('h3probe_browser.mjs', page));
   const wasm = url('wasm', a.wasm, { required: false, schemes: ['https:', 'http:'] }) ?? (moduleUrl && new URL('h3probe_browser.wasm', moduleUrl));
+  const worker = url('worker', a.worker, { required: false, schemes: ['https:', 'http:'] }) ?? (moduleUrl && new URL(MODULE_FILES.worker.file, moduleUrl));
   const healthz = url('healthz', a.healthz, { required: false, schemes: ['https:', 'http:'] }) ?? (collector && new URL('/healthz', collector));
   if (h2 && h3 && h2.origin === h3.origin) problems.push('--h2 and --h3 must be different origins');
   let ca;
@@ -117,7 +120,7 @@ export function doctorOptions(a) {
   if (!/^\d+$/.test(a['payload-bytes'] ?? '0') || payloadBytes > PAYLOAD.maxBytes) {
     problems.push(`--payload-bytes: "${a['payload-bytes']}" is not a number of bytes from 0 to ${PAYLOAD.maxBytes}`);
   }
-  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, healthz, ca, browser: a.browser, timeoutMs, payloadBytes },
+  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, worker, healthz, ca, browser: a.browser, timeoutMs, payloadBytes },
     problems };
 }
 
@@ -219,28 +222,29 @@ export async function runDoctor(o) {
     else add('PASS', label, `${res.status}, ${res.size} bytes, no-store, CORS and Timing-Allow-Origin`);
   }
 
-  // The module's files, fetched as the page fetches them (with its Origin when they are on another origin).
-  // The worker is looked for beside the glue, where run.js starts it when moduleUrl is set.
-  const worker = new URL(MODULE_FILES.worker.file, o.module);
+  // The module's files, fetched as the page fetches them (with its Origin when they are on another origin). Each one
+  // fails the deployment: without the glue or the .wasm there is no run, and without the worker every run falls back
+  // to the page's main thread.
+  const flags = { glue: 'module', worker: 'worker', wasm: 'wasm' };
   for (const file of ['glue', 'worker', 'wasm']) {
-    const u = { glue: o.module, worker, wasm: o.wasm }[file];
+    const u = o[file === 'glue' ? 'module' : file];
     const rule = MODULE_FILES[file];
-    const fail = rule.required ? 'FAIL' : 'WARN';
     const label = `module ${file} ${u.pathname.split('/').pop()}`;
     let res;
     try {
       res = await get(u, { headers: u.origin === pageOrigin ? {} : { origin: pageOrigin } });
     } catch (err) {
-      add(fail, label, err.message, `serve ${u.href}`);
+      add('FAIL', label, err.message, `serve ${u.href}`);
       continue;
     }
     const type = String(res.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (res.status !== 200) {
-      add(fail, label, `GET ${u.href}: ${res.status}`, `serve the package's web/dist/${rule.file} there (or point --${file === 'wasm' ? 'wasm' : 'module'} at it)`);
+      add('FAIL', label, `GET ${u.href}: ${res.status}`, `serve the package's web/dist/${rule.file} there (or point --${flags[file]} at it)` +
+        (file === 'worker' ? `: without it every run falls back to the page's main thread. A bundler that does not copy it (esbuild) needs it copied next to the bundle: docs/embedding.md, "Bundlers"` : ''));
     } else if (!rule.types.includes(type)) {
-      add(fail, label, `Content-Type ${type || '(none)'}`, `serve it as ${rule.types[0]} (${rule.why})`);
+      add('FAIL', label, `Content-Type ${type || '(none)'}`, `serve it as ${rule.types[0]} (${rule.why})`);
     } else if (file === 'worker' && u.origin !== pageOrigin) {
-      add('WARN', label, `on another origin than the page (${u.origin})`, `serve worker.js, the glue and the .wasm from the page's origin (${rule.why})`);
+      add('FAIL', label, `on another origin than the page (${u.origin})`, `serve worker.js, the glue and the .wasm from the page's origin (${rule.why})`);
     } else if (u.origin !== pageOrigin && !allows(res.headers['access-control-allow-origin'], pageOrigin)) {
       add('FAIL', label, `on another origin without Access-Control-Allow-Origin for ${pageOrigin}`, 'send Access-Control-Allow-Origin for the page, or serve the module from the page\'s origin');
     } else {
@@ -365,23 +369,20 @@ export function formatChecks(checks) {
  * One real run in a browser, from the page's origin: the package's own gate and run (web/dist) imported into the page
  * from blob: URLs, configured with the deployment's origins and the served glue (moduleUrl), one searchCompleted(). The
  * beacon is kept in the tab (navigator.sendBeacon replaced there): its samples say which protocol each request used,
- * and the report gets no doctor run. The browser drivers are the repository's (web/devstack, not in the package).
+ * and the report gets no doctor run. The browser drivers (browsers.mjs) need playwright-core and puppeteer-core, which
+ * the package does not pull in.
  */
 async function browserRun(o, add, spkis) {
   const label = `${o.browser} run`;
-  let devstack;
+  let drivers;
   try {
-    devstack = {
-      ...await import('../devstack/browsers.mjs'),
-      ...await import('../devstack/firefox.mjs'),
-      ...await import('../devstack/stack.mjs'),
-    };
+    drivers = { ...await import('./browsers.mjs'), ...await import('./chromium.mjs'), ...await import('./firefox.mjs') };
   } catch (err) {
-    add('SKIP', label, `the browser drivers are not here (${err.code ?? err.message})`,
-      'run doctor --browser from a checkout of the h3probe repository after npm run deps (playwright-core, puppeteer-core, Chromium or Firefox ESR)');
+    add('SKIP', label, `the browser drivers cannot load (${err.code ?? err.message})`,
+      'npm install playwright-core puppeteer-core beside h3probe (or run doctor from a checkout after npm run deps), with Chromium or Firefox ESR installed');
     return;
   }
-  const missing = devstack.engineMissing(o.browser);
+  const missing = drivers.engineMissing(o.browser);
   if (missing) {
     add('SKIP', label, missing, 'install the browser, or leave out --browser');
     return;
@@ -392,15 +393,15 @@ async function browserRun(o, add, spkis) {
   const privateCa = Boolean(o.ca);
   const stackLike = {
     hosts: { h3: o.h3.hostname }, ports: { h3: h3Port },
-    chromiumArgs: ({ forceQuic, extra = [] }) => devstack.chromiumArgs({ spki: spkis.join(','), address: null,
+    chromiumArgs: ({ forceQuic, extra = [] }) => drivers.chromiumArgs({ spki: spkis.join(','),
       quicOrigins: [`${o.h3.hostname}:${h3Port}`], forceQuic, extra }),
   };
   let launched;
   try {
     if (o.browser === 'chromium') {
-      launched = await devstack.launchEngine('chromium', stackLike, { forceQuic: privateCa });
+      launched = await drivers.launchEngine('chromium', stackLike, { forceQuic: privateCa });
     } else {
-      const browser = await devstack.launchFirefox(stackLike, { extraPrefs: { 'network.dns.forceResolve': '',
+      const browser = await drivers.launchFirefox(stackLike, { extraPrefs: { 'network.dns.forceResolve': '',
         ...(privateCa ? {} : { 'network.http.http3.alt-svc-mapping-for-testing': '' }) } });
       launched = { engine: 'firefox', browser, close: () => browser.close() };
     }
@@ -409,7 +410,7 @@ async function browserRun(o, add, spkis) {
     return;
   }
   try {
-    const tab = await devstack.openTab(launched);
+    const tab = await drivers.openTab(launched);
     await tab.page.goto(o.page.href);
     const dist = (file) => fs.readFileSync(new URL(`../dist/${file}`, import.meta.url), 'utf8');
     const config = { h2Origin: o.h2.origin, h3Origin: o.h3.origin, beaconUrl: o.collector.href, configId: DOCTOR_ID,
@@ -433,7 +434,10 @@ async function browserRun(o, add, spkis) {
     const tally = (list) => Object.entries(list.reduce((acc, k) => ({ ...acc, [k]: (acc[k] ?? 0) + 1 }), {})).map(([k, n]) => `${k}×${n}`).join(' ');
     const control = seen('control');
     const treatment = seen('treatment');
-    const detail = `control ${tally(control) || 'none'}; treatment ${tally(treatment) || 'none'}${r.errors.length ? `; errors: ${r.errors.join('; ')}` : ''}`;
+    // Where the core ran: in this run the worker is the one beside the glue (moduleUrl), which --worker may not be.
+    const context = r.beacon ? JSON.parse(r.beacon).context ?? {} : {};
+    const where = context.run_context === 'main' ? `; on the main thread (worker_fallback ${context.worker_fallback})` : '';
+    const detail = `control ${tally(control) || 'none'}; treatment ${tally(treatment) || 'none'}${where}${r.errors.length ? `; errors: ${r.errors.join('; ')}` : ''}`;
     if (r.outcome === 'import_failed') {
       add('SKIP', label, `the page did not let doctor import the module from a blob: URL (${r.errors[0]})`, 'a CSP without blob: in script-src: check the page by hand');
     } else if (r.outcome !== 'started' || !r.beacon) {

@@ -1,5 +1,7 @@
-// Runs a stack's stop() on SIGINT/SIGTERM (then exits), so an interrupted run leaves no server or namespace behind.
-import os from 'node:os';
+// Runs a stack's stop() on SIGINT/SIGTERM (then exits), so an interrupted run leaves no server or namespace behind. The
+// signals mean what they mean to the collector (web/server/stopSignals.mjs): npm's forwarded copy of a Ctrl-C does not
+// cut the stop short; a later second signal exits at once (the 'exit' handlers still run).
+import { onStopSignals, signalExitCode } from '../server/stopSignals.mjs';
 
 /** Wraps an async function so that every call after the first returns the first call's promise. */
 export function once(fn) {
@@ -7,15 +9,17 @@ export function once(fn) {
   return () => (p ??= fn());
 }
 
-/** Installs the handlers; returns a function that removes them. */
+/** Installs the handlers; returns a function that removes them (kept once a signal has begun the stop). */
 export function hookSignals(stop) {
-  const onSignal = (signal) => {
-    stop().finally(() => process.exit(128 + os.constants.signals[signal]));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  let signalled = false;
+  const hook = onStopSignals({
+    stop: (signal) => {
+      signalled = true;
+      stop().finally(() => process.exit(signalExitCode(signal)));
+    },
+    force: (signal) => process.exit(signalExitCode(signal)),
+  });
   return () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    if (!signalled) hook.remove();
   };
 }

@@ -3,7 +3,7 @@
 // the module's main-thread time (a trace of the page's tasks and a CPU profile: moduleMainThreadMs). A frame counts against the module when one of its scripts was served under
 // /h3probe/ (the gate, the run, the worker module run on the main thread, the glue) or is the WebAssembly code; a
 // control with sampleRate 0 (the module loads its gate and stops) shows the page's own.
-import { openPage } from './chromium.mjs';
+import { openPage } from '../cli/chromium.mjs';
 import { experimentUrl } from './pageLoad.mjs';
 
 export const LONG_TASK_MS = 50;

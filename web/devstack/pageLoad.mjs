@@ -1,5 +1,5 @@
 // One page load of the test page with one search, as a user would do it; shared by `npm start` and the e2e tests.
-import { openTab } from './browsers.mjs';
+import { openTab } from '../cli/browsers.mjs';
 
 /**
  * The config keys of an A/A test on the stack's (or the lab's) second origins: aa 'h2' or 'h3' puts both arms on that

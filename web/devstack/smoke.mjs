@@ -5,7 +5,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { startStack } from './stack.mjs';
-import { launchBrowser, openPage } from './chromium.mjs';
+import { launchBrowser, openPage } from '../cli/chromium.mjs';
 
 const pageRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-smoke-page-'));
 fs.writeFileSync(path.join(pageRoot, 'index.html'), '<!doctype html><link rel=icon href="data:,"><title>smoke</title><p>smoke</p>\n');

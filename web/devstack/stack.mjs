@@ -9,6 +9,7 @@ import { startCollector } from '../server/collector.mjs';
 import { openStore } from '../server/store.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { hookSignals, once } from './hookSignals.mjs';
+import { chromiumArgs as chromiumFlags } from '../cli/chromium.mjs';
 
 const tempDirs = new Set();
 // 'exit' handlers cannot await stop(); removing our temp run directories synchronously is the part that still can be done.
@@ -83,20 +84,14 @@ export async function startStack(opts = {}) {
 }
 
 /**
- * Flags tried on this machine (docs/platform-notes.md); no --user-data-dir: playwright's launch() makes a temp profile and rejects that flag.
- * address: where the test host names resolve (the lab: its server namespace's 198.18.0.2); null: no mapping, the names
- * resolve through the system (the kit's e2e test: a network namespace's hosts file). h3bPort: the second HTTP/3
- * origin's port, forced onto QUIC like the first. quicOrigins: ['HOST:PORT', ...] forced onto QUIC instead of the stack's.
+ * Chromium's flags for the stack (web/cli/chromium.mjs). address: where the test host names resolve (the lab: its
+ * server namespace's 198.18.0.2); null: no mapping, the names resolve through the system (the kit's e2e test: a network
+ * namespace's hosts file). h3bPort: the second HTTP/3 origin's port, forced onto QUIC like the first. quicOrigins:
+ * ['HOST:PORT', ...] forced onto QUIC instead of the stack's.
  */
-export function chromiumArgs({ spki, h3Port, h3bPort = 0, forceQuic = true, extra = [], address = '127.0.0.1', quicOrigins: forced }) {
-  const quicOrigins = forced ?? [`${HOSTS.h3}:${h3Port}`, ...(h3bPort ? [`${HOSTS.h3b}:${h3bPort}`] : [])];
-  return [
-    '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--enable-quic',
-    // Without this Chromium never follows Alt-Svc to h3 for a cert outside the public roots: every "h3" request goes over h2.
-    ...(forceQuic ? [`--origin-to-force-quic-on=${quicOrigins.join(',')}`] : []),
-    `--ignore-certificate-errors-spki-list=${spki}`,
-    ...(address ? [`--host-resolver-rules=MAP *.h3probe.test ${address}`] : []),
-    ...extra,
-  ];
+export function chromiumArgs({ spki, h3Port, h3bPort = 0, forceQuic = true, extra = [], address = '127.0.0.1', quicOrigins }) {
+  return chromiumFlags({
+    spki, forceQuic, extra, quicOrigins: quicOrigins ?? [`${HOSTS.h3}:${h3Port}`, ...(h3bPort ? [`${HOSTS.h3b}:${h3bPort}`] : [])],
+    hostResolverRules: address ? `MAP *.h3probe.test ${address}` : null,
+  });
 }

@@ -36,10 +36,13 @@ const FAILURES = [['timing_unavailable', 0.002], ['timeout', 0.001], ['network_e
  * networks: [{asn, org, share, udpBlocked}] (shares in hundredths, adding up to 1): run i is on the network that holds
  * i % 100 in the cumulative shares, so each network gets exactly its share of every 100 runs; meta gets its asn and
  * asOrg, and on a udpBlocked network every HTTP/3 request falls back to h2. Without networks, meta has none.
+ * arms: 'h2-h3' (the experiment) or an A/A mode ('h2-h2', 'h3-h3'): every request then asks for that one protocol and gets
+ * it, on the same draws.
  */
 export function* syntheticBeacons({
-  runs = 420_000, perArm = 5, days = 14, seed = 1, order = 'random', start = '2022-12-15', networks = null,
+  runs = 420_000, perArm = 5, days = 14, seed = 1, order = 'random', start = '2022-12-15', networks = null, arms = 'h2-h3',
 } = {}) {
+  const aa = arms === 'h2-h3' ? null : arms.split('-')[0];
   const rand = mulberry32(seed);
   const normal = () => {
     // Box–Muller; one of the pair is enough here.
@@ -115,10 +118,10 @@ export function* syntheticBeacons({
     const runId = `bench-${String(i).padStart(8, '0')}`;
     yield {
       beacon: { schema: 'h3probe/1', run_id: runId, page_load_id: `pl-${i}`, config_id: 'bench', module_version: '0.1.0',
-        order: runOrder, arms: 'h2-h3', outcome: 'complete', error: '', run_ms: 400, sample_rate: 1,
+        order: runOrder, arms, outcome: 'complete', error: '', run_ms: 400, sample_rate: 1,
         context: { page_origin: 'https://app.example.com', effective_type: '4g', rtt_ms: base, downlink_mbps: 10,
           save_data: false, visible_throughout: true, module_load_ms: 20, timer_resolution_ms: 0.1 },
-        errors: [], samples },
+        errors: [], samples: aa ? samples.map((s) => ({ ...s, origin: aa, protocol: s.protocol && aa })) : samples },
       meta: { receivedAt: new Date(startMs + Math.floor((i / runs) * spanMs)).toISOString(), region: reg.region, country: reg.country,
         browser: BROWSER_CYCLE[i % 10][0], browserMajor: BROWSER_CYCLE[i % 10][1],
         ...(network ? { asn: network.asn, asOrg: network.org } : {}) },

@@ -9,7 +9,7 @@ import { chromium } from 'playwright-core';
 import { ensureCerts } from '../devstack/certs.mjs';
 import { startCaddy } from '../devstack/caddy.mjs';
 import { HOSTS, chromiumArgs } from '../devstack/stack.mjs';
-import { CHROMIUM_PATH } from '../devstack/chromium.mjs';
+import { CHROMIUM_PATH } from '../cli/chromium.mjs';
 import { addClientAddress, createLabNetwork, removeLabNetwork, useClientAddress } from './createLabNetwork.mjs';
 import { startRelay } from './startRelay.mjs';
 import { startLabCollector } from './startLabCollector.mjs';

@@ -22,7 +22,7 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
  * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
  * CDF points for the plots, cumulative: each group after overall holds its runs and every earlier group's (the daily
  * series' looks, in the order of data.groups; delta intervals). Returns { metric, since, arms, by, method, confidence, percentiles, storedRuns, regions,
- * sampleSizeTarget, exclusions, minRunsForInterval, received, loadErrors, groups, verdict } (groups: overall, then one per value of
+ * sampleSizeTarget, exclusions, minRunsForInterval, received, loadErrors, mainThread, groups, verdict } (groups: overall, then one per value of
  * `by`; see h3probeNode.d.ts for a group's shape, verdict.mjs for the verdict's).
  */
 export function buildReport(core, data, {
@@ -92,11 +92,19 @@ function reportOptions({ method, confidence, percentiles, sampleSize, cdf }) {
   };
 }
 
-// The sampled page loads that could not load the run: { total, byReason: [{reason, n}] }, the most frequent first.
-function loadErrorCounts(rows) {
+// Counts by reason, { total, byReason: [{reason, n}] }, the most frequent first: the sampled page loads that could not
+// load the run, and the runs that left their Worker.
+function countsByReason(rows) {
   const byReason = rows.map((r) => ({ reason: r.reason, n: Number(r.n) }))
     .sort((a, b) => b.n - a.n || (a.reason < b.reason ? -1 : 1));
   return { total: byReason.reduce((sum, r) => sum + r.n, 0), byReason };
+}
+
+// The runs whose core ran on the page's main thread: { runs (every run of the report), main, share (of runs; null
+// without runs), byReason: [{reason, n}] } (why they left the Worker), the most frequent first.
+function mainThreadCounts(runs, rows) {
+  const { total: main, byReason } = countsByReason(rows);
+  return { runs, main, share: runs ? main / runs : null, byReason };
 }
 
 // The report object from the core's groups (overall first, then one per name in data.groups' order).
@@ -118,7 +126,8 @@ function assemble(schema, data, groups, { method, confidence, percentiles, sampl
     // report-time reason that the chosen metric is missing.
     exclusions: [...schema.requestClasses.filter((c) => !c.usable && c.name !== 'prewarm').map((c) => c.name), 'missing_metric'],
     minRunsForInterval: schema.limits.minRunsForInterval,
-    loadErrors: loadErrorCounts(data.loadErrors ?? []),
+    loadErrors: countsByReason(data.loadErrors ?? []),
+    mainThread: mainThreadCounts(data.storedRuns, data.mainThread ?? []),
     // A pooled grouping (network): {minRuns, values}, the values with fewer runs being the group OTHER_GROUP.
     ...(data.pooled ? { pooled: data.pooled } : {}),
     // The payload mode read (0: the no-op) and every mode stored for the arms mode, each read on its own.

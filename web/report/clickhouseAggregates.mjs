@@ -134,7 +134,7 @@ function entry(h, i) {
  * every value from run_records), now (the clock, ms: the UTC day it falls in is read from run_records), countsFrom
  * (another source over the same runs, started, whose groupings include this one's but the day: its counts pass's cells
  * are this one's, merged, instead of a counts pass of its own). Returns
- * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, pooled?} per set,
+ * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, mainThread, pooled?} per set,
  * fill([aggregates per set], [needs per set, or null]), shown(by) } for buildReportsFromAggregates. passes lists each
  * query as it ran: { name, queryId (its row in system.query_log), ms }.
  */
@@ -350,6 +350,15 @@ export function clickhouseAggregateSource(client, schema, {
     // The load_error beacons by reason, as readReportData.mjs counts them (every arms mode).
     const loadErrors = (await pass('load-errors', `SELECT reason, uniqExact(run_id) AS n FROM runs
       WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: n(r.n) }));
+    // The selected runs whose core ran on the page's main thread, by why, as readReportData.mjs counts them ('unknown'
+    // in a store whose runs table has no reason yet: one opened read-only since the core gained it).
+    const [{ has }] = await pass('main-thread-column', `SELECT count() AS has FROM system.columns
+      WHERE database = currentDatabase() AND table = 'runs' AND name = 'worker_fallback'`);
+    const reason = Number(has) ? "if(worker_fallback = '', 'unknown', worker_fallback)" : "'unknown'";
+    const mainThread = (await pass('main-thread', `SELECT ${reason} AS reason,
+      uniqExact(run_id) AS n FROM runs WHERE run_context = 'main' AND received_at >= ${sqlString(since)}
+      AND arms = ${sqlString(arms)} AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} GROUP BY reason`))
+      .map((r) => ({ reason: r.reason, n: n(r.n) }));
     // Every payload mode stored for this arms mode, as readReportData.mjs lists them.
     const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM run_records
       WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY bytes ORDER BY bytes`))
@@ -358,7 +367,7 @@ export function clickhouseAggregateSource(client, schema, {
     return sets.map((by, i) => {
       const k = keyOf[i];
       return {
-        storedRuns: stored, received: { first, last }, by, regions: names[regionKey], groups: names[k], loadErrors,
+        storedRuns: stored, received: { first, last }, by, regions: names[regionKey], groups: names[k], loadErrors, mainThread,
         payloadBytes, payloadModes, ...(pooledOf[by] ? { pooled: pooledOf[by] } : {}),
         // The looks' overall would hold each run once per look and is not read: left empty, nothing is asked of it.
         aggregates: { groups: [group('overall', cumulative ? [] : rows), ...names[k].map((v) => group(v, rows.filter((r) => r[`k${k}`] === v)))] },

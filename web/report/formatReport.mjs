@@ -68,6 +68,16 @@ export function loadErrorLine({ total, byReason }) {
   return `load errors: ${int(total)} (${byReason.map((r) => `${r.reason} ${int(r.n)}`).join(', ')})`;
 }
 
+/**
+ * Where the runs' core ran: "main thread: 3 of 1,200 runs (0.3%) ran on the page's main thread, not in the Worker
+ * (worker_load 2, csp 1)". '' for a report of no run. The HTML report shows the same line.
+ */
+export function mainThreadLine({ runs, main, share, byReason }) {
+  if (!runs) return '';
+  return `main thread: ${int(main)} of ${int(runs)} runs (${pct(share)}) ran on the page's main thread, not in the Worker` +
+    (main ? ` (${byReason.map((r) => `${r.reason} ${int(r.n)}`).join(', ')})` : '');
+}
+
 const payloadName = (bytes) => (bytes ? `${int(bytes)} B` : '0 B (the no-op)');
 
 /**
@@ -95,6 +105,7 @@ export function formatReport(report) {
     `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * after an interval = that interval excludes 0 ` +
       '(Δ ms and Δ % each carry their own)',
     ...(report.loadErrors?.total ? [loadErrorLine(report.loadErrors)] : []),
+    ...(report.mainThread && mainThreadLine(report.mainThread) ? [mainThreadLine(report.mainThread)] : []),
     ...(payloadLine(report) ? [payloadLine(report)] : []),
     ...(report.verdict ? ['', report.verdict.text] : []),
   ];

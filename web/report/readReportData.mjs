@@ -51,7 +51,9 @@ export function poolGroups(counts, minRuns) {
  * came from], groups: [group names], records: [Buffer] (the records in chunks, in run order), loadErrors: [{reason, n}]
  * (the load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
- * included), and for a pooled grouping pooled: {minRuns, values (how many values went into OTHER_GROUP)} }.
+ * included), mainThread: [{reason, n}] (the selected runs whose core ran on the page's main thread, by why they left
+ * the Worker: context.worker_fallback, 'unknown' from a module older than it), and for a pooled grouping pooled:
+ * {minRuns, values (how many values went into OTHER_GROUP)} }.
  */
 export function readReportData(db, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', payloadBytes = 0,
@@ -116,7 +118,21 @@ export function readReportData(db, schema, {
     received: { first: range.first ?? null, last: range.last ?? null },
     regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
-      GROUP BY reason`).all(sinceIso) };
+      GROUP BY reason`).all(sinceIso),
+    mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }) };
+}
+
+/**
+ * The runs of an arms mode and payload mode received since `since` whose core ran on the page's main thread, by why
+ * they left the Worker: [{reason, n}]. From the runs table (the run_records of the report hold no context), through
+ * the store's partial index of such runs; a store opened before the reason was a column reads 'unknown'.
+ */
+function readMainThread(db, { arms, payloadBytes, since }) {
+  const has = (column) => db.prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = ?").get(column);
+  const reason = has('worker_fallback') ? "coalesce(nullif(worker_fallback, ''), 'unknown')" : "'unknown'";
+  const payload = has('payload_bytes') ? 'coalesce(payload_bytes, 0)' : '0';
+  return db.prepare(`SELECT ${reason} AS reason, count(*) AS n FROM runs WHERE run_context = 'main' AND received_at >= ?
+    AND arms = ? AND ${payload} = ? GROUP BY 1`).all(since, arms, Number(payloadBytes));
 }
 
 /**

@@ -2,7 +2,7 @@
 // Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
 // ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
 // percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, MARKS, markOf, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf } from './formatReport.mjs';
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, MARKS, markOf, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 import { fixed, snap, whole } from './numberText.mjs';
@@ -34,6 +34,7 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
       negative means ${L.treatment} was faster; <b>*</b> marks an interval that excludes 0 (Δ ms and Δ % each carry their own).</p>`,
     payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : '',
     report.loadErrors?.total ? `<p class="load-errors">${esc(loadErrorLine(report.loadErrors))}: sampled page loads that could not load the run, its glue or its .wasm (no measurement).</p>` : '',
+    report.mainThread && mainThreadLine(report.mainThread) ? `<p class="main-thread">${esc(mainThreadLine(report.mainThread))}.</p>` : '',
     groups.length >= 1 ? summarySection(report) : '',
     report.daily?.days?.length ? dailySection(report) : '',
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
@@ -66,27 +67,51 @@ function verdictSection(v) {
     ...v.cautions.map((c) => `<p class="caution">Caution: ${esc(c)}</p>`)].join('\n');
 }
 
+// Plot frame shared by the charts: drawn W wide, about the width of a column of .plots, which the SVG then fills.
+const W = 400;
+const H = 300;
+const M = { left: 64, right: 14, top: 14, bottom: 40 };
+// Text in the charts: its size (CSS, svg text), the room a character takes at that size, and the least space between the
+// centres of two x-axis labels of the band charts.
+const FONT = 12;
+const CHAR_W = 0.62 * FONT;
+const LABEL_GAP = 48;
+
+// Why the layout is so: every table sits in a box of its own (.wide) that scrolls sideways only when the table cannot fit
+// (a phone), with its first column held in place, so that a row keeps its name while the reader scrolls; reflowing the
+// rows into stacked cards would lose the columns a reader compares down (one percentile across groups or days). A shadow
+// at the box's right edge says there is more (the "local" layer covers it once the table is scrolled to its end or fits).
+// The charts are drawn at about the width they are shown at (W) and scale to their column of the grid, so that their
+// text stays near 11 px from a 390 px phone to a 1,280 px screen, three charts a row.
 const CSS = `
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2937; margin: 24px auto; max-width: 1200px; padding: 0 16px; overflow-wrap: break-word; }
 .verdict { font-size: 15.5px; background: #f8fafc; border-left: 4px solid #334155; padding: 8px 12px; }
-.wide { overflow-x: auto; } td.survivors { white-space: normal; min-width: 7em; } .cumulative th, .cumulative td { padding: 3px 6px; font-size: 12.5px; } .cumulative th { white-space: normal; }
 .verdict-more { background: #f8fafc; border-left: 4px solid #94a3b8; padding: 4px 12px; margin: 2px 0; }
 .caution { background: #fef2f2; border-left: 4px solid #dc2626; padding: 6px 12px; color: #7f1d1d; font-weight: 600; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2937; margin: 24px auto; max-width: 1120px; padding: 0 16px; }
 h1 { font-size: 24px; margin: 0 0 8px; } h2 { font-size: 19px; margin: 32px 0 6px; border-bottom: 1px solid #e5e7eb; padding-bottom: 4px; }
 .lede { color: #374151; max-width: 900px; } .aa { background: #eff6ff; padding: 6px 10px; border-left: 3px solid #2563eb; } code { background: #f3f4f6; padding: 0 3px; border-radius: 3px; }
-.plots { display: flex; flex-wrap: wrap; gap: 16px; margin: 8px 0; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 330px), 1fr)); gap: 16px 20px; margin: 8px 0; }
+.plots figure { min-width: 0; max-width: 560px; } .plots svg { display: block; width: 100%; height: auto; }
 figure { margin: 0; } figcaption { font-size: 12.5px; color: #4b5563; margin: 2px 0 0 4px; }
-table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
-th, td { padding: 3px 9px; text-align: right; border-bottom: 1px solid #eef0f3; } th { background: #f9fafb; font-weight: 600; }
-td:first-child, th:first-child { text-align: left; } td.sig { font-weight: 700; background: #fff7ed; }
-td, th { white-space: nowrap; } .summary th { white-space: normal; vertical-align: bottom; }
-.ci { display: block; font-size: 11.5px; font-weight: 400; color: #6b7280; }
+.wide { overflow-x: auto; margin: 8px 0; background: linear-gradient(to left, #fff 50%, rgba(255, 255, 255, 0)) right / 24px 100% no-repeat local,
+  radial-gradient(farthest-side at 100% 50%, rgba(15, 23, 42, 0.22), rgba(15, 23, 42, 0)) right / 12px 100% no-repeat scroll; }
+table { border-collapse: collapse; margin: 0; font-variant-numeric: tabular-nums; }
+th, td { padding: 3px 7px; text-align: right; border-bottom: 1px solid #eef0f3; white-space: nowrap; } th { background: #f9fafb; font-weight: 600; white-space: normal; min-width: 3.5em; vertical-align: bottom; }
+td:first-child, th:first-child { text-align: left; position: sticky; left: 0; z-index: 1; background: #fff; } th:first-child { background: #f9fafb; min-width: 0; }
+.summary td:first-child, .setup-groups td:first-child { white-space: normal; width: 10em; } td.survivors { white-space: normal; width: 5.5em; }
+td.sig { font-weight: 700; background: #fff7ed; } .summary th, .summary td { padding: 3px 6px; font-size: 13px; } .cumulative th, .cumulative td { padding: 3px 5px; font-size: 12.5px; }
+.ci { display: block; font-size: 11.5px; font-weight: 400; color: #6b7280; white-space: nowrap; }
 .meta { color: #4b5563; margin: 2px 0; } .muted { color: #9ca3af; } .legend { font-size: 12.5px; color: #4b5563; max-width: 1000px; }
 td.noci { color: #6b7280; } details summary { cursor: default; color: #374151; margin: 4px 0; }
 .key { display: inline-block; width: 12px; height: 3px; vertical-align: middle; margin: 0 4px 0 10px; }
-svg text { font: 11px system-ui, sans-serif; fill: #374151; } svg .axis { stroke: #9ca3af; stroke-width: 1; }
+svg text { font: ${FONT}px system-ui, sans-serif; fill: #374151; } svg .axis { stroke: #9ca3af; stroke-width: 1; }
 svg .grid { stroke: #eef0f3; stroke-width: 1; } svg .zero { stroke: #6b7280; stroke-dasharray: 4 3; }
 footer { margin-top: 36px; color: #6b7280; font-size: 12px; }
+@media (max-width: 600px) {
+  body { margin: 12px auto; padding: 0 12px; } h1 { font-size: 21px; } .verdict { font-size: 14.5px; }
+  table { font-size: 13px; } th, td { padding: 3px 5px; } th { min-width: 4.5em; } .summary td:first-child, .setup-groups td:first-child { width: 7.5em; min-width: 7.5em; overflow-wrap: anywhere; }
+  td:first-child, th:first-child { box-shadow: inset -1px 0 0 #e5e7eb; }
+}
 `;
 
 // A Δ% cell with the mark of its own interval, the same marks as the text report's.
@@ -149,11 +174,11 @@ function groupSection(g, report, index) {
   const L = armLabels(report.arms);
   const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r.replaceAll('_', ' ')} ${int(g.excluded[r])}`);
   const rows = g.analysis?.rows ?? [];
-  const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<table class="arms">
+  const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<div class="wide"><table class="arms">
 <thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th>
 <th title="Δ ms's p-value adjusted by Benjamini–Hochberg over every group × percentile of this report">q (BH)</th><th title="valid however often it is looked at">${conf} anytime-valid Δ ms</th></tr></thead>
 <tbody>${rows.map((r) => `<tr><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
-${markedCells(r, 'ms', signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, 'pct', `${signed(r.diff_pct, 1)}%`, ci(r.ci_pct, 1, '%'))}${comparisonCells(r)}</tr>`).join('')}</tbody></table>
+${markedCells(r, 'ms', signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, 'pct', `${signed(r.diff_pct, 1)}%`, ci(r.ci_pct, 1, '%'))}${comparisonCells(r)}</tr>`).join('')}</tbody></table></div>
 <p class="meta">q (BH): the p-value of Δ ms adjusted for every comparison in this report (Benjamini–Hochberg); <b>${DISCOVERY_MARK.mark}</b> ${esc(DISCOVERY_MARK.what)} at
 ${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence sequence over runs in the order received, valid however often the report is read (<b>*</b> when it excludes 0).</p>`;
   const p = g.paired;
@@ -186,11 +211,6 @@ ${num(s.requests_per_run, 1)} requests per run).` : 'not enough data.'}</p>
 </section>`;
 }
 
-// Plot frame shared by the charts.
-const W = 520;
-const H = 300;
-const M = { left: 54, right: 16, top: 14, bottom: 40 };
-
 function cdfChart(cdf, metric, L) {
   const sy = (p) => H - M.bottom - p * (H - M.top - M.bottom);
   // 0.95 sits too close to 0.9 and 1 for a label of its own: its grid line is enough.
@@ -210,9 +230,16 @@ function armCurves(arms, metric, L, { sy, yGrid, yLabel, cls, emptyCls = `${cls}
   const x1 = Math.log10(hi) + 0.02;
   const sx = (v) => M.left + ((Math.log10(Math.max(v, lo)) - x0) / (x1 - x0)) * (W - M.left - M.right);
   const parts = [];
+  // Every tick gets its grid line; a label only where it does not run into the last one labelled (over many decades the
+  // 2s and 5s would overlap) nor past the chart's right edge.
+  let lastRight = -Infinity;
   for (const t of logTicks(10 ** x0, 10 ** x1)) {
-    parts.push(`<line class="grid" x1="${f1(sx(t))}" x2="${f1(sx(t))}" y1="${M.top}" y2="${H - M.bottom}"/>`,
-      `<text x="${f1(sx(t))}" y="${H - M.bottom + 14}" text-anchor="middle">${t >= 1 ? t : t.toFixed(1)}</text>`);
+    const text = t >= 1 ? String(t) : t.toFixed(1);
+    const half = (text.length * CHAR_W) / 2;
+    parts.push(`<line class="grid" x1="${f1(sx(t))}" x2="${f1(sx(t))}" y1="${M.top}" y2="${H - M.bottom}"/>`);
+    if (sx(t) - half < lastRight + CHAR_W || sx(t) + half > W) continue;
+    lastRight = sx(t) + half;
+    parts.push(`<text x="${f1(sx(t))}" y="${H - M.bottom + 14}" text-anchor="middle">${text}</text>`);
   }
   for (const [v, label] of yGrid) {
     parts.push(`<line class="grid" x1="${M.left}" x2="${W - M.right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`);
@@ -238,7 +265,8 @@ function deltaChart(rows, confidence, L) {
 
 // The frame of a chart of n evenly spaced points (percentiles, days) against values: y spans the values and 0, padded
 // and rounded to a nice step, with its grid (each tick followed by unit), the axes, a dashed line at 0 and the y label.
-function bandFrame(vals, n, yLabel, width, unit) {
+// every: label one point in every so many, so that the x labels keep LABEL_GAP apart.
+function bandFrame(vals, n, yLabel, unit) {
   let lo = Math.min(0, ...vals);
   let hi = Math.max(0, ...vals);
   const pad = Math.max(1, (hi - lo) * 0.08);
@@ -247,8 +275,9 @@ function bandFrame(vals, n, yLabel, width, unit) {
   const step = niceStep((hi - lo) / 6);
   lo = Math.floor(lo / step) * step;
   hi = Math.ceil(hi / step) * step;
-  const right = width - M.right;
+  const right = W - M.right;
   const band = (right - M.left) / n;
+  const every = Math.max(1, Math.ceil(LABEL_GAP / band));
   const sx = (i) => M.left + band * (i + 0.5);
   const sy = (v) => H - M.bottom - ((v - lo) / (hi - lo)) * (H - M.top - M.bottom);
   const parts = [];
@@ -256,20 +285,20 @@ function bandFrame(vals, n, yLabel, width, unit) {
     parts.push(`<line class="grid" x1="${M.left}" x2="${right}" y1="${f1(sy(v))}" y2="${f1(sy(v))}"/>`,
       `<text x="${M.left - 6}" y="${f1(sy(v) + 4)}" text-anchor="end">${Number(v.toFixed(6))}${unit}</text>`);
   }
-  parts.push(axes(width), `<line class="zero" x1="${M.left}" x2="${right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
+  parts.push(axes(), `<line class="zero" x1="${M.left}" x2="${right}" y1="${f1(sy(0))}" y2="${f1(sy(0))}"/>`,
     `<text transform="translate(13 ${(M.top + H - M.bottom) / 2}) rotate(-90)" text-anchor="middle">${esc(yLabel)}</text>`);
-  return { parts, sx, sy, band, right };
+  return { parts, sx, sy, band, every };
 }
 
 // Δ% points with their intervals along x (percentiles, or days), a dashed line at 0. Filled: the interval excludes 0;
 // open: it includes 0; grey diamond: no interval.
-function intervalChart(points, yLabel, cls, width = W) {
+function intervalChart(points, yLabel, cls) {
   const rows = points.map((x) => x.row);
   if (rows.length === 0) return emptyChart('no data');
   const vals = rows.flatMap((r) => [r.diff_pct, ...(Array.isArray(r.ci_pct) ? r.ci_pct : [])]).filter(Number.isFinite);
-  const { parts, sx, sy, band, right } = bandFrame(vals, rows.length, yLabel, width, '%');
-  // Labels thin out when there are many points (days): about one per 40 px.
-  const every = Math.max(1, Math.ceil(rows.length / Math.max(1, Math.floor((right - M.left) / 40))));
+  const { parts, sx, sy, band, every } = bandFrame(vals, rows.length, yLabel, '%');
+  // Points shrink when there are many (weeks of days), so that neighbours do not cover each other.
+  const dot = Math.max(2, Math.min(5, band / 3));
   points.forEach(({ label, key, row: r, title }, i) => {
     const x = f1(sx(i));
     if (i % every === 0) parts.push(`<text x="${x}" y="${H - M.bottom + 14}" text-anchor="middle">${esc(label)}</text>`);
@@ -286,12 +315,12 @@ function intervalChart(points, yLabel, cls, width = W) {
     const y = f1(sy(r.diff_pct));
     const mark = markOf(r, 'pct'); // the interval drawn is Δ %'s
     parts.push(mark === 'noInterval'
-      ? `<path class="delta-point no-interval" data-mark="${mark}" d="M${x},${f1(y - 6)}L${f1(x + 6)},${y}L${x},${f1(y + 6)}L${f1(x - 6)},${y}Z" `
+      ? `<path class="delta-point no-interval" data-mark="${mark}" d="M${x},${f1(y - dot - 1)}L${f1(x + dot + 1)},${y}L${x},${f1(y + dot + 1)}L${f1(x - dot - 1)},${y}Z" `
         + `fill="#fff" stroke="#9ca3af" stroke-width="2"><title>${esc(title)} (no interval)</title></path>`
-      : `<circle class="delta-point" data-mark="${mark}" cx="${x}" cy="${y}" r="5" stroke="${COLORS.h3}" stroke-width="2" `
+      : `<circle class="delta-point" data-mark="${mark}" cx="${x}" cy="${y}" r="${f1(dot)}" stroke="${COLORS.h3}" stroke-width="2" `
         + `fill="${mark === 'significant' ? COLORS.h3 : '#fff'}"><title>${esc(title)}</title></circle>`);
   });
-  return svg(parts, cls, width);
+  return svg(parts, cls);
 }
 
 // The tail, where HTTP/3 is meant to act: the share of requests slower than x (1 − F) on a log axis from 10⁻³ to 1,
@@ -308,13 +337,12 @@ function dailySection(report) {
   const { percentiles, days } = report.daily;
   const conf = `${Math.round(report.confidence * 100)}%`;
   const L = armLabels(report.arms);
-  const width = 380;
   const charts = percentiles.map((p) => {
     const points = days.map((d) => {
       const r = d.rows.find((x) => x.p === p) ?? { p, diff_pct: NaN, ci_pct: null, significant_pct: false };
       return { label: d.day.slice(5), key: d.day, row: r, title: `${d.day} ${percentileLabel(p)}: ${signed(r.diff_pct, 1)}% ${ci(r.ci_pct, 1, '%')}, ${int(d.runs)} runs` };
     });
-    return `<figure>${intervalChart(points, `${percentileLabel(p)} Δ %`, `daily-chart daily-${percentileLabel(p)}`, width)}
+    return `<figure>${intervalChart(points, `${percentileLabel(p)} Δ %`, `daily-chart daily-${percentileLabel(p)}`)}
 <figcaption>${percentileLabel(p)}: Δ% per day received with its ${conf} interval.</figcaption></figure>`;
   });
   const head = ['day', 'runs', ...percentiles.map((p) => `${percentileLabel(p)} Δ% [${conf} CI]`)];
@@ -324,8 +352,8 @@ function dailySection(report) {
 <p class="meta">Is the effect stable from day to day? Each day (UTC, by the time the collector received the beacon) is a
 group of its own, with its own intervals: ${L.treatment} − ${L.control}.</p>
 <div class="plots">${charts.join('\n')}</div>
-<details><summary>The daily table</summary><table class="daily"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>
-<tbody>${rows.join('')}</tbody></table></details>${cumulativeTable(report)}</section>`;
+<details><summary>The daily table</summary><div class="wide"><table class="daily"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>
+<tbody>${rows.join('')}</tbody></table></div></details>${cumulativeTable(report)}</section>`;
 }
 
 // The daily looks: Δ ms over every run received up to each day, the fixed-horizon interval beside the anytime-valid one.
@@ -352,13 +380,11 @@ anytime-valid interval (a confidence sequence over runs) stays valid however oft
 // One percentile's looks: per day Δ ms with the anytime-valid interval (a wide grey bar) behind the fixed-horizon one
 // (a thin line), a dashed line at 0.
 function cumulativeChart(looks, p) {
-  const width = 380;
   const rows = looks.map((d) => d.cumulative.rows.find((x) => x.p === p) ?? { diff_ms: NaN, ci_ms: null, cs_ms: null });
   const finite = (c) => Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1]);
   const vals = rows.flatMap((r) => [r.diff_ms, ...(finite(r.cs_ms) ? r.cs_ms : []), ...(finite(r.ci_ms) ? r.ci_ms : [])]).filter(Number.isFinite);
   if (!vals.length) return emptyChart('no data');
-  const { parts, sx, sy, band, right } = bandFrame(vals, rows.length, `${percentileLabel(p)} Δ ms`, width, '');
-  const every = Math.max(1, Math.ceil(rows.length / Math.max(1, Math.floor((right - M.left) / 40))));
+  const { parts, sx, sy, band, every } = bandFrame(vals, rows.length, `${percentileLabel(p)} Δ ms`, '');
   rows.forEach((r, i) => {
     const x = f1(sx(i));
     if (i % every === 0) parts.push(`<text x="${x}" y="${H - M.bottom + 14}" text-anchor="middle">${esc(looks[i].day.slice(5))}</text>`);
@@ -371,44 +397,48 @@ function cumulativeChart(looks, p) {
       parts.push(`<line class="ci-line" x1="${x}" x2="${x}" y1="${f1(sy(r.ci_ms[0]))}" y2="${f1(sy(r.ci_ms[1]))}" stroke="${COLORS.h3}" stroke-width="2">`
         + `<title>${esc(looks[i].day)} fixed-horizon ${ci(r.ci_ms, 2)}</title></line>`);
     }
-    if (Number.isFinite(r.diff_ms)) parts.push(`<circle cx="${x}" cy="${f1(sy(r.diff_ms))}" r="3.5" fill="${COLORS.h3}"/>`);
+    if (Number.isFinite(r.diff_ms)) parts.push(`<circle cx="${x}" cy="${f1(sy(r.diff_ms))}" r="${f1(Math.min(3.5, band / 3))}" fill="${COLORS.h3}"/>`);
   });
-  return svg(parts, `cumulative-chart cumulative-${percentileLabel(p)}`, width);
+  return svg(parts, `cumulative-chart cumulative-${percentileLabel(p)}`);
 }
 
+// One bar per group, its name above it (names of networks run long; the few too long for the chart's width are cut,
+// whole in the bar's tooltip and in the table above).
 function fallbackChart(groups, L) {
   const rows = groups.filter((g) => g.fallback.completed > 0);
   if (rows.length === 0) return emptyChart(`no completed ${L.treatment} requests`);
-  const rowH = 24;
-  const left = 130;
-  const width = W;
+  const rowH = 34;
+  const left = 8;
+  const room = Math.floor((W - left) / CHAR_W);
   const height = M.top + rows.length * rowH + 30;
   const maxRate = Math.max(0.01, ...rows.map((g) => g.fallback.rate));
   const step = niceStep(maxRate / 5);
   const top = Math.ceil(maxRate / step) * step;
-  const sx = (v) => left + (v / top) * (width - left - 60);
+  const sx = (v) => left + (v / top) * (W - left - 60);
   const parts = [];
   for (let v = 0; v <= top + step / 2; v += step) {
     parts.push(`<line class="grid" x1="${f1(sx(v))}" x2="${f1(sx(v))}" y1="${M.top}" y2="${height - 24}"/>`,
-      `<text x="${f1(sx(v))}" y="${height - 10}" text-anchor="middle">${Number((v * 100).toFixed(4))}%</text>`);
+      `<text x="${f1(sx(v))}" y="${height - 10}" text-anchor="${v === 0 ? 'start' : 'middle'}">${Number((v * 100).toFixed(4))}%</text>`);
   }
   rows.forEach((g, i) => {
     const y = M.top + i * rowH;
-    parts.push(`<text x="${left - 8}" y="${y + 15}" text-anchor="end">${esc(g.name)}</text>`,
-      `<rect class="fallback-bar" x="${left}" y="${y + 4}" width="${f1(Math.max(0, sx(g.fallback.rate) - left))}" height="${rowH - 8}" fill="${COLORS.h3}" opacity="0.8">`
+    const name = g.name.length > room ? `${g.name.slice(0, room - 1)}…` : g.name;
+    parts.push(`<text x="${left}" y="${y + 11}">${esc(name)}</text>`,
+      `<rect class="fallback-bar" x="${left}" y="${y + 15}" width="${f1(Math.max(0, sx(g.fallback.rate) - left))}" height="${rowH - 20}" fill="${COLORS.h3}" opacity="0.8">`
       + `<title>${esc(g.name)}: ${int(g.fallback.fallbacks)} of ${int(g.fallback.completed)}</title></rect>`,
-      `<text x="${f1(sx(g.fallback.rate) + 6)}" y="${y + 15}">${pct(g.fallback.rate)}</text>`);
+      `<text x="${f1(sx(g.fallback.rate) + 6)}" y="${y + 26}">${pct(g.fallback.rate)}</text>`);
   });
-  return `<svg class="fallback-chart" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img">${parts.join('')}</svg>`;
+  return `<svg class="fallback-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" role="img">${parts.join('')}</svg>`;
 }
 
-function axes(width = W) {
+function axes() {
   return `<line class="axis" x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${H - M.bottom}"/>`
-    + `<line class="axis" x1="${M.left}" x2="${width - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}"/>`;
+    + `<line class="axis" x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}"/>`;
 }
 
-function svg(parts, cls, width = W) {
-  return `<svg class="${cls}" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${H}" viewBox="0 0 ${width} ${H}" role="img">${parts.join('')}</svg>`;
+// No width or height: the viewBox gives the shape, and the CSS has the chart fill its column.
+function svg(parts, cls) {
+  return `<svg class="${cls}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img">${parts.join('')}</svg>`;
 }
 
 function emptyChart(text, cls = '') {

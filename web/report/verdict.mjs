@@ -1,9 +1,13 @@
 // The report's answer in one line: at which percentiles the treatment arm is faster or slower with confidence, by how
 // much, over how many runs and which dates. It reads one interval, Δ ms's (VERDICT_INTERVAL), and says so: the Δ %
-// interval is computed apart and can include 0 where Δ ms's does not; and the cautions that must be read with it (too few runs, loopback only).
+// interval is computed apart and can include 0 where Δ ms's does not; and the cautions that must be read with it (too few runs, loopback
+// only, runs on the page's main thread).
 // Text and HTML print it first; the JSON report carries it as data.
 import { armLabels, markOf, percentileLabel } from './formatReport.mjs';
 import { fixed, snap } from './numberText.mjs';
+
+/** Above this share of a report's runs on the page's main thread (not in the Worker), the verdict carries a caution. */
+export const MAIN_THREAD_CAUTION_SHARE = 0.01;
 
 // The region the collector gives loopback clients (web/server/regionFor.mjs): no real network between browser and origins.
 const LOOPBACK_REGION = 'local';
@@ -59,6 +63,12 @@ export function verdict(report) {
   } else if (noCi.length) {
     cautions.push(`${runs} runs are too few for intervals at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
   }
+  const main = report.mainThread;
+  if (main?.share > MAIN_THREAD_CAUTION_SHARE) {
+    cautions.push(`${mainThreadShare(main)} of the runs ran on the page's main thread, not in the Worker ` +
+      `(${main.byReason.map((r) => `${r.reason} ${r.n}`).join(', ')}): there the probe works on the page's own thread; ` +
+      'each reason and its fix: docs/embedding.md, "Where it runs"');
+  }
   const fdr = discoveries(report);
   const anytime = rows.filter((r) => r.significant_cs_ms).map((r) => percentileLabel(r.p));
   const counted = `${fdr.survivors.length} of ${fdr.cells} ${report.by ?? 'region'} × percentile cells ` +
@@ -76,6 +86,7 @@ export function verdict(report) {
     fdr };
 }
 
+const mainThreadShare = ({ main, runs, share }) => `${main.toLocaleString('en-US')} of ${runs.toLocaleString('en-US')} (${(100 * share).toFixed(1)}%)`;
 const pctLevel = (x) => `${Number((100 * x).toFixed(2))}%`;
 
 /**

@@ -8,7 +8,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
-import { launchBrowser, openPage } from '../devstack/chromium.mjs';
+import { launchBrowser, openPage } from '../cli/chromium.mjs';
 import { experimentUrl } from '../devstack/pageLoad.mjs';
 
 const { values: args } = parseArgs({ options: {

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
-import { launchBrowser } from '../devstack/chromium.mjs';
+import { launchBrowser } from '../cli/chromium.mjs';
 import { compareLongTasks, LONG_TASK_MS, PROFILE_INTERVAL_US } from '../devstack/longTasks.mjs';
 
 const { values: args } = parseArgs({ options: {

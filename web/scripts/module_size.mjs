@@ -13,8 +13,8 @@ import { distRoot } from '../devstack/paths.mjs';
  */
 export const BUDGETS = Object.freeze({
   beforeSearch: { files: ['h3probe.js'], maxGzipBytes: 2600 },
-  afterSearch: { files: ['run.js', 'worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm'], maxGzipBytes: 31150 },
-  total: { files: ['h3probe.js', 'run.js', 'worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm'], maxGzipBytes: 32720 },
+  afterSearch: { files: ['run.js', 'worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm'], maxGzipBytes: 31450 },
+  total: { files: ['h3probe.js', 'run.js', 'worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm'], maxGzipBytes: 33060 },
 });
 
 /** {file: {raw, gzip, brotli}} of every file a budget names, from web/dist (npm run build:dist). */

@@ -11,7 +11,7 @@ import { stateDir } from '../devstack/paths.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { armLabels } from '../report/formatReport.mjs';
-import { ENGINES, engineMissing, launchEngine } from '../devstack/browsers.mjs';
+import { ENGINES, engineMissing, launchEngine } from '../cli/browsers.mjs';
 import { aaConfig, experimentUrl, searchOnce } from '../devstack/pageLoad.mjs';
 
 const { values: args } = parseArgs({

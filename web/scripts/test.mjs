@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { engineMissing, ENGINES } from '../devstack/browsers.mjs';
+import { engineMissing, ENGINES } from '../cli/browsers.mjs';
 import { repoRoot } from '../devstack/paths.mjs';
 import { webkitMissing } from '../devstack/webkit.mjs';
 import { runSuite } from './runSuite.mjs';

@@ -16,7 +16,7 @@ const SEGMENT = /^(.*)\.(\d{8})\.log$/;
 /**
  * Opens (creating) the log whose files are named after base: BASE.NNNNNNNN.log segments and BASE.shipped (how far the
  * shipper got: {segment, offset}). Returns { append(line) → Promise, seal(), sealIfCaughtUp(), take(maxLines, maxBytes) → batch | null,
- * shipped(batch), backlog() → {bytes, segments}, failed(), close() }.
+ * shipped(batch), backlog() → {bytes, segments}, remaining() → {beacons, files}, failed(), close() }.
  */
 export function openBeaconLog(base) {
   const dir = path.dirname(path.resolve(base));
@@ -169,6 +169,34 @@ export function openBeaconLog(base) {
         bytes += s - (n === state.segment ? state.offset : 0);
       }
       return { bytes, segments: list.length };
+    },
+    /**
+     * The beacons not yet shipped (lines, counted by reading the segments: for a closing store's last word, not for every
+     * request) and the segment files that hold them.
+     */
+    remaining() {
+      const chunk = Buffer.alloc(1 << 20);
+      let beacons = 0;
+      const files = [];
+      for (const n of segments()) {
+        const file = segmentPath(n);
+        const end = n === current ? written : fs.statSync(file).size;
+        let at = n === state.segment ? state.offset : 0;
+        if (at >= end) continue;
+        files.push(file);
+        const rfd = fs.openSync(file, 'r');
+        try {
+          while (at < end) {
+            const got = fs.readSync(rfd, chunk, 0, Math.min(chunk.length, end - at), at);
+            if (got === 0) break;
+            for (let i = chunk.indexOf(0x0a); i >= 0 && i < got; i = chunk.indexOf(0x0a, i + 1)) beacons++;
+            at += got;
+          }
+        } finally {
+          fs.closeSync(rfd);
+        }
+      }
+      return { beacons, files };
     },
     /** The error that stopped appends, or null. */
     failed: () => failed,

@@ -336,7 +336,8 @@ export function logLine({ run, requests, record }) {
  * wait, one INSERT per table. While ClickHouse cannot be reached or refuses a batch, the log grows and the batch is
  * tried again every retryMs. A batch whose outcome is unknown (a failure, a crash) is sent again with the rows whose
  * run_id a table already holds left out, so each beacon is in each table once. Options: spool (the log's base file
- * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts).
+ * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts,
+ * no table or column made, no backfill; a store the collector has not made is an error).
  * Resolves to an object with the SQLite store's methods (queueBeacon, insertBeacon, countRuns, checkWritable,
  * exportNdjson, close) plus flushed() and state().
  */
@@ -348,13 +349,15 @@ export async function openClickHouseStore(spec, core, {
   const target = typeof spec === 'string' ? parseClickHouseUrl(spec) : spec;
   const { database } = target;
   const settings = target.cluster ? { insert_distributed_sync: '1' } : {};
-  // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again); a report's scans of a
-  // large table may take minutes.
-  const client = clickhouseClient(target.url, { database, settings, timeoutMs: readOnly ? READ_TIMEOUT_MS : INSERT_TIMEOUT_MS });
   if (readOnly) {
-    await ensureClickHouseTables(schema, target);
-    return readOnlyStore(schema, target, client, Number((await client.json('SELECT count() AS n FROM runs'))[0].n));
+    // A report's scans of a large table may take minutes. readonly=2: ClickHouse itself refuses any write or DDL
+    // (a query may still set its own settings, as the report's do).
+    const reader = clickhouseClient(target.url, { database, settings: { ...settings, readonly: '2' }, timeoutMs: READ_TIMEOUT_MS });
+    await checkReadable(schema, reader, target);
+    return readOnlyStore(schema, target, reader, Number((await reader.json('SELECT count() AS n FROM runs'))[0].n));
   }
+  // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again).
+  const client = clickhouseClient(target.url, { database, settings, timeoutMs: INSERT_TIMEOUT_MS });
   const logBase = path.resolve(spoolPath ?? target.spool);
   const log = openBeaconLog(logBase);
   const stats = { logged: 0, inserted: 0, duplicates: 0, batches: 0, failures: 0 };
@@ -432,6 +435,7 @@ export async function openClickHouseStore(spec, core, {
 
   // Each tick seals the log's current segment and ships every sealed line, in batches of at most maxBatch beacons.
   let closed = false;
+  let closing = null;
   let timer = null;
   let shipping = null;
   let wake = null;
@@ -526,25 +530,38 @@ export async function openClickHouseStore(spec, core, {
     exportNdjson: (stream) => exportNdjson(schema, client, stream),
     /**
      * Takes no more beacons and ships what the log holds, for at most CLOSE_SHIP_MS (what ClickHouse does not take by
-     * then stays in the log for the next start).
+     * then stays in the log for the next start with the same spool). Resolves to { unshipped: the acknowledged beacons
+     * left in the log, logFiles: the files that hold them, lastError }.
      */
     async close() {
-      if (closed) return;
+      if (closed) return closing;
       closed = true;
-      await new Promise((r) => setImmediate(r));  // the appends of this turn
-      const deadline = new Promise((r) => setTimeout(r, CLOSE_SHIP_MS).unref());
-      // Twice: a pass after a failure ships the sealed segments, the next one the segment written meanwhile.
-      await Promise.race([shipNow().then(() => (lastError || log.backlog().bytes === 0 ? null : shipNow())), deadline]);
-      clearTimeout(timer);
-      log.close();
+      closing = (async () => {
+        await new Promise((r) => setImmediate(r));  // the appends of this turn
+        let timeout;
+        const deadline = new Promise((r) => { timeout = setTimeout(r, CLOSE_SHIP_MS); });
+        // Twice: a pass after a failure ships the sealed segments, the next one the segment written meanwhile.
+        await Promise.race([shipNow().then(() => (lastError || log.backlog().bytes === 0 ? null : shipNow())), deadline]);
+        clearTimeout(timeout);
+        clearTimeout(timer);
+        log.close();
+        const { beacons, files } = log.remaining();
+        return { unshipped: beacons, logFiles: files, lastError };
+      })();
+      return closing;
     },
   };
 }
 
 
 /** One JSON line per run (duplicates folded), its requests nested: the same lines as the SQLite store's export. */
-function exportNdjson(schema, client, stream) {
-  const runColumns = [...schema.runColumns.map((c) => c.name), ...COLLECTOR_COLUMNS.map((c) => c.name)];
+async function exportNdjson(schema, client, stream) {
+  // A run column the table lacks (a store the collector has not opened since the core gained it; the export only
+  // reads) is written empty: '' for the core's texts, as ALTER TABLE … ADD COLUMN would fill them, else null.
+  const have = new Set((await client.json("SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'runs'"))
+    .map((r) => r.name));
+  const runColumns = [...schema.runColumns.map((c) => [c.name, c.type === 'text' ? "''" : 'NULL']),
+    ...COLLECTOR_COLUMNS.map((c) => [c.name, 'NULL'])].map(([name, empty]) => (have.has(name) ? name : `${empty} AS ${name}`));
   return writeRunsNdjson(stream, {
     runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${sqlString(after)}
       ORDER BY run_id LIMIT 1 BY run_id LIMIT ${EXPORT_PAGE}`),
@@ -553,7 +570,27 @@ function exportNdjson(schema, client, stream) {
   });
 }
 
-// For the report and export: no spool, no inserts.
+// Columns the report and the export read when present and do without: worker_fallback (the report counts such runs'
+// reason as unknown, clickhouseAggregates.mjs; the export writes it empty).
+const READ_WITHOUT = new Set(['runs.worker_fallback']);
+
+// The report and the export read what the collector made (clickhouseTables(), the value summary) and make nothing: a
+// table or column missing (but READ_WITHOUT's) is an error that says so.
+async function checkReadable(schema, client, { url, database }) {
+  const tables = [...clickhouseTables(schema), ['run_values', clickhouseSummary(schema).columns]];
+  // Asked in the system database: a query in a database that does not exist fails before it runs.
+  const have = new Set((await client.json(`SELECT concat(table, '.', name) AS c FROM system.columns WHERE database = ${sqlString(database)}`,
+    { settings: { database: 'system' } })).map((r) => r.c));
+  const missing = tables.flatMap(([table, columns]) => columns.map((c) => `${table}.${c.split(' ')[0]}`))
+    .filter((c) => !have.has(c) && !READ_WITHOUT.has(c));
+  if (missing.length === 0) return;
+  const what = have.size === 0 ? `has no h3probe tables in database ${database}`
+    : `lacks ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more columns` : ''}`;
+  throw new Error(`the ClickHouse store at ${url} ${what}: the collector makes them when it opens the store `
+    + `(h3probe collector --store clickhouse://…/${database}); the report and the export only read`);
+}
+
+// For the report and export: no spool, no inserts, no DDL.
 function readOnlyStore(schema, target, client, runCount) {
   const refuse = () => Promise.reject(new Error('this ClickHouse store was opened read-only'));
   return {

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { DEFAULT_COUNTRY_HEADERS, parseTrustedProxies } from './clientLocator.mjs';
+import { COPY_MS } from './stopSignals.mjs';
 
 /** A configuration mistake (unknown key, bad value, unreadable file): the CLI prints it and exits with code 2. */
 export class OptionsError extends Error {}
@@ -79,7 +80,8 @@ export function collectorHelp() {
     `  ${'--help'.padEnd(width)}this text`,
     ...rows.map(([flag, help, def]) => `  ${flag.padEnd(width)}${help} [default: ${def}]`),
     '',
-    'Errors in options exit with code 2. SIGTERM/SIGINT drain in-flight beacons, then exit 0; a second signal forces exit.',
+    `Errors in options exit with code 2. SIGTERM/SIGINT drain in-flight beacons, then exit 0 (1 when acknowledged beacons
+are left in the ClickHouse log); the same signal again within ${COPY_MS / 1000} s is npm's forwarded copy and ignored, a later one forces exit.`,
   ].join('\n');
 }
 

@@ -9,6 +9,7 @@ import { loadH3probeNode } from './h3probeNode.mjs';
 import { createRateLimiter } from './rateLimit.mjs';
 import { mergeMetrics } from './metrics.mjs';
 import { openStoreSpec } from './storeSpec.mjs';
+import { onStopSignals } from './stopSignals.mjs';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./collectorWorker.mjs', import.meta.url));
 const SNAPSHOT_TIMEOUT_MS = 2000;
@@ -33,12 +34,13 @@ async function runSingle(options) {
   const store = await openStoreSpec(storeOf(options), core);
   const collector = await startCollector({ ...collectorArgs(options), store, core, maxConnections: options.maxConnections });
   log({ listening: `http://${hostForUrl(options.host)}:${collector.port}${options.path}`, port: collector.port, store: storeOf(options), workers: 1 });
-  onSignals(async () => {
+  const stopper = onSignals(async () => {
     const clean = await collector.drain(options.drainTimeout * 1000);
-    await store.close();
-    log({ stopped: clean ? 'drained' : 'drain deadline passed, connections cut', metrics: collector.metrics });
-    return clean;
+    const left = unshipped(await store.close());
+    log({ stopped: clean ? 'drained' : 'drain deadline passed, connections cut', ...left, metrics: collector.metrics });
+    return clean && !left;
   });
+  stopWhenOrphanedUnderNpm(stopper.stopNow);
 }
 
 async function runPrimary(options) {
@@ -107,7 +109,7 @@ async function runPrimary(options) {
   });
   for (let i = 0; i < options.workers; i++) fork();
 
-  onSignals(async () => {
+  const stopper = onSignals(async () => {
     draining = true;
     const workers = Object.values(cluster.workers);
     const exited = workers.map((w) => new Promise((resolve) => (w.isDead() ? resolve() : w.once('exit', resolve))));
@@ -118,10 +120,11 @@ async function runPrimary(options) {
     ]);
     for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL');
     // Every beacon a worker acknowledged was committed (SQLite) or logged (ClickHouse) before its 204; closing checkpoints the WAL or ships the log.
-    await store.close();
-    log({ stopped: clean ? 'drained' : 'drain deadline passed, workers killed' });
-    return clean;
+    const left = unshipped(await store.close());
+    log({ stopped: clean ? 'drained' : 'drain deadline passed, workers killed', ...left });
+    return clean && !left;
   }, () => { for (const w of Object.values(cluster.workers)) w.process.kill('SIGKILL'); });
+  stopWhenOrphanedUnderNpm(stopper.stopNow);
 }
 
 /** A cluster worker (collectorWorker.mjs): HTTP and decoding here, the store and rate limit in the primary. */
@@ -168,22 +171,48 @@ export async function runWorker(options) {
   process.send({ h3probe: 'listening', port: collector.port });
 }
 
-// First SIGTERM/SIGINT: drain() → exit 0 when clean, 1 when the deadline cut it short. A second signal: force() → exit 1.
+// First SIGTERM/SIGINT: drain() → exit 0 when clean, 1 when the deadline cut it short or acknowledged beacons are left
+// in the ClickHouse log. npm's forwarded copy of that signal is ignored (stopSignals.mjs); a later signal: force() → exit 1.
 function onSignals(drain, force = () => {}) {
-  let stopping = false;
-  const handler = async (signal) => {
-    if (stopping) {
+  return onStopSignals({
+    stop: async (why) => {
+      log({ draining: why });
+      const clean = await drain();
+      process.exit(clean ? 0 : 1);
+    },
+    force: (signal) => {
       log({ forced: signal });
       force();
       process.exit(1);
-    }
-    stopping = true;
-    log({ draining: signal });
-    const clean = await drain();
-    process.exit(clean ? 0 : 1);
+    },
+    onCopy: (signal) => log({ ignored: signal, why: 'a copy of the signal that started the drain (npm forwards what the process group got)' }),
+  });
+}
+
+// What a closed store left behind, for the service's last line: nothing (SQLite; ClickHouse with every acknowledged
+// beacon inserted), or how many acknowledged beacons wait in which files of the ClickHouse log.
+function unshipped(closed) {
+  if (!closed?.unshipped) return undefined;
+  return {
+    unshipped: closed.unshipped, logFiles: closed.logFiles,
+    left: `${closed.unshipped} acknowledged beacons are not in ClickHouse yet${closed.lastError ? ` (${closed.lastError})` : ''}: `
+      + `they wait in ${closed.logFiles.join(', ')} and are inserted at the next start with the same spool`,
   };
-  process.on('SIGTERM', handler);
-  process.on('SIGINT', handler);
+}
+
+// `npx h3probe collector` and `npm run collector` start this process as `sh -c 'h3probe collector ...'` and npm forwards
+// SIGTERM and SIGINT to that shell only. dash (Debian's sh) dies of SIGTERM without passing it on, which would leave the
+// collector running with no parent and no drain. Under npm, losing the parent therefore starts the drain, as a first
+// signal would (never as a second one: a SIGTERM to the process group reaches this process too).
+function stopWhenOrphanedUnderNpm(stopNow) {
+  if (process.env.npm_lifecycle_event === undefined) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    stopNow('parent exited');
+  }, 200);
+  timer.unref();
 }
 
 // An IPC message to a worker (or, from a worker, to the primary); a closed channel (the other side exiting) is not an

@@ -40,6 +40,8 @@ export interface StoredRun {
   module_load_ms: number | null;
   timer_resolution_ms: number | null;
   run_context: string;
+  /** run_context main: why the run left its Worker (Schema.workerFallbackReasons); '' otherwise. */
+  worker_fallback: string;
   /** The module's problems as a JSON array of strings. */
   errors: string;
   /** The arms' response body in bytes (config payloadBytes); 0: the no-op. */
@@ -158,6 +160,8 @@ export interface Schema {
   requestClasses: Array<{ name: RequestClass; usable: boolean; description: string }>;
   /** Why a sampled page load could not load the run: the reasons of a beacon with outcome "load_error". */
   loadErrorReasons: Array<{ name: string; description: string }>;
+  /** Why a run left its Worker for the page's main thread: the beacon's context.worker_fallback. */
+  workerFallbackReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
     minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxInferenceRounds: number;
     maxReportGroups: number };

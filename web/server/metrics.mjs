@@ -19,6 +19,10 @@ export const METRICS = Object.freeze({
     help: 'Treatment-arm requests in stored beacons that ran over another protocol than the arm asked for (request_class fallback).' },
   loadErrors: { name: 'h3probe_load_errors_total', type: 'counter', label: 'reason',
     help: 'Stored beacons with outcome load_error (a sampled page load could not load the run, its glue or its .wasm), by reason (core schema loadErrorReasons); a reason appears once counted.' },
+  workerRuns: { name: 'h3probe_worker_runs_total', type: 'counter',
+    help: "Stored runs whose core ran in its Worker (context.run_context worker): with the main-thread runs, the share of runs off the page's main thread." },
+  mainThreadRuns: { name: 'h3probe_main_thread_runs_total', type: 'counter', label: 'reason',
+    help: "Stored runs whose core ran on the page's main thread (context.run_context main), by why they left the Worker (core schema workerFallbackReasons; unknown from a module older than the reason); a reason appears once counted." },
   connections: { name: 'h3probe_open_connections', type: 'gauge', help: 'Open client connections, all workers.' },
   workers: { name: 'h3probe_workers', type: 'gauge', help: 'HTTP worker processes that answered this scrape.' },
 });
@@ -35,6 +39,8 @@ export function createMetrics() {
     treatmentCompleted: 0,
     treatmentFallback: 0,
     loadErrors: {}, // reason → count
+    workerRuns: 0,
+    mainThreadRuns: {}, // reason → count
     connections: 0,
     workers: 1,
   };
@@ -49,11 +55,17 @@ export function observeLatency(m, seconds) {
 }
 
 /**
- * Counts a stored beacon (decoded: the core's decodeBeacon() rows): a load_error by its reason, and the treatment-arm
- * outcomes of its requests (as the report defines the fallback rate).
+ * Counts a stored beacon (decoded: the core's decodeBeacon() rows): a load_error by its reason, where its core ran
+ * (a run on the main thread by why it left the Worker), and the treatment-arm outcomes of its requests (as the report
+ * defines the fallback rate).
  */
 export function countStored(m, { run, requests }) {
   if (run.outcome === 'load_error') m.loadErrors[run.reason] = (m.loadErrors[run.reason] ?? 0) + 1;
+  if (run.run_context === 'worker') m.workerRuns++;
+  if (run.run_context === 'main') {
+    const reason = run.worker_fallback || 'unknown';
+    m.mainThreadRuns[reason] = (m.mainThreadRuns[reason] ?? 0) + 1;
+  }
   for (const r of requests) {
     if (r.phase !== 'treatment') continue;
     const c = r.request_class;
@@ -67,11 +79,14 @@ export function mergeMetrics(list) {
   const total = createMetrics();
   total.workers = 0;
   for (const m of list) {
-    for (const k of ['accepted', 'duplicate', 'latencyCount', 'latencySum', 'treatmentCompleted', 'treatmentFallback', 'connections', 'workers']) {
-      total[k] += m[k];
+    for (const k of ['accepted', 'duplicate', 'latencyCount', 'latencySum', 'treatmentCompleted', 'treatmentFallback', 'workerRuns',
+      'connections', 'workers']) {
+      total[k] += m[k] ?? 0;
     }
     for (const r of REJECT_REASONS) total.rejected[r] += m.rejected[r] ?? 0;
-    for (const [r, n] of Object.entries(m.loadErrors ?? {})) total.loadErrors[r] = (total.loadErrors[r] ?? 0) + n;
+    for (const k of ['loadErrors', 'mainThreadRuns']) {
+      for (const [r, n] of Object.entries(m[k] ?? {})) total[k][r] = (total[k][r] ?? 0) + n;
+    }
     m.latencyBuckets.forEach((n, i) => { total.latencyBuckets[i] += n; });
   }
   return total;
@@ -97,8 +112,12 @@ export function renderMetrics(m) {
   });
   out.push(`${METRICS.latency.name}_bucket{le="+Inf"} ${m.latencyCount}`);
   out.push(`${METRICS.latency.name}_sum ${num(m.latencySum)}`, `${METRICS.latency.name}_count ${m.latencyCount}`);
-  head(METRICS.loadErrors);
-  for (const r of Object.keys(m.loadErrors).sort()) out.push(`${METRICS.loadErrors.name}{reason="${r}"} ${m.loadErrors[r]}`);
+  for (const k of ['loadErrors', 'mainThreadRuns']) {
+    head(METRICS[k]);
+    for (const r of Object.keys(m[k]).sort()) out.push(`${METRICS[k].name}{reason="${r}"} ${m[k][r]}`);
+  }
+  head(METRICS.workerRuns);
+  out.push(`${METRICS.workerRuns.name} ${m.workerRuns}`);
   for (const k of ['treatmentCompleted', 'treatmentFallback', 'connections', 'workers']) {
     head(METRICS[k]);
     out.push(`${METRICS[k].name} ${m[k]}`);

@@ -84,25 +84,25 @@ const JAVASCRIPT_TYPES = Object.freeze(['text/javascript', 'application/javascri
  * The module's files as the page's server must serve them (wherever they are: next to the bundle, a CDN). `types`:
  * the Content-Types a browser accepts, the first the one to send. The glue and the worker are module scripts; the
  * .wasm is compiled while it streams (WebAssembly.compileStreaming), which refuses any type but application/wasm.
- * `required: false`: without it the run still completes, on the page's main thread (the worker's fallback).
+ * `why`: what a page meets when the file is misserved. `loadError`: the reason of the load_error beacon a sampled page
+ * load sends when the file is served with another type (a name from the core's list, schema().loadErrorReasons).
  */
 export const MODULE_FILES = Object.freeze({
   glue: Object.freeze({
     file: 'h3probe_browser.mjs',
     types: JAVASCRIPT_TYPES,
-    required: true,
-    why: 'a module script under any other type is refused: "Failed to fetch dynamically imported module", no run, no beacon',
+    loadError: 'glue_import',
+    why: 'a module script under any other type is refused ("Failed to fetch dynamically imported module"): no run; each sampled page load sends only a load_error beacon, reason glue_import',
   }),
   worker: Object.freeze({
     file: 'worker.js',
     types: JAVASCRIPT_TYPES,
-    required: false,
-    why: 'a module Worker under any other type fails to load, and one on another origin than the page cannot be started: the run then falls back to the page\'s main thread',
+    why: 'a module Worker under any other type fails to load, and none starts from another origin than the page\'s: every run then falls back to the page\'s main thread, where the probe works on the page\'s own thread (the beacon\'s context.worker_fallback says why)',
   }),
   wasm: Object.freeze({
     file: 'h3probe_browser.wasm',
     types: Object.freeze(['application/wasm']),
-    required: true,
-    why: 'WebAssembly.compileStreaming refuses any other type: no run, no beacon',
+    loadError: 'wasm_type',
+    why: 'WebAssembly.compileStreaming refuses any other type: no run; each sampled page load sends only a load_error beacon, reason wasm_type',
   }),
 });

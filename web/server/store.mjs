@@ -49,11 +49,16 @@ export const packedRequestColumns = (schema) => storeColumns(schema).requests.ma
  * time the store opens, so that a request column the core adds reads as NULL in the runs written before it.
  */
 function requestsViewSql(schema) {
-  const packed = packedRequestColumns(schema);
-  const fromList = ['runs.run_id AS run_id', ...packed.map((name, i) => `json_extract(r.value, '$[${i}]') AS ${name}`)];
   return `DROP VIEW IF EXISTS requests;
 CREATE VIEW requests AS
-  SELECT ${fromList.join(', ')} FROM runs, json_each(runs.request_list) AS r WHERE runs.request_list IS NOT NULL;`;
+  ${requestsSelectSql(schema)};`;
+}
+
+// The view's SELECT: a store opened read-only reads the requests through it, as the stored view may predate a column.
+function requestsSelectSql(schema) {
+  const packed = packedRequestColumns(schema);
+  const fromList = ['runs.run_id AS run_id', ...packed.map((name, i) => `json_extract(r.value, '$[${i}]') AS ${name}`)];
+  return `SELECT ${fromList.join(', ')} FROM runs, json_each(runs.request_list) AS r WHERE runs.request_list IS NOT NULL`;
 }
 
 /** The store's tables as SQL, from the core's schema(): what the collector keeps, and the only place it is written. */
@@ -87,39 +92,56 @@ CREATE INDEX IF NOT EXISTS run_records_mode ON run_records (arms, payload_bytes,
 
 // The run's payload mode (the core's run column payload_bytes) in the report's table: 0 in the rows written before it.
 const RUN_RECORDS_PAYLOAD = 'payload_bytes INTEGER NOT NULL DEFAULT 0';
-// The runs stored without a cold-setup record (before it existed): the report finds them from this partial index
-// without scanning run_records, and it stays empty as new runs come. Made after the column is (addNewColumns).
-function setupIndexSql() {
-  return 'CREATE INDEX IF NOT EXISTS run_records_no_setup ON run_records (run) WHERE setup IS NULL;';
+// Partial indexes, made after their columns are (addNewColumns). The runs stored without a cold-setup record (before
+// it existed): the report finds them without scanning run_records, and the index stays empty as new runs come. The
+// runs whose core ran on the page's main thread: the report counts them without reading every run row (few, once a
+// deployment is right).
+function partialIndexesSql() {
+  return `CREATE INDEX IF NOT EXISTS run_records_no_setup ON run_records (run) WHERE setup IS NULL;
+CREATE INDEX IF NOT EXISTS runs_main_thread ON runs (received_at) WHERE run_context = 'main';`;
 }
 
-/** dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. */
-export function openStore(dbPath, core) {
+/**
+ * dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. readOnly (the export): the
+ * file must exist and is not changed in any way (no journal mode, no table or column made); a column it lacks reads
+ * as NULL, and inserts are refused.
+ */
+export function openStore(dbPath, core, { readOnly = false } = {}) {
   if (typeof core?.schema !== 'function') throw new Error('openStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
   const Database = peer('better-sqlite3', 'the SQLite store');
-  const db = new Database(dbPath);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  const db = new Database(dbPath, readOnly ? { readonly: true, fileMustExist: true } : {});
+  if (!readOnly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+  }
   const version = db.pragma('user_version', { simple: true });
+  if (readOnly && version === 0) {
+    db.close();
+    throw new Error(`${dbPath} is not an h3probe store: the collector has never written to it`);
+  }
   if (version !== 0 && version !== STORE_VERSION) {
     db.close();
     throw new Error(`${dbPath} is an h3probe store of version ${version}; this h3probe reads version ${STORE_VERSION} only: `
       + 'export its runs with the h3probe that wrote it (h3probe export), or start a new database');
   }
-  addRunRecordsPayload(db);
-  db.exec(storeSchemaSql(schema));
-  addNewColumns(db, schema);
-  db.exec(setupIndexSql());
-  db.pragma(`user_version = ${STORE_VERSION}`);
+  if (!readOnly) {
+    addRunRecordsPayload(db);
+    db.exec(storeSchemaSql(schema));
+    addNewColumns(db, schema);
+    db.exec(partialIndexesSql());
+    db.pragma(`user_version = ${STORE_VERSION}`);
+  }
 
-  const insertRows = prepareInsert(db, schema);
+  const insertRows = readOnly ? () => { throw new Error(`${dbPath} was opened read-only`); } : prepareInsert(db, schema);
   const countStmt = db.prepare('SELECT count(*) FROM runs').pluck();
-  const requestsStmt = db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY phase, idx');
-  const runColumns = runRowColumns(schema).join(', ');
+  const requests = readOnly ? `(${requestsSelectSql(schema)})` : 'requests';
+  const requestsStmt = db.prepare(`SELECT * FROM ${requests} WHERE run_id = ? ORDER BY phase, idx`);
+  const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
+  const runColumns = runRowColumns(schema).map((c) => (have.has(c) ? c : `NULL AS ${c}`)).join(', ');
   const sinceStmt = db.prepare(`SELECT ${runColumns} FROM runs WHERE received_at >= ? ORDER BY received_at, run_id`);
   const runsPage = db.prepare(`SELECT ${runColumns} FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
-  const requestsRange = db.prepare('SELECT * FROM requests WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx');
+  const requestsRange = db.prepare(`SELECT * FROM ${requests} WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx`);
 
   const insertOne = (decoded, {
     receivedAt, region = null, country = null, browser = null, browserMajor = null, asn = null, asOrg = null,

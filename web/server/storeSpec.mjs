@@ -14,10 +14,13 @@ export function parseStoreSpec(spec) {
   return { kind: 'sqlite', path: file };
 }
 
-/** Opens the store a spec names; resolves to the store (its kind in .kind). */
+/**
+ * Opens the store a spec names; resolves to the store (its kind in .kind). options.readOnly (the report, the export):
+ * the store is read and changed in no way. The ClickHouse store's other options: openClickHouseStore().
+ */
 export async function openStoreSpec(spec, core, options = {}) {
   const parsed = typeof spec === 'string' ? parseStoreSpec(spec) : spec;
   if (parsed.kind === 'clickhouse') return openClickHouseStore(parsed, core, options);
-  const store = openStore(parsed.path, core);
+  const store = openStore(parsed.path, core, { readOnly: options.readOnly });
   return { kind: 'sqlite', path: parsed.path, ...store };
 }

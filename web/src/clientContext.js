@@ -22,12 +22,14 @@ function timerResolutionMs() {
 
 const finite = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
-// pageOrigin: the host page's origin (a worker's own location is its script's); runContext: "worker" or "main".
-export function clientContext({ moduleLoadMs, pageOrigin, runContext }) {
+// pageOrigin: the host page's origin (a worker's own location is its script's); runContext: "worker" or "main";
+// workerFallback: on the main thread, why the run left its Worker.
+export function clientContext({ moduleLoadMs, pageOrigin, runContext, workerFallback }) {
   const connection = navigator.connection || {};
   return {
     pageOrigin, // never the path or query: they can hold personal data
     runContext,
+    workerFallback,
     effectiveType: typeof connection.effectiveType === 'string' ? connection.effectiveType : '',
     rtt: finite(connection.rtt),
     downlink: finite(connection.downlink),

@@ -18,9 +18,9 @@ export interface H3probeConfig {
   aaOrigin?: string;
   /** The no-op endpoint on both origins, a path starting with "/". Default "/noop". */
   noopPath?: string;
-  /** A path on the page's origin or an https URL. Default "/beacon". */
+  /** A path on the page's origin (not "//host") or an https URL, without space, tab, CR or LF. Default "/beacon". */
   beaconUrl?: string;
-  /** Recorded in every beacon, 1 to 64 characters. Default "default". */
+  /** Recorded in every beacon, 1 to 64 bytes of UTF-8 (64 ASCII characters, fewer of others). Default "default". */
   configId?: string;
   /** Sequential requests to each HTTP/3 origin an arm asks, before measuring, 0-10. Default 2. */
   prewarmH3?: number;

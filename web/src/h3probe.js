@@ -2,6 +2,7 @@
 // switch, sampling draw, remote config). The run itself (run.js), the WASM glue and the .wasm load only for a page
 // load that is sampled, after its search. Nothing throws into the page and nothing is written to its console.
 import { fetchRemoteConfig } from './fetchRemoteConfig.js';
+import { loadErrorTarget } from './loadErrorTarget.js';
 
 const MAX_ERRORS = 20;
 
@@ -56,16 +57,13 @@ function sampledOut(config, draw) {
 // A sampled page load that cannot load the run, its glue or its .wasm has no core to write its beacon: the gate sends
 // one itself, outcome "load_error", with the reason the loader tagged the error with (error.loadError: a name from
 // H3PROBE_LOAD_ERROR_REASONS in wasm/core/beacon.hpp; run.js and worker.js tag the rest). Only to a beacon URL and
-// with a config id the core's config rules accept (wasm/core/config.cpp: an https URL or a path on this origin,
-// 1 to 64 characters): a page whose config the core would refuse sends nothing, as its run would not.
+// with a config id the core's config rules accept (loadErrorTarget.js): a page whose config the core would refuse
+// sends nothing, as its run would not.
 function sendLoadError(reason) {
   try {
     const { config, started } = loading;
-    // The core's defaults (wasm/core/config.hpp; a unit test compares them).
-    const url = config.beaconUrl ?? '/beacon';
-    const configId = config.configId ?? 'default';
-    if (typeof url !== 'string' || !/^(\/(?!\/)|https:\/\/\S)\S*$/.test(url) || typeof configId !== 'string' ||
-      !configId || configId.length > 64) return;
+    const [url, configId] = loadErrorTarget(config) || [];
+    if (!url) return;
     const id = () => crypto.getRandomValues(new Uint32Array(2)).join('');
     const pageLoadId = id();
     // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.

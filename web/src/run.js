@@ -2,7 +2,8 @@
 // Worker (worker.js), so that the core, its fetch() calls and its PerformanceObserver take none of the page's main
 // thread; the page keeps what only it can do: the visibility and pagehide listeners and sending the beacon. Where no
 // Worker can run (a CSP without worker-src, an old browser, a worker that fails to load, config worker: false) the
-// run happens here, on the main thread. It never throws into the page.
+// run happens here, on the main thread, and its beacon says why (context.worker_fallback). It never throws into the
+// page.
 
 // Gives a beacon to the browser: sendBeacon, or a keepalive fetch where the browser refuses it. Returns whether it was
 // taken. Only a page can do this: a Worker has no sendBeacon.
@@ -58,6 +59,12 @@ export function startRun({ record, keep, errors, onEnd }) {
   let answered = false; // the run's outcome is known (started, or why not)
   let closed = false;
   let unwatchVisibility = () => {};
+  let fallback = ''; // why the run left its Worker
+  let blockedByCsp = false; // a securitypolicyviolation of worker-src was seen since the worker was started
+  const onViolation = (event) => {
+    if (event.effectiveDirective === 'worker-src') blockedByCsp = true;
+  };
+  const watchCsp = (on) => document[`${on ? 'add' : 'remove'}EventListener`]('securitypolicyviolation', onViolation);
 
   // The run is over (beacon sent, or no run will start): nothing of the module keeps listening, waiting or running.
   // The state stays, so status() can still read the run's state and beacon.
@@ -69,6 +76,7 @@ export function startRun({ record, keep, errors, onEnd }) {
       if (worker && sent === null) worker.terminate(); // with its beacon sent, the worker ends itself
       if (core) core.close();
       unwatchVisibility();
+      watchCsp(false);
     } catch (error) {
       record('end', error);
     }
@@ -100,23 +108,34 @@ export function startRun({ record, keep, errors, onEnd }) {
     }
   }
 
-  // Resolves to the run's outcome, or to null when no worker could run the core (the reason kept in the errors).
+  // Resolves to the run's outcome in the worker, or to null when no worker could run the core: why is then in
+  // `fallback`, a name from H3PROBE_WORKER_FALLBACK_REASONS in wasm/core/beacon.hpp (the problem itself in the errors).
   function inWorker(args) {
     return new Promise((resolve) => {
-      try {
-        worker = spawnWorker(args.local.moduleUrl);
-      } catch (error) {
-        record('worker', error);
-        resolve(null);
-        return;
-      }
       let replied = false;
-      const fallBack = (reason) => {
-        record('worker', reason);
-        worker.terminate();
+      const fallBack = (reason, problem) => {
+        record('worker', problem);
+        if (worker) worker.terminate();
         worker = null;
+        fallback = reason;
         resolve(null);
       };
+      const { moduleUrl } = args.local;
+      // A Worker starts only from the page's origin (Chromium and WebKit throw, Firefox fails to load it): moduleUrl
+      // is checked here, so every engine names it alike.
+      if (moduleUrl && new URL(moduleUrl).origin !== location.origin) {
+        fallBack('cross_origin', 'moduleUrl is on another origin');
+        return;
+      }
+      // A CSP that blocks the worker fires a violation event: before the worker's error event in Chromium and Firefox,
+      // after the constructor threw in WebKit (up to ~100 ms later). Read when the main thread's run sets its context.
+      watchCsp(true);
+      try {
+        worker = spawnWorker(moduleUrl);
+      } catch (error) {
+        fallBack('constructor', error);
+        return;
+      }
       worker.onmessage = ({ data }) => {
         if (data.error && data.outcome !== null) keep(data.error);
         if (data.run) mirror = { run: data.run, pageLoadId: data.pageLoadId };
@@ -124,18 +143,22 @@ export function startRun({ record, keep, errors, onEnd }) {
         if (data.toSend) send(data.toSend);
         if (!('outcome' in data) || replied) return;
         replied = true;
-        if (data.outcome === null) fallBack(data.error);
-        else resolve(data.outcome);
+        if (data.outcome === null) fallBack('core_load', data.error);
+        else {
+          watchCsp(false);
+          resolve(data.outcome);
+        }
       };
-      // A worker that cannot load (blocked by a CSP, not found, no module workers) fails here: the page runs the core.
+      // A worker that cannot load (not found, not JavaScript, blocked by a CSP) fails here with an empty message: the
+      // page runs the core.
       worker.onerror = (event) => {
         event.preventDefault();
-        const reason = event.message || 'the worker failed to load';
+        const problem = event.message || 'the worker failed to load';
         if (!replied) {
           replied = true;
-          fallBack(reason);
+          fallBack('worker_load', problem);
         } else {
-          record('worker', reason);
+          record('worker', problem);
           close();
         }
       };
@@ -149,7 +172,8 @@ export function startRun({ record, keep, errors, onEnd }) {
       merged, remoteProblem, startedAt: performance.timeOrigin + started, errors: errors.slice(),
       pageOrigin: location.origin, // never the path or query: they can hold personal data
     };
-    let outcome = local.worker === false || typeof Worker !== 'function' ? null : await inWorker(args);
+    fallback = local.worker === false ? 'disabled' : typeof Worker !== 'function' ? 'no_worker' : '';
+    let outcome = fallback ? null : await inWorker(args);
     if (outcome === null) {
       // The reason for worker.js itself: its own tagging (failed()) cannot run when it does not load.
       const { coreRun } = await import('./worker.js').catch((error) => {
@@ -158,7 +182,9 @@ export function startRun({ record, keep, errors, onEnd }) {
       core = coreRun({
         onError: record, send: (url, body) => queueBeacon(url, body, record), onRunEnded: close,
       });
-      outcome = await core.start({ ...args, errors: errors.slice(), runContext: 'main' });
+      const workerFallback = () => (blockedByCsp && fallback !== 'core_load' ? 'csp' : fallback);
+      outcome = await core.start({ ...args, errors: errors.slice(), runContext: 'main', workerFallback });
+      watchCsp(false);
     }
     answered = true;
     if (outcome === 'started' && sent === null) unwatchVisibility = watchVisibility(pageHidden);

@@ -113,8 +113,9 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
     loaded: false,
     // local, merged: the page's config and the remote one merged over it; remoteProblem: why the remote config is not
     // used ('' if it is); startedAt: performance.timeOrigin + now() at searchCompleted(); errors: problems met before;
-    // pageOrigin, runContext: for the client context.
-    async start({ local, merged, remoteProblem, startedAt, errors, pageOrigin, runContext }) {
+    // pageOrigin, runContext: for the client context; workerFallback (main thread only): a function giving why the run
+    // left its Worker, read once the core has loaded (a CSP's report of the blocked worker may come late).
+    async start({ local, merged, remoteProblem, startedAt, errors, pageOrigin, runContext, workerFallback }) {
       // Each heavier step (the core's start, its config, the client context, the run's start) in its own task, so that
       // none holds the thread long: the first call into each part of the core also compiles it.
       const wasm = await loadCore(local.moduleUrl);
@@ -145,7 +146,7 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
       for (const error of [...errors, ...noted]) session.noteError(error);
       await nextTask();
       const moduleLoadMs = performance.timeOrigin + performance.now() - startedAt;
-      session.setContext(clientContext({ moduleLoadMs, pageOrigin, runContext }));
+      session.setContext(clientContext({ moduleLoadMs, pageOrigin, runContext, workerFallback: workerFallback?.() }));
       if (remoteProblem) {
         // One error beacon per page load, to the page's own beacon URL, and only from sampled page loads.
         onError('remote config', remoteProblem);

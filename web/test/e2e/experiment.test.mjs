@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack } from '../../devstack/stack.mjs';
-import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
+import { launchBrowser, openPage } from '../../cli/chromium.mjs';
 import { aaConfig, experimentUrl } from '../../devstack/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 import { networkMsOf, recordWorkerEntries, workerEntries } from './workerEntries.mjs';
@@ -60,6 +60,7 @@ test('one search runs 3 pre-warm, 5 control and 5 treatment requests, beaconed o
 test('the core runs in a Worker: each network_ms is its own Resource Timing entry\'s, to the microsecond', async () => {
   const { tab, status, run } = await loadAndSearch({ init: recordWorkerEntries });
   assert.equal(run.run_context, 'worker');
+  assert.equal(run.worker_fallback, '');
   // The page's own timeline has none of the probe's requests: they were made by the worker.
   assert.equal(await tab.page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.includes('h3probe=')).length), 0);
   const entries = await workerEntries(tab.page);
@@ -82,6 +83,7 @@ test('the core runs in a Worker: each network_ms is its own Resource Timing entr
 test('with worker: false the core runs on the main thread, and the beacon says so', async () => {
   const { tab, status, run, samples } = await loadAndSearch({ config: { worker: false } });
   assert.equal(run.run_context, 'main');
+  assert.equal(run.worker_fallback, 'disabled', 'why: the config said so');
   assert.equal(run.outcome, 'complete');
   assert.equal(samples.filter((s) => s.request_class.startsWith('usable_')).length, 10);
   const own = await tab.page.evaluate(() => performance.getEntriesByType('resource').filter((e) => e.name.includes('h3probe=')).length);

@@ -12,7 +12,7 @@ import { startStack } from '../../devstack/stack.mjs';
 import { distRoot } from '../../devstack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { ENGINES, engineMissing, launchEngine, openTab } from '../../devstack/browsers.mjs';
+import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 
@@ -36,10 +36,11 @@ function stackIn(engine, stackOptions, browserOptions = {}) {
 
 // Loads the test page with `config`, searches `searches` times, and waits for a stored beacon (or, with
 // expectBeacon false, gives a beacon time to arrive and checks none did).
-// context: where the core must have run (the beacon's run_context). loadError: the reason the gate's load_error beacon
-// must give (no core ran: the stored run has no measurement).
+// context: where the core must have run (the beacon's run_context); fallback: why it left the Worker (its
+// worker_fallback, '' in the Worker). loadError: the reason the gate's load_error beacon must give (no core ran: the
+// stored run has no measurement).
 async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor, loadError,
-  context = config.worker === false ? 'main' : 'worker' } = {}) {
+  context = config.worker === false ? 'main' : 'worker', fallback = config.worker === false ? 'disabled' : '' } = {}) {
   const { stack, browser } = ctx;
   const runsBefore = stack.store.countRuns();
   const countsBefore = await reportCounts(stack);
@@ -90,7 +91,11 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   if (status.run === 'done' || status.state !== 'started') assert.deepEqual(leaks, NO_LEAKS, 'nothing left running');
   // The beacon as the page sent it (the collector keeps rows, not the text).
   const beacon = run && JSON.parse(status.beacon);
-  if (run && !loadError) assert.equal(run.run_context, context, 'where the core ran');
+  if (run && !loadError) {
+    assert.equal(run.run_context, context, 'where the core ran');
+    assert.equal(run.worker_fallback, fallback, 'why it left the Worker');
+    assert.equal(beacon.context.worker_fallback, fallback);
+  }
   const samples = beacon ? beacon.samples : [];
   const phase = (p) => samples.filter((s) => s.phase === p);
   const probeRequests = requests.filter((r) => r.url.includes('/noop'));
@@ -303,6 +308,26 @@ function faultMatrix(engine) {
       assert.ok(!status.beacon, 'no beacon text in status()');
       assert.equal(status.state, 'error');
     });
+    // The gate counts a config id in UTF-8 bytes, as the core does (web/src/loadErrorTarget.js, configRules.test.mjs).
+    test('a config id of 80 bytes in 40 characters, which the core refuses: no load_error beacon is sent', async () => {
+      const { status } = await probe(ctx, { expectBeacon: false,
+        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs', configId: '\u00e9'.repeat(40) },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+      assert.ok(!status.beacon, 'no beacon text in status()');
+    });
+    test('a config id of 64 bytes in 32 characters: the load_error beacon carries it, and the collector stores it', async () => {
+      const { run } = await probe(ctx, { loadError: 'glue_import',
+        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs', configId: '\u00e9'.repeat(32) },
+        waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+      assert.equal(run.config_id, '\u00e9'.repeat(32));
+    });
+    test('a browser without Worker: the run completes on the main thread, and its beacon says no_worker', async () => {
+      const { beacon, status } = await probe(ctx, { context: 'main', fallback: 'no_worker',
+        beforeSearch: { init: () => { delete window.Worker; } } });
+      assert.equal(beacon.outcome, 'complete');
+      assert.equal(beacon.summary.control.n, 5);
+      assert.deepEqual(status.errors, [], 'no Worker is no error');
+    });
     test('a browser without WebAssembly: the probe does nothing at all', async () => {
       const { status, requests } = await probe(ctx, { expectBeacon: false,
         beforeSearch: { init: () => { delete window.WebAssembly; } } });
@@ -352,8 +377,8 @@ function faultMatrix(engine) {
 
   describe('Content-Security-Policy with worker-src \'none\'', () => {
     const ctx = withStack({ pageCsp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'none'; connect-src 'self' https://*.h3probe.test:*" });
-    test('no Worker can start: the run falls back to the main thread and completes', async () => {
-      const { beacon, status } = await probe(ctx, { context: 'main' });
+    test('no Worker can start: the run falls back to the main thread, completes, and its beacon says csp', async () => {
+      const { beacon, status } = await probe(ctx, { context: 'main', fallback: 'csp' });
       assert.equal(beacon.outcome, 'complete');
       assert.equal(beacon.summary.control.n, 5);
       assert.equal(beacon.summary.treatment.n, 5);

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { startStack } from '../../devstack/stack.mjs';
-import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from '../../devstack/firefox.mjs';
+import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from '../../cli/firefox.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { networkMsOf, recordWorkerEntries } from './workerEntries.mjs';
 
@@ -40,6 +40,7 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
     assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
     assert.equal(run.outcome, 'complete');
     assert.equal(run.run_context, 'worker');
+    assert.equal(run.worker_fallback, '');
     assert.deepEqual(status.errors, []);
     // The worker's own Resource Timing entries: each stored network_ms is its entry's, to the microsecond.
     const entries = await tab.page.evaluate(() => window.__workerEntries);

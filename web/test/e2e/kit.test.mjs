@@ -16,10 +16,10 @@ import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
 import { spkiHash } from '../../devstack/certs.mjs';
 import { chromiumArgs } from '../../devstack/stack.mjs';
-import { CHROMIUM_PATH } from '../../devstack/chromium.mjs';
-import { ENGINES, engineMissing } from '../../devstack/browsers.mjs';
+import { CHROMIUM_PATH } from '../../cli/chromium.mjs';
+import { ENGINES, engineMissing } from '../../cli/browsers.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
-import { bundleApp, packAndInstall } from './tarball.mjs';
+import { docRecipes, followRecipe, html, packAndInstall } from './tarball.mjs';
 import { DOCTOR_ID } from '../../cli/doctor.mjs';
 import { recordWorkerEntries, workerEntries } from './workerEntries.mjs';
 
@@ -148,12 +148,16 @@ function startInNamespace(argv, { env = {}, logPath, ready = () => true, timeout
   };
 }
 
-/** The tarball installed into a fresh project under dir and its page bundled there; returns the page's folder. */
-async function buildTarballApp(dir) {
+/**
+ * The tarball installed into a fresh project under dir and a page bundled by docs/embedding.md's esbuild recipe (ESM):
+ * { project, out (the bundle's folder, with an index.html beside it that loads it) }.
+ */
+function buildTarballApp(dir) {
   const { project } = packAndInstall(dir);
-  const out = path.join(project, 'site');
-  await bundleApp(project, out);
-  return out;
+  const app = followRecipe(project, docRecipes()['esbuild-esm'], fs.mkdtempSync(path.join(dir, 'app-')));
+  const out = path.join(app, 'public', 'js');
+  fs.writeFileSync(path.join(out, 'index.html'), html('app.js'));
+  return { project, out };
 }
 
 /** text with the site block of `address` (as the generator writes it: `ADDRESS {` ... `}`) passed through edit. */
@@ -167,12 +171,17 @@ function editSite(text, address, edit) {
 }
 
 // Each fault a deployment can have, injected into the kit: `caddy` edits the deployed Caddyfile, `collector` restarts the
-// collector with these options (null: not at all); `names`: the doctor checks that must FAIL, `detail`: what one says.
+// collector with these options (null: not at all); `names`: the doctor checks that must FAIL, `detail`: what one says,
+// `fix` (optional): what its fix must say.
 const FAULTS = Object.freeze([
   { fault: 'the .wasm served as application/octet-stream', names: [/^module wasm /], detail: /application\/octet-stream/,
     caddy: (t) => t.replace('handle_path /app/* {\n', 'handle_path /app/* {\n\t\theader /h3probe_browser.wasm Content-Type application/octet-stream\n') },
   { fault: 'the glue served as text/plain', names: [/^module glue /], detail: /text\/plain/,
     caddy: (t) => t.replace('handle_path /app/* {\n', 'handle_path /app/* {\n\t\theader /h3probe_browser.mjs Content-Type text/plain\n') },
+  { fault: 'worker.js missing next to the bundle (every run would fall back to the main thread)', names: [/^module worker /], detail: /404/,
+    fix: /docs\/embedding\.md/, caddy: (t) => t.replace('handle_path /app/* {\n', 'handle_path /app/* {\n\t\trespond /worker.js 404\n') },
+  { fault: 'worker.js served as text/plain', names: [/^module worker /], detail: /text\/plain/, fix: /main thread/,
+    caddy: (t) => t.replace('handle_path /app/* {\n', 'handle_path /app/* {\n\t\theader /worker.js Content-Type text/plain\n') },
   { fault: 'no Timing-Allow-Origin on the HTTP/3 origin', names: [/^HTTP\/3 origin \/noop Timing-Allow-Origin$/], detail: /missing/,
     caddy: (t) => editSite(t, `https://${SITES.h3.host}`, (b) => b.replace(/\n\t\theader Timing-Allow-Origin [^\n]+/, '')) },
   { fault: 'no Cache-Control: no-store on the HTTP/2 origin', names: [/^HTTP\/2 origin \/noop Cache-Control$/], detail: /missing/,
@@ -196,6 +205,7 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
     let browser;
     let caddyPid;
     let appDir;
+    let projectDir; // the app's project, with the package installed from the tarball
     let deployed; // the Caddyfile text as deployed: generated, plus the page site
     const onExit = () => removeKitNetwork();
     const dbPath = () => path.join(runDir, 'beacons.sqlite');
@@ -233,7 +243,7 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
      * `h3probe doctor` of the installed package (or of this checkout: bin), run inside the namespace against the
      * deployment: { status, checks, failed }.
      */
-    function doctor(extra = [], bin = path.join(appDir, '..', 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs')) {
+    function doctor(extra = [], bin = path.join(projectDir, 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs')) {
       const { page, h2, h3, collector: beacon } = SITES;
       const r = spawnSync('ip', ['netns', 'exec', NS, process.execPath, bin,
         'doctor', '--page', `https://${page.host}/app/`, '--h2', `https://${h2.host}`, '--h3', `https://${h3.host}`,
@@ -249,9 +259,10 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       createKitNetwork();
       certs = makeCertificates(runDir);
 
-      // The user's app: the package installed from its tarball into a fresh project, a page bundled with esbuild, the
-      // glue and .wasm copied next to the bundle (the README's esbuild way). Served at https://app.h3kit.test/app/.
-      appDir = await buildTarballApp(runDir);
+      // The user's app: the package installed from its tarball into a fresh project, a page bundled by the esbuild
+      // recipe of docs/embedding.md (the worker, glue and .wasm copied next to the bundle). Served at
+      // https://app.h3kit.test/app/.
+      ({ project: projectDir, out: appDir } = buildTarballApp(runDir));
 
       // The production Caddyfile, as a user would generate it, plus a page site (the user's app in production).
       const { h2, h3, collector: beacon, page } = SITES;
@@ -426,10 +437,13 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
           assert.equal(run.status, 'PASS', JSON.stringify(run));
           assert.match(run.detail, /^control ok\/h2×5; treatment ok\/h3×5$/);
           assert.equal(countRuns(), runsBefore, 'the browser run\'s beacon stays in the tab: nothing stored');
-          // The installed package has no browser drivers: the same option says so and fails nothing.
+          // The installed package ships the drivers but not playwright-core or puppeteer-core (none of its
+          // dependencies): the same option says what to install and fails nothing.
           const packaged = doctor(['--browser', engine, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
           assert.equal(packaged.status, 0);
-          assert.equal(packaged.checks.find((c) => c.check === `${engine} run`).status, 'SKIP');
+          const skipped = packaged.checks.find((c) => c.check === `${engine} run`);
+          assert.equal(skipped.status, 'SKIP');
+          assert.match(skipped.fix, /npm install playwright-core puppeteer-core/);
         });
     }
 
@@ -451,6 +465,7 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
           assert.equal(failed.length, f.names.length, `only this fault fails: ${failed.join('; ')}`);
           assert.ok(r.failed.some((c) => f.detail.test(c.detail)), r.failed.map((c) => c.detail).join('; '));
           assert.ok(r.failed.every((c) => c.fix.length > 0), 'every failing line has a fix');
+          if (f.fix) assert.ok(r.failed.some((c) => f.fix.test(c.fix)), r.failed.map((c) => c.fix).join('; '));
         } finally {
           if (f.caddy) await startCaddy(deployed);
           if ('collector' in f) {

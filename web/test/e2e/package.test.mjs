@@ -1,7 +1,9 @@
-// The package as a web team adopts it: `npm pack` → install the tarball in a fresh project → bundle a page with
-// esbuild (ESM with code splitting, and an IIFE) and with Vite → one complete run of each in Chromium against the
-// local stack (real Caddy serving HTTP/2 and HTTP/3, the real collector and SQLite). Also: what a page-only install
-// weighs, and that the package's types check under tsc --strict.
+// The package as a web team adopts it: `npm pack` → install the tarball in a fresh project → bundle a page by each
+// recipe of docs/embedding.md, its commands read from that page (Vite; esbuild ESM with code splitting, and an IIFE)
+// → one complete run of each in Chromium against the local stack (real Caddy serving HTTP/2 and HTTP/3, the real
+// collector and SQLite), in the Worker; and a page bundled without worker.js, whose run falls back to the main thread
+// and is counted, with its reason, in the report and /metrics. Also: what a page-only install weighs, and that the
+// package's types check under tsc --strict.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,16 +11,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build as esbuild } from 'esbuild';
-import { build as viteBuild } from 'vite';
 import { startStack } from '../../devstack/stack.mjs';
-import { launchBrowser, openPage } from '../../devstack/chromium.mjs';
+import { launchBrowser, openPage } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { APP, bundleApp, html, packAndInstall } from './tarball.mjs';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
+import { APP, docRecipes, followRecipe, html, packAndInstall } from './tarball.mjs';
 import Database from 'better-sqlite3';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-package-'));
-const site = path.join(tmp, 'site'); // served at the stack's page origin: one folder per bundler
+const site = path.join(tmp, 'site'); // served at the stack's page origin: the page of one recipe at a time
 const MAX_INSTALL_BYTES = 5 * 1024 * 1024;
 
 let project;
@@ -52,11 +55,18 @@ after(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-// One page load of site/<folder>/index.html with the stack's origins; resolves with the page's result and stored rows.
-async function runPage(folder, config = {}) {
+// Serves the folder `out` as the whole site at the page origin's root (as the recipe's app would be served).
+function serve(out) {
+  fs.mkdirSync(site, { recursive: true });
+  for (const entry of fs.readdirSync(site)) fs.rmSync(path.join(site, entry), { recursive: true, force: true });
+  fs.cpSync(out, site, { recursive: true });
+}
+
+// One page load of the site's index.html with the stack's origins; resolves with the page's result and stored rows.
+async function runPage(config = {}) {
   const runsBefore = stack.store.countRuns();
   const params = new URLSearchParams({ h2Origin: stack.urls.h2Origin, h3Origin: stack.urls.h3Origin, ...config });
-  const tab = await openPage(browser, `${stack.urls.page}${folder}/index.html?${params}`);
+  const tab = await openPage(browser, `${stack.urls.page}index.html?${params}`);
   try {
     const { outcome, result } = await tab.page.evaluate(() => window.runOnce());
     let samples = [];
@@ -73,13 +83,15 @@ async function runPage(folder, config = {}) {
   }
 }
 
-// context: where the core must have run, worker or main.
-function assertCompleteRun({ outcome, result, run, samples, uncaught }, context = 'worker') {
+// context: where the core must have run; fallback: why it left the Worker ('' in it); errors: what status() must hold.
+function assertCompleteRun({ outcome, result, run, samples, uncaught }, { context = 'worker', fallback = '', errors = [] } = {}) {
   assert.equal(outcome, 'started', JSON.stringify(result));
   assert.equal(run.run_context, context);
+  assert.equal(run.worker_fallback, fallback);
+  assert.equal(JSON.parse(result.beacon).context.worker_fallback, fallback);
   assert.equal(result.run, 'done');
   assert.equal(result.beaconQueued, true);
-  assert.deepEqual(result.errors, []);
+  assert.deepEqual(result.errors, errors);
   assert.deepEqual(uncaught, []);
   const protocols = (phase) => samples.filter((s) => s.phase === phase).map((s) => `${s.result}/${s.protocol}`);
   assert.deepEqual(protocols('control'), Array(5).fill('ok/h2'));
@@ -165,13 +177,59 @@ export async function serve(): Promise<number> {
   });
 });
 
-describe('bundled by the page', () => {
-  test('esbuild, ESM with splitting: the run is a lazy chunk, worker, glue and .wasm copied next to it; one complete h2/h3 run in the Worker', async () => {
-    const out = path.join(site, 'esbuild');
-    await bundleApp(project, out);
-    assert.ok(fs.readdirSync(out).filter((f) => f.endsWith('.js')).length >= 2, 'a lazy chunk besides app.js');
-    assertCompleteRun(await runPage('esbuild'));
+describe('bundled by the recipes of docs/embedding.md, as written', () => {
+  const recipes = docRecipes();
+  // The folder a recipe's app serves: Vite's build, or the esbuild recipes' public/ (the bundle in public/js/), with
+  // a page that loads the bundle as the recipe's kind of script.
+  const served = (name, dir) => {
+    if (name === 'vite') return path.join(dir, 'dist');
+    fs.writeFileSync(path.join(dir, 'public', 'index.html'), html('/js/app.js', name === 'esbuild-iife' ? 'text/javascript' : 'module'));
+    return path.join(dir, 'public');
+  };
+
+  test('the page has a recipe for each bundler it names, and every doc that tells to copy the glue copies worker.js too', () => {
+    assert.deepEqual(Object.keys(recipes).sort(), ['esbuild-esm', 'esbuild-iife', 'vite']);
+    for (const name of ['esbuild-esm', 'esbuild-iife']) {
+      for (const file of ['worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']) assert.match(recipes[name].commands, new RegExp(` ${file.replace('.', '\\.')}[ ;]`), `${name} copies ${file}`);
+    }
+    assert.deepEqual(recipes['esbuild-iife'].config, { moduleUrl: '/js/h3probe_browser.mjs' });
+    // A paragraph of the README or of docs/ that has a bundle copy the glue or the .wasm must copy the worker too (the
+    // bug this test was written for: an esbuild recipe that copied h3probe_browser.{mjs,wasm} only ran every page on
+    // its main thread).
+    const docs = ['README.md', ...fs.readdirSync(path.join(repoRoot, 'docs')).map((f) => `docs/${f}`)];
+    for (const doc of docs) {
+      for (const paragraph of fs.readFileSync(path.join(repoRoot, doc), 'utf8').split(/\n\s*\n/)) {
+        if (/\bcop(y|ied|ies)\b/i.test(paragraph) && paragraph.includes('h3probe_browser')) {
+          assert.match(paragraph, /worker\.js/, `${doc}: ${paragraph.slice(0, 200)}`);
+        }
+      }
+    }
   });
+
+  for (const name of ['vite', 'esbuild-esm', 'esbuild-iife']) {
+    test(`${name}: the commands as the page gives them build a page whose run completes in the Worker, over h2 and h3`, async () => {
+      const recipe = recipes[name];
+      const dir = followRecipe(project, recipe, fs.mkdtempSync(path.join(tmp, `${name}-`)));
+      const out = served(name, dir);
+      if (name === 'vite') {
+        const assets = fs.readdirSync(path.join(out, 'assets'));
+        assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the .wasm: ${assets}`);
+      }
+      if (name === 'esbuild-esm') {
+        assert.ok(fs.readdirSync(path.join(out, 'js')).filter((f) => f.endsWith('.js')).length >= 3, 'a lazy chunk besides app.js and worker.js');
+      }
+      serve(out);
+      if (name === 'esbuild-iife') {
+        // Without the recipe's moduleUrl: a clear error, and no exception.
+        const lost = await runPage();
+        assert.equal(lost.outcome, 'error');
+        assert.equal(lost.result.state, 'error');
+        assert.match(lost.result.errors.join('\n'), /set the moduleUrl config key/);
+        assert.deepEqual(lost.uncaught, []);
+      }
+      assertCompleteRun(await runPage(recipe.config));
+    });
+  }
 
   test('esbuild in a "type": "commonjs" app: a .mjs entry keeps one request before the search (docs/deploying.md)', async () => {
     const app = path.join(tmp, 'commonjs-app');
@@ -191,28 +249,36 @@ describe('bundled by the page', () => {
     assert.equal(mjs, 0, 'the .mjs entry imports no chunk before the search');
   });
 
-  test('esbuild, IIFE: without moduleUrl a clear error and no exception; with it a complete run', async () => {
-    const out = path.join(site, 'iife');
-    await esbuild({ absWorkingDir: project, entryPoints: ['app.js'], bundle: true, format: 'iife', minify: true, outdir: out, logLevel: 'silent' });
-    for (const file of ['worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']) {
-      fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', file), path.join(out, file));
-    }
-    fs.writeFileSync(path.join(out, 'index.html'), html('app.js', 'text/javascript'));
-    const lost = await runPage('iife');
-    assert.equal(lost.outcome, 'error');
-    assert.equal(lost.result.state, 'error');
-    assert.match(lost.result.errors.join('\n'), /set the moduleUrl config key/);
-    assert.deepEqual(lost.uncaught, []);
-    assertCompleteRun(await runPage('iife', { moduleUrl: '/iife/h3probe_browser.mjs' }));
-  });
+  test('the esbuild recipe without worker.js: the run falls back to the main thread, and the report and /metrics count it with its reason', async () => {
+    // The recipe as docs/embedding.md gave it before worker.js was added to its copy.
+    const recipe = recipes['esbuild-esm'];
+    const commands = recipe.commands.replace('for f in worker.js ', 'for f in ');
+    assert.notEqual(commands, recipe.commands);
+    const dir = followRecipe(project, { commands }, fs.mkdtempSync(path.join(tmp, 'no-worker-')));
+    const out = served('esbuild-esm', dir);
+    assert.ok(!fs.existsSync(path.join(out, 'js', 'worker.js')));
+    serve(out);
+    assertCompleteRun(await runPage(), { context: 'main', fallback: 'worker_load', errors: ['worker: the worker failed to load'] });
 
-  test('Vite: new Worker(new URL(…, import.meta.url)) makes it emit the worker, the glue and the .wasm; one complete h2/h3 run in the Worker', async () => {
-    fs.writeFileSync(path.join(project, 'index.html'), html('/app.js'));
-    const out = path.join(site, 'vite');
-    await viteBuild({ root: project, base: '/vite/', logLevel: 'error', build: { outDir: out, emptyOutDir: true } });
-    const assets = fs.readdirSync(path.join(out, 'assets'));
-    assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the .wasm: ${assets}`);
-    assertCompleteRun(await runPage('vite'));
+    const stored = stack.store.db.prepare("SELECT count(*) AS runs, sum(run_context = 'main') AS main FROM runs WHERE arms = 'h2-h3'").get();
+    assert.equal(stored.main, 1);
+    const core = await loadH3probeNode();
+    const htmlPath = path.join(tmp, 'fallback.html');
+    const jsonPath = path.join(tmp, 'fallback.json');
+    const { report, text } = await makeReport(core, { db: stack.store.db, htmlPath, jsonPath });
+    assert.deepEqual(report.mainThread, { runs: stored.runs, main: 1, share: 1 / stored.runs, byReason: [{ reason: 'worker_load', n: 1 }] });
+    const line = `main thread: 1 of ${stored.runs} runs (${(100 / stored.runs).toFixed(1)}%) ran on the page's main thread, not in the Worker (worker_load 1)`;
+    console.log(`# ${line}`);
+    assert.ok(text.split('\n').includes(line), text);
+    assert.match(text, /^CAUTION: 1 of \d+ \(\d+\.\d%\) of the runs ran on the page's main thread, not in the Worker \(worker_load 1\)/m);
+    const page = fs.readFileSync(htmlPath, 'utf8');
+    assert.ok(page.includes(`<p class="main-thread">${line.replace(/'/g, '&#39;')}.</p>`));
+    assert.match(page, /class="caution">Caution: 1 of \d+ .*worker_load 1/);
+    assert.deepEqual(JSON.parse(fs.readFileSync(jsonPath, 'utf8')).mainThread, report.mainThread);
+
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.ports.collector}/metrics`)).text();
+    assert.match(metrics, /^h3probe_main_thread_runs_total\{reason="worker_load"\} 1$/m);
+    assert.match(metrics, new RegExp(`^h3probe_worker_runs_total ${stored.runs - 1}$`, 'm'));
   });
 });
 

@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack } from '../../devstack/stack.mjs';
-import { ENGINES, engineMissing, launchEngine, openTab } from '../../devstack/browsers.mjs';
+import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { engineMissing } from '../../devstack/browsers.mjs';
+import { engineMissing } from '../../cli/browsers.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
 const missing = engineMissing('firefox') ?? false;

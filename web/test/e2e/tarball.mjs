@@ -1,10 +1,9 @@
 // The package as a team installs it, shared by package.test.mjs and kit.test.mjs: `npm pack` of this checkout (the
 // prepack build included, as a release runs it), the tarball installed into a fresh project, and a page of that project
-// bundled with esbuild the README's way.
+// bundled by a recipe of docs/embedding.md, read from the page.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { build as esbuild } from 'esbuild';
 import { repoRoot } from '../../devstack/paths.mjs';
 
 // The consumer's page: configures the probe from the URL (the origins, the beacon URL), exposes a run for the test.
@@ -33,13 +32,41 @@ export function packAndInstall(dir) {
   return { packed, tarball, project };
 }
 
-/** esbuild, ESM with splitting, of project/app.js into out, the glue and .wasm copied next to it, and an index.html. */
-export async function bundleApp(project, out) {
-  await esbuild({ absWorkingDir: project, entryPoints: ['app.js'], bundle: true, format: 'esm', splitting: true, minify: true, outdir: out, logLevel: 'error' });
-  // What the README tells esbuild users to do: the worker, the glue and the .wasm go next to the bundle (or set
-  // moduleUrl): esbuild does not follow new Worker(new URL(…)).
-  for (const file of ['worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm']) {
-    fs.copyFileSync(path.join(project, 'node_modules', 'h3probe', 'web', 'dist', file), path.join(out, file));
+/**
+ * The bundler recipes of docs/embedding.md, read from the page itself so that the page cannot drift from what is
+ * tested: { name: { commands (the shell block after `<!-- recipe: NAME -->`), config (the object literal of a js block
+ * right after it, {} when none) } }.
+ */
+export function docRecipes() {
+  const text = fs.readFileSync(path.join(repoRoot, 'docs', 'embedding.md'), 'utf8');
+  const recipes = {};
+  for (const [, name, commands, js] of text.matchAll(/<!-- recipe: ([\w-]+) -->\n```sh\n([\s\S]*?)```\n(?:```js\n([\s\S]*?)```)?/g)) {
+    const config = {};
+    for (const [, key, value] of (js ?? '').matchAll(/(\w+): '([^']*)'/g)) config[key] = value;
+    recipes[name] = { commands: commands.trim(), config };
   }
-  fs.writeFileSync(path.join(out, 'index.html'), html('app.js'));
+  return recipes;
+}
+
+// What a recipe's commands may call besides the shell's own: the bundlers, as the app's devDependencies.
+const BUNDLERS = ['esbuild', 'vite'];
+
+/**
+ * Follows a recipe of docRecipes() as written, in a fresh app folder `dir`: the installed package (linked from
+ * project), the bundlers (linked from this checkout: offline), the consumer's app.js and an index.html that loads it
+ * (Vite's entry), then the recipe's commands run by sh, each one that fails failing it. Returns dir.
+ */
+export function followRecipe(project, { commands }, dir) {
+  const modules = path.join(dir, 'node_modules');
+  fs.mkdirSync(path.join(modules, '.bin'), { recursive: true });
+  fs.symlinkSync(path.join(project, 'node_modules', 'h3probe'), path.join(modules, 'h3probe'), 'dir');
+  for (const name of BUNDLERS) {
+    fs.symlinkSync(path.join(repoRoot, 'node_modules', name), path.join(modules, name), 'dir');
+    fs.symlinkSync(path.join(repoRoot, 'node_modules', '.bin', name), path.join(modules, '.bin', name));
+  }
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  fs.writeFileSync(path.join(dir, 'app.js'), APP);
+  fs.writeFileSync(path.join(dir, 'index.html'), html('/app.js'));
+  execFileSync('sh', ['-e', '-c', commands], { cwd: dir, stdio: 'pipe', env: { ...process.env, npm_config_offline: 'true' } });
+  return dir;
 }

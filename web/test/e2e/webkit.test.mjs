@@ -78,6 +78,7 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
   assert.equal(stack.store.countRuns(), runsBefore + 1, 'the probe ran once');
   assert.equal(run.outcome, 'complete');
   assert.equal(run.run_context, 'worker');
+  assert.equal(run.worker_fallback, '');
   assert.equal(page.inPage, 0, 'the probe\'s requests are the worker\'s, not in the page\'s timeline');
   assert.deepEqual(status.errors, []);
   // No client hints in WebKit: the collector's User-Agent parse names the engine (browserFor.mjs).
@@ -133,6 +134,33 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
     `${page.entries.some((e) => e.serverTiming.length) ? 'exposed' : 'empty'}; timer_resolution_ms ${run.timer_resolution_ms} ` +
     `(smallest tick ${page.minTickMs}); classes ${classes.join(',')}; median network_ms (stored, not counted) ` +
     `control ${median('control')}, treatment ${median('treatment')}; summary ${JSON.stringify(summary)}`);
+});
+
+// A page whose CSP blocks workers (by <meta>), loading the module from the stack and running it once (config from its
+// query): window.h3probeDone resolves with status() once the run is over.
+const CSP_PAGE = `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'self';
+  script-src 'self' 'wasm-unsafe-eval'; worker-src 'none'; connect-src 'self' https://*.h3probe.test:*">
+<script type="module" src="csp-app.js"></script>`;
+const CSP_APP = `import { configure, searchCompleted, whenDone } from '/h3probe/h3probe.js';
+configure(Object.fromEntries(new URLSearchParams(location.search)));
+window.h3probeDone = searchCompleted().then(() => whenDone());`;
+
+test('WebKitGTK: a CSP without worker-src makes new Worker throw and reports the violation later; the beacon says csp', { skip: missing, timeout: 60000 }, async () => {
+  const { driver } = webkit;
+  stack.writeFixture('csp.html', CSP_PAGE);
+  stack.writeFixture('csp-app.js', CSP_APP);
+  const runsBefore = stack.store.countRuns();
+  const query = new URLSearchParams({ h2Origin: stack.urls.h2Origin, h3Origin: stack.urls.h3Origin });
+  await driver.get(`${stack.urls.page}fixtures/csp.html?${query}`);
+  await driver.wait(async () => (await driver.executeScript('return typeof window.h3probeDone')) === 'object', 10000);
+  const status = await driver.executeAsyncScript('const done = arguments[arguments.length - 1]; window.h3probeDone.then(done);');
+  await stack.collector.waitForRuns(runsBefore + 1, 30000);
+  const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
+  assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
+  assert.equal(run.outcome, 'complete');
+  assert.equal(run.run_context, 'main');
+  assert.equal(run.worker_fallback, 'csp', `errors: ${status.errors.join('; ')}`);
+  assert.match(status.errors.join('\n'), /^worker: /);
 });
 
 function protocolsOf(page) {

@@ -13,8 +13,10 @@ import { after, before, describe, test } from 'node:test';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
-import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
+import { clickhouseClient, openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
+import { buildReportsFromAggregates } from '../../report/buildReport.mjs';
+import { clickhouseAggregateSource } from '../../report/clickhouseAggregates.mjs';
 import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
 import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
@@ -48,10 +50,18 @@ function handMade() {
     run('x-e2', 'Europe', { hs: [60, 62], ts: [[45, { protocol: 'h2' }], [46, { protocol: '' }]] }),
     run('x-n1', null, { order: 'h3-first', hs: [70], ts: [] }),
     ...Array.from({ length: 12 }, (_, i) => run(`x-aa${i}`, 'Asia', { arms: 'h2-h2', hs: [100 + i, 101], ts: [99 + i, 103] })),
+    // Runs on the page's main thread, by why they left the Worker (none given: a module older than the reason).
+    ...[['x-m1', 'Europe', 'worker_load'], ['x-m2', 'Europe', 'worker_load'], ['x-m3', 'Asia', 'csp'], ['x-m4', null, undefined]]
+      .map(([id, region, reason], i) => {
+        const r = run(id, region, { hs: [80 + i, 82], ts: [75 + i, 77] });
+        r.beacon.context = { run_context: 'main', ...(reason ? { worker_fallback: reason } : {}) };
+        return r;
+      }),
     // Runs of the payload mode (payloadBytes 131072): a report of their own, never pooled with the no-op's.
     ...Array.from({ length: 4 }, (_, i) => {
       const r = run(`x-p${i}`, 'Europe', { order: i % 2 ? 'h3-first' : 'h2-first', hs: [300 + i, 310], ts: [250 + i, 262 - i] });
       r.beacon.payload_bytes = 131072;
+      r.beacon.context = { run_context: i ? 'worker' : 'main', ...(i ? {} : { worker_fallback: 'disabled' }) };
       return r;
     }),
     // The gate's load_error beacons: counted by reason, in no arms mode's runs.
@@ -131,6 +141,9 @@ describe('report from ClickHouse aggregates', () => {
     assert.ok(both.sqlite.json.groups[0].analysis.rows.some((r) => Number.isFinite(r.ci_ms[0])), 'some intervals defined');
     assert.ok(both.sqlite.json.groups[0].order, 'the order effect is there (random order)');
     assert.match(both.sqlite.text, /^load errors: 3 \(wasm_type 2, csp 1\)$/m);
+    // Below 1 % on the main thread: the line, and no caution.
+    assert.match(both.sqlite.text, /^main thread: 4 of \d+ runs \(0\.\d%\) ran on the page's main thread, not in the Worker \(worker_load 2, csp 1, unknown 1\)$/m);
+    assert.doesNotMatch(both.sqlite.text, /CAUTION: .*main thread/);
     assertSame(both);
   });
 
@@ -152,6 +165,10 @@ describe('report from ClickHouse aggregates', () => {
   test('the payload mode: one at a time, the same from both stores, the other modes named', { timeout: 60_000 }, async () => {
     const payload = await bothReports(sqlitePath, chSpec, { payloadBytes: 131072 }, 'payload');
     assert.match(payload.sqlite.text, /4 stored runs/);
+    // A quarter on the main thread: the caution, from both stores.
+    assert.match(payload.sqlite.text, /^main thread: 1 of 4 runs \(25\.0%\) ran on the page's main thread, not in the Worker \(disabled 1\)$/m);
+    assert.match(payload.sqlite.text, /^CAUTION: 1 of 4 \(25\.0%\) of the runs ran on the page's main thread, not in the Worker \(disabled 1\)/m);
+    assert.deepEqual(payload.clickhouse.json.mainThread, { runs: 4, main: 1, share: 0.25, byReason: [{ reason: 'disabled', n: 1 }] });
     assert.match(payload.sqlite.text, /^payload: 131,072 B per measured request \(--payload-bytes\); other payload modes stored: 0 B \(the no-op\) \d+ runs$/m);
     assert.ok(payload.sqlite.json.groups[0].analysis.rows.every((r) => r.h2 >= 300 && r.h3 >= 250));
     assertSame(payload);
@@ -164,10 +181,19 @@ describe('report from ClickHouse aggregates', () => {
     assert.throws(() => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'report', '--store', chSpec, '--no-html',
       '--method', 'bootstrap'], { encoding: 'utf8', stdio: 'pipe' }), /needs every value/);
   });
+
+  // Last of this database's tests: it drops a column.
+  test('a runs table without worker_fallback (a store read-only since the core gained it): its main-thread runs read as unknown', { timeout: 60_000 }, async () => {
+    await chQuery(chSpec, 'ALTER TABLE runs DROP COLUMN worker_fallback');
+    const u = new URL(chSpec);
+    const source = clickhouseAggregateSource(clickhouseClient(`http://${u.host}`, { database: u.pathname.slice(1) }), core.schema(), {});
+    const [report] = await buildReportsFromAggregates(core, source, { metric: 'network_ms' });
+    assert.deepEqual(report.mainThread.byReason, [{ reason: 'unknown', n: 4 }]);
+  });
 });
 
 describe('the value summary, where it does not match run_records', () => {
-  test('a store opened without it gets it backfilled; cells missing, doubled or changed in it, and today\'s, are read from the raw rows', { timeout: 120_000 }, async () => {
+  test('a store the collector opens without it gets it backfilled (the report only reads, and says it is missing); cells missing, doubled or changed in it, and today\'s, are read from the raw rows', { timeout: 120_000 }, async () => {
     const chSpec = await freshServer('summary');
     const sqlitePath = path.join(tmp, 'summary.sqlite');
     // Runs over four days, and a few received now (a day still receiving runs).
@@ -184,9 +210,12 @@ describe('the value summary, where it does not match run_records', () => {
     assert.deepEqual(intact.clickhouse.cells[0], { summary: cellCount, raw: todayCells });
     assertSame(intact);
 
-    // The store as it was before the summary: it is made again when the store is opened, from run_records.
+    // The store as it was before the summary: the report says so; the collector makes it again from run_records when it
+    // opens the store.
     await chQuery(chSpec, 'DROP TABLE run_values_view');
     await chQuery(chSpec, 'DROP TABLE run_values');
+    await assert.rejects(makeReport(core, { store: chSpec }), /lacks run_values\.arms/);
+    await (await openClickHouseStore(chSpec, core, { spool: path.join(tmp, 'summary-spool.ndjson') })).close();
     const backfilled = await bothReports(sqlitePath, chSpec, {}, 'backfilled');
     assert.ok(Number(await chQuery(chSpec, 'SELECT count() FROM run_values')) > 0);
     assert.deepEqual(backfilled.clickhouse.cells[0], { summary: cellCount, raw: todayCells });

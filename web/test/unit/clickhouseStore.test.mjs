@@ -4,7 +4,7 @@
 // `h3probe collector --store clickhouse://…` and `h3probe export --store …` commands, and the same NDJSON export from
 // ClickHouse as from SQLite. No assertion depends on timing: waits are for events, bounded by the test timeouts.
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -17,6 +17,7 @@ import {
   clickhouseTables, openClickHouseStore, parseClickHouseUrl,
 } from '../../server/clickhouseStore.mjs';
 import { parseStoreSpec } from '../../server/storeSpec.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
@@ -90,6 +91,53 @@ describe('ClickHouse store', () => {
     const cols = (await again.client.json("SELECT name FROM system.columns WHERE database = 'grow' AND table = 'requests'")).map((r) => r.name);
     assert.ok(cols.includes('fetch_ms'));
     await again.close();
+  });
+
+  test('the report and the export change nothing in the store they read: no database, table, column or row made, no backfill', { timeout: 120_000 }, async () => {
+    const st = await openClickHouseStore(url('readonly'), core, { spool: path.join(tmp, 'readonly.ndjson') });
+    await Promise.all(beacons(20, 4).map((b) => st.queueBeacon(core.decodeBeacon(b.text), b.meta)));
+    await st.close();
+    const q = st.client;
+    // What a write would change: the tables and their columns, the rows (run_values: its summed count, which merges keep).
+    const snapshot = async () => {
+      const tables = await q.json("SELECT name, engine FROM system.tables WHERE database = 'readonly' ORDER BY name");
+      const has = (name) => tables.some((t) => t.name === name);
+      return JSON.stringify([tables,
+        await q.json("SELECT table, name, type FROM system.columns WHERE database = 'readonly' ORDER BY table, name"),
+        ...await Promise.all(['runs', 'requests', 'run_records'].map((t) => q.json(`SELECT count() AS n FROM readonly.${t}`))),
+        has('run_values') ? await q.json('SELECT sum(cnt) AS n FROM readonly.run_values') : null,
+      ]);
+    };
+    const exportOf = (db) => spawnSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'export', '--store', url(db)], { encoding: 'utf8' });
+    const before = await snapshot();
+    const { report } = await makeReport(core, { store: url('readonly'), htmlPath: path.join(tmp, 'readonly.html') });
+    assert.equal(report.storedRuns, 20);
+    assert.equal(exportOf('readonly').stdout.trim().split('\n').length, 20);
+    assert.equal(await snapshot(), before);
+
+    // A store an older collector made, before worker_fallback: read as it is (the report counts such runs' reason as
+    // unknown; the export writes it empty), the column not made.
+    await q.query('ALTER TABLE readonly.runs DROP COLUMN worker_fallback');
+    const withoutColumn = await snapshot();
+    assert.equal((await makeReport(core, { store: url('readonly') })).report.storedRuns, 20);
+    const exported = exportOf('readonly').stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.ok(exported.length === 20 && exported.every((r) => r.worker_fallback === ''));
+    assert.equal(await snapshot(), withoutColumn);
+
+    // A store an older collector made, before the value summary: the report says what is missing and makes nothing.
+    await q.query('DROP TABLE readonly.run_values_view');
+    await q.query('DROP TABLE readonly.run_values');
+    const older = await snapshot();
+    await assert.rejects(makeReport(core, { store: url('readonly') }),
+      /the ClickHouse store at .* lacks run_values\.arms, .*: the collector makes them when it opens the store/);
+    assert.equal(await snapshot(), older);
+
+    // No database at all: an error, and still no database.
+    await assert.rejects(makeReport(core, { store: url('nothere') }), /has no h3probe tables in database nothere/);
+    const failed = exportOf('nothere');
+    assert.equal(failed.status, 2);
+    assert.match(failed.stderr, /has no h3probe tables in database nothere/);
+    assert.deepEqual(await q.json("SELECT name FROM system.databases WHERE name = 'nothere'"), []);
   });
 
   test('ClickHouse killed mid-load: the collector keeps answering 204, the log grows, then drains; every acknowledged beacon once', { timeout: 120_000 }, async () => {

@@ -269,6 +269,32 @@ describe('collector endpoints', () => {
     });
   });
 
+  test('/metrics counts stored runs in the Worker, and those on the main thread by why they left it', async () => {
+    await withCollector({}, async (port) => {
+      const where = (id, context) => JSON.stringify({ ...JSON.parse(beacon(id)), context });
+      const before = parseMetrics((await request(port, { method: 'GET', path: '/metrics' })).body);
+      assert.equal(before.get('h3probe_worker_runs_total'), 0);
+      assert.equal([...before.keys()].filter((k) => k.startsWith('h3probe_main_thread_runs_total')).length, 0, 'none counted yet');
+      for (const [id, context] of [['w-1', { run_context: 'worker' }], ['w-2', { run_context: 'worker' }],
+        ['m-1', { run_context: 'main', worker_fallback: 'worker_load' }], ['m-2', { run_context: 'main', worker_fallback: 'worker_load' }],
+        ['m-3', { run_context: 'main', worker_fallback: 'csp' }], ['m-4', { run_context: 'main' }], ['n-1', {}]]) {
+        assert.equal((await request(port, { body: where(id, context) })).status, 204, id);
+      }
+      assert.equal((await request(port, { body: where('m-1', { run_context: 'main', worker_fallback: 'worker_load' }) })).status, 204, 'a retry');
+      const refused = await request(port, { body: where('m-5', { run_context: 'main', worker_fallback: 'blocked' }) });
+      assert.equal(refused.status, 400);
+      assert.match(refused.body, /context\.worker_fallback has an unknown value "blocked"/);
+      const res = await request(port, { method: 'GET', path: '/metrics' });
+      assert.match(res.body, /# TYPE h3probe_main_thread_runs_total counter\n/);
+      const m = parseMetrics(res.body);
+      assert.equal(m.get('h3probe_worker_runs_total'), 2);
+      assert.equal(m.get('h3probe_main_thread_runs_total{reason="worker_load"}'), 2);
+      assert.equal(m.get('h3probe_main_thread_runs_total{reason="csp"}'), 1);
+      assert.equal(m.get('h3probe_main_thread_runs_total{reason="unknown"}'), 1, 'a module older than the reason');
+      assert.equal([...m.keys()].filter((k) => k.startsWith('h3probe_main_thread_runs_total')).length, 3);
+    });
+  });
+
   test('CORS: an allowed origin is echoed with Vary: Origin; others are refused, preflight and POST', async () => {
     await withCollector({ allowedOrigins: ['https://app.example.com'] }, async (port) => {
       const allowed = await request(port, { method: 'OPTIONS', headers: { Origin: 'https://app.example.com' } });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { DOCTOR_ID, doctorBeacon, doctorOptions, formatChecks } from '../../cli/doctor.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { MODULE_FILES } from '../../server/originRules.mjs';
 
 const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '../../bin/h3probe.mjs');
 const good = { page: 'https://app.example.com/search/', h2: 'https://h2.example.com', h3: 'https://h3.example.com', collector: 'https://beacon.example.com/beacon' };
@@ -25,6 +26,10 @@ test('options: defaults next to the page and the beacon URL, and every problem a
   assert.deepEqual(problems, []);
   assert.equal(options.module.href, 'https://app.example.com/search/h3probe_browser.mjs');
   assert.equal(options.wasm.href, 'https://app.example.com/search/h3probe_browser.wasm');
+  assert.equal(options.worker.href, 'https://app.example.com/search/worker.js');
+  assert.equal(doctorOptions({ ...good, worker: 'https://app.example.com/assets/worker-a1b2.js' }).options.worker.href,
+    'https://app.example.com/assets/worker-a1b2.js');
+  assert.equal(doctorOptions({ ...good, module: 'https://app.example.com/x/glue.mjs' }).options.worker.href, 'https://app.example.com/x/worker.js');
   assert.equal(options.healthz.href, 'https://beacon.example.com/healthz');
   assert.equal(doctorOptions({ ...good, module: 'https://cdn.example.com/x/glue.mjs' }).options.wasm.href, 'https://cdn.example.com/x/h3probe_browser.wasm');
   const bad = doctorOptions({ h2: 'https://h2.example.com/noop', h3: 'http://h3.example.com', browser: 'safari', timeout: 'soon' }).problems.join('\n');
@@ -59,4 +64,14 @@ test('h3probe doctor: bad options exit 2 with every problem; --help exits 0', ()
   assert.equal(help.status, 0);
   assert.match(help.stdout.toString(), /--collector URL/);
   assert.match(spawnSync(process.execPath, [BIN, '--help']).stdout.toString(), /doctor +checks a deployment/);
+});
+
+test("the fix for a glue or .wasm served with the wrong type names the load_error beacon the page sends, by the core's reason", async () => {
+  const core = await loadH3probeNode();
+  const reasons = core.schema().loadErrorReasons.map((r) => r.name);
+  for (const rule of [MODULE_FILES.glue, MODULE_FILES.wasm]) {
+    assert.ok(reasons.includes(rule.loadError), `${rule.file}: ${rule.loadError} is one of ${reasons.join(', ')}`);
+    assert.match(rule.why, new RegExp(`load_error beacon, reason ${rule.loadError}$`), rule.file);
+    assert.doesNotMatch(rule.why, /no beacon/, rule.file);
+  }
 });

@@ -41,11 +41,3 @@ test('the decoder takes a load_error beacon with each listed reason and refuses 
   assert.equal(refused.ok, false);
   assert.match(refused.error, /^reason has an unknown value/);
 });
-
-test("the gate's load_error beacon goes where the core's config would send the run's: the same defaults", () => {
-  const header = fs.readFileSync(path.join(repoRoot, 'wasm', 'core', 'config.hpp'), 'utf8');
-  const gate = fs.readFileSync(path.join(repoRoot, 'web', 'src', 'h3probe.js'), 'utf8');
-  const coreDefault = (member) => header.match(new RegExp(`std::string ${member} = "([^"]*)";`))[1];
-  assert.equal(gate.match(/config\.beaconUrl \?\? '([^']*)'/)[1], coreDefault('beacon_url'));
-  assert.equal(gate.match(/config\.configId \?\? '([^']*)'/)[1], coreDefault('config_id'));
-});

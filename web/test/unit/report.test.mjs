@@ -3,6 +3,7 @@
 // the report command makes with the WASM statistics, and the NDJSON export command.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -186,6 +187,18 @@ describe('report', () => {
     db.close();
     await assert.rejects(makeReport(core, { dbPath: copy }), /do not read: run record/);
   });
+
+  test('a run record of another format than the core\'s one is refused, not read as it (docs/architecture.md, step 12)', async () => {
+    const copy = path.join(tmp, 'format1.sqlite');
+    fs.copyFileSync(dbPath, copy);
+    const db = new Database(copy);
+    const current = core.schema().runRecordVersion;
+    const other = current - 1;
+    db.prepare(`UPDATE run_records SET arm_counts = x'${other.toString(16).padStart(2, '0')}' || substr(arm_counts, 2)
+      WHERE run = (SELECT rowid FROM runs WHERE run_id = 'a1')`).run();
+    db.close();
+    await assert.rejects(makeReport(core, { dbPath: copy }), new RegExp(`run record \\d+ \\(byte \\d+\\) has format ${other}, not ${current}`));
+  });
 });
 
 describe('export command', () => {
@@ -204,6 +217,25 @@ describe('export command', () => {
       [[0, 'HTTP/3.0', 'usable_treatment'], [5, 'HTTP/2.0', 'protocol_mismatch']]);
     assert.ok(!('arm_counts' in e1));
     assert.equal(e1.requests.filter((q) => q.request_class === 'usable_control').length, 1);
+  });
+
+  test('the export and the report change nothing in the database they read, even one an older h3probe wrote', () => {
+    // A store of this version written before the network columns existed (the collector adds them when it opens it).
+    const old = path.join(tmp, 'older', 'beacons.sqlite');
+    fs.mkdirSync(path.dirname(old));
+    fs.copyFileSync(dbPath, old);
+    const db = new Database(old);
+    db.exec('ALTER TABLE runs DROP COLUMN as_org');
+    db.pragma('journal_mode = DELETE');
+    db.close();
+    const state = () => JSON.stringify([fs.readdirSync(path.dirname(old)), createHash('sha256').update(fs.readFileSync(old)).digest('hex')]);
+    const before = state();
+    const cli = (...args) => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), ...args], { encoding: 'utf8' });
+    const lines = cli('export', '--db', old).trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines.length, 8);
+    assert.ok(lines.every((l) => l.as_org === null && l.run_id));
+    assert.match(cli('report', '--db', old, '--no-html'), /^h3probe report: network_ms, 5 stored runs/m);
+    assert.equal(state(), before);
   });
 
   test('to stdout without --out', async () => {
@@ -372,6 +404,51 @@ test('load_error beacons are counted by reason, apart from the runs: text, HTML 
   assert.deepEqual(since.loadErrors, { total: 2, byReason: [{ reason: 'glue_import', n: 1 }, { reason: 'wasm_type', n: 1 }] });
   // An A/A report counts them too: the gate that sends one knows no arms.
   assert.equal((await report({ arms: 'h3-h3' })).loadErrors.total, 3);
+});
+
+test('runs on the page\'s main thread: their share with the reasons in text, HTML and JSON, and a caution above 1 %', async () => {
+  const file = path.join(tmp, 'main-thread.sqlite');
+  const st = store(file);
+  const at = { receivedAt: '2024-06-01T08:00:00.000Z', region: 'Europe' };
+  // 200 runs in the Worker, 1 on the main thread (0.5 %): the line, no caution.
+  for (let i = 0; i < 200; i++) insert(st, run(`w${i}`, { hs: [40 + (i % 7)], ts: [35 + (i % 5)], context: { run_context: 'worker' } }), at);
+  insert(st, run('m0', { hs: [50], ts: [45], context: { run_context: 'main', worker_fallback: 'worker_load' } }), at);
+  const below = await makeReport(core, { db: st.db });
+  assert.deepEqual(below.report.mainThread, { runs: 201, main: 1, share: 1 / 201, byReason: [{ reason: 'worker_load', n: 1 }] });
+  assert.match(below.text, /^main thread: 1 of 201 runs \(0\.5%\) ran on the page's main thread, not in the Worker \(worker_load 1\)$/m);
+  assert.deepEqual(below.report.verdict.cautions.filter((c) => /main thread/.test(c)), []);
+  // 2 more (1.5 %): the caution, naming the reasons, the most frequent first.
+  insert(st, run('m1', { hs: [50], ts: [45], context: { run_context: 'main', worker_fallback: 'csp' } }), at);
+  insert(st, run('m2', { hs: [50], ts: [45], context: { run_context: 'main', worker_fallback: 'worker_load' } }), at);
+  const htmlPath = path.join(tmp, 'main-thread.html');
+  const jsonPath = path.join(tmp, 'main-thread.json');
+  const above = await makeReport(core, { db: st.db, htmlPath, jsonPath });
+  assert.deepEqual(above.report.mainThread.byReason, [{ reason: 'worker_load', n: 2 }, { reason: 'csp', n: 1 }]);
+  const line = "main thread: 3 of 203 runs (1.5%) ran on the page's main thread, not in the Worker (worker_load 2, csp 1)";
+  assert.ok(above.text.split('\n').includes(line), above.text);
+  assert.match(above.text, /^CAUTION: 3 of 203 \(1\.5%\) of the runs ran on the page's main thread, not in the Worker \(worker_load 2, csp 1\): .*docs\/embedding\.md/m);
+  const html = fs.readFileSync(htmlPath, 'utf8');
+  assert.ok(html.includes(`<p class="main-thread">${line.replace(/'/g, '&#39;')}.</p>`));
+  assert.match(html, /<p class="caution">Caution: 3 of 203 \(1\.5%\) of the runs ran on the page&#39;s main thread/);
+  const json = JSON.parse(fs.readFileSync(jsonPath, 'utf8'));
+  assert.deepEqual(json.mainThread, { runs: 203, main: 3, share: 3 / 203, byReason: [{ reason: 'worker_load', n: 2 }, { reason: 'csp', n: 1 }] });
+  assert.ok(json.verdict.cautions.some((c) => c.startsWith('3 of 203 (1.5%) of the runs ran on the page\'s main thread')));
+  // Another arms mode's and payload mode's runs are not this report's.
+  const aa = run('m3', { hs: [50], ts: [45], context: { run_context: 'main', worker_fallback: 'disabled' } });
+  insert(st, { ...aa, arms: 'h2-h2', samples: aa.samples.map((x) => ({ ...x, origin: 'h2', protocol: 'h2' })) }, at);
+  insert(st, { ...run('m4', { hs: [50], ts: [45], context: { run_context: 'main', worker_fallback: 'disabled' } }), payload_bytes: 1000 }, at);
+  assert.equal((await makeReport(core, { db: st.db })).report.mainThread.main, 3);
+  assert.deepEqual((await makeReport(core, { db: st.db, arms: 'h2-h2' })).report.mainThread.byReason, [{ reason: 'disabled', n: 1 }]);
+  // The count reads the store's partial index of such runs, not every run row.
+  const plan = st.db.prepare("EXPLAIN QUERY PLAN SELECT count(*) FROM runs WHERE run_context = 'main' AND received_at >= ''").all();
+  assert.match(plan.map((p) => p.detail).join('; '), /runs_main_thread/);
+  st.close();
+  // A store written before the reason was a column: its runs on the main thread read as unknown.
+  const db = new Database(file);
+  db.exec('ALTER TABLE runs DROP COLUMN worker_fallback');
+  db.close();
+  const older = await makeReport(core, { dbPath: file });
+  assert.deepEqual(older.report.mainThread.byReason, [{ reason: 'unknown', n: 3 }]);
 });
 
 test('a figure on a rounding boundary prints the same whatever its last bits (the two stores sum in other orders)', () => {

@@ -1,9 +1,31 @@
-// End-to-end helpers: launch headless Chromium against a running stack and open pages that record every error they raise.
+// Headless Chromium through playwright-core: its flags, its launch against a set of servers (h3probe doctor --browser,
+// and the dev stack, the lab and the tests), and pages that record every error they raise.
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.H3PROBE_CHROMIUM ?? '/usr/bin/chromium';
 
-/** stack: the object from startStack(); forceQuic: false reproduces the Alt-Svc-not-followed trap; extra: more flags. */
+/**
+ * Flags tried on this machine (docs/platform-notes.md); no --user-data-dir: playwright's launch() makes a temp profile
+ * and rejects that flag. spki: the servers' certificate key hashes (base64 SHA-256, comma-separated), trusted without
+ * a public root. quicOrigins: ['HOST:PORT', ...] forced onto QUIC when forceQuic. hostResolverRules: a
+ * --host-resolver-rules value, or null for the system's resolver. extra: more flags.
+ */
+export function chromiumArgs({ spki, quicOrigins = [], forceQuic = true, hostResolverRules = null, extra = [] }) {
+  return [
+    '--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--enable-quic',
+    // Without this Chromium never follows Alt-Svc to h3 for a cert outside the public roots: every "h3" request goes over h2.
+    ...(forceQuic ? [`--origin-to-force-quic-on=${quicOrigins.join(',')}`] : []),
+    `--ignore-certificate-errors-spki-list=${spki}`,
+    ...(hostResolverRules ? [`--host-resolver-rules=${hostResolverRules}`] : []),
+    ...extra,
+  ];
+}
+
+/**
+ * stack: an object with chromiumArgs({forceQuic, extra}) (the dev stack's startStack(), or doctor's servers); forceQuic:
+ * false reproduces the Alt-Svc-not-followed trap; extra: more flags.
+ */
 export function launchBrowser(stack, { forceQuic = true, extra = [] } = {}) {
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: stack.chromiumArgs({ forceQuic, extra }) });
 }

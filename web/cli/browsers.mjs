@@ -1,5 +1,5 @@
-// The browsers the local stack drives, behind one small tab interface, so that `npm start --browsers` and the fault
-// matrix run the same steps in each: Chromium through Playwright (CDP), Firefox ESR through puppeteer-core (WebDriver
+// The browsers h3probe drives (`h3probe doctor --browser`, and the dev stack's `npm start --browsers` and fault matrix),
+// behind one small tab interface, so that each runs the same steps in each: Chromium through Playwright (CDP), Firefox ESR through puppeteer-core (WebDriver
 // BiDi; Playwright's Firefox needs its own patched build). The interface is the subset of Playwright's Page the tests use.
 import fs from 'node:fs';
 import { launchBrowser, openPage, watchPage } from './chromium.mjs';

@@ -1,5 +1,6 @@
-// End-to-end helper: launch headless Firefox ESR (Debian `firefox-esr`) against a running stack, driven by puppeteer-core
-// over WebDriver BiDi, with HTTP/3 to the stack's h3 origin and the test host names resolved to 127.0.0.1.
+// Headless Firefox ESR (Debian `firefox-esr`) through puppeteer-core over WebDriver BiDi, launched against a set of
+// servers (h3probe doctor --browser, and the dev stack and the tests: HTTP/3 to its h3 origin, the test host names
+// resolved to 127.0.0.1).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +9,10 @@ import { watchPage } from './chromium.mjs';
 
 export const FIREFOX_PATH = process.env.H3PROBE_FIREFOX ?? '/usr/bin/firefox-esr';
 
-/** The Firefox prefs that point the browser at the local stack (docs/platform-notes.md, "Firefox"). */
+/**
+ * The Firefox prefs that point the browser at a stack ({hosts, ports}: its h3 and h3b origins) at address
+ * (docs/platform-notes.md, "Firefox"); a caller overrides what does not fit (doctor: no forced resolution).
+ */
 export function firefoxPrefs(stack, address = '127.0.0.1') {
   const { hosts, ports } = stack;
   return {

@@ -1,0 +1,96 @@
+// What the docs state that a command prints or the code defines, checked against it: the module's sizes (what `npm run
+// size` prints) and budgets, the package's size and file count (`npm pack --dry-run --json`), each figure within 2 %
+// (budgets exactly); and the report's list of groupings. A figure that moves past 2 % fails here until its doc says
+// the new one. Runs after the build (the package's web/dist must be there to be packed).
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { GROUP_BY } from '../../report/readReportData.mjs';
+import { repoRoot } from '../../devstack/paths.mjs';
+
+const read = (doc) => fs.readFileSync(path.join(repoRoot, doc), 'utf8');
+const UNIT = { B: 1, KB: 1000, MB: 1e6 };
+/** The figures a regex finds in a doc, in bytes: its first group the number (commas allowed), its second the unit (B if none). */
+function figures(doc, re) {
+  const found = [...read(doc).matchAll(new RegExp(re, 'g'))].map((m) => Number(m[1].replace(/,/g, '')) * UNIT[m[2] ?? 'B']);
+  assert.ok(found.length > 0, `${doc}: nothing matches ${re}`);
+  return found;
+}
+
+// `npm run size`, as printed: per file its raw and gzip bytes, per budget its gzip bytes and maximum.
+const size = spawnSync('npm', ['run', '--silent', 'size'], { cwd: repoRoot, encoding: 'utf8' });
+const files = Object.fromEntries([...size.stdout.matchAll(/^(\S+)\s+(\d+) B raw\s+(\d+) B gzip/gm)].map((m) => [m[1], { raw: Number(m[2]), gzip: Number(m[3]) }]));
+const budgets = Object.fromEntries([...size.stdout.matchAll(/^(?:ok|OVER)\s+(\w+)\s+(\d+) B gzip of (\d+)/gm)].map((m) => [m[1], { gzip: Number(m[2]), max: Number(m[3]) }]));
+
+// `npm pack --dry-run --json`: the tarball's size, unpacked size and files (no prepack build: the unit suite runs after it).
+const pack = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))[0];
+const docsBytes = pack.files.filter((f) => f.path.startsWith('docs/')).reduce((sum, f) => sum + f.size, 0);
+
+/** [doc, regex, what it states, the command's figure]: every figure of the module's or the package's size the docs give. */
+const STATED = () => [
+  ['README.md', '`web/dist/h3probe.js` \\(about ([\\d.,]+) (KB|B) gzip\\)', 'the gate, gzip', files['h3probe.js'].gzip],
+  ['README.md', '\\(about ([\\d.,]+) (KB|B) gzip in all\\)', 'the module in all, gzip', budgets.total.gzip],
+  ['README.md', 'About ([\\d.,]+) (MB|KB) unpacked', 'the package unpacked', pack.unpackedSize],
+  ['docs/embedding.md', '`web/dist/h3probe.js`\\s+\\(([\\d.,]+) (KB|B) gzip\\)', 'the gate, gzip', files['h3probe.js'].gzip],
+  ['docs/embedding.md', '`run.js` \\(([\\d.,]+) (KB|B)\\)', 'run.js, gzip', files['run.js'].gzip],
+  ['docs/embedding.md', '`worker.js`\\s+\\(([\\d.,]+) (KB|B)\\)', 'worker.js, gzip', files['worker.js'].gzip],
+  ['docs/embedding.md', '`h3probe_browser.mjs` \\(([\\d.,]+) (KB|B)\\)', 'the glue, gzip', files['h3probe_browser.mjs'].gzip],
+  ['docs/embedding.md', '`h3probe_browser.wasm` \\(([\\d.,]+) (KB|B)\\)', 'the .wasm, gzip', files['h3probe_browser.wasm'].gzip],
+  ...['h3probe.js', 'run.js', 'worker.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm'].flatMap((file) => [
+    ['docs/module-size.md', `\\n\\| \`${file.replace('.', '\\.')}\`[^|]*\\| ([\\d,]+) \\|`, `${file}, raw`, files[file].raw],
+    ['docs/module-size.md', `\\n\\| \`${file.replace('.', '\\.')}\`[^|]*\\| [\\d,]+ \\| ([\\d,]+) \\|`, `${file}, gzip`, files[file].gzip],
+  ]),
+  ['docs/module-size.md', '\\n\\| in total \\| \\| ([\\d,]+) \\(budget', 'the module in all, gzip', budgets.total.gzip],
+  ['docs/release.md', 'It weighs ([\\d.]+) (MB) unpacked', 'the package unpacked', pack.unpackedSize],
+  ['docs/release.md', 'unpacked, ([\\d.]+) (MB) packed', 'the tarball', pack.size],
+  ['docs/release.md', '\\((\\d+) files;', 'the package\'s files', pack.entryCount],
+  ['docs/release.md', '`unpackedSize` ([\\d,]+) bytes', 'the package unpacked', pack.unpackedSize],
+  ['docs/release.md', '`size` ([\\d,]+)\\)', 'the tarball', pack.size],
+  ['docs/release.md', '`docs/` is ([\\d.]+) (MB) of that', 'docs/ unpacked', docsBytes],
+  ['docs/release.md', 'the rest \\(([\\d.]+) (MB)\\)', 'the package but docs/, unpacked', pack.unpackedSize - docsBytes],
+];
+
+test('npm run size and npm pack --dry-run --json printed what this test reads', () => {
+  assert.deepEqual(Object.keys(files).sort(), ['h3probe.js', 'h3probe_browser.mjs', 'h3probe_browser.wasm', 'run.js', 'worker.js'], size.stdout + size.stderr);
+  assert.deepEqual(Object.keys(budgets).sort(), ['afterSearch', 'beforeSearch', 'total'], size.stdout);
+  assert.ok(pack.unpackedSize > 100_000 && pack.size > 10_000 && pack.entryCount === pack.files.length, JSON.stringify({ ...pack, files: pack.files.length }));
+  assert.ok(pack.files.some((f) => f.path === 'web/dist/h3probe_browser.wasm'), 'the built module is packed');
+});
+
+test('every size the docs give is within 2 % of what the command prints', () => {
+  const off = [];
+  for (const [doc, re, what, measured] of STATED()) {
+    for (const stated of figures(doc, re)) {
+      if (Math.abs(stated - measured) > 0.02 * measured) off.push(`${doc}: ${what} ${stated.toLocaleString('en')}, the command ${measured.toLocaleString('en')}`);
+    }
+  }
+  assert.deepEqual(off, []);
+});
+
+test('every budget the docs give is the one npm run size checks', () => {
+  const off = [];
+  const stated = [
+    ['docs/embedding.md', 'before the search ≤ ([\\d.]+) (KB) gzip', budgets.beforeSearch.max],
+    ['docs/embedding.md', 'in\\s+all ≤ ([\\d.]+) (KB)', budgets.total.max],
+    ['docs/design.md', 'the gate: ≤ ([\\d.]+) (KB) gzip', budgets.beforeSearch.max],
+    ['docs/design.md', 'module size, in total \\| ≤ ([\\d.]+) (KB) gzip', budgets.total.max],
+    ['docs/design.md', '\\(≤ ([\\d.]+) (KB) of it after the search', budgets.afterSearch.max],
+    ['docs/module-size.md', '\\n\\| in total \\| \\| [\\d,]+ \\(budget ([\\d,]+)\\)', budgets.total.max],
+  ];
+  for (const [doc, re, max] of stated) {
+    for (const figure of figures(doc, re)) if (Math.round(figure) !== max) off.push(`${doc}: budget ${figure}, npm run size ${max}`);
+  }
+  assert.deepEqual(off, []);
+});
+
+test("the docs' lists of the report's groupings are the report's (GROUP_BY)", () => {
+  const names = Object.keys(GROUP_BY).sort();
+  const readme = /per group \(`--by region` by\s+default, or ([^)]*?), the client's/.exec(read('README.md'));
+  assert.ok(readme, 'README.md lists the groupings');
+  assert.deepEqual(['region', ...[...readme[1].matchAll(/`(\w+)`/g)].map((m) => m[1])].sort(), names);
+  const flag = /\n\| `--by GROUPING` \|[^\n]*/.exec(read('docs/report.md'));
+  assert.ok(flag, 'docs/report.md lists the groupings');
+  assert.deepEqual([...flag[0].matchAll(/`(\w+)` \(/g), ...flag[0].matchAll(/: `(\w+)`,/g)].map((m) => m[1]).sort(), names);
+});
