@@ -73,7 +73,7 @@ const PAYLOAD_MODES = [0, 1024, 131072];
 
 /**
  * A store's beacons for a seed: { posts: [{body (text), headers, at (ms since the epoch), status (the collector's answer
- * expected)}], runs: [{runId, arms, payloadBytes, receivedAt, outcome, reason}] (the runs the store must hold: each
+ * expected)}], runs: [{runId, arms, payloadBytes, receivedAt, outcome, reason, runContext}] (the runs the store must hold: each
  * accepted run_id once, as first received), start and end (ms: the first and last beacon's time), payloadModes,
  * armsModes, clients (how many), days (on which runs were received) }.
  */
@@ -165,6 +165,8 @@ function randomStore(seed) {
       rtt_ms: int(0, 3000), downlink_mbps: int(0, 100), save_data: chance(0.1), visible_throughout: kind !== 'partial' || chance(0.3),
       module_load_ms: int(1, 500), timer_resolution_ms: pick([0.005, 0.1, 1]), ...(chance(0.8) ? { run_context: pick(['worker', 'worker', 'main']) } : {}) };
     if (context.effective_type === undefined) delete context.effective_type;
+    // A run on the main thread says why it left the Worker (an older module's does not).
+    if (context.run_context === 'main' && chance(0.8)) context.worker_fallback = pick(schema.workerFallbackReasons).name;
     let beacon;
     if (kind === 'load_error') {
       beacon = { schema: 'h3probe/1', run_id: runId, page_load_id: `pl-${runId}`, config_id: pick(configs), outcome: 'load_error',
@@ -212,7 +214,7 @@ function randomStore(seed) {
     posts.push({ body, headers: from.headers, at, status: 204 });
     sent.push(body);
     runs.push({ runId, arms: beacon.arms ?? '', payloadBytes: beacon.payload_bytes ?? 0, receivedAt: new Date(at).toISOString(),
-      outcome: beacon.outcome, reason: beacon.reason ?? null });
+      outcome: beacon.outcome, reason: beacon.reason ?? null, runContext: beacon.context?.run_context ?? '' });
   });
   return { posts, runs, end: times.at(-1) ?? end, start, payloadModes, armsModes, clients: clients.length,
     days: new Set(runs.map((r) => r.receivedAt.slice(0, 10))).size };
@@ -339,13 +341,14 @@ async function runReport(argv, dir, tag) {
   }
 }
 
-// What the generator's store holds for a set of options: the runs of the arms and payload mode received since, and
-// the load_error beacons received since (every arms mode).
+// What the generator's store holds for a set of options: the runs of the arms and payload mode received since (and of
+// those, the runs on the main thread), and the load_error beacons received since (every arms mode).
 function expected(store, o) {
   const since = o.since ? new Date(o.since).toISOString() : '';
   const inPeriod = store.runs.filter((r) => r.receivedAt >= since);
   const loadErrors = inPeriod.filter((r) => r.outcome === 'load_error').length;
-  return { storedRuns: inPeriod.filter((r) => r.arms === o.arms && r.payloadBytes === o.payloadBytes).length, loadErrors };
+  const mode = inPeriod.filter((r) => r.arms === o.arms && r.payloadBytes === o.payloadBytes);
+  return { storedRuns: mode.length, loadErrors, mainThread: mode.filter((r) => r.runContext === 'main').length };
 }
 
 function checkReport(out, o, store, where) {
@@ -367,6 +370,11 @@ function checkReport(out, o, store, where) {
     assert.deepEqual(groups.map((g) => g.name), overall.runs ? ['other'] : [], `${where}: every network pooled as other`);
   }
   if (o.by === 'network' && o.minNetworkRuns === 1) assert.ok(!groups.some((g) => g.name === 'other'), `${where}: no network pooled`);
+  if (json.mainThread) {
+    const { main, byReason } = json.mainThread;
+    assert.equal(main, want.mainThread, `${where}: runs on the main thread`);
+    assert.equal(byReason.reduce((s, r) => s + r.n, 0), main, `${where}: the main thread's reasons add up`);
+  }
 }
 
 // ---- the test -----------------------------------------------------------------------------------------------------
