@@ -162,7 +162,7 @@ TEST_CASE("connection setup view: rows that do not read are an error, not a gues
 
 namespace {
 
-// The runs of `rows` as cold-setup records ([group byte][setup_record()] per run), made from the rows' samples.
+// The runs of `rows` as cold-setup records ([group number][setup_record()] per run), made from the rows' samples.
 std::vector<std::uint8_t> records_of(const SetupRows& r) {
     std::vector<std::uint8_t> out;
     for (std::size_t first = 0; first < r.size();) {
@@ -174,7 +174,8 @@ std::vector<std::uint8_t> records_of(const SetupRows& r) {
             s.network_ms = r.network_ms[i];
             samples.push_back(s);
         }
-        out.push_back(r.group[first]);
+        out.push_back(static_cast<std::uint8_t>(r.group[first] & 0xff));
+        out.push_back(static_cast<std::uint8_t>(r.group[first] >> 8));
         const std::vector<std::uint8_t> record = setup_record(cold_setup(samples));
         out.insert(out.end(), record.begin(), record.end());
         first = i;
@@ -189,7 +190,7 @@ TEST_CASE("connection setup view: the runs' records give the view their rows giv
     o.percentiles = {0.5, 0.9};
     const SetupRows rows = make_rows(120, 30);
     const std::vector<std::uint8_t> records = records_of(rows);
-    REQUIRE(records.size() == 120 * (1 + kSetupRecordBytes));
+    REQUIRE(records.size() == 120 * (kGroupNumberBytes + kSetupRecordBytes));
     const SetupReport from_rows = connection_setup_report(rows, nullptr, 0, {"a", "b"}, o);
     const SetupReport from_records = connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, o);
     REQUIRE(from_rows.error.empty());
@@ -209,7 +210,7 @@ TEST_CASE("connection setup view: the runs' records give the view their rows giv
             }
     }
     // Half the runs by record and half by rows: the same counts.
-    const SetupReport both = connection_setup_report(rows, records.data(), records.size() / 2 / (1 + kSetupRecordBytes) * (1 + kSetupRecordBytes), {"a", "b"}, o);
+    const SetupReport both = connection_setup_report(rows, records.data(), records.size() / 2 / (kGroupNumberBytes + kSetupRecordBytes) * (kGroupNumberBytes + kSetupRecordBytes), {"a", "b"}, o);
     REQUIRE(both.error.empty());
     CHECK(both.groups[0].runs == 120 + 60);
 }
@@ -217,10 +218,10 @@ TEST_CASE("connection setup view: the runs' records give the view their rows giv
 TEST_CASE("connection setup view: records that do not read are an error, not a guess") {
     std::vector<std::uint8_t> records = records_of(make_rows(3, 20));
     CHECK(connection_setup_report(SetupRows{}, records.data(), records.size() - 1, {"a", "b"}, ReportOptions{}).error.find("end inside") != std::string::npos);
-    records[1] = kSetupRecordVersion + 1;
+    records[kGroupNumberBytes] = kSetupRecordVersion + 1;
     CHECK(connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("version") != std::string::npos);
     records = records_of(make_rows(3, 20));
-    records[2] = kSetupOutcomes;
+    records[kGroupNumberBytes + 1] = kSetupOutcomes;
     CHECK(connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("outcome") != std::string::npos);
     records = records_of(make_rows(3, 20));
     records[0] = 9;

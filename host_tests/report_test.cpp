@@ -35,8 +35,9 @@ Beacon run_beacon(int i, double base, std::mt19937& rng) {
     return b;
 }
 
-void append_record(std::vector<std::uint8_t>& out, std::uint8_t group, const StoredRun& r) {
-    out.push_back(group);
+void append_record(std::vector<std::uint8_t>& out, std::size_t group, const StoredRun& r) {
+    out.push_back(static_cast<std::uint8_t>(group & 0xff));
+    out.push_back(static_cast<std::uint8_t>(group >> 8));
     out.insert(out.end(), r.arm_counts.begin(), r.arm_counts.end());
     out.insert(out.end(), r.arm_metrics[0].begin(), r.arm_metrics[0].end());
 }
@@ -98,7 +99,7 @@ TEST_CASE("a usable request without the chosen metric is counted as missing, not
     b.samples = {make(Phase::control, 0, Proto::h2, "h2", SampleResult::ok, 10),
                  make(Phase::treatment, 0, Proto::h3, "h3", SampleResult::ok, 9)};
     StoredRun run = to_stored(b).run;
-    std::vector<std::uint8_t> records{1};
+    std::vector<std::uint8_t> records{1, 0};  // group 1, two bytes little-endian
     records.insert(records.end(), run.arm_counts.begin(), run.arm_counts.end());
     const auto& dns = run.arm_metrics[2];  // dns_ms: the samples have none
     records.insert(records.end(), dns.begin(), dns.end());
@@ -107,6 +108,22 @@ TEST_CASE("a usable request without the chosen metric is counted as missing, not
     CHECK(r.groups[0].missing_metric == 2);
     CHECK(r.groups[0].analysis.n_h2 == 0);
     CHECK(r.groups[0].runs == 1);
+}
+
+TEST_CASE("a report has more groups than a byte counts: a run of group 300 is in group 300") {
+    std::mt19937 rng(3);
+    std::vector<std::uint8_t> records;
+    append_record(records, 300, to_stored(run_beacon(1, 50, rng)).run);
+    append_record(records, 1, to_stored(run_beacon(2, 50, rng)).run);
+    std::vector<std::string> names;
+    for (int g = 1; g <= 400; ++g) names.push_back("day " + std::to_string(g));
+    const Report r = build_report(records.data(), records.size(), names, ReportOptions{});
+    REQUIRE(r.error.empty());
+    REQUIRE(r.groups.size() == 401);
+    CHECK(r.groups[0].runs == 2);
+    CHECK(r.groups[300].runs == 1);
+    CHECK(r.groups[300 % 256].runs == 0);
+    CHECK(r.groups[1].runs == 1);
 }
 
 TEST_CASE("records that do not parse end the report with an error naming the run") {
@@ -123,11 +140,11 @@ TEST_CASE("records that do not parse end the report with an error naming the run
         CHECK(build_report(good.data(), good.size(), {"a"}, {}).error.find("names no group") != std::string::npos);
     }
     SUBCASE("another format version") {
-        good[1] = kRunRecordVersion + 1;
+        good[kGroupNumberBytes] = kRunRecordVersion + 1;
         CHECK(build_report(good.data(), good.size(), {"a"}, {}).error.find("format") != std::string::npos);
     }
     SUBCASE("an earlier format is refused too") {
-        good[1] = kRunRecordVersion - 1;
+        good[kGroupNumberBytes] = kRunRecordVersion - 1;
         CHECK(build_report(good.data(), good.size(), {"a"}, {}).error.find("format") != std::string::npos);
     }
     SUBCASE("nothing at all is an empty report, not an error") {

@@ -345,7 +345,7 @@ val connection_setup_report_js(const val& records, const val& rows, const val& g
     SetupRows r;
     const val texts = rows["texts"];
     for (std::size_t i = 0, n = texts["length"].as<std::size_t>(); i < n; ++i) r.texts.push_back(texts[i].as<std::string>());
-    r.group = copy_array<std::uint8_t>(rows["group"]);
+    r.group = copy_array<std::uint16_t>(rows["group"]);
     r.run = copy_array<double>(rows["run"]);
     r.idx = copy_array<double>(rows["idx"]);
     r.reused = copy_array<double>(rows["reused"]);
@@ -484,6 +484,7 @@ val schema_js() {
     limits.set("maxInferenceRounds", kMaxInferenceRounds);
     limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     limits.set("csTightestRuns", kCsTightestRuns);
+    limits.set("maxReportGroups", static_cast<double>(kMaxReportGroups));
     out.set("limits", limits);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
     // The connection-setup view's outcomes per protocol and metrics (connection_setup.hpp).

@@ -159,7 +159,7 @@ SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* reco
     std::uint32_t run = 0;
     std::vector<double> v[2];  // one run's values of one metric, kept between runs (no allocation per run)
     // One run's record (setup_record()'s layout) into its group and the overall one; false (and why) if it does not read.
-    const auto add_record = [&](std::uint8_t group, const std::uint8_t* rec, const char* kind, std::size_t at) {
+    const auto add_record = [&](std::size_t group, const std::uint8_t* rec, const char* kind, std::size_t at) {
         const auto where = [&] { return kind + std::to_string(at); };
         if (group == 0 || group >= groups) return out.error = where() + " names no group", false;
         if (rec[0] != kSetupRecordVersion)
@@ -197,9 +197,9 @@ SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* reco
         return true;
     };
 
-    for (std::size_t at = 0; at < bytes; at += 1 + kSetupRecordBytes) {
-        if (bytes - at < 1 + kSetupRecordBytes) return out.error = "the cold-setup records end inside a record", out;
-        if (!add_record(records[at], records + at + 1, "cold-setup record at byte ", at)) return out;
+    for (std::size_t at = 0; at < bytes; at += kGroupNumberBytes + kSetupRecordBytes) {
+        if (bytes - at < kGroupNumberBytes + kSetupRecordBytes) return out.error = "the cold-setup records end inside a record", out;
+        if (!add_record(read_group_number(records + at), records + at + kGroupNumberBytes, "cold-setup record at byte ", at)) return out;
     }
     std::vector<Sample> samples;
     for (std::size_t first = 0; first < n;) {

@@ -84,10 +84,10 @@ inline constexpr std::size_t kSetupRecordBytes = 4 + 2 * kSetupMetrics * 8;
 std::vector<std::uint8_t> setup_record(const ColdSetup& setup);
 
 // The stored pre-warm request rows of the selected runs, column by column, rows of one run adjacent. Text columns
-// are codes into `texts`. group: 1-based group of the run (as the run records' group byte).
+// are codes into `texts`. group: 1-based group of the run (as the run records' group number).
 struct SetupRows {
     std::vector<std::string> texts;
-    std::vector<std::uint8_t> group;
+    std::vector<std::uint16_t> group;
     std::vector<double> run, idx, reused;  // reused: 1, 0, NaN for NULL
     std::vector<std::uint32_t> origin, result, protocol, server_protocol;
     std::vector<double> connect_ms, tls_ms, network_ms;  // NaN for NULL
@@ -112,7 +112,7 @@ struct SetupReport {
 };
 
 // The view, through the same inference as the report (infer_values, delta intervals), from the runs' records
-// (`records`: per run [group byte, 1-based][setup_record()], concatenated, `bytes` long) and from the pre-warm rows
+// (`records`: per run [group number, 1-based, kGroupNumberBytes][setup_record()], concatenated, `bytes` long) and from the pre-warm rows
 // of runs stored without a record (their records made here by the same rule). Either may be empty.
 SetupReport connection_setup_report(const SetupRows& rows, const std::uint8_t* records, std::size_t bytes,
                                     const std::vector<std::string>& group_names, const ReportOptions& options);

@@ -23,8 +23,9 @@ constexpr int kUsable[2] = {static_cast<int>(RequestClass::usable_control),
 
 // One record's fixed part, checked. Returns an error message, or "" with the record's parts set.
 struct RecordHead {
-    std::uint8_t group = 0, order = 0;
-    std::size_t head_bytes = 0;  // the group byte and the counts
+    std::size_t group = 0;
+    std::uint8_t order = 0;
+    std::size_t head_bytes = 0;  // the group number and the counts
     const std::uint8_t* by_class[2] = {nullptr, nullptr};
     std::size_t n[2] = {0, 0};  // usable requests per arm: the float64s that follow
 };
@@ -32,14 +33,15 @@ std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at
                       RecordHead& h) {
     // The message is built only for a record that fails: this runs twice per run on every report.
     const auto where = [&] { return "run record " + std::to_string(run) + " (byte " + std::to_string(at) + ")"; };
-    h.group = data[at];
+    if (size - at < kGroupNumberBytes) return where() + " is cut short";
+    h.group = read_group_number(data + at);
     if (h.group == 0 || h.group >= groups) return where() + " names no group";
-    if (size - at - 1 < 2) return where() + " is cut short";
-    const std::uint8_t* counts = data + at + 1;
+    if (size - at - kGroupNumberBytes < 2) return where() + " is cut short";
+    const std::uint8_t* counts = data + at + kGroupNumberBytes;
     if (counts[0] != kRunRecordVersion)
         return where() + " has format " + std::to_string(counts[0]) + ", not " + std::to_string(kRunRecordVersion);
-    if (size - at - 1 < kArmCountsBytes) return where() + " is cut short";
-    h.head_bytes = 1 + kArmCountsBytes;
+    if (size - at - kGroupNumberBytes < kArmCountsBytes) return where() + " is cut short";
+    h.head_bytes = kGroupNumberBytes + kArmCountsBytes;
     h.order = counts[1];
     h.by_class[0] = counts + 2;
     h.by_class[1] = counts + 2 + kRequestClassCount;

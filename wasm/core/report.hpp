@@ -18,6 +18,13 @@
 
 namespace h3probe {
 
+// Each record the report reads (build_report's run records, connection_setup_report's cold-setup records) is prefixed
+// with its group's number, from 1, in kGroupNumberBytes bytes, little-endian: so a report has at most kMaxReportGroups
+// groups (a split by day over years, or by network with every network shown, has hundreds).
+inline constexpr std::size_t kGroupNumberBytes = 2;
+inline constexpr std::size_t kMaxReportGroups = 65535;
+inline std::size_t read_group_number(const std::uint8_t* p) { return p[0] | static_cast<std::size_t>(p[1]) << 8; }
+
 struct ReportOptions {
     std::vector<double> percentiles = {0.5, 0.75, 0.9, 0.95, 0.99};
     IntervalMethod method = IntervalMethod::delta;
@@ -52,8 +59,8 @@ struct Report {
     std::vector<GroupReport> groups;  // overall, then one per group name in the order given (empty ones included)
 };
 
-// records: the concatenation of [group index + 1 (one byte)][arm_counts][arm_<metric>] per run; group_names names
-// groups 1..n. A record that does not parse ends the report with an error naming its position.
+// records: the concatenation of [group index + 1 (kGroupNumberBytes)][arm_counts][arm_<metric>] per run; group_names
+// names groups 1..n. A record that does not parse ends the report with an error naming its position.
 Report build_report(const std::uint8_t* records, std::size_t size, const std::vector<std::string>& group_names,
                     const ReportOptions& options);
 

@@ -46,9 +46,10 @@ export function buildReport(core, data, {
 export async function buildReportsFromAggregates(core, source, {
   metric, since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95,
 } = {}, each = [{}]) {
-  if (method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
+  // reportOptions() refuses a method that is none (and a bad confidence) first: only then is the method bootstrap.
   const shapes = each.map(({ percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false,
     cumulative = false }) => ({ percentiles, sampleSize, options: { ...reportOptions({ method, confidence, percentiles, sampleSize, cdf }), cumulative } }));
+  if (method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
   const starts = await source.start();
   // The probabilities whose estimates get intervals (the percentiles, the sample size's, the paired median): the
   // source may fetch what their bounds will need in the same pass.
@@ -85,7 +86,7 @@ export async function inferInRounds(core, what, items, fill) {
 
 function reportOptions({ method, confidence, percentiles, sampleSize, cdf }) {
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}, got "${method}"`);
-  if (!(confidence > 0 && confidence < 1)) throw new Error(`confidence must be in (0, 1), got ${confidence}`);
+  if (!(confidence > 0 && confidence < 1)) throw new Error(`--confidence must be in (0, 1), got "${confidence}"`);
   return {
     method, confidence, percentiles: Float64Array.from(percentiles), sampleSize,
     ...(cdf ? { cdfProbabilities: Float64Array.from(CDF_PROBABILITIES) } : {}),

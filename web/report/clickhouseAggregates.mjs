@@ -23,11 +23,9 @@
 // levels), hence 2 and 3.
 import { classCountColumns, metricColumns } from '../server/clickhouseStore.mjs';
 import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, pairedSql, runValueTuplesSql, sqlString } from '../server/clickhouseRunSql.mjs';
-import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP, checkGroupCount, checkMinGroupRuns, checkPayloadBytes } from './readReportData.mjs';
 
 const BUCKET_SHIFT = 40;  // keeps the top 24 bits of a float64's 64
-const MAX_GROUPS = 250;
-
 
 export { CLICKHOUSE_GROUP_BY };
 
@@ -137,8 +135,8 @@ function entry(h, i) {
  * (another source over the same runs, started, whose groupings include this one's but the day: its counts pass's cells
  * are this one's, merged, instead of a counts pass of its own). Returns
  * { passes, start() → one {storedRuns, received, by, regions, groups, aggregates, loadErrors, mainThread, pooled?} per set,
- * fill([aggregates per set], [needs per set, or null]) } for buildReportsFromAggregates. passes lists each query as it
- * ran: { name, queryId (its row in system.query_log), ms }.
+ * fill([aggregates per set], [needs per set, or null]), shown(by) } for buildReportsFromAggregates. passes lists each
+ * query as it ran: { name, queryId (its row in system.query_log), ms }.
  */
 export function clickhouseAggregateSource(client, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', sets = ['region'], minGroupRuns = schema.limits.minRunsForInterval,
@@ -159,6 +157,7 @@ export function clickhouseAggregateSource(client, schema, {
   const expr = Object.fromEntries(keys.map((k) => [k, CLICKHOUSE_GROUP_BY[k]]));
   const summaryExpr = Object.fromEntries(keys.map((k) => [k, SUMMARY_GROUP_BY[k]]));
   const pooledOf = {};
+  const shownOf = {};  // a pooled key's values shown by name (the others are OTHER_GROUP)
   if (keys.some((k) => GROUP_BY[k]?.pooled)) checkMinGroupRuns(minGroupRuns);
   const m = metricColumns(schema).find((c) => c.metric === metric);
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
@@ -233,8 +232,10 @@ export function clickhouseAggregateSource(client, schema, {
 
   async function start() {
     const measured = classes.map((c) => c.name).join(' + ');
+    // varSampStable, not varSamp: varSamp's one-pass sum of squares loses the variance of values far from 0 and goes
+    // below 0 for equal ones (no interval, where SQLite's path has one).
     const moments = (cond, name) => `countIf(isFinite(d) AND ${cond}) AS ${name}_n, avgIf(d, isFinite(d) AND ${cond}) AS ${name}_mean,
-      varSampIf(d, isFinite(d) AND ${cond}) AS ${name}_var`;
+      varSampStableIf(d, isFinite(d) AND ${cond}) AS ${name}_var`;
     // A pooled key: the values with fewer than minGroupRuns selected runs become OTHER_GROUP.
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM run_records
@@ -243,6 +244,7 @@ export function clickhouseAggregateSource(client, schema, {
       expr[k] = pooledGroupExpr(k, shown);
       summaryExpr[k] = pooledGroupExpr(k, shown, SUMMARY_GROUP_BY);
       pooledOf[k] = { minRuns: minGroupRuns, values: counts.length - shown.length };
+      shownOf[k] = shown;
     }
     // The cells also by day received (dd), for the check of the value summary's totals.
     const keyCols = [...keys.map((k, i) => `${expr[k]} AS k${i}`), `${CLICKHOUSE_GROUP_BY.day} AS dd`];
@@ -274,7 +276,7 @@ export function clickhouseAggregateSource(client, schema, {
     }
     names = keys.map((_, i) => [...new Set(rows.map((r) => r[`k${i}`]))].sort(byName));
     for (const k of grouped) {
-      if (names[k].length > MAX_GROUPS) throw new Error(`too many distinct values of ${keys[k]} (${names[k].length}; at most ${MAX_GROUPS})`);
+      checkGroupCount(keys[k], names[k].length, schema, Boolean(GROUP_BY[keys[k]]?.pooled));
     }
     offset = [];
     let at = 0;
@@ -658,6 +660,11 @@ export function clickhouseAggregateSource(client, schema, {
   return {
     start,
     passes,
+    /**
+     * After start(): a pooled grouping's values shown by name, every other value being OTHER_GROUP (null for a grouping
+     * that pools nothing). A shown value may have no group in the report (one without a measured request).
+     */
+    shown: (by) => shownOf[by] ?? null,
     /** The counts pass's cells (after start()), for another source's countsFrom. */
     countCells: () => countCells,
     /**

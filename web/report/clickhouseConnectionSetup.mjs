@@ -92,14 +92,14 @@ export async function clickhouseConnectionSetup(client, core, {
     return { name: m.name, C, T, S: [C, T, `if(length(${C}) = 1 AND length(${T}) = 1, [${T}[1] - ${C}[1]], emptyArrayFloat64())`],
       both: `(length(${C}) = 1 AND length(${T}) = 1)` };
   });
-  // Per group the runs by outcome and, per metric, each sample's size and the paired differences' mean and variance;
-  // overall's (g '') are the groups' summed, the moments pooled.
+  // Per group the runs by outcome and, per metric, each sample's size and the paired differences' mean and variance
+  // (varSampStable: see clickhouseAggregates.mjs); overall's (g '') are the groups' summed, the moments pooled.
   const outcomeCounts = (o) => Object.entries(OUTCOME).map(([name, code]) => `countIf(${o}_outcome = ${code}) AS ${o}_${name}`).join(', ');
   const perGroup = await client.json(`SELECT grp AS g, count() AS runs, countIf(h2_outcome = ${OUTCOME.cold} AND h3_outcome = ${OUTCOME.cold}) AS paired,
     ${outcomeCounts('h2')}, ${outcomeCounts('h3')},
     countIf(first_h3 = 0) AS over_h3, countIf(first_h3 = 1) AS over_other, countIf(first_h3 = 2) AS first_unknown,
     ${metrics.map(({ S, C, T, both }, mi) => `${S.map((x, k) => `sum(length(${x})) AS n${mi}_${k}`).join(', ')},
-    avgIf(${T}[1] - ${C}[1], ${both}) AS mean${mi}, varSampIf(${T}[1] - ${C}[1], ${both}) AS var${mi}`).join(',\n    ')}
+    avgIf(${T}[1] - ${C}[1], ${both}) AS mean${mi}, varSampStableIf(${T}[1] - ${C}[1], ${both}) AS var${mi}`).join(',\n    ')}
     FROM ${runs} GROUP BY g ORDER BY g`);
   const overall = { g: '' };
   for (const r of perGroup) {

@@ -5,7 +5,7 @@
 // reads those records of SQLite for it (and the pre-warm rows of runs stored before the record existed), and shapes the
 // view the text, HTML and JSON reports show (the ClickHouse store computes the same in SQL:
 // clickhouseConnectionSetup.mjs).
-import { GROUP_BY, OTHER_GROUP, payloadModeSql } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP, groupCaseSql, groupNumberSql, payloadModeSql } from './readReportData.mjs';
 import { hasSetupRecords, packedRequestColumns } from '../server/store.mjs';
 
 /** The percentiles of the view: the body and the tail Dropbox reported. */
@@ -38,9 +38,8 @@ export function readSetupData(db, schema, { since = '', by = 'region', groups = 
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
   const parts = [];
   if (withRecords && groups.length) {
-    // The group's number as a one-byte BLOB literal; a run of no listed group makes NULL, which group_concat skips.
-    const byte = (n) => `x'${n.toString(16).padStart(2, '0')}'`;
-    const groupByte = `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${byte(i + 1)}`).join(' ')}${other ? ` ELSE ${byte(other)}` : ''} END`;
+    // The group's number as a BLOB literal; a run of no listed group makes NULL, which group_concat skips.
+    const groupByte = groupCaseSql(grouping, named, (i) => groupNumberSql(i + 1), other ? groupNumberSql(other) : null);
     // NOT INDEXED: each chunk is a rowid range of run_records; through the (arms, ...) index SQLite would walk every
     // selected run's entry for each chunk.
     const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.setup, '') AS BLOB) FROM run_records c NOT INDEXED ${join}
@@ -92,7 +91,7 @@ function readSetupRows(db, schema, { grouping, groups, other, where, index, sinc
     }
   }
   return {
-    texts, group: Uint8Array.from(cols.group), run: Float64Array.from(cols.run),
+    texts, group: Uint16Array.from(cols.group), run: Float64Array.from(cols.run),
     ...Object.fromEntries(TEXT_COLUMNS.map((c) => [c, Uint32Array.from(cols[c])])),
     ...Object.fromEntries(NUMBER_COLUMNS.map((c) => [c, Float64Array.from(cols[c])])),
   };

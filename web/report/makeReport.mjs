@@ -3,10 +3,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { peer } from '../server/peer.mjs';
-import { readReportData } from './readReportData.mjs';
+import { normalizeSince, readReportData } from './readReportData.mjs';
 import { buildReport, buildReportsFromAggregates, PERCENTILES } from './buildReport.mjs';
 import { clickhouseAggregateSource, queryRecorder } from './clickhouseAggregates.mjs';
-import { normalizeSince, OTHER_GROUP } from './readReportData.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { formatReport } from './formatReport.mjs';
 import { connectionSetupFromData, readSetupData, SETUP_ARMS } from './connectionSetup.mjs';
@@ -64,7 +63,9 @@ export async function makeReport(core, {
     const setupPass = queryRecorder(ch.client, source.passes);
     report.connectionSetup = arms === SETUP_ARMS
       ? await clickhouseConnectionSetup({ json: (sql) => setupPass('setup', sql) }, core, { since: normalizeSince(since), by, payloadBytes, confidence,
-        shown: report.pooled ? report.groups.slice(1).map((g) => g.name).filter((name) => name !== OTHER_GROUP) : null })
+        // The pooling's shown values, not the report's groups: a network shown without a measured request has no group
+        // there, and its runs' cold connections are still its own, as SQLite's view has them.
+        shown: source.shown(by) })
       : null;
     const t2 = performance.now();
     return { ...finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath }), passes: source.passes };

@@ -6,8 +6,6 @@
 
 // Runs per query: the concatenated records of this many runs are one BLOB (~200 bytes a run).
 const CHUNK_RUNS = 16384;
-// The group number is one byte in front of each record.
-const MAX_GROUPS = 250;
 
 /**
  * What a report can be split by (--by): each a value per run, read by SQL from the report's table run_records (c) or,
@@ -92,9 +90,7 @@ export function readReportData(db, schema, {
     byGroup = shown;
     pooled = { minRuns: minGroupRuns, values };
   }
-  if (byGroup.length > MAX_GROUPS) {
-    throw new Error(`too many distinct values of ${by} (${byGroup.length}; at most ${MAX_GROUPS})${grouping.pooled ? ': raise --min-network-runs' : ''}`);
-  }
+  checkGroupCount(by, byGroup.length, schema, grouping.pooled);
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
   // The dates the selected runs were received on (the same index).
@@ -104,13 +100,10 @@ export function readReportData(db, schema, {
     WHERE c.arms = ? AND c.received_at >= ? GROUP BY bytes ORDER BY bytes`).all(arms, sinceIso);
 
   const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
-  // The group's number as a one-byte BLOB literal per group: x'01' for the first, and so on.
   // Pooled values fall to ELSE: the last group, OTHER_GROUP.
-  const byte = (i) => `x'${(i + 1).toString(16).padStart(2, '0')}'`;
+  const number = (i) => groupNumberSql(i + 1);
   const named = pooled?.values ? groups.slice(0, -1) : groups;
-  const groupByte = groups.length
-    ? `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${byte(i)}`).join(' ')}${pooled?.values ? ` ELSE ${byte(groups.length - 1)}` : ''} END`
-    : "x'00'";
+  const groupByte = groupCaseSql(grouping, named, number, pooled?.values ? number(groups.length - 1) : null);
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
   const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.arm_counts || v.arm_values, '') AS BLOB)
     FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run ${join}
@@ -140,6 +133,31 @@ function readMainThread(db, { arms, payloadBytes, since }) {
   const payload = has('payload_bytes') ? 'coalesce(payload_bytes, 0)' : '0';
   return db.prepare(`SELECT ${reason} AS reason, count(*) AS n FROM runs WHERE run_context = 'main' AND received_at >= ?
     AND arms = ? AND ${payload} = ? GROUP BY 1`).all(since, arms, Number(payloadBytes));
+}
+
+/**
+ * Group number n (from 1) as the BLOB literal the core reads in front of a run's record: kGroupNumberBytes bytes,
+ * little-endian (wasm/core/report.hpp): x'0100' for the first.
+ */
+export const groupNumberSql = (n) => `x'${(n & 0xff).toString(16).padStart(2, '0')}${(n >> 8).toString(16).padStart(2, '0')}'`;
+
+/**
+ * Throws unless a report can hold `count` groups of a split (the core's limit, schema.limits.maxReportGroups); a
+ * pooled split's message says how to pool more.
+ */
+export function checkGroupCount(by, count, schema, pooled = false) {
+  const max = schema.limits.maxReportGroups;
+  if (count > max) throw new Error(`too many distinct values of ${by} (${count}; at most ${max})${pooled ? ': raise --min-network-runs' : ''}`);
+}
+
+/**
+ * A grouping's value of a run as SQL: `then(i)` for the i-th name of `named` (each a ? parameter, in order), `otherwise`
+ * (SQL; null: NULL) for any other value. With no name listed, `otherwise` alone: a CASE needs a WHEN, and a store whose
+ * every network is pooled (a young one, by network) lists none.
+ */
+export function groupCaseSql(grouping, named, then, otherwise = null) {
+  if (!named.length) return otherwise ?? 'NULL';
+  return `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${then(i)}`).join(' ')}${otherwise ? ` ELSE ${otherwise}` : ''} END`;
 }
 
 /**

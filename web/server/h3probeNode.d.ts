@@ -168,7 +168,8 @@ export interface Schema {
   /** Why a run left its Worker for the page's main thread: the beacon's context.worker_fallback. */
   workerFallbackReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
-    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxInferenceRounds: number };
+    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxInferenceRounds: number;
+    maxReportGroups: number };
   runRecordVersion: number;
   /** The Server-Timing metric name whose description is the protocol the origin saw ("proto"). */
   serverTimingProtocol: string;
@@ -189,7 +190,7 @@ export interface SetupRows {
   /** The texts the code columns index. */
   texts: string[];
   /** The run's group, 1..n (groupNames[i] is group i + 1). */
-  group: Uint8Array;
+  group: Uint16Array;
   run: Float64Array;
   idx: Float64Array;
   /** 1, 0, or NaN for NULL. */
@@ -221,14 +222,14 @@ export interface H3probeNode {
   /** Validates a beacon (schema h3probe/1), as text or as its UTF-8 bytes (cheaper: one copy), and returns the rows
    *  to store; never throws for bad input. */
   decodeBeacon(text: string | Uint8Array): Decoded;
-  /** records: per run [group number (1..n)][arm_counts][arm_values of the metric], concatenated (or in chunks that
+  /** records: per run [group number (1..n), 2 bytes little-endian][arm_counts][arm_values of the metric], concatenated (or in chunks that
    *  concatenate to that); groupNames[i] names group i + 1. groups[0] is overall, then one per name in the order given. */
   buildReport(records: Uint8Array | Uint8Array[], groupNames: string[], options: ReportOptions): { error: string; groups: GroupReport[] };
   /** The report from a warehouse's aggregates (JSON, web/report/clickhouseAggregates.mjs), delta intervals only: while
    *  needs is not null (JSON: {ranks, below, cross}), add those aggregates and call again. */
   inferReport(aggregates: string, options: ReportOptions): { error: string; needs: string | null; groups: GroupReport[] };
   /** The connection-setup view (delta intervals at options.percentiles) from the runs' cold-setup records (per run
-   *  [group number (1..n)][run.setup], concatenated) and the stored pre-warm rows of runs stored without a record. */
+   *  [group number (1..n), 2 bytes little-endian][run.setup], concatenated) and the stored pre-warm rows of runs stored without a record. */
   connectionSetupReport(records: Uint8Array, rows: SetupRows, groupNames: string[], options: ReportOptions): { error: string; groups: SetupGroup[] };
   /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
   quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;

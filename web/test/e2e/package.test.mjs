@@ -14,6 +14,7 @@ import { build as esbuild } from 'esbuild';
 import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
+import { groupMembers } from '../../devstack/supervise.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
@@ -283,19 +284,6 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
     assert.match(metrics, /^h3probe_load_errors_total\{reason="worker_import"\} 1$/m);
   });
 });
-
-// The processes of a process group, from /proc (field 5 of stat is the group; the name field may hold spaces).
-function groupMembers(pgid) {
-  const members = [];
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(pid));
-    } catch { /* gone */ }
-  }
-  return members;
-}
 
 describe('npx h3probe collector: SIGTERM and SIGINT drain and stop it, with no orphan', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
   before(() => {

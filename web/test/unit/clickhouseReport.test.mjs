@@ -20,6 +20,7 @@ import { clickhouseAggregateSource } from '../../report/clickhouseAggregates.mjs
 import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
 import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
+import { assertSameReport as assertSame } from './sameReport.mjs';
 
 const core = await loadH3probeNode();
 const scratch = clickhouseScratch('h3probe-chreport-');
@@ -85,21 +86,6 @@ async function writeBoth(items, sqlitePath, chStore) {
   await Promise.all(pending);
 }
 
-// Every number of a against b within rel relative (1e-300 absolute near 0); everything else equal.
-function assertClose(a, b, where = '$', rel = 1e-6, skip = ['generatedAt']) {
-  if (typeof a === 'number' && typeof b === 'number') {
-    const ok = a === b || Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-300);
-    assert.ok(ok, `${where}: ${a} vs ${b}`);
-    return;
-  }
-  if (a && b && typeof a === 'object') {
-    assert.deepEqual(Object.keys(a).sort(), Object.keys(b).sort(), `${where}: keys`);
-    for (const k of Object.keys(a)) if (!skip.includes(k)) assertClose(a[k], b[k], `${where}.${k}`, rel, skip);
-    return;
-  }
-  assert.equal(a, b, where);
-}
-
 // The text, HTML and JSON reports from each store; from ClickHouse also the (day, region) cells each set of passes read
 // from the value summary and from run_records (cells: [{summary, raw}], the report's then the cumulative looks').
 async function bothReports(sqlitePath, chSpec, options, tag, chOptions = {}) {
@@ -128,18 +114,6 @@ async function chQuery(spec, sql) {
   const text = await res.text();
   assert.equal(res.status, 200, text);
   return text;
-}
-
-function assertSame({ sqlite, clickhouse }, skip = ['generatedAt']) {
-  const a = sqlite.text.split('\n');
-  const b = clickhouse.text.split('\n');
-  for (let i = 0; i < Math.max(a.length, b.length); i++) assert.equal(b[i], a[i], `text line ${i + 1}:\n${b[i]}\n${a[i]}`);
-  // The footer's generation time is the one line that may differ.
-  const stamp = (html) => html.replace(/Generated \d{4}-\d\d-\d\dT[\d:.]+Z/, 'Generated (time)').split('\n');
-  const ha = stamp(sqlite.html);
-  const hb = stamp(clickhouse.html);
-  for (let i = 0; i < Math.max(ha.length, hb.length); i++) assert.equal(hb[i], ha[i], `HTML line ${i + 1}`);
-  assertClose(clickhouse.json, sqlite.json, '$', 1e-6, skip);
 }
 
 describe('report from ClickHouse aggregates', () => {
