@@ -102,7 +102,8 @@ std::vector<std::uint8_t> make_records(int runs, double rtt) {
         const std::vector<Sample> samples = {cold(0, Proto::h3, "h3", "HTTP/3.0", base + rtt + std::abs(noise(rng))),
                                              prewarm(1, Proto::h3, "h3", true, 0, "HTTP/3.0"),
                                              cold(2, Proto::h2, "h2", "HTTP/2.0", base + 2 * rtt + std::abs(noise(rng)))};
-        out.push_back(run % 5 == 0 ? 2 : 1);
+        out.push_back(run % 5 == 0 ? 2 : 1);  // the group number, two bytes little-endian
+        out.push_back(0);
         const std::vector<std::uint8_t> record = setup_record(cold_setup(samples));
         out.insert(out.end(), record.begin(), record.end());
     }
@@ -115,7 +116,7 @@ TEST_CASE("connection setup view: one round trip saved, paired within the run, b
     ReportOptions o;
     o.percentiles = {0.5, 0.9, 0.95};
     const std::vector<std::uint8_t> records = make_records(200, 50);
-    REQUIRE(records.size() == 200 * (1 + kSetupRecordBytes));
+    REQUIRE(records.size() == 200 * (kGroupNumberBytes + kSetupRecordBytes));
     const SetupReport rep = connection_setup_report(records.data(), records.size(), {"a", "b"}, o);
     REQUIRE(rep.error.empty());
     REQUIRE(rep.groups.size() == 3);
@@ -147,10 +148,10 @@ TEST_CASE("connection setup view: one round trip saved, paired within the run, b
 TEST_CASE("connection setup view: records that do not read are an error, not a guess") {
     std::vector<std::uint8_t> records = make_records(3, 20);
     CHECK(connection_setup_report(records.data(), records.size() - 1, {"a", "b"}, ReportOptions{}).error.find("end inside") != std::string::npos);
-    records[1] = kSetupRecordVersion + 1;
+    records[kGroupNumberBytes] = kSetupRecordVersion + 1;
     CHECK(connection_setup_report(records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("version") != std::string::npos);
     records = make_records(3, 20);
-    records[2] = kSetupOutcomes;
+    records[kGroupNumberBytes + 1] = kSetupOutcomes;
     CHECK(connection_setup_report(records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("outcome") != std::string::npos);
     records = make_records(3, 20);
     records[0] = 9;

@@ -38,10 +38,14 @@ Beacon run_beacon(int i, double base, std::mt19937& rng) {
 }
 
 // A run's record: its group's number and, when asked, its day's in front; its cold-setup record behind.
-void append_record(std::vector<std::uint8_t>& out, std::uint8_t group, const StoredRun& r, std::uint8_t day = 0,
+void append_record(std::vector<std::uint8_t>& out, std::size_t group, const StoredRun& r, std::size_t day = 0,
                    bool setup = false) {
-    out.push_back(group);
-    if (day) out.push_back(day);
+    // Each number two bytes, little-endian (kGroupNumberBytes).
+    for (const std::size_t n : {group, day}) {
+        if (n == 0) continue;
+        out.push_back(static_cast<std::uint8_t>(n & 0xff));
+        out.push_back(static_cast<std::uint8_t>(n >> 8));
+    }
     out.insert(out.end(), r.arm_counts.begin(), r.arm_counts.end());
     out.insert(out.end(), r.arm_metrics[0].begin(), r.arm_metrics[0].end());
     if (setup) out.insert(out.end(), r.setup.begin(), r.setup.end());
@@ -123,7 +127,7 @@ TEST_CASE("a usable request without the chosen metric is counted as missing, not
     b.samples = {make(Phase::control, 0, Proto::h2, "h2", SampleResult::ok, 10),
                  make(Phase::treatment, 0, Proto::h3, "h3", SampleResult::ok, 9)};
     StoredRun run = to_stored(b).run;
-    std::vector<std::uint8_t> records{1};
+    std::vector<std::uint8_t> records{1, 0};  // group 1, two bytes little-endian
     records.insert(records.end(), run.arm_counts.begin(), run.arm_counts.end());
     const auto& dns = run.arm_metrics[2];  // dns_ms: the samples have none
     records.insert(records.end(), dns.begin(), dns.end());
@@ -132,6 +136,22 @@ TEST_CASE("a usable request without the chosen metric is counted as missing, not
     CHECK(r.groups[0].missing_metric == 2);
     CHECK(r.groups[0].analysis.n_h2 == 0);
     CHECK(r.groups[0].runs == 1);
+}
+
+TEST_CASE("a report has more groups than a byte counts: a run of group 300 is in group 300") {
+    std::mt19937 rng(3);
+    std::vector<std::uint8_t> records;
+    append_record(records, 300, to_stored(run_beacon(1, 50, rng)).run);
+    append_record(records, 1, to_stored(run_beacon(2, 50, rng)).run);
+    std::vector<std::string> names;
+    for (int g = 1; g <= 400; ++g) names.push_back("day " + std::to_string(g));
+    const Report r = build_report(records.data(), records.size(), request(names));
+    REQUIRE(r.error.empty());
+    REQUIRE(r.groups.size() == 401);
+    CHECK(r.groups[0].runs == 2);
+    CHECK(r.groups[300].runs == 1);
+    CHECK(r.groups[300 % 256].runs == 0);
+    CHECK(r.groups[1].runs == 1);
 }
 
 TEST_CASE("records that do not parse end the report with an error naming the run") {
@@ -148,11 +168,11 @@ TEST_CASE("records that do not parse end the report with an error naming the run
         CHECK(build_report(good.data(), good.size(), request({"a"})).error.find("names no group") != std::string::npos);
     }
     SUBCASE("another format version") {
-        good[1] = kRunRecordVersion + 1;
+        good[kGroupNumberBytes] = kRunRecordVersion + 1;
         CHECK(build_report(good.data(), good.size(), request({"a"})).error.find("format") != std::string::npos);
     }
     SUBCASE("an earlier format is refused too") {
-        good[1] = kRunRecordVersion - 1;
+        good[kGroupNumberBytes] = kRunRecordVersion - 1;
         CHECK(build_report(good.data(), good.size(), request({"a"})).error.find("format") != std::string::npos);
     }
     SUBCASE("nothing at all is an empty report, not an error") {
@@ -176,6 +196,7 @@ TEST_CASE("one pass makes the report, the daily series and the connection-setup 
         append_record(one_pass, group, r, day, true);
         append_record(by_day, day, r);
         setup_records.push_back(group);
+        setup_records.push_back(0);
         setup_records.insert(setup_records.end(), r.setup.begin(), r.setup.end());
     }
     ReportRequest all = request({"a", "b"});
@@ -213,6 +234,6 @@ TEST_CASE("one pass makes the report, the daily series and the connection-setup 
     }
     CHECK(view.groups[0].outcomes[0][static_cast<int>(SetupOutcome::cold)] == 90);
     // A day number that was not named is an error.
-    one_pass[1] = 5;
+    one_pass[kGroupNumberBytes] = 5;
     CHECK(build_report(one_pass.data(), one_pass.size(), all, &view).error.find("names no day") != std::string::npos);
 }

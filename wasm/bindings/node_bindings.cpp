@@ -559,7 +559,7 @@ val schema_js() {
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
     limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     limits.set("csTightestRuns", kCsTightestRuns);
-    limits.set("maxGroups", static_cast<double>(kMaxGroups));
+    limits.set("maxReportGroups", static_cast<double>(kMaxReportGroups));
     out.set("limits", limits);
     // The report's defaults (ReportOptions) and the daily series' and connection-setup view's percentiles.
     const ReportOptions defaults;

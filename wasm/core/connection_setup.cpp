@@ -115,7 +115,7 @@ SetupView::SetupView(const std::vector<std::string>& group_names) : values_(grou
     for (std::size_t g = 1; g < out_.groups.size(); ++g) out_.groups[g].name = group_names[g - 1];
 }
 
-std::string SetupView::add(std::uint8_t group, const std::uint8_t* rec) {
+std::string SetupView::add(std::size_t group, const std::uint8_t* rec) {
     if (group == 0 || group >= out_.groups.size()) return "names no group";
     if (rec[0] != kSetupRecordVersion)
         return "is a cold-setup record of version " + std::to_string(rec[0]) + "; this h3probe reads version " +
@@ -126,7 +126,7 @@ std::string SetupView::add(std::uint8_t group, const std::uint8_t* rec) {
     // A run without a pre-warm request is not in the view.
     if (outcome[0] == SetupOutcome::absent && outcome[1] == SetupOutcome::absent) return "";
     const auto value = [&](int p, int m) { return read_double(rec + 4 + 8 * (p * kSetupMetrics + m)); };
-    for (std::size_t g : {std::size_t{0}, std::size_t{group}}) {
+    for (std::size_t g : {std::size_t{0}, group}) {
         SetupGroup& sg = out_.groups[g];
         ++sg.runs;
         for (int p = 0; p < 2; ++p) ++sg.outcomes[p][static_cast<int>(outcome[p])];
@@ -171,10 +171,10 @@ SetupReport SetupView::infer(const ReportOptions& options) {
 SetupReport connection_setup_report(const std::uint8_t* records, std::size_t bytes, const std::vector<std::string>& group_names,
                                     const ReportOptions& options) {
     SetupView view(group_names);
-    for (std::size_t at = 0; at < bytes; at += 1 + kSetupRecordBytes) {
+    for (std::size_t at = 0; at < bytes; at += kGroupNumberBytes + kSetupRecordBytes) {
         SetupReport out;
-        if (bytes - at < 1 + kSetupRecordBytes) return out.error = "the cold-setup records end inside a record", out;
-        if (std::string error = view.add(records[at], records + at + 1); !error.empty())
+        if (bytes - at < kGroupNumberBytes + kSetupRecordBytes) return out.error = "the cold-setup records end inside a record", out;
+        if (std::string error = view.add(read_group_number(records + at), records + at + kGroupNumberBytes); !error.empty())
             return out.error = "cold-setup record at byte " + std::to_string(at) + " " + error, out;
     }
     return view.infer(options);

@@ -113,7 +113,7 @@ class SetupView {
 public:
     explicit SetupView(const std::vector<std::string>& group_names);
     // One run's setup_record() into group `group` (1-based) and overall: "" or why it does not read.
-    std::string add(std::uint8_t group, const std::uint8_t* record);
+    std::string add(std::size_t group, const std::uint8_t* record);
     SetupReport infer(const ReportOptions& options);  // once, after the last add()
 
 private:
@@ -124,7 +124,7 @@ private:
 };
 
 // The view from the runs' records alone
-// (`records`: per run [group byte, 1-based][setup_record()], concatenated, `bytes` long).
+// (`records`: per run [group number, 1-based, kGroupNumberBytes][setup_record()], concatenated, `bytes` long).
 SetupReport connection_setup_report(const std::uint8_t* records, std::size_t bytes, const std::vector<std::string>& group_names,
                                     const ReportOptions& options);
 

@@ -25,13 +25,14 @@ constexpr int kUsable[2] = {static_cast<int>(RequestClass::usable_control),
 struct Layout {
     std::size_t groups = 0, days = 0;  // the names of each, with overall (groups) or without (days)
     bool setup = false;
-    std::size_t prefix() const { return days ? 2 : 1; }
+    std::size_t prefix() const { return (days ? 2 : 1) * kGroupNumberBytes; }
     std::size_t trailer() const { return setup ? kSetupRecordBytes : 0; }
 };
 
 // One record's fixed part, checked. Returns an error message, or "" with the record's parts set.
 struct RecordHead {
-    std::uint8_t group = 0, day = 0, order = 0;
+    std::size_t group = 0, day = 0;
+    std::uint8_t order = 0;
     std::size_t head_bytes = 0;  // the numbers and the counts
     const std::uint8_t* by_class[2] = {nullptr, nullptr};
     std::size_t n[2] = {0, 0};  // usable requests per arm: the float64s that follow
@@ -41,9 +42,9 @@ std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at
     // The message is built only for a record that fails: this runs twice per run on every report.
     const auto where = [&] { return "run record " + std::to_string(run) + " (byte " + std::to_string(at) + ")"; };
     if (size - at < layout.prefix() + 2) return where() + " is cut short";
-    h.group = data[at];
+    h.group = read_group_number(data + at);
     if (h.group == 0 || h.group >= layout.groups) return where() + " names no group";
-    h.day = layout.days ? data[at + 1] : 0;
+    h.day = layout.days ? read_group_number(data + at + kGroupNumberBytes) : 0;
     if (layout.days && (h.day == 0 || h.day > layout.days)) return where() + " names no day";
     const std::uint8_t* counts = data + at + layout.prefix();
     if (counts[0] != kRunRecordVersion)

@@ -19,9 +19,13 @@
 
 namespace h3probe {
 
-// The most groups a report splits into besides overall: a record's group number is one byte (build_report), and the
-// warehouse's passes number groups the same way (schema().limits.maxGroups).
-inline constexpr std::size_t kMaxGroups = 250;
+// Each record the report reads (build_report's run records, connection_setup_report's cold-setup records) is prefixed
+// with its group's number, from 1, in kGroupNumberBytes bytes, little-endian (and a day's, the same way, for the daily
+// series): so a report has at most kMaxReportGroups groups (a split by day over years, or by network with every network
+// shown, has hundreds); the warehouse's passes take the same limit (schema().limits.maxReportGroups).
+inline constexpr std::size_t kGroupNumberBytes = 2;
+inline constexpr std::size_t kMaxReportGroups = 65535;
+inline std::size_t read_group_number(const std::uint8_t* p) { return p[0] | static_cast<std::size_t>(p[1]) << 8; }
 
 // The percentiles of the daily series and of the connection-setup view: the body and the tail Dropbox reported.
 inline const std::vector<double> kSeriesPercentiles = {0.5, 0.9, 0.95};
@@ -56,7 +60,8 @@ struct GroupReport {
 };
 
 // What one pass over the records makes, and how each record is laid out:
-//   [group number (1..groups)][day number (1..days), when days are asked][arm_counts][arm_<metric>]
+//   [group number (1..groups)][day number (1..days), when days are asked][arm_counts][arm_<metric>], each number
+//   kGroupNumberBytes little-endian
 //   [setup_record() (connection_setup.hpp), when the view is asked]
 struct ReportRequest {
     std::vector<std::string> groups;  // names groups 1..n

@@ -368,9 +368,9 @@ export function formatChecks(checks) {
 /**
  * One real run in a browser, from the page's origin: the package's own gate and run (web/dist) imported into the page
  * from blob: URLs, configured with the deployment's origins and the served glue (moduleUrl), one searchCompleted(). The
- * beacon is kept in the tab (navigator.sendBeacon replaced there): its samples say which protocol each request used,
- * and the report gets no doctor run. The browser drivers (browsers.mjs) need playwright-core and puppeteer-core, which
- * the package does not pull in.
+ * beacon is kept in the tab (navigator.sendBeacon replaced there, and in the worker, which sends it with a keepalive
+ * fetch, that fetch): its samples say which protocol each request used, and the report gets no doctor run. The browser
+ * drivers (browsers.mjs) need playwright-core and puppeteer-core, which the package does not pull in.
  */
 async function browserRun(o, add, spkis) {
   const label = `${o.browser} run`;
@@ -419,6 +419,16 @@ async function browserRun(o, add, spkis) {
       const beacons = [];
       navigator.sendBeacon = (url, body) => { beacons.push(String(body)); return true; };
       const blob = (text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
+      // The served worker, run from a wrapper whose keepalive fetch (the beacon's) posts the beacon to the page.
+      const NativeWorker = Worker;
+      window.Worker = function DoctorWorker(url, options) {
+        const worker = new NativeWorker(blob(`import ${JSON.stringify(String(new URL(url, location.href)))};
+          const send = fetch;
+          self.fetch = (url, init) => (init && init.keepalive ? (postMessage({ doctorBeacon: String(init.body) }),
+            Promise.resolve(new Response(null, { status: 204 }))) : send(url, init));`), options);
+        worker.addEventListener('message', ({ data }) => data.doctorBeacon && beacons.push(data.doctorBeacon));
+        return worker;
+      };
       try {
         const m = await import(blob(gate.replace('"./run.js"', JSON.stringify(blob(run)))));
         m.configure(config);

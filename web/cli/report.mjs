@@ -30,6 +30,10 @@ const help = (schema) => `usage: h3probe report [options]
   --method M           delta (default) or bootstrap intervals
   --confidence C       interval confidence (default ${schema.reportDefaults.confidence})`;
 
+// A flag's number, or its text as given when it is none (the check that refuses it then quotes what the user typed).
+const wholeNumber = (text) => (/^\d+$/.test(text) ? Number(text) : text);
+const number = (text) => (text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text);
+
 /** defaults: {db, html}, the paths used when the flags are absent (npm run report passes the dev stack's). */
 export async function main(argv, defaults = {}) {
   const { values: args } = parseArgs({
@@ -56,10 +60,10 @@ export async function main(argv, defaults = {}) {
   if (args.help) return console.log(help(core.schema()));
   const { text, htmlPath, jsonPath } = await makeReport(core, {
     dbPath: args.db, store: args.store, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
-    payloadBytes: /^\d+$/.test(args['payload-bytes']) ? Number(args['payload-bytes']) : args['payload-bytes'],
-    ...(args.confidence !== undefined ? { confidence: Number(args.confidence) } : {}), htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
+    payloadBytes: wholeNumber(args['payload-bytes']), ...(args.confidence !== undefined ? { confidence: number(args.confidence) } : {}),
+    htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
     ...(args.daily ? { daily: true } : {}),
-    ...(args['min-network-runs'] !== undefined ? { minGroupRuns: Number(args['min-network-runs']) } : {}),
+    ...(args['min-network-runs'] !== undefined ? { minGroupRuns: wholeNumber(args['min-network-runs']) } : {}),
   });
   console.log(text);
   if (htmlPath) console.log(`\nHTML report: ${htmlPath}`);

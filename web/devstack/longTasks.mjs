@@ -42,30 +42,59 @@ function servedUnderModule(url) {
 }
 const moduleScript = (s) => servedUnderModule(s.url) || /^wasm|WebAssembly/.test(s.url || '');
 
+// Trace events (on the page's main thread, inside a task) that say what the task did for the module.
+const COMPILE = /^v8\.compile/; // v8.compileModule, v8.compile: a script's compilation
+const MESSAGE = 'HandlePostMessage'; // a message from a Worker (the page's only Worker is the module's) and its handler
+// devtools.timeline: tasks, script compilation and evaluation, function calls, messages; blink: postMessage's
+// (de)serialization and the start of each request.
+const TRACE_CATEGORIES = 'toplevel,devtools.timeline,disabled-by-default-devtools.timeline,blink';
+// Parts of a task, by trace event: postMessage's serialization, a message's deserialization, a request started (an
+// import() of a chunk, a fetch() or sendBeacon), a compilation.
+const PARTS = Object.freeze({
+  serialize: 'SerializedScriptValueFactory::create', deserialize: 'SerializedScriptValueFactory::deserialize',
+  request: 'ResourceFetcher::requestResource', compile: COMPILE,
+});
+
 /**
- * The module's main-thread time in one page load, in thread CPU ms: each task the page's main thread ran (a trace's
- * RunTask, its thread time `tdur`, which counts the CPU throttler's share and not the time the OS gave other
- * processes) times the share of the V8 CPU profile's samples in it that have a module frame (a script under
- * /h3probe/, or WebAssembly) on the stack. A task without a sample (shorter than the sampling interval, or
- * descheduled throughout) counts nothing. Also wallMs: the same over the tasks' wall time.
+ * The module's main-thread tasks in one page load: [{at, label, ms, wallMs, parts}], at in ms from the trace's first
+ * task, ms the thread CPU time (a trace RunTask's `tdur`, which counts the CPU throttler's share and not the time the
+ * OS gave other processes). A message from the module's Worker (HandlePostMessage: its deserialization, its handler)
+ * is the module's task: it counts whole, less the share of the V8 CPU profile's samples in it that ran other script
+ * than the module's (the page's code awaiting a promise the handler resolved). Any other task counts by the share of
+ * samples that have a module frame (a script under /h3probe/, or WebAssembly) on the stack; the compilation of a
+ * script served under /h3probe/ inside it counts whole. A task without either counts nothing (shorter than the
+ * sampling interval, or descheduled throughout).
+ * label: what the task was, from its trace and its samples: "compile FILE", "worker message, first|between|last" (in
+ * their order; ", request": it started one, such as the beacon's sendBeacon), or the module files whose code ran in
+ * it ("h3probe.js", "run.js") with the postMessage or request it made. parts: {serialize, deserialize, request,
+ * compile} ms inside the task. shareMs: the task by its share of samples with module code alone.
  */
-export function moduleMainThreadMs(profile, events, pageUrl, detail = null) {
+export function moduleTasks(profile, events, pageUrl) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children || []) parent.set(c, n.id);
-  const own = new Map(); // node id -> whether a module frame is on its stack
-  const isOwn = (id) => {
-    if (own.has(id)) return own.get(id);
-    const frame = byId.get(id).callFrame;
-    const result = servedUnderModule(frame.url) || frame.url.startsWith('wasm://') || (parent.has(id) && isOwn(parent.get(id)));
-    own.set(id, result);
+  const fileOf = (url) => (servedUnderModule(url) ? new URL(url).pathname.split('/').pop() : url.startsWith('wasm://') ? 'wasm' : '');
+  const inner = new Map(); // node id -> the innermost module file on its stack (the module code that ran), or ''
+  const innermost = (id) => {
+    if (inner.has(id)) return inner.get(id);
+    const result = fileOf(byId.get(id).callFrame.url) || (parent.has(id) ? innermost(parent.get(id)) : '');
+    inner.set(id, result);
     return result;
   };
-  const samples = []; // [time µs, own]
+  // Whether a node runs script at all: a frame of a script, or a named function (the profiler names the rest
+  // "(program)", "(garbage collector)", "(idle)", "(root)").
+  const script = (id) => {
+    for (let n = id; n !== undefined; n = parent.get(n)) {
+      const { url, functionName } = byId.get(n).callFrame;
+      if (url || (functionName && !functionName.startsWith('('))) return true;
+    }
+    return false;
+  };
+  const samples = []; // [time µs, innermost module file or '', whether it ran script]
   let t = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i];
-    samples.push([t, isOwn(profile.samples[i]), profile.samples[i]]);
+    samples.push([t, innermost(profile.samples[i]), script(profile.samples[i])]);
   }
   // The page's renderer process (the frame committed with its URL), and its main thread.
   const committed = events.find((e) => e.name === 'FrameCommittedInBrowser' && e.args?.data?.url?.startsWith(pageUrl));
@@ -73,38 +102,68 @@ export function moduleMainThreadMs(profile, events, pageUrl, detail = null) {
   const pid = committed.args.data.processId;
   const main = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === pid && e.args.name === 'CrRendererMain');
   if (!main) throw new Error('no renderer main thread in the trace');
-  let ms = 0;
-  let wallMs = 0;
+  const onMain = events.filter((e) => e.ph === 'X' && e.pid === main.pid && e.tid === main.tid).sort((x, y) => x.ts - y.ts);
+  const tasks = onMain.filter((e) => e.name === 'RunTask');
+  const out = [];
   let i = 0;
-  const tasks = events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && e.pid === main.pid && e.tid === main.tid)
-    .sort((x, y) => x.ts - y.ts);
+  let k = 0;
   for (const task of tasks) {
+    const end = task.ts + task.dur;
     while (i < samples.length && samples[i][0] < task.ts) i += 1;
     let all = 0;
-    let mine = 0;
-    for (let j = i; j < samples.length && samples[j][0] <= task.ts + task.dur; j++) {
+    let others = 0; // samples running someone else's script: the page's, or a test driver's
+    const files = new Map();
+    for (let j = i; j < samples.length && samples[j][0] <= end; j++) {
       all += 1;
-      if (samples[j][1]) mine += 1;
+      if (samples[j][1]) files.set(samples[j][1], (files.get(samples[j][1]) || 0) + 1);
+      else if (samples[j][2]) others += 1;
     }
-    if (!mine) continue;
-    ms += ((task.tdur ?? 0) * mine) / all / 1000;
-    if (detail) {
-      const leaf = new Map();
-      for (let j = i; j < samples.length && samples[j][0] <= task.ts + task.dur; j++) {
-        if (!samples[j][1]) continue;
-        const names = [];
-        for (let id = samples[j][2]; id !== undefined && names.length < 4; id = parent.get(id)) {
-          const f = byId.get(id).callFrame;
-          names.push(`${f.functionName || '?'}@${f.url.split('/').pop()}:${f.columnNumber}`);
-        }
-        const key = names.join(' < ');
-        leaf.set(key, (leaf.get(key) || 0) + 1);
-      }
-      detail.push({ ms: ((task.tdur ?? 0) * mine) / all / 1000, top: [...leaf].sort((a, b) => b[1] - a[1]).slice(0, 2) });
+    while (k < onMain.length && onMain[k].ts < task.ts) k += 1;
+    const inside = [];
+    for (let j = k; j < onMain.length && onMain[j].ts <= end; j++) if (onMain[j] !== task) inside.push(onMain[j]);
+    const compiled = inside.filter((e) => COMPILE.test(e.name) && servedUnderModule(e.args?.data?.url ?? e.args?.fileName));
+    const message = inside.some((e) => e.name === MESSAGE);
+    const mine = [...files.values()].reduce((a, b) => a + b, 0);
+    if (!mine && !compiled.length && !message) continue;
+    const cpu = task.tdur ?? 0;
+    const share = all ? mine / all : 0;
+    const compileMs = compiled.reduce((sum, e) => sum + (e.tdur ?? 0), 0) / 1000;
+    // A message task is the module's but for the page's own script it runs (a promise the module resolved, which
+    // the page awaited).
+    const ours = message ? 1 - (all ? others / all : 0) : 0;
+    const ms = message ? (cpu * ours) / 1000 : Math.max(compileMs, (cpu * share) / 1000);
+    const wallMs = message ? (task.dur * ours) / 1000 : Math.max(compileMs * (task.dur / Math.max(cpu, 1)), (task.dur * share) / 1000);
+    const parts = {};
+    for (const [part, name] of Object.entries(PARTS)) {
+      const sum = inside.filter((e) => (typeof name === 'string' ? e.name === name : name.test(e.name)))
+        .reduce((a, e) => a + (e.tdur ?? 0), 0) / 1000;
+      if (sum) parts[part] = sum;
     }
-    wallMs += (task.dur * mine) / all / 1000;
+    const did = [parts.serialize ? 'postMessage' : '', parts.request ? 'request' : ''].filter(Boolean);
+    let label;
+    if (message) label = `worker message${parts.request ? ', request' : ''}`;
+    else if (compiled.length && mine / Math.max(all, 1) < 0.5) label = `compile ${[...new Set(compiled.map((e) => fileOf(e.args?.data?.url ?? e.args?.fileName)))].join('+')}`;
+    else label = `${[...files.keys()].sort().join('+') || 'module'}${did.length ? ` (${did.join(', ')})` : ''}`;
+    out.push({ at: (task.ts - tasks[0].ts) / 1000, label, ms, wallMs, shareMs: (cpu * share) / 1000, parts });
   }
-  return { ms, wallMs };
+  // The Worker's messages in their order: the first (the run's outcome), the last (its end), and those between.
+  const messages = out.filter((t) => t.label.startsWith('worker message'));
+  messages.forEach((t, n) => {
+    t.label = t.label.replace('worker message', `worker message, ${n === 0 ? 'first' : n === messages.length - 1 ? 'last' : 'between'}`);
+  });
+  return out;
+}
+
+/**
+ * The module's main-thread time in one page load, in thread CPU ms (the sum of moduleTasks()); wallMs, the same over
+ * the tasks' wall time; shareMs, every task by its share of samples with module code alone (this benchmark's measure
+ * before the tasks of the Worker's messages and of the module's compilations counted whole: it misses what runs
+ * without a module frame on the stack, a message's deserialization and dispatch, a compilation).
+ */
+export function moduleMainThreadMs(profile, events, pageUrl) {
+  const tasks = moduleTasks(profile, events, pageUrl);
+  const sum = (key) => tasks.reduce((a, x) => a + x[key], 0);
+  return { ms: sum('ms'), wallMs: sum('wallMs'), shareMs: sum('shareMs'), tasks };
 }
 
 /**
@@ -120,15 +179,16 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     const events = [];
     cdp.on('Tracing.dataCollected', ({ value }) => events.push(...value));
     const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
-    await cdp.send('Tracing.start', { categories: 'toplevel,disabled-by-default-devtools.timeline', transferMode: 'ReportEvents' });
+    await cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: PROFILE_INTERVAL_US });
     await cdp.send('Profiler.start');
     await tab.page.goto(experimentUrl(stack, config));
     await tab.page.fill('#query', 'throttled');
     await tab.page.press('#query', 'Enter');
-    // Awaited once, not polled: polling status() would itself call into the module and allocate.
-    const { state, beacon } = await tab.page.evaluate(() => window.h3probeDone());
+    // Awaited once, not polled: polling status() would itself call into the module and allocate. Two short strings
+    // back, not the status with its beacon: the driver's serialization of a result runs in the page's task.
+    const [state, pageLoadId] = await tab.page.evaluate(() => window.h3probeDone().then((s) => [s.state, s.pageLoadId ?? '']));
     await tab.page.waitForTimeout(settleMs); // a frame is reported once it has ended
     const { profile } = await cdp.send('Profiler.stop');
     await cdp.send('Tracing.end');
@@ -138,8 +198,8 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     const frames = seen.frames.filter(long);
     return {
       state,
-      runContext: beacon ? JSON.parse(beacon).context.run_context : '',
-      ...(({ ms, wallMs }) => ({ mainMs: ms, mainWallMs: wallMs }))(moduleMainThreadMs(profile, events, stack.urls.page)),
+      runContext: stack.store.db.prepare('SELECT run_context FROM runs WHERE page_load_id = ?').pluck().get(pageLoadId) ?? '',
+      ...(({ ms, wallMs, shareMs, tasks }) => ({ mainMs: ms, mainWallMs: wallMs, shareMs, tasks }))(moduleMainThreadMs(profile, events, stack.urls.page)),
       longtasks: seen.longtasks.filter(long),
       frames,
       // A frame can hold several short tasks; a single run of the module's script that long is a long task of its own.
@@ -151,26 +211,34 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
   }
 }
 
-/** The arms the benchmark compares: the probe with its core in a Worker, on the main thread, and the control. */
-export const ARMS = Object.freeze({ worker: {}, main: { worker: false }, control: { sampleRate: 0 } });
+/**
+ * The arms the benchmark compares: the probe with its core in a Worker, on the main thread, and the control. target:
+ * which of compareLongTasks()'s targets (a browser and the stack serving one build of the module) loads it.
+ */
+export const ARMS = Object.freeze({
+  worker: { config: {}, target: 'base' }, main: { config: { worker: false }, target: 'base' },
+  control: { config: { sampleRate: 0 }, target: 'base' },
+});
 
 /**
- * n loads of each arm, interleaved; per arm the module's main-thread ms per load and the counts of long tasks and of
- * frames attributed to the module.
+ * n loads of each arm, interleaved; per arm the module's main-thread ms per load, its tasks by label, and the counts of
+ * long tasks and of frames attributed to the module. targets: {name: {browser, stack}}.
  */
-export async function compareLongTasks(browser, stack, { loads = 20, rate = 4, arms = ARMS, onLoad = () => {} } = {}) {
+export async function compareLongTasks(targets, { loads = 20, rate = 4, arms = ARMS, onLoad = () => {} } = {}) {
   const out = {};
   for (const name of Object.keys(arms)) {
-    out[name] = { loads: [], mainMs: [], mainWallMs: [], longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0,
+    out[name] = { loads: [], mainMs: [], mainWallMs: [], shareMs: [], longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0,
       loadsWithModuleScript: 0, worstModuleMs: 0, worstFrameMs: 0 };
   }
   for (let i = 0; i < loads; i++) {
-    for (const [name, config] of Object.entries(arms)) {
+    for (const [name, { config, target }] of Object.entries(arms)) {
+      const { browser, stack } = targets[target];
       const r = await throttledSearch(browser, stack, { rate, config });
       const o = out[name];
       o.loads.push(r);
       o.mainMs.push(r.mainMs);
       o.mainWallMs.push(r.mainWallMs);
+      o.shareMs.push(r.shareMs);
       o.longtasks += r.longtasks.length;
       o.moduleFrames += r.moduleFrames.length;
       if (r.moduleFrames.length) o.loadsWithModuleFrame += 1;
@@ -182,4 +250,33 @@ export async function compareLongTasks(browser, stack, { loads = 20, rate = 4, a
     }
   }
   return out;
+}
+
+/**
+ * The module's tasks of an arm's loads by label: [{label, loads (with such a task), perLoad (tasks per load, median),
+ * ms (median over the loads of the label's ms per load, a load without it counting 0), p90, mean (these add up to the
+ * mean of the loads' totals), parts (median ms per load of each part)}], largest first.
+ */
+export function tasksByLabel(loads) {
+  const labels = new Map();
+  loads.forEach((load, n) => {
+    for (const task of load.tasks) {
+      const l = labels.get(task.label) ?? { ms: loads.map(() => 0), count: loads.map(() => 0), parts: {} };
+      l.ms[n] += task.ms;
+      l.count[n] += 1;
+      for (const [part, ms] of Object.entries(task.parts)) (l.parts[part] ??= loads.map(() => 0))[n] += ms;
+      labels.set(task.label, l);
+    }
+  });
+  return [...labels].map(([label, l]) => ({
+    label, loads: l.count.filter(Boolean).length, perLoad: quantile(l.count, 0.5), ms: quantile(l.ms, 0.5), p90: quantile(l.ms, 0.9),
+    mean: l.ms.reduce((a, b) => a + b, 0) / loads.length,
+    parts: Object.fromEntries(Object.entries(l.parts).map(([part, v]) => [part, quantile(v, 0.5)])),
+  })).sort((a, b) => b.mean - a.mean);
+}
+
+/** The p-quantile of values (the order statistic at floor(p n)); NaN for none. */
+export function quantile(values, p) {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN;
 }

@@ -45,7 +45,8 @@ export async function searchOnce(launched, stack, url, { expectRuns, timeoutMs =
   try {
     await searchPage(page, url, { query, timeoutMs });
     await stack.collector.waitForRuns(expectRuns, timeoutMs);
-    const { pageLoadId, beacon } = await page.evaluate(() => window.h3probeStatus());
+    // whenDone(): the worker tells the page its beacon went once the collector has answered, maybe after storing it.
+    const { pageLoadId, beacon } = await page.evaluate(() => window.h3probeDone());
     const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
     if (!run) throw new Error(`no stored run for page load ${pageLoadId}`);
     return { ...run, summary: JSON.parse(beacon).summary };

@@ -1,5 +1,7 @@
 // Long-lived child processes (Caddy, the lab's relay and collector service): killed if this process exits first,
 // and stopped once however often stop() is called: SIGTERM, then SIGKILL if the child is still there after graceMs.
+import fs from 'node:fs';
+
 const live = new Set();
 // A synchronous last resort: 'exit' handlers cannot await, but kill() is synchronous.
 process.on('exit', () => { for (const child of live) child.kill('SIGKILL'); });
@@ -29,4 +31,17 @@ export function supervise(child, { graceMs, onExit = () => {} }) {
     await exited;
   };
   return { exited, stop, kill };
+}
+
+/** The live processes of a process group, from /proc (field 5 of stat is the group; the name field may hold spaces). */
+export function groupMembers(pgid) {
+  const members = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(pid));
+    } catch { /* gone */ }
+  }
+  return members;
 }

@@ -193,8 +193,8 @@ export async function writeSyntheticDb(path, core, options = {}) {
   return { ...result, reused: false, seconds: (performance.now() - t0) / 1000 };
 }
 
-// A small, fast, seedable PRNG (Tommy Ettinger's mulberry32), enough for synthetic data.
-function mulberry32(seed) {
+/** A small, fast, seedable PRNG (Tommy Ettinger's mulberry32), enough for synthetic data: () → [0, 1). */
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

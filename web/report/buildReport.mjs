@@ -74,7 +74,7 @@ export function reportShape(schema, { method = 'delta', confidence, percentiles,
   const d = schema.reportDefaults;
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}, got "${method}"`);
   const c = confidence ?? d.confidence;
-  if (!(c > 0 && c < 1)) throw new Error(`confidence must be in (0, 1), got ${confidence}`);
+  if (!(c > 0 && c < 1)) throw new Error(`--confidence must be in (0, 1), got "${confidence}"`);
   const ps = percentiles ?? d.percentiles;
   const size = sampleSize ?? d.sampleSize;
   return { method, confidence: c, percentiles: ps, sampleSize: size, options: { method, confidence: c, percentiles: Float64Array.from(ps),

@@ -27,7 +27,7 @@
 import { classCountColumns } from '../server/clickhouseStore.mjs';
 import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
   valueMomentSums } from '../server/clickhouseRunSql.mjs';
-import { GROUP_BY, OTHER_GROUP, checkMinGroupRuns } from './readReportData.mjs';
+import { GROUP_BY, OTHER_GROUP, checkGroupCount, checkMinGroupRuns } from './readReportData.mjs';
 
 
 export { CLICKHOUSE_GROUP_BY };
@@ -330,10 +330,7 @@ export function clickhouseAggregateSource(client, schema, {
       crossExpr = { ...expr, day: `arrayJoin(arrayFilter(look -> look >= ${CLICKHOUSE_GROUP_BY.day}, [${days.map(sqlString).join(', ') || "''"}]))` };
     }
     names = keys.map((_, i) => [...new Set(rows.map((r) => r[`k${i}`]))].sort(byName));
-    for (const k of grouped) {
-      const max = schema.limits.maxGroups;
-      if (names[k].length > max) throw new Error(`too many distinct values of ${keys[k]} (${names[k].length}; at most ${max})`);
-    }
+    for (const k of grouped) checkGroupCount(keys[k], names[k].length, schema, Boolean(GROUP_BY[keys[k]]?.pooled));
     offset = [];
     ids = 1;
     for (const k of keys.keys()) { offset[k] = ids - 1; ids += grouped.includes(k) ? names[k].length : 0; }

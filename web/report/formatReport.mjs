@@ -3,11 +3,12 @@
 // test and the sample-size line; then a one-line-per-group summary and, when computed, the daily series.
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { OTHER_GROUP } from './readReportData.mjs';
+import { fixed, snap, whole } from './numberText.mjs';
 
-const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
-const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : ''}${v.toFixed(d)}` : '-');
-const int = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
-const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '-');
+const num = (v, d = 2) => (Number.isFinite(v) ? fixed(v, d) : '-');
+const signed = (v, d = 2) => (Number.isFinite(v) ? `${snap(v, d) > 0 ? '+' : ''}${fixed(v, d)}` : '-');
+const int = (v) => (Number.isFinite(v) ? whole(v).toLocaleString('en-US') : '-');
+const pct = (v, d = 1) => (Number.isFinite(v) ? `${fixed(100 * v, d)}%` : '-');
 // An undefined bound (too few runs, or a percentile too extreme for the sample) reads n/a rather than a made-up number.
 const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && Number.isFinite(ci[0]) && Number.isFinite(ci[1])
   ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : 'n/a');
@@ -176,7 +177,7 @@ function formatGroup(g, report) {
 
 /** The mark of a cell that survives the report's Benjamini–Hochberg adjustment (the row's discovery), and its meaning. */
 export const DISCOVERY_MARK = Object.freeze({ mark: '†', what: 'survives the Benjamini–Hochberg adjustment over every group × percentile' });
-const qText = (r) => (Number.isFinite(r.q_value) ? `q ${r.q_value < 0.001 ? '<0.001' : r.q_value.toFixed(3)}${r.discovery ? ` ${DISCOVERY_MARK.mark}` : ''}` : 'q -');
+const qText = (r) => (Number.isFinite(r.q_value) ? `q ${r.q_value < 0.001 ? '<0.001' : fixed(r.q_value, 3)}${r.discovery ? ` ${DISCOVERY_MARK.mark}` : ''}` : 'q -');
 
 // Beside the table: each Δ ms cell's p-value adjusted for the report's comparisons (the core's Benjamini–Hochberg),
 // and the anytime-valid interval of Δ ms with its own mark.

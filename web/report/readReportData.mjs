@@ -94,27 +94,23 @@ export function readReportData(db, schema, {
     byGroup = shown;
     pooled = { minRuns: minGroupRuns, values };
   }
-  // The group and day numbers are one byte each in front of each record.
-  const maxGroups = schema.limits.maxGroups;
+  // The group and day numbers in front of each record count up to the core's limit.
+  checkGroupCount(by, byGroup.length, schema, grouping.pooled);
   const days = daily ? countsOf('day').map((d) => d.name) : [];
-  for (const [what, n, hint] of [[by, byGroup.length, grouping.pooled ? ': raise --min-network-runs' : ''], ['day', days.length, '']]) {
-    if (n > maxGroups) throw new Error(`too many distinct values of ${what} (${n}; at most ${maxGroups})${hint}`);
-  }
+  checkGroupCount('day', days.length, schema);
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
 
   // Each a query of its own: SQLite reads a min() or max() alone from the key's ends, not from every row.
   const lo = db.prepare('SELECT min(run) FROM run_records').pluck().get() ?? 1;
   const hi = db.prepare('SELECT max(run) FROM run_records').pluck().get() ?? 0;
-  // A number as a one-byte BLOB literal: x'01' for 1, and so on.
-  const byte = (n) => `x'${n.toString(16).padStart(2, '0')}'`;
   // A value's number among names (each a ? parameter); with otherLast, any value not listed is the last name's. No
   // name at all (no run) is 0; every value pooled (a young store by network) the last name's, with no CASE (it needs a
   // WHEN).
   const numbered = (sql, names, otherLast) => {
     const listed = otherLast ? names.slice(0, -1) : names;
-    if (!listed.length) return names.length ? byte(names.length) : "x'00'";
-    return `CASE coalesce(${sql}, 'unknown') ${listed.map((_, i) => `WHEN ? THEN ${byte(i + 1)}`).join(' ')}${otherLast ? ` ELSE ${byte(names.length)}` : ''} END`;
+    if (!listed.length) return groupNumberSql(names.length);
+    return `CASE coalesce(${sql}, 'unknown') ${listed.map((_, i) => `WHEN ? THEN ${groupNumberSql(i + 1)}`).join(' ')}${otherLast ? ` ELSE ${groupNumberSql(names.length)}` : ''} END`;
   };
   // Pooled values fall to ELSE: the last group, OTHER_GROUP.
   const otherLast = Boolean(pooled?.values);
@@ -146,6 +142,21 @@ export function readReportData(db, schema, {
 function readMainThread(db, { arms, payloadBytes, since }) {
   return db.prepare(`SELECT coalesce(nullif(worker_fallback, ''), 'unknown') AS reason, count(*) AS n FROM runs
     WHERE run_context = 'main' AND received_at >= ? AND arms = ? AND coalesce(payload_bytes, 0) = ? GROUP BY 1`).all(since, arms, Number(payloadBytes));
+}
+
+/**
+ * Group number n (from 1) as the BLOB literal the core reads in front of a run's record: kGroupNumberBytes bytes,
+ * little-endian (wasm/core/report.hpp): x'0100' for the first.
+ */
+export const groupNumberSql = (n) => `x'${(n & 0xff).toString(16).padStart(2, '0')}${(n >> 8).toString(16).padStart(2, '0')}'`;
+
+/**
+ * Throws unless a report can hold `count` groups of a split (the core's limit, schema.limits.maxReportGroups); a
+ * pooled split's message says how to pool more.
+ */
+export function checkGroupCount(by, count, schema, pooled = false) {
+  const max = schema.limits.maxReportGroups;
+  if (count > max) throw new Error(`too many distinct values of ${by} (${count}; at most ${max})${pooled ? ': raise --min-network-runs' : ''}`);
 }
 
 /** Throws unless minGroupRuns is a whole number of runs, at least 1. */

@@ -1,10 +1,11 @@
 // The connection-setup view (connectionSetup.mjs) as a section of the HTML report: the same figures as the text
 // (formatReport.mjs, formatConnectionSetup()), as tables.
 import { BY_LABELS, firstH3Text, outcomeText, percentileLabel, SETUP_WHAT, TLS_NOTE } from './formatReport.mjs';
+import { fixed, snap } from './numberText.mjs';
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
-const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(d)}` : '–');
+const num = (v, d = 2) => (Number.isFinite(v) ? fixed(v, d) : '–');
+const signed = (v, d = 2) => (Number.isFinite(v) ? `${snap(v, d) > 0 ? '+' : snap(v, d) < 0 ? '−' : ''}${fixed(Math.abs(v), d)}` : '–');
 const ci = (c, d = 2, f = signed) => (Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1]) ? `[${f(c[0], d)}, ${f(c[1], d)}]` : 'n/a');
 const METRIC = Object.freeze({ connect_ms: 'connect (handshake)', network_ms: 'network time', tls_ms: 'TLS' });
 
@@ -25,7 +26,7 @@ export function renderConnectionSetupHtml(view, report) {
 <th>paired Δ connect, median [${conf} CI]</th><th>first request over HTTP/3</th></tr></thead><tbody>${groups.map((g) => {
     const p = g.connect_ms.paired;
     return `<tr><td>${esc(g.name)}</td><td>${g.runs}</td><td>${g.paired}</td><td>${p ? `${signed(p.median)} ${ci(p.ci_median)}` : '–'}</td>`
-      + `<td>${Number.isFinite(g.firstH3.share) ? `${(100 * g.firstH3.share).toFixed(1)}%` : '–'}</td></tr>`;
+      + `<td>${Number.isFinite(g.firstH3.share) ? `${fixed(100 * g.firstH3.share, 1)}%` : '–'}</td></tr>`;
   }).join('')}</tbody></table></div>` : '';
   return `<section id="connection-setup"><h2>Connection setup</h2>
 <p class="meta">The cold connections the pre-warm requests opened, ${overall.runs} runs of arms <code>${esc(view.arms)}</code> (never in the arms' figures).

@@ -6,17 +6,18 @@ import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, MA
   pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
+import { fixed, snap, whole } from './numberText.mjs';
 
 const COLORS = { h2: '#2563eb', h3: '#ea580c' };
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
-const num = (v, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
-const signed = (v, d = 2) => (Number.isFinite(v) ? `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(d)}` : '–');
-const int = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '–');
-const pct = (v, d = 1) => (Number.isFinite(v) ? `${(100 * v).toFixed(d)}%` : '–');
+const num = (v, d = 2) => (Number.isFinite(v) ? fixed(v, d) : '–');
+const signed = (v, d = 2) => (Number.isFinite(v) ? `${snap(v, d) > 0 ? '+' : snap(v, d) < 0 ? '−' : ''}${fixed(Math.abs(v), d)}` : '–');
+const int = (v) => (Number.isFinite(v) ? whole(v).toLocaleString('en-US') : '–');
+const pct = (v, d = 1) => (Number.isFinite(v) ? `${fixed(100 * v, d)}%` : '–');
 const ci = (c, d, unit = '') => (Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1])
   ? `[${signed(c[0], d)}${unit}, ${signed(c[1], d)}${unit}]` : 'n/a');
-const f1 = (v) => Number(v.toFixed(1));
+const f1 = (v) => snap(v, 1);
 // A row's Δ % interval as ci() writes it, or unbounded (Fieller's set without finite bounds).
 const ciPct = (r, d = 1, unit = '') => (r.ci_pct_unbounded ? UNBOUNDED : ci(r.ci_pct, d, unit));
 
@@ -132,7 +133,7 @@ function markedCells(r, delta, interval) {
 
 // The cell's adjusted p-value (and the mark when it survives) and its anytime-valid interval of Δ ms.
 function comparisonCells(r) {
-  const q = Number.isFinite(r.q_value) ? (r.q_value < 0.001 ? '<0.001' : r.q_value.toFixed(3)) : '–';
+  const q = Number.isFinite(r.q_value) ? (r.q_value < 0.001 ? '<0.001' : fixed(r.q_value, 3)) : '–';
   return `<td class="q${r.discovery ? ' sig' : ''}">${q}${r.discovery ? ` ${DISCOVERY_MARK.mark}` : ''}</td>` +
     `<td class="cs${r.significant_cs ? ' sig' : ''}">${ci(r.cs_ms, 2)}${r.significant_cs ? ' *' : ''}</td>`;
 }

@@ -4,11 +4,12 @@
 // only, runs on the page's main thread). Text and HTML print it first; the JSON report carries it as data.
 import { armLabels, markOf, percentileLabel, UNBOUNDED } from './formatReport.mjs';
 import { LOOPBACK_REGION } from '../server/regionFor.mjs';
+import { fixed, snap } from './numberText.mjs';
 
 /** Above this share of a report's runs on the page's main thread (not in the Worker), the verdict carries a caution. */
 export const MAIN_THREAD_CAUTION_SHARE = 0.01;
 
-const signed = (v, d) => `${v > 0 ? '+' : ''}${v.toFixed(d)}`;
+const signed = (v, d) => `${snap(v, d) > 0 ? '+' : ''}${fixed(v, d)}`;
 // A significant cell's Δ % interval: its bounds, or unbounded (Fieller's set without finite bounds).
 const pctCi = (x) => (x.ci_pct_unbounded ? `${UNBOUNDED} in %` : Array.isArray(x.ci_pct) && x.ci_pct.every(Number.isFinite)
   ? `[${signed(x.ci_pct[0], 1)}%, ${signed(x.ci_pct[1], 1)}%]` : 'n/a in %');

@@ -1,10 +1,11 @@
 // `npm run build:dist`: the files the package ships, in web/dist/ (git-ignored), from web/src and the Emscripten
 // build (build/wasm). Bundled with esbuild, minified with terser (1.2 KB gzip smaller than esbuild's minifier on the
 // glue).
-//   h3probe.js            the gate: all a page loads before its first search (kill switch, sampling, remote config)
-//   run.js                the run, imported by h3probe.js for a sampled page load after its search: starts worker.js
+//   h3probe.js            the gate: all a page loads before its first search (kill switch, sampling, remote config);
+//                         for a sampled page load, after its search, it starts worker.js in a Worker
 //   worker.js             the core's side of the run, a module Worker (or imported by run.js when no Worker can run)
-//   h3probe_browser.mjs   the Emscripten glue (minified) and h3probe_browser.wasm, located next to run.js
+//   run.js                the run on the main thread, imported by h3probe.js only where no Worker can run the core
+//   h3probe_browser.mjs   the Emscripten glue (minified) and h3probe_browser.wasm, located next to worker.js
 //   node/                 the same core built for Node: the collector's decoder and the report
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,13 +39,35 @@ async function writeMinified(file, code, prefix = '', options = TERSER) {
   const { code: minified } = await minify(code, options);
   fs.writeFileSync(path.join(dist, file), prefix + minified);
 }
+// What the Emscripten glue (3.1.6, -sENVIRONMENT=web) holds that the loader never uses, cut before terser (which then
+// drops what only these used): its own download of the .wasm and the XHR helpers and script directory behind it (the
+// loader compiles the .wasm itself and hands it over through instantiateWasm, worker.js), and Embind's debugging
+// helpers on the module object. [what, the glue's text, what replaces it]; each text must be found exactly once, or the
+// build fails: a new Emscripten writes its glue differently, and the cuts must be looked at again.
+const GLUE_CUTS = [
+  ['the XHR helpers and the script directory', /if\(ENVIRONMENT_IS_WEB\|\|ENVIRONMENT_IS_WORKER\)\{if\(ENVIRONMENT_IS_WORKER\)\{scriptDirectory=[\s\S]*?setWindowTitle=\(title=>document\.title=title\)\}else\{\}/g, ''],
+  ['the .wasm\'s own URL', 'var wasmBinaryFile;if(Module["locateFile"]){wasmBinaryFile="h3probe_browser.wasm";if(!isDataURI(wasmBinaryFile)){wasmBinaryFile=locateFile(wasmBinaryFile)}}else{wasmBinaryFile=new URL("h3probe_browser.wasm",import.meta.url).toString()}', ''],
+  ['its download when no instantiateWasm is given', 'if(Module["instantiateWasm"]){try{var exports=Module["instantiateWasm"](info,receiveInstance);return exports}catch(e){err("Module.instantiateWasm callback failed with error: "+e);return false}}instantiateAsync().catch(readyPromiseReject);return{}', 'return Module["instantiateWasm"](info,receiveInstance)'],
+  ['preloaded images and audio', 'Module["preloadedImages"]={};Module["preloadedAudios"]={};', ''],
+  ['Embind\'s instance counting', 'function init_embind(){Module["getInheritedInstanceCount"]=getInheritedInstanceCount;Module["getLiveInheritedInstances"]=getLiveInheritedInstances;Module["flushPendingDeletes"]=flushPendingDeletes;Module["setDelayFunction"]=setDelayFunction}', 'function init_embind(){}'],
+  ['Embind\'s handle counting', 'function init_emval(){Module["count_emval_handles"]=count_emval_handles;Module["get_first_emval"]=get_first_emval}', 'function init_emval(){}'],
+];
+function cutGlue(glue) {
+  for (const [what, text, replacement] of GLUE_CUTS) {
+    const found = typeof text === 'string' ? glue.split(text).length - 1 : (glue.match(text) ?? []).length;
+    if (found !== 1) throw new Error(`build:dist: the glue's ${what} found ${found} times, not once: look at GLUE_CUTS again`);
+    glue = glue.replace(text, replacement);
+  }
+  return glue;
+}
+
 const bundle = async (entry, external = []) => (await build({
   entryPoints: [path.join(src, entry)], bundle: true, format: 'esm', target: 'es2020', write: false, external, logLevel: 'warning',
 })).outputFiles[0].text;
 await writeMinified('h3probe.js', await bundle('h3probe.js', ['./run.js']));
-await writeMinified('run.js', await bundle('run.js', ['./worker.js']), EAGER);
+await writeMinified('run.js', await bundle('run.js'), EAGER);
 await writeMinified('worker.js', await bundle('worker.js'), EAGER, HOISTED);
-await writeMinified('h3probe_browser.mjs', fs.readFileSync(path.join(wasmBuild, 'h3probe_browser.mjs'), 'utf8'), EAGER, GLUE);
+await writeMinified('h3probe_browser.mjs', cutGlue(fs.readFileSync(path.join(wasmBuild, 'h3probe_browser.mjs'), 'utf8')), EAGER, GLUE);
 fs.copyFileSync(path.join(wasmBuild, 'h3probe_browser.wasm'), path.join(dist, 'h3probe_browser.wasm'));
 for (const file of ['h3probe_node.cjs', 'h3probe_node.wasm']) fs.copyFileSync(path.join(wasmBuild, file), path.join(dist, 'node', file));
 console.log(`build:dist: ${fs.readdirSync(dist).join(', ')} in web/dist/`);

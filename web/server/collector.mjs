@@ -34,13 +34,14 @@ export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst 
  * location: the createClientLocator() options (trustedProxies, countryHeaders, countryDb, lookupCountry, asnDb,
  * lookupNetwork); env vars otherwise.
  * The other options are collectorOptions.mjs's (path, allowedOrigins, rateLimit, rateBurst, maxConnections, and the
- * timeouts in seconds); backend replaces store (cluster workers).
+ * timeouts in seconds); backend replaces store (cluster workers); now: the clock that stamps each beacon's receivedAt,
+ * in ms (default the time; tests: a store received over several days).
  */
 export async function startCollector({
   port = 0, host = '127.0.0.1', store, core, location = {}, backend,
   path = DEFAULTS.path, allowedOrigins = DEFAULTS.allowedOrigins, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst,
   maxConnections = DEFAULTS.maxConnections, headersTimeout = DEFAULTS.headersTimeout, requestTimeout = DEFAULTS.requestTimeout,
-  keepAliveTimeout = DEFAULTS.keepAliveTimeout,
+  keepAliveTimeout = DEFAULTS.keepAliveTimeout, now = Date.now,
 }) {
   if ((!store && !backend) || typeof core?.decodeBeacon !== 'function') throw new Error('startCollector needs a store and the Node module');
   if (headersTimeout > requestTimeout) throw new Error('headersTimeout must not be longer than requestTimeout');
@@ -140,7 +141,7 @@ export async function startCollector({
       const { country, region, asn, asOrg } = locate(req, client);
       const { browser, browserMajor } = browserFor(req.headers);
       ({ duplicate } = await backend.store(decoded,
-        { receivedAt: new Date().toISOString(), region, country, asn, asOrg, browser, browserMajor }));
+        { receivedAt: new Date(now()).toISOString(), region, country, asn, asOrg, browser, browserMajor }));
     } catch (err) {
       return reject(res, 'store_error', 500, `could not store beacon: ${err.message}`, corsHeaders);
     }

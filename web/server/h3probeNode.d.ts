@@ -169,7 +169,7 @@ export interface Schema {
   /** Why a run left its Worker for the page's main thread: the beacon's context.worker_fallback. */
   workerFallbackReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
-    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxGroups: number };
+    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxReportGroups: number };
   /** Every report's defaults (ReportOptions, report.hpp), and the percentiles of the daily series and of the
    *  connection-setup view. */
   reportDefaults: { percentiles: number[]; confidence: number; sampleSize: { p: number; mde: number; alpha: number; power: number };
@@ -311,8 +311,9 @@ export interface H3probeNode {
   /** Validates a beacon (schema h3probe/1), as text or as its UTF-8 bytes (cheaper: one copy), and returns the rows
    *  to store; never throws for bad input. */
   decodeBeacon(text: string | Uint8Array): Decoded;
-  /** One pass over the records: per run [group number][day number, with request.days][arm_counts][arm_values of the
-   *  metric][run.setup, with request.setup], concatenated (or in chunks that concatenate to that). groups[0] is overall,
+  /** One pass over the records: per run [group number][day number, with request.days] (each 2 bytes little-endian)
+   *  [arm_counts][arm_values of the metric][run.setup, with request.setup], concatenated (or in chunks that concatenate
+   *  to that). groups[0] is overall,
    *  then one per name in the order given; days (overall, then each day, at the series' percentiles) and looks (each
    *  day with every earlier one: the daily series' cumulative looks) with request.days, else empty; setup (the
    *  connection-setup view, overall then each group) with request.setup, else null. */

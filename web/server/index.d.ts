@@ -78,6 +78,8 @@ export function startCollector(options: {
   maxConnections?: number;
   /** Seconds. */
   headersTimeout?: number; requestTimeout?: number; keepAliveTimeout?: number;
+  /** The clock that stamps each beacon's receivedAt, in ms since the epoch; default Date.now. */
+  now?: () => number;
 }): Promise<Collector>;
 
 export const DEFAULT_COUNTRY_HEADERS: readonly string[];

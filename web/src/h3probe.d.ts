@@ -102,7 +102,10 @@ export interface H3probeStatus {
    * Present once the core is loaded, or the gate's load_error beacon (outcome "load_error" and its reason).
    */
   beacon?: string | null;
-  /** Whether the browser accepted the beacon for sending (navigator.sendBeacon, else fetch keepalive). */
+  /**
+   * Whether the beacon went: the worker's keepalive fetch was answered, or the browser accepted the page's
+   * navigator.sendBeacon (a page hidden mid-run, a beacon the worker could not send, a run on the main thread).
+   */
   beaconQueued?: boolean;
 }
 

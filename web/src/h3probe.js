@@ -1,6 +1,9 @@
 // h3probe: the module a page embeds. This file is all a page loads before its first completed search: the gate (kill
-// switch, sampling draw, remote config). The run itself (run.js), the WASM glue and the .wasm load only for a page
-// load that is sampled, after its search. Nothing throws into the page and nothing is written to its console.
+// switch, sampling draw, remote config). For a page load that is sampled, after its search, it starts the run in a
+// dedicated Worker (worker.js, which loads the WASM glue and the .wasm), and keeps on the main thread only what must be
+// there: the visibility and pagehide listeners, and the run's latest partial beacon, sent if the page is hidden before
+// the worker has sent the run's own. Where no Worker can run the core, run.js runs it here. Nothing throws into the
+// page and nothing is written to its console.
 import { fetchRemoteConfig } from './fetchRemoteConfig.js';
 import { loadErrorTarget } from './loadErrorTarget.js';
 
@@ -10,27 +13,57 @@ let options = null;
 let run = null; // the promise of this page load's run, once searchCompleted() was called
 let state = 'unconfigured';
 let remoteConfig = null; // fetched at most once per page load
-let active = null; // the loaded run (run.js), once the module is loading
+let active = null; // the run on the main thread (run.js), when no Worker runs it
+// What status() tells of the run: the worker's last word on it ({run, pageLoadId, beacon}) and beaconQueued; or this
+// page load's load_error beacon, once sent ({pageLoadId, beacon, beaconQueued}).
+let detail = {};
+let unwatch = () => {};
+let blocked = false; // a CSP blocked the worker (a securitypolicyviolation of worker-src)
+const violation = (event) => {
+  blocked ||= event.effectiveDirective === 'worker-src';
+};
+// The event bubbles from the document to the window (whose methods take the global object for a missing this).
+const watchCsp = (on) => (on ? addEventListener : removeEventListener)('securitypolicyviolation', violation);
 let ended = false; // the run has ended (beacon sent, or no run will start)
-let loading = null; // { config, started } of a sampled page load, once it loads the run
-let loadFailure = {}; // this page load's load_error beacon, once sent: { pageLoadId, beacon, beaconQueued }
+let loading = null; // [config, started] of a sampled page load, once it loads the run
 let settle;
 const done = new Promise((resolve) => (settle = resolve));
 const errors = [];
 
+const random = (n) => crypto.getRandomValues(new Uint32Array(n));
+
 // Errors stay inside the module: in status() and, once the core is loaded, in the beacon. Never on the console.
 function keep(text) {
-  if (errors.length < MAX_ERRORS) errors.push(text);
+  if (text && errors.length < MAX_ERRORS) errors.push(text);
 }
 
 function record(where, error) {
   const text = `${where}: ${String((error && error.message) || error)}`;
   keep(text);
+  active?.noteError(text); // never throws (run.js)
+}
+
+// Gives a beacon to the browser with navigator.sendBeacon, the one way a page being hidden or left can still send:
+// the partial beacon of a page hidden mid-run, a beacon the worker could not send, a load_error beacon. Returns
+// whether the browser took it.
+function queueBeacon(url, body) {
   try {
-    if (active) active.noteError(text);
-  } catch {
-    // the core itself failed; status() still has the error
+    return navigator.sendBeacon(url, body);
+  } catch (error) {
+    record('beacon', error);
+    return false;
   }
+}
+
+// Calls hidden() when the page is hidden or left; returns a function that removes the listeners again.
+function watchVisibility(hidden) {
+  const visibility = () => document.visibilityState === 'hidden' && hidden();
+  document.addEventListener('visibilitychange', visibility);
+  addEventListener('pagehide', hidden);
+  return () => {
+    document.removeEventListener('visibilitychange', visibility);
+    removeEventListener('pagehide', hidden);
+  };
 }
 
 // Sets the experiment's configuration (docs/embedding.md, "Config keys"). Call before searchCompleted().
@@ -41,11 +74,6 @@ export function configure(config) {
   } catch (error) {
     record('configure', error);
   }
-}
-
-function supported() {
-  return typeof fetch === 'function' && typeof PerformanceObserver === 'function' &&
-    typeof WebAssembly === 'object' && WebAssembly !== null && typeof AbortController === 'function';
 }
 
 // The sampling draw is made once per page load, here, before anything is downloaded: a page load that is not sampled
@@ -61,41 +89,37 @@ function sampledOut(config, draw) {
 // sends nothing, as its run would not.
 function sendLoadError(reason) {
   try {
-    const { config, started } = loading;
+    const [config, started] = loading;
     const [url, configId] = loadErrorTarget(config) || [];
     if (!url) return;
-    const id = () => crypto.getRandomValues(new Uint32Array(2)).join('');
+    const id = () => random(2).join('');
     const pageLoadId = id();
     // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
     const body = JSON.stringify({
       schema: 'h3probe/1', run_id: id(), page_load_id: pageLoadId, config_id: configId, outcome: 'load_error', reason,
-      error: [...String(errors[errors.length - 1])].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
-      sample_rate: config.sampleRate ?? 1, context: { page_origin: location.origin }, samples: [],
+      error: [...String(errors.at(-1))].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
+      sample_rate: config.sampleRate, context: { page_origin: location.origin }, samples: [], // no sample_rate: 1
     });
-    // sendBeacon, or a keepalive fetch where the browser refuses it (as run.js gives the run's beacon).
-    if (!navigator.sendBeacon?.(url, body)) {
-      fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
-        .catch((error) => record('beacon fetch', error));
-    }
-    loadFailure = { pageLoadId, beacon: body, beaconQueued: true };
+    detail = { pageLoadId, beacon: body, beaconQueued: queueBeacon(url, body) };
   } catch (error) {
-    record('load_error beacon', error);
+    record('beacon', error);
   }
 }
 
-// The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it). The
-// core calls the host's sendBeacon last and notes whether it was queued after it returns: read the status after that.
+// The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it, when
+// searchCompleted() has its outcome).
 function end() {
   ended = true;
-  if (state !== 'loading') queueMicrotask(() => settle(status()));
+  watchCsp(); // a run that could not load run.js has no one else to stop it
+  if (state !== 'loading') settle(status());
 }
 
 async function start() {
   if (!options) return 'not_configured';
-  if (!supported()) return 'unsupported';
+  if (!(self.fetch && self.PerformanceObserver && self.WebAssembly && self.AbortController)) return 'unsupported';
   if (document.visibilityState === 'hidden') return 'hidden';
   const local = options;
-  const draw = crypto.getRandomValues(new Uint32Array(1))[0] / 4294967296;
+  const draw = random(1)[0] / 2 ** 32;
   if (local.enabled === false) return 'disabled';
   if (sampledOut(local, draw)) return 'not_sampled';
 
@@ -105,12 +129,12 @@ async function start() {
   if (local.remoteConfigUrl) {
     remoteConfig ??= fetchRemoteConfig(local.remoteConfigUrl, local.remoteConfigTimeoutMs ?? 2000);
     const remote = await remoteConfig;
-    if (remote.error) {
-      remoteProblem = `remote config: ${remote.error}`;
+    if (typeof remote === 'string') {
+      remoteProblem = `remote config: ${remote}`;
     } else {
-      merged = { ...local, ...remote.config };
-      if (remote.config.enabled === false) return 'disabled';
-      if (sampledOut(remote.config, draw)) return 'not_sampled';
+      merged = { ...local, ...remote };
+      if (remote.enabled === false) return 'disabled';
+      if (sampledOut(remote, draw)) return 'not_sampled';
       // The page load passed both draws: its probability is the smaller rate.
       if (typeof local.sampleRate === 'number' && typeof merged.sampleRate === 'number') {
         merged.sampleRate = Math.min(local.sampleRate, merged.sampleRate);
@@ -119,12 +143,85 @@ async function start() {
   }
 
   state = 'loading';
-  loading = { config: merged, started };
+  loading = [merged, started];
+  const args = {
+    local: local.moduleUrl ? { ...local, moduleUrl: new URL(local.moduleUrl, location).href } : local,
+    // errors: the problems met so far (the core notes them when it has its config).
+    merged, remoteProblem, startedAt: performance.timeOrigin + started, errors,
+    pageOrigin: location.origin, // never the path or query: they can hold personal data
+  };
+  const outcome = local.worker === false || typeof Worker !== 'function' ? null : await inWorker(args);
+  if (outcome !== null) return outcome;
   const { startRun } = await import('./run.js').catch((error) => {
     throw Object.assign(error, { loadError: 'run_import' });
   });
-  active = startRun({ record, keep, errors, onEnd: end });
-  return active.start({ local, merged, remoteProblem, started });
+  active = startRun({ record, send: queueBeacon, watch: watchVisibility, onEnd: end, csp: () => (watchCsp(), blocked) });
+  return active.start(args);
+}
+
+// The run in a dedicated Worker. Resolves to its outcome, or to null when no worker could run the core: why in
+// args.fallback, a code run.js names (TRIED: 0 the constructor threw, 1 the worker did not load, 2 the core did not
+// load in it), the problem in the errors. The worker, written so that bundlers follow it to a file of its own; beside the glue when
+// moduleUrl is set. A Worker must come from the page's own origin: elsewhere the constructor throws or the worker fails
+// to load, and the run falls back to the main thread.
+function inWorker(args) {
+  return new Promise((resolve) => {
+    const { moduleUrl } = args.local;
+    let worker;
+    const fallBack = (reason, problem) => {
+      record('worker', problem);
+      worker?.terminate();
+      args.fallback = reason;
+      resolve(null);
+    };
+    // Heard until the outcome comes, or, on the main thread, until run.js has read it (csp()).
+    watchCsp(1);
+    try {
+      worker = moduleUrl ? new Worker(new URL('worker.js', moduleUrl), { type: 'module' })
+        : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    } catch (error) {
+      return fallBack(0, error);
+    }
+    let answered = false; // the outcome is known
+    let partial = null; // the latest partial beacon, [url, body]
+    const stop = () => {
+      unwatch();
+      end();
+    };
+    // A page being hidden may never be shown again, and cannot wait for the worker: the run's latest partial beacon
+    // goes from here, synchronously, and the worker stops.
+    const hidden = () => {
+      if (partial) Object.assign(detail, { run: 'done', beacon: partial[1], beaconQueued: queueBeacon(...partial) });
+      worker.terminate();
+      stop();
+    };
+    worker.onmessage = ({ data }) => {
+      if (data.outcome === null) return fallBack(2, data.error);
+      keep(data.error);
+      Object.assign(detail, data.status);
+      partial = data.partial || partial;
+      if ('outcome' in data) {
+        answered = true;
+        watchCsp();
+        resolve(data.outcome);
+        if (data.outcome === 'started') unwatch = watchVisibility(hidden);
+      }
+      // The run is over: its beacon sent by the worker, or handed to the page (toSend), or none.
+      if (data.end) {
+        if (detail.beacon) detail.beaconQueued = !data.toSend || queueBeacon(...data.toSend);
+        stop();
+      }
+    };
+    // A worker that cannot load (not found, not JavaScript, blocked by a CSP) fails here with an empty message: the
+    // page runs the core.
+    worker.onerror = (event) => {
+      event.preventDefault();
+      if (!answered) return fallBack(1, event.message || 'not loaded');
+      record('worker', event.message);
+      stop();
+    };
+    worker.postMessage({ start: args });
+  });
 }
 
 // Call when the user's search has completed (results shown). The first call of a page load starts the run; later
@@ -133,8 +230,8 @@ export function searchCompleted() {
   if (!run) {
     run = start().catch((error) => {
       record('start', error);
-      if (active) active.close();
-      if (error && error.loadError) sendLoadError(error.loadError);
+      active?.close();
+      if (error?.loadError) sendLoadError(error.loadError);
       return 'error';
     }).then((outcome) => {
       state = outcome;
@@ -150,13 +247,8 @@ export function searchCompleted() {
 
 // What the module did so far, for the host page's own diagnostics and for tests.
 export function status() {
-  let detail = {};
-  try {
-    if (active) detail = active.detail();
-  } catch (error) {
-    record('status', error);
-  }
-  return { state, errors: errors.slice(), ...detail, ...loadFailure };
+  // detail after the main thread's run: the load_error beacon, if its core did not load.
+  return { state, errors: errors.slice(), ...active?.detail(), ...detail };
 }
 
 // Resolves with status() once this page load's run is over: its beacon sent, or no run (not sampled, disabled,

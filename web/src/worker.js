@@ -1,6 +1,7 @@
 // The core's side of a run: loads the WASM module and drives one Session over a browser host (fetch, Resource Timing,
-// timers). run.js starts this file as a dedicated module Worker, so that none of it takes the page's main thread; when
-// no Worker can run it, run.js imports it and calls coreRun() on the main thread. It never throws into the page.
+// timers). The gate (h3probe.js) starts this file as a dedicated module Worker, so that none of it takes the page's main
+// thread; when no Worker can run it, run.js imports it and calls coreRun() on the main thread. It never throws into the
+// page.
 import { createBrowserHost, nextTask } from './browserHost.js';
 import { clientContext } from './clientContext.js';
 
@@ -13,10 +14,12 @@ function coreConfig(config) {
   return core;
 }
 
-// Where the Emscripten glue and its .wasm are: next to this file by default, written so that bundlers that follow
-// new URL(..., import.meta.url) (Vite, Rollup, webpack) copy both files; or at moduleUrl (made absolute by run.js),
+// Where the Emscripten glue and its .wasm are: as run.js found them (files, on the main thread: this file may then be a
+// bundler's copy of it, away from the glue), else next to this file, written so that bundlers that follow
+// new URL(..., import.meta.url) (Vite, Rollup, webpack) copy both files; or at moduleUrl (made absolute by the gate),
 // with the .wasm beside the glue. A bundle without import.meta.url (an IIFE or a script) must set moduleUrl.
-function moduleFiles(moduleUrl) {
+function moduleFiles(moduleUrl, files) {
+  if (files) return files;
   if (moduleUrl) return { glue: moduleUrl, wasm: new URL('h3probe_browser.wasm', moduleUrl).href };
   let glue;
   let wasm;
@@ -47,8 +50,8 @@ async function compileWasm(url) {
     .catch((error) => failed(/CSP|Content.Security|unsafe-eval/i.test(error.message) ? 'csp' : 'wasm_compile')(error));
 }
 
-async function loadCore(moduleUrl) {
-  const { glue, wasm } = moduleFiles(moduleUrl);
+async function loadCore(moduleUrl, files) {
+  const { glue, wasm } = moduleFiles(moduleUrl, files);
   // The glue loads while the .wasm is fetched and compiled (streaming), each started in a task of its own: on the main
   // thread a fetch() call alone holds it for milliseconds. The glue then instantiates the compiled module in a later
   // task, and never fetches the .wasm itself.
@@ -71,7 +74,7 @@ async function loadCore(moduleUrl) {
 
 /**
  * One run of the core. onError(where, error) records a problem; send(url, body) gives the beacon to the browser and
- * returns whether it was taken; onRunEnded(queued) is called once, when the run is over; onPartial({url, body}), if
+ * returns whether it was taken; onRunEnded(queued) is called once, when the run is over; onPartial([url, body]), if
  * given, receives after each step of the run (progress() in wasm/core/experiment.hpp) the beacon that the page being
  * hidden at that moment would send. Returns { start, pageHidden, noteError, close, detail, loaded }.
  */
@@ -87,7 +90,7 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
     if (!onPartial || !session || session.progress() === progress) return;
     progress = session.progress();
     const body = session.partialBeacon();
-    if (body) onPartial({ url: session.beaconUrl(), body });
+    if (body) onPartial([session.beaconUrl(), body]);
   }
 
   // The run is over (beacon sent, or no run will start): nothing of it keeps listening or waiting. The session stays,
@@ -114,11 +117,12 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
     // local, merged: the page's config and the remote one merged over it; remoteProblem: why the remote config is not
     // used ('' if it is); startedAt: performance.timeOrigin + now() at searchCompleted(); errors: problems met before;
     // pageOrigin, runContext: for the client context; workerFallback (main thread only): a function giving why the run
-    // left its Worker, read once the core has loaded (a CSP's report of the blocked worker may come late).
-    async start({ local, merged, remoteProblem, startedAt, errors, pageOrigin, runContext, workerFallback }) {
+    // left its Worker, read once the core has loaded (a CSP's report of the blocked worker may come late); files:
+    // {glue, wasm} where the page found them (moduleFiles).
+    async start({ local, merged, remoteProblem, startedAt, errors, pageOrigin, runContext, workerFallback, files }) {
       // Each heavier step (the core's start, its config, the client context, the run's start) in its own task, so that
       // none holds the thread long: the first call into each part of the core also compiles it.
-      const wasm = await loadCore(local.moduleUrl);
+      const wasm = await loadCore(local.moduleUrl, files);
       run.loaded = true;
       await nextTask();
       host = createBrowserHost({ onError, send, onRunEnded: close, afterCall });
@@ -182,35 +186,47 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
   return run;
 }
 
-// In a dedicated Worker: run.js posts {start} once, and {error: text} for a problem the page met. This side posts
-// {error: text} for each problem it meets, {partial} after each step, {toSend} (the beacon, for the page to send:
-// sendBeacon exists only there), and {outcome} once the run has started or will not, the run's state with each.
-// outcome null: the core could not load here, and the page runs it itself.
+// In a dedicated Worker: the gate (h3probe.js) posts {start} once, with the problems met so far. This side posts
+// {outcome} once the run has started or will not (outcome null: the core could not load here, and the page runs it
+// itself), with the first partial beacon; {partial: [url, body]} after each later step of the run (the beacon the page
+// sends if it is hidden before the end: it cannot wait for this thread then); {error: text} for each problem; and
+// {end} once the run is over: its beacon sent from here with fetch keepalive (the page's main thread pays nothing for
+// it), or, where the browser refuses the fetch, handed to the page to send ({toSend: [url, body]}: navigator.sendBeacon
+// exists only there). A run that does not start ends with its outcome. Each message has the run's state, page load id
+// and beacon (status).
 function serve() {
   let run = null;
-  let sent = false;
+  let partial = null; // the first partial beacon, until the outcome carries it
+  let sending = null; // the beacon's fetch, once the core has sent it: resolves to what the page is told
   let answered = false;
-  // The worker ends itself once the beacon has gone to the page and the outcome is told: the page's main thread then
-  // pays nothing for tearing it down.
+  let pageOrigin;
+  // The worker ends itself with its last message: the page's main thread then pays nothing for tearing it down.
   const post = (message) => {
-    postMessage({ ...message, ...(run ? run.detail() : {}) });
-    sent ||= 'toSend' in message;
-    answered ||= 'outcome' in message;
-    if (sent && answered) close();
+    postMessage({ ...message, status: run && run.detail() });
+    if (message.end) close();
   };
   const onError = (where, error) => {
     const text = `${where}: ${String((error && error.message) || error)}`;
     if (run) run.noteError(text);
     post({ error: text });
   };
+  // A beacon URL that is a path is on the page's origin (this worker's own URL may be a blob: or a bundler's). credentials
+  // omitted (the collector needs none); no-cors, as sendBeacon: a collector on another origin need not answer CORS for
+  // the beacon to arrive.
+  const send = (url, body) => {
+    sending = fetch(new URL(url, pageOrigin), { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
+      .then(() => ({ end: true }), (error) => (onError('beacon fetch', error), { end: true, toSend: [url, body] }));
+    if (answered) sending.then(post);
+    return true;
+  };
   addEventListener('message', async ({ data }) => {
-    if (data.error && run) run.noteError(data.error);
-    if (!data.start || run) return;
+    if (run) return;
+    ({ pageOrigin } = data.start);
     run = coreRun({
       onError,
-      send: (url, body) => (post({ toSend: { url, body } }), true),
+      send,
       onRunEnded() {},
-      onPartial: (partial) => post({ partial }),
+      onPartial: (beacon) => (answered ? post({ partial: beacon }) : (partial = beacon)),
     });
     let outcome;
     try {
@@ -221,7 +237,9 @@ function serve() {
       run.close();
       outcome = 'error';
     }
-    post({ outcome });
+    answered = true;
+    // A run that did not start is over once the beacon it may have sent (an error beacon) has gone.
+    post({ outcome, partial, ...(outcome !== 'started' && { end: true, ...await sending }) });
   });
 }
 

@@ -34,7 +34,8 @@ async function loadAndSearch({ searches = 1, config = {}, init } = {}) {
     await tab.page.waitForFunction((n) => Number(document.body.dataset.searches) === n, i + 1);
   }
   await stack.collector.waitForRuns(before + 1, 30000);
-  const status = await tab.page.evaluate(() => window.h3probeStatus());
+  // The run is over for the page once the worker has told it its beacon went (the collector may have stored it first).
+  const status = await tab.page.evaluate(() => window.h3probeDone());
   const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
   assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
   return { tab, requests, status, run, samples: stack.store.requestsFor(run.run_id) };

@@ -15,6 +15,7 @@ import { makeReport } from '../../report/makeReport.mjs';
 import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
+import { recordPageBeacons } from './pageBeacons.mjs';
 
 const core = await loadH3probeNode();
 // What the browser itself reports on the console when a load fails; anything else on the console came from page code.
@@ -35,17 +36,22 @@ function stackIn(engine, stackOptions, browserOptions = {}) {
 }
 
 // Loads the test page with `config`, searches `searches` times, and waits for a stored beacon (or, with
-// expectBeacon false, gives a beacon time to arrive and checks none did).
+// expectBeacon false, gives a beacon time to arrive and checks none did). Every beacon stored is the only one the
+// collector saw of its run: accepted once, no duplicate.
 // context: where the core must have run (the beacon's run_context); fallback: why it left the Worker (its
 // worker_fallback, '' in the Worker). loadError: the reason the gate's load_error beacon must give (no core ran: the
-// stored run has no measurement).
+// stored run has no measurement). afterEnd(page): what the page does once the run is over (whenDone resolved);
+// settleMs: how long a late beacon then has to arrive before the collector's counts are read.
 async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, beforeSearch, waitFor, loadError,
-  context = config.worker === false ? 'main' : 'worker', fallback = config.worker === false ? 'disabled' : '' } = {}) {
+  context = config.worker === false ? 'main' : 'worker', fallback = config.worker === false ? 'disabled' : '', afterEnd,
+  settleMs = 0 } = {}) {
   const { stack, browser } = ctx;
   const runsBefore = stack.store.countRuns();
   const countsBefore = await reportCounts(stack);
+  const seenBefore = { ...stack.collector.metrics };
   const tab = await openTab(browser);
   await tab.page.addInitScript(countModuleLeaks);
+  await tab.page.addInitScript(recordPageBeacons);
   if (beforeSearch?.init) await tab.page.addInitScript(beforeSearch.init);
   const requests = [];
   tab.page.on('request', (r) => requests.push({ url: r.url(), headers: r.headers() }));
@@ -70,7 +76,8 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
     assert.equal(stack.store.countRuns(), runsBefore + 1, 'one beacon per page load');
   } else if (expectBeacon) {
     await stack.collector.waitForRuns(runsBefore + 1, 20000);
-    const pageLoadId = await tab.page.evaluate(() => window.h3probeStatus().pageLoadId);
+    // The run is over for the page once the worker has told it its beacon went (the collector may have stored it first).
+    const { pageLoadId } = await tab.page.evaluate(() => window.h3probeDone());
     run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
     assert.ok(run, 'the run of this page load is stored');
     // What the page's module summarised and what the report counts from the stored classes must agree.
@@ -84,6 +91,15 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
     await tab.page.waitForTimeout(1500);
     assert.equal(stack.store.countRuns(), runsBefore, 'no beacon stored');
   }
+  if (afterEnd) {
+    await tab.page.evaluate(() => window.h3probeDone());
+    await afterEnd(tab.page);
+  }
+  if (settleMs) await tab.page.waitForTimeout(settleMs);
+  const seen = { accepted: stack.collector.metrics.accepted - seenBefore.accepted,
+    duplicate: stack.collector.metrics.duplicate - seenBefore.duplicate };
+  if (run) assert.deepEqual(seen, { accepted: 1, duplicate: 0 }, 'the collector saw one beacon of this page load');
+  const pageBeacons = await tab.page.evaluate(() => window.__pageBeacons);
   const status = await tab.page.evaluate(() => window.h3probeStatus());
   const touched = await tab.page.evaluate(() => window.__touched ?? null);
   // However the run ended, or if it never started, nothing of the module keeps running in the page.
@@ -101,7 +117,7 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   const probeRequests = requests.filter((r) => r.url.includes('/noop'));
   await assertPageUnharmed(tab);
   await tab.context.close();
-  return { status, run, beacon, samples, phase, requests, probeRequests, touched, leaks };
+  return { status, run, beacon, samples, phase, requests, probeRequests, touched, leaks, pageBeacons };
 }
 
 // The overall counts of the report over everything the stack stored so far.
@@ -265,8 +281,8 @@ function faultMatrix(engine) {
   describe('module loading fails', () => {
     const ctx = withStack({});
     before(() => {
-      // The JS glue loads but its .wasm answers 404.
-      ctx.stack.writeFixture('h3probe_browser.mjs', fs.readFileSync(path.join(distRoot, 'h3probe_browser.mjs')));
+      // moduleUrl's folder holds the worker and the JS glue, but its .wasm answers 404.
+      for (const file of ['worker.js', 'h3probe_browser.mjs']) ctx.stack.writeFixture(file, fs.readFileSync(path.join(distRoot, file)));
     });
     test('WASM URL 404: the page is unaffected, no run starts, and a load_error beacon says wasm_fetch', async () => {
       const { status, probeRequests, requests } = await probe(ctx, { loadError: 'wasm_fetch',
@@ -295,9 +311,9 @@ function faultMatrix(engine) {
       assert.equal(JSON.parse(status.beacon).reason, 'wasm_type');
       fs.rmSync(path.join(ctx.stack.runDir, 'fixtures', 'h3probe_browser.wasm')); // the 404 case needs it missing
     });
-    test('the glue missing (its folder too): a load_error beacon says glue_import', async () => {
+    test('the glue missing (and the .wasm beside it): a load_error beacon says glue_import', async () => {
       const { probeRequests } = await probe(ctx, { loadError: 'glue_import',
-        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs' },
+        config: { moduleUrl: '/fixtures/missing.mjs' },
         waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
       assert.equal(probeRequests.length, 0);
     });
@@ -317,7 +333,7 @@ function faultMatrix(engine) {
     });
     test('a config id of 64 bytes in 32 characters: the load_error beacon carries it, and the collector stores it', async () => {
       const { run } = await probe(ctx, { loadError: 'glue_import',
-        config: { moduleUrl: '/fixtures/missing/h3probe_browser.mjs', configId: '\u00e9'.repeat(32) },
+        config: { moduleUrl: '/fixtures/missing.mjs', configId: '\u00e9'.repeat(32) },
         waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
       assert.equal(run.config_id, '\u00e9'.repeat(32));
     });
@@ -377,8 +393,9 @@ function faultMatrix(engine) {
 
   describe('Content-Security-Policy with worker-src \'none\'', () => {
     const ctx = withStack({ pageCsp: "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'none'; connect-src 'self' https://*.h3probe.test:*" });
-    test('no Worker can start: the run falls back to the main thread, completes, and its beacon says csp', async () => {
-      const { beacon, status } = await probe(ctx, { context: 'main', fallback: 'csp' });
+    test('no Worker can start: the run falls back to the main thread, completes, its beacon says csp, and the page sends it once', async () => {
+      const { beacon, status, pageBeacons, run } = await probe(ctx, { context: 'main', fallback: 'csp' });
+      assert.deepEqual(pageBeacons, [run.run_id]);
       assert.equal(beacon.outcome, 'complete');
       assert.equal(beacon.summary.control.n, 5);
       assert.equal(beacon.summary.treatment.n, 5);
@@ -395,14 +412,25 @@ function faultMatrix(engine) {
       Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
       document.dispatchEvent(new Event('visibilitychange'));
     };
+    // The page is left: hidden, then pagehide.
+    const leave = () => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+      document.dispatchEvent(new Event('visibilitychange'));
+      dispatchEvent(new Event('pagehide'));
+    };
+    // Long enough for a second beacon of the run (the worker's, after the page sent the partial one) to reach the
+    // collector on loopback.
+    const SETTLE_MS = 1500;
     for (const worker of [true, false]) {
-      test(`tab hidden mid-run (core ${worker ? 'in its Worker' : 'on the main thread'}): the run stops and a partial beacon goes out at once`, async () => {
+      const where = worker ? 'in its Worker' : 'on the main thread';
+      test(`tab hidden mid-run (core ${where}): the run stops, the page sends its partial beacon at once, and nothing else`, async () => {
         let running;
-        const { beacon, phase, leaks } = await probe(ctx, { config: { worker }, waitFor: async (page) => {
-          await page.waitForFunction(() => window.h3probeStatus().run === 'arms');
-          running = await moduleLeaks(page);
-          await page.evaluate(hide);
-        } });
+        const { beacon, phase, leaks, pageBeacons, run } = await probe(ctx, { config: { worker }, settleMs: SETTLE_MS,
+          waitFor: async (page) => {
+            await page.waitForFunction(() => window.h3probeStatus().run === 'arms');
+            running = await moduleLeaks(page);
+            await page.evaluate(hide);
+          } });
         // Mid-run the counters see the module at work (so their zero after the run means something). In a Worker the
         // observer and the timers are the worker's: the page holds only the two listeners.
         assert.equal(running.observers, worker ? 0 : 1);
@@ -410,6 +438,14 @@ function faultMatrix(engine) {
         assert.equal(running.listeners, 2, 'visibilitychange and pagehide');
         assert.deepEqual(leaks, NO_LEAKS);
         assertStoppedAfterPrewarm(beacon, phase);
+        assert.deepEqual(pageBeacons, [run.run_id], 'the page sent the partial beacon, synchronously');
+      });
+      test(`visible to the end (core ${where}): ${worker ? 'the worker sends the beacon with fetch keepalive, the page none' : 'the page sends the beacon'}; hidden and left just after, nothing more`, async () => {
+        const { beacon, pageBeacons, run } = await probe(ctx, { config: { worker }, afterEnd: (page) => page.evaluate(leave),
+          settleMs: SETTLE_MS });
+        assert.equal(beacon.outcome, 'complete');
+        assert.equal(beacon.context.visible_throughout, true);
+        assert.deepEqual(pageBeacons, worker ? [] : [run.run_id]);
       });
     }
     // What a run hidden while its first arm (control) is in flight beacons: the pre-warm, the arm cut short.

@@ -35,7 +35,7 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
     await tab.page.keyboard.press('Enter');
     await tab.page.waitForFunction(() => Number(document.body.dataset.searches) === 1, { timeout: 10000 });
     await stack.collector.waitForRuns(runsBefore + 1, 30000);
-    const status = await tab.page.evaluate(() => window.h3probeStatus());
+    const status = await tab.page.evaluate(() => window.h3probeDone());
     const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
     assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);
     assert.equal(run.outcome, 'complete');

@@ -1,8 +1,8 @@
 // The package as a web team adopts it: `npm pack` → install the tarball in a fresh project → bundle a page by each
 // recipe of docs/embedding.md, its commands read from that page (Vite; esbuild ESM with code splitting, and an IIFE)
-// → one complete run of each in Chromium against the local stack (real Caddy serving HTTP/2 and HTTP/3, the real
-// collector and SQLite), in the Worker; and a page bundled without worker.js, whose run falls back to the main thread
-// and is counted, with its reason, in the report and /metrics. Also: what a page-only install weighs, and that the
+// → complete runs of each in Chromium against the local stack (real Caddy serving HTTP/2 and HTTP/3, the real
+// collector and SQLite), in the Worker and on the main thread; and a page bundled without worker.js, which has neither
+// and whose load_error beacon the report and /metrics count. Also: what a page-only install weighs, and that the
 // package's types check under tsc --strict.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
@@ -14,6 +14,7 @@ import { build as esbuild } from 'esbuild';
 import { startStack } from '../../devstack/stack.mjs';
 import { launchBrowser, openPage } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
+import { groupMembers } from '../../devstack/supervise.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
@@ -216,7 +217,11 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
         assert.ok(assets.some((f) => f.endsWith('.wasm')), `Vite emitted the .wasm: ${assets}`);
       }
       if (name === 'esbuild-esm') {
-        assert.ok(fs.readdirSync(path.join(out, 'js')).filter((f) => f.endsWith('.js')).length >= 3, 'a lazy chunk besides app.js and worker.js');
+        // The main-thread fallback (run.js) is a lazy chunk; the core's code is only in the copied worker.js, which
+        // run.js imports by its URL: esbuild makes no chunk of it.
+        const chunks = fs.readdirSync(path.join(out, 'js')).filter((f) => f.endsWith('.js')).sort();
+        assert.equal(chunks.length, 3, `app.js, worker.js and one lazy chunk: ${chunks}`);
+        assert.ok(chunks.some((f) => /^run-\w+\.js$/.test(f)), chunks.join(' '));
       }
       serve(out);
       if (name === 'esbuild-iife') {
@@ -228,6 +233,9 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
         assert.deepEqual(lost.uncaught, []);
       }
       assertCompleteRun(await runPage(recipe.config));
+      // The main-thread fallback of the same bundle: run.js names worker.js, the glue and the .wasm with
+      // new URL(…, import.meta.url), which Vite emits as they are and esbuild leaves for the copied files.
+      assertCompleteRun(await runPage({ ...recipe.config, worker: 'false' }), { context: 'main', fallback: 'disabled' });
     });
   }
 
@@ -249,8 +257,9 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
     assert.equal(mjs, 0, 'the .mjs entry imports no chunk before the search');
   });
 
-  test('the esbuild recipe without worker.js: the run falls back to the main thread, and the report and /metrics count it with its reason', async () => {
-    // The recipe as docs/embedding.md gave it before worker.js was added to its copy.
+  test('the esbuild recipe without worker.js: no Worker and no main-thread run; the load_error beacon says worker_import, and the report and /metrics count it', async () => {
+    // The recipe as docs/embedding.md gave it before worker.js was added to its copy. The main-thread fallback imports
+    // that same worker.js (the bundle holds the core's code once), so it cannot run either.
     const recipe = recipes['esbuild-esm'];
     const commands = recipe.commands.replace('for f in worker.js ', 'for f in ');
     assert.notEqual(commands, recipe.commands);
@@ -258,42 +267,23 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
     const out = served('esbuild-esm', dir);
     assert.ok(!fs.existsSync(path.join(out, 'js', 'worker.js')));
     serve(out);
-    assertCompleteRun(await runPage(), { context: 'main', fallback: 'worker_load', errors: ['worker: the worker failed to load'] });
+    const runsBefore = stack.store.countRuns();
+    const { outcome, result, uncaught } = await runPage();
+    assert.equal(outcome, 'error');
+    assert.deepEqual(uncaught, []);
+    assert.match(result.errors.join('\n'), /^worker: not loaded$/m);
+    await stack.collector.waitForRuns(runsBefore + 1, 30000);
+    const stored = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(result.pageLoadId);
+    assert.equal(stored.outcome, 'load_error');
+    assert.equal(stored.reason, 'worker_import');
 
-    const stored = stack.store.db.prepare("SELECT count(*) AS runs, sum(run_context = 'main') AS main FROM runs WHERE arms = 'h2-h3'").get();
-    assert.equal(stored.main, 1);
     const core = await loadH3probeNode();
-    const htmlPath = path.join(tmp, 'fallback.html');
-    const jsonPath = path.join(tmp, 'fallback.json');
-    const { report, text } = await makeReport(core, { db: stack.store.db, htmlPath, jsonPath });
-    assert.deepEqual(report.mainThread, { runs: stored.runs, main: 1, share: 1 / stored.runs, byReason: [{ reason: 'worker_load', n: 1 }] });
-    const line = `main thread: 1 of ${stored.runs} runs (${(100 / stored.runs).toFixed(1)}%) ran on the page's main thread, not in the Worker (worker_load 1)`;
-    console.log(`# ${line}`);
-    assert.ok(text.split('\n').includes(line), text);
-    assert.match(text, /^CAUTION: 1 of \d+ \(\d+\.\d%\) of the runs ran on the page's main thread, not in the Worker \(worker_load 1\)/m);
-    const page = fs.readFileSync(htmlPath, 'utf8');
-    assert.ok(page.includes(`<p class="main-thread">${line.replace(/'/g, '&#39;')}.</p>`));
-    assert.match(page, /class="caution">Caution: 1 of \d+ .*worker_load 1/);
-    assert.deepEqual(JSON.parse(fs.readFileSync(jsonPath, 'utf8')).mainThread, report.mainThread);
-
+    const { text } = await makeReport(core, { db: stack.store.db });
+    assert.ok(text.split('\n').includes('load errors: 1 (worker_import 1)'), text);
     const metrics = await (await fetch(`http://127.0.0.1:${stack.ports.collector}/metrics`)).text();
-    assert.match(metrics, /^h3probe_main_thread_runs_total\{reason="worker_load"\} 1$/m);
-    assert.match(metrics, new RegExp(`^h3probe_worker_runs_total ${stored.runs - 1}$`, 'm'));
+    assert.match(metrics, /^h3probe_load_errors_total\{reason="worker_import"\} 1$/m);
   });
 });
-
-// The processes of a process group, from /proc (field 5 of stat is the group; the name field may hold spaces).
-function groupMembers(pgid) {
-  const members = [];
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(pid));
-    } catch { /* gone */ }
-  }
-  return members;
-}
 
 describe('npx h3probe collector: SIGTERM and SIGINT drain and stop it, with no orphan', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
   before(() => {

@@ -37,7 +37,7 @@ for (const engine of ENGINES) {
         await tab.page.fill('#query', 'quarterly report');
         await tab.page.press('#query', 'Enter');
         await stack.collector.waitForRuns(runsBefore + 1, 30000);
-        const status = await tab.page.evaluate(() => window.h3probeStatus());
+        const status = await tab.page.evaluate(() => window.h3probeDone());
         assert.deepEqual(status.errors, []);
         const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
         assert.ok(run, `a run is stored for page load ${status.pageLoadId}`);

@@ -6,9 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../../devstack/paths.mjs';
 
-// The consumer's page: configures the probe from the URL (the origins, the beacon URL), exposes a run for the test.
+// The consumer's page: configures the probe from the URL (the origins, the beacon URL; worker=false), exposes a run for
+// the test.
 export const APP = `import { configure, searchCompleted, whenDone, status } from 'h3probe';
-const config = Object.fromEntries(new URLSearchParams(location.search));
+const config = Object.fromEntries([...new URLSearchParams(location.search)].map(([k, v]) => [k, v === 'false' ? false : v]));
 configure(config);
 window.h3probeStatus = status;
 window.runOnce = async () => ({ outcome: await searchCompleted(), result: await whenDone() });

@@ -10,21 +10,25 @@ import { launchWebKit, webkitMissing } from '../../devstack/webkit.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { fromUserAgent } from '../../server/browserFor.mjs';
 import { networkMsOf, RECORD_WORKER_ENTRIES } from './workerEntries.mjs';
+import { RECORD_PAGE_BEACONS } from './pageBeacons.mjs';
 
 const missing = webkitMissing();
 
 let stack;
+let slowStack; // its no-op answers after 300 ms: a run long enough to hide the page in the middle of it
 let webkit;
 
 before(async () => {
   if (missing) return;
   stack = await startStack();
-  webkit = await launchWebKit(stack);
+  slowStack = await startStack({ noopDelayMs: 300 });
+  webkit = await launchWebKit(stack); // the host names resolve to loopback: the same session loads either stack's page
 }, { timeout: 60000 });
 
 after(async () => {
   await webkit?.close();
   await stack?.stop();
+  await slowStack?.stop();
 });
 
 // Classic WebDriver has no page-error events (WebKitWebDriver 2.50 refuses a BiDi session), so the page records its
@@ -70,7 +74,8 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
   await driver.findElement(By.css('#query')).sendKeys('quarterly report', Key.ENTER);
   await driver.wait(async () => Number(await driver.executeScript('return document.body.dataset.searches')) === 1, 10000);
   await stack.collector.waitForRuns(runsBefore + 1, 30000);
-  const status = await driver.executeScript('return window.h3probeStatus()');
+  // whenDone(): the worker tells the page its beacon went once the collector has answered, maybe after storing it.
+  const status = await driver.executeAsyncScript('window.h3probeDone().then(arguments[arguments.length - 1])');
   const page = await driver.executeScript(READ_PAGE);
 
   const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
@@ -134,6 +139,54 @@ test('WebKitGTK: one search runs the probe once, beaconed and stored as webkit; 
     `${page.entries.some((e) => e.serverTiming.length) ? 'exposed' : 'empty'}; timer_resolution_ms ${run.timer_resolution_ms} ` +
     `(smallest tick ${page.minTickMs}); classes ${classes.join(',')}; median network_ms (stored, not counted) ` +
     `control ${median('control')}, treatment ${median('treatment')}; summary ${JSON.stringify(summary)}`);
+});
+
+// One page load of the slow stack with config, searched once; hide: 'mid-run' hides the page while the arms run,
+// 'after' hides and leaves it once the run is over (whenDone). Resolves to the stored run, the beacon as the page
+// knows it, the run_ids of the page's own sendBeacon calls, and what the collector saw meanwhile.
+async function lifecycle(config, hide) {
+  const { driver } = webkit;
+  const seenBefore = { ...slowStack.collector.metrics };
+  const runsBefore = slowStack.store.countRuns();
+  await driver.get(experimentUrl(slowStack, config));
+  await driver.wait(async () => (await driver.executeScript('return typeof window.h3probeStatus')) === 'function', 10000);
+  await driver.executeScript(RECORD_ERRORS);
+  await driver.executeScript(RECORD_PAGE_BEACONS);
+  await driver.findElement(By.css('#query')).sendKeys('lifecycle', Key.ENTER);
+  const HIDE = `Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));`;
+  if (hide === 'mid-run') {
+    await driver.wait(async () => (await driver.executeScript('return window.h3probeStatus().run')) === 'arms', 20000);
+    await driver.executeScript(HIDE);
+  }
+  await slowStack.collector.waitForRuns(runsBefore + 1, 30000);
+  const status = await driver.executeAsyncScript('window.h3probeDone().then(arguments[arguments.length - 1])');
+  if (hide === 'after') await driver.executeScript(`${HIDE} dispatchEvent(new Event('pagehide'));`);
+  await new Promise((resolve) => setTimeout(resolve, 1500)); // time for a second beacon of the run to arrive
+  const run = slowStack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
+  return {
+    run, beacon: JSON.parse(status.beacon), pageBeacons: await driver.executeScript('return window.__pageBeacons'),
+    errors: await driver.executeScript('return window.__h3probeTestErrors'),
+    seen: { accepted: slowStack.collector.metrics.accepted - seenBefore.accepted,
+      duplicate: slowStack.collector.metrics.duplicate - seenBefore.duplicate },
+  };
+}
+
+test('WebKitGTK: the beacon of each path, exactly one per run: from the Worker at a visible end, from the page when hidden mid-run, from the page on the main thread', { skip: missing, timeout: 120000 }, async () => {
+  for (const [name, config, hide, sender, outcome] of [
+    ['visible to the end, then left', {}, 'after', 'worker', 'complete'],
+    ['hidden mid-run', {}, 'mid-run', 'page', 'stopped'],
+    ['on the main thread (worker: false), left after the end', { worker: false }, 'after', 'page', 'complete'],
+  ]) {
+    const { run, beacon, pageBeacons, seen, errors } = await lifecycle(config, hide);
+    assert.ok(run, `${name}: the run is stored`);
+    assert.deepEqual(seen, { accepted: 1, duplicate: 0 }, `${name}: the collector saw one beacon`);
+    assert.equal(run.outcome, outcome, name);
+    assert.equal(beacon.run_id, run.run_id, name);
+    assert.equal(run.run_context, config.worker === false ? 'main' : 'worker', name);
+    assert.deepEqual(pageBeacons, sender === 'page' ? [run.run_id] : [], `${name}: the beacon went from the ${sender}`);
+    assert.deepEqual(errors, [], `${name}: no uncaught error or unhandled rejection in the page`);
+  }
 });
 
 // A page whose CSP blocks workers (by <meta>), loading the module from the stack and running it once (config from its

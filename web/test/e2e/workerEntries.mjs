@@ -2,8 +2,8 @@
 // which the page's performance.getEntries() does not show, and the module ends its worker once the beacon is sent.
 
 // An init script (runs before any page script; also as a string for WebDriver): every Worker the page starts runs its
-// module from a wrapper which, just before the module posts its beacon to the page ({toSend}), posts the worker's own
-// h3probe entries (toJSON, plus serverTiming), kept in window.__workerEntries. The module's own message handler
+// module from a wrapper which, just before the module tells the page the run is over ({end}: its beacon sent), posts the
+// worker's own h3probe entries (toJSON, plus serverTiming), kept in window.__workerEntries. The module's own message handler
 // ignores the extra message. Do not combine with countModuleLeaks: the listener added here is called from the module's
 // stack.
 export function recordWorkerEntries() {
@@ -16,7 +16,7 @@ export function recordWorkerEntries() {
     const source = `import ${JSON.stringify(target)};
     const post = postMessage.bind(self);
     self.postMessage = (message, ...rest) => {
-      if (message && message.toSend) {
+      if (message && message.end) {
         post({ __workerEntries: performance.getEntriesByType('resource').filter((e) => e.name.includes('h3probe='))
           .map((e) => ({ ...e.toJSON(), serverTiming: (e.serverTiming || []).map((t) => ({ name: t.name, description: t.description })) })) });
       }

@@ -18,6 +18,7 @@ import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
 import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
+import { assertSameReport as assertSame } from './sameReport.mjs';
 
 const core = await loadH3probeNode();
 const scratch = clickhouseScratch('h3probe-chreport-');
@@ -83,22 +84,13 @@ async function writeBoth(items, sqlitePath, chStore) {
   await Promise.all(pending);
 }
 
-// The JSON report's text with the fields in skip (at any depth) taken out: the generation time, and what two
-// collectors may see differently (when each received a beacon).
-function jsonWithout(text, skip) {
-  const strip = (v) => (Array.isArray(v) ? v.map(strip) : v && typeof v === 'object'
-    ? Object.fromEntries(Object.entries(v).filter(([k]) => !skip.includes(k)).map(([k, x]) => [k, strip(x)])) : v);
-  return JSON.stringify(strip(JSON.parse(text)), null, 1);
-}
-
 // The text, HTML and JSON reports from each store; from ClickHouse also the (day, region) cells each set of passes read
 // from the value summary and from run_records (cells: [{summary, raw}], the report's then the cumulative looks').
 async function bothReports(sqlitePath, chSpec, options, tag, chOptions = {}) {
   const out = {};
   for (const [name, source] of [['sqlite', { dbPath: sqlitePath }], ['clickhouse', { store: chSpec, ...chOptions }]]) {
     const r = await makeReport(core, { ...source, ...options, htmlPath: path.join(tmp, `${tag}-${name}.html`), jsonPath: path.join(tmp, `${tag}-${name}.json`) });
-    const jsonText = fs.readFileSync(r.jsonPath, 'utf8');
-    out[name] = { text: r.text, html: fs.readFileSync(r.htmlPath, 'utf8'), jsonText, json: JSON.parse(jsonText),
+    out[name] = { text: r.text, html: fs.readFileSync(r.htmlPath, 'utf8'), json: JSON.parse(fs.readFileSync(r.jsonPath, 'utf8')),
       cells: (r.passes ?? []).filter((p) => p.name.endsWith('summary-totals')).map((p) => p.cells ?? { summary: 0, raw: 0 }) };
   }
   return out;
@@ -120,21 +112,6 @@ async function chQuery(spec, sql) {
   const text = await res.text();
   assert.equal(res.status, 200, text);
   return text;
-}
-
-function assertSame({ sqlite, clickhouse }, skip = ['generatedAt']) {
-  const a = sqlite.text.split('\n');
-  const b = clickhouse.text.split('\n');
-  for (let i = 0; i < Math.max(a.length, b.length); i++) assert.equal(b[i], a[i], `text line ${i + 1}:\n${b[i]}\n${a[i]}`);
-  // The footer's generation time is the one line that may differ.
-  const stamp = (html) => html.replace(/Generated \d{4}-\d\d-\d\dT[\d:.]+Z/, 'Generated (time)').split('\n');
-  const ha = stamp(sqlite.html);
-  const hb = stamp(clickhouse.html);
-  for (let i = 0; i < Math.max(ha.length, hb.length); i++) assert.equal(hb[i], ha[i], `HTML line ${i + 1}`);
-  // Byte for byte but the generation time: every number the same bits, each field in the same place.
-  const [ja, jb] = [sqlite, clickhouse].map((r) => jsonWithout(r.jsonText, skip).split('\n'));
-  for (let i = 0; i < Math.max(ja.length, jb.length); i++) assert.equal(jb[i], ja[i], `JSON line ${i + 1}`);
-  if (skip.length === 1) assert.equal(clickhouse.jsonText.replace(/"generatedAt": "[^"]*"/, ''), sqlite.jsonText.replace(/"generatedAt": "[^"]*"/, ''));
 }
 
 describe('report from ClickHouse aggregates', () => {

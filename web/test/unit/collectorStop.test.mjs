@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
 import { freePort } from '../../devstack/ports.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
+import { groupMembers } from '../../devstack/supervise.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { COPY_MS } from '../../server/stopSignals.mjs';
 
@@ -27,19 +28,6 @@ before(async () => {
   scratch.servers.push(server);
 });
 after(() => scratch.cleanup());
-
-// The processes of a process group, from /proc (field 5 of stat is the group; the name field may hold spaces).
-function groupMembers(pgid) {
-  const members = [];
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') members.push(Number(pid));
-    } catch { /* gone */ }
-  }
-  return members;
-}
 
 /**
  * Starts the collector in a process group of its own (as a terminal or a supervisor starts it) by `how`; resolves

@@ -195,9 +195,12 @@ describe('report --by network (SQLite)', () => {
       [['overall', 200], ['AS15169 Google LLC', 80], ['AS13335 Cloudflare, Inc.', 50], ['other', 70]]);
     assert.deepEqual(fewer.report.pooled, { minRuns: 45, values: 4 });
     await assert.rejects(makeReport(core, { dbPath, by: 'network', minGroupRuns: 0 }), /--min-network-runs/);
-    // A young store, every network under the minimum: one group, other, with every run (and the view's, and the days').
+
+    // A young store: no network has the minimum, so every run is in other (and the connection-setup view's too).
     const young = await makeReport(core, { dbPath, by: 'network', minGroupRuns: 1000, jsonPath: path.join(tmp, 'young.json') });
     assert.deepEqual(young.report.groups.map((g) => [g.name, g.runs]), [['overall', 200], ['other', 200]]);
+    assert.deepEqual(young.report.pooled, { minRuns: 1000, values: 6 });
     assert.deepEqual(young.report.connectionSetup.groups.map((g) => g.name), ['overall', 'other']);
+    assert.equal(young.report.connectionSetup.groups[1].runs, young.report.connectionSetup.groups[0].runs);
   });
 });

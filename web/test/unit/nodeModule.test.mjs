@@ -149,7 +149,7 @@ test('bad input comes back as a value naming the problem, never as a throw', () 
   const tooManyErrors = beacon({ errors: Array.from({ length: schema.limits.maxErrors + 1 }, () => 'e') });
   assert.match(core.decodeBeacon(JSON.stringify(tooManyErrors)).error, new RegExp(`at most ${schema.limits.maxErrors} strings`));
   assert.match(core.buildReport(new Uint8Array(0), { groups: [] }, { method: 'magic' }).error, /method must be delta or bootstrap/);
-  assert.match(core.buildReport(new Uint8Array([9, 1, 2]), { groups: ['a'] }, {}).error, /names no group/);
+  assert.match(core.buildReport(new Uint8Array([9, 0, 1, 2]), { groups: ['a'] }, {}).error, /names no group/);
 });
 
 test('the report reads records in chunks exactly as in one piece, wherever the chunks are cut', () => {
@@ -157,7 +157,7 @@ test('the report reads records in chunks exactly as in one piece, wherever the c
   for (let i = 0; i < 30; i++) {
     const d = core.decodeBeacon(JSON.stringify(beacon({ run_id: `r${i}`, order: i % 2 ? 'h3-first' : 'h2-first',
       samples: [sample('control', 0, 'h2', 'h2', { network_ms: 20 + i }), sample('treatment', 0, 'h3', 'h3', { network_ms: 18 + (i % 7) })] })));
-    records.push(Uint8Array.of(1 + (i % 2)), d.run.arm_counts, d.run.arm_network_ms);
+    records.push(Uint8Array.of(1 + (i % 2), 0), d.run.arm_counts, d.run.arm_network_ms);
   }
   const whole = Buffer.concat(records);
   const one = core.buildReport(whole, { groups: ['a', 'b'] }, {});

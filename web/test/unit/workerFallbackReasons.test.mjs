@@ -1,6 +1,7 @@
 // Why a run left its Worker (the beacon's context.worker_fallback) is the core's closed list (H3PROBE_WORKER_FALLBACK_REASONS
-// in wasm/core/beacon.hpp, through the Node module's schema): every name run.js gives is in it, every name in it is
-// given by run.js, and the decoder takes each listed name on a run of the main thread and refuses anything else.
+// in wasm/core/beacon.hpp, through the Node module's schema): every name run.js gives (from the gate's codes for what its
+// Worker met, or its own) is in it, every name in it is given by run.js, and the decoder takes each listed name on a run
+// of the main thread and refuses anything else.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,12 +16,18 @@ test('every reason run.js gives is in the core list, and every listed reason is 
   assert.ok(listed.length >= 6, listed.join(', '));
   for (const r of core.schema().workerFallbackReasons) assert.ok(r.description.length > 10, r.name);
   const text = fs.readFileSync(path.join(repoRoot, 'web', 'src', 'run.js'), 'utf8');
-  // The ways run.js names a reason: fallBack('…', problem) where the worker cannot run, the choices of `fallback = …`
-  // where none is tried, and the CSP's late word in workerFallback: a quoted name after `fallBack(` or `? ` on such a line.
+  // The ways run.js names a reason: TRIED, what the gate's Worker met by the code the gate gives; the choices of
+  // `fallback = …` where the gate tried none; and the CSP's late word in workerFallback: the quoted names of TRIED, and
+  // a quoted name after `? ` or `= ` on the other lines.
   const given = new Set();
-  for (const [line] of text.matchAll(/^.*(?:fallBack\(|fallback = |const workerFallback = ).*$/gm)) {
-    for (const q of line.matchAll(/(?:fallBack\(|\? )'([^']*)'/g)) given.add(q[1]);
+  for (const [line] of text.matchAll(/^.*(?:const TRIED = |fallback = |const workerFallback = ).*$/gm)) {
+    for (const q of line.matchAll(line.includes('TRIED = ') ? /'([^']*)'/g : /(?:\?|[^=!]=) '([^']*)'/g)) given.add(q[1]);
   }
+  // The gate gives each code of TRIED: fallBack(N, problem) in h3probe.js.
+  const gate = fs.readFileSync(path.join(repoRoot, 'web', 'src', 'h3probe.js'), 'utf8');
+  const codes = [...gate.matchAll(/fallBack\((\d), /g)].map((m) => Number(m[1])).sort();
+  const tried = text.match(/const TRIED = \[([^\]]*)\]/)[1].split(',').length;
+  assert.deepEqual(codes, [...Array(tried).keys()], 'the gate gives each code of TRIED');
   assert.deepEqual([...given].sort(), [...listed].sort());
 });
 
