@@ -22,7 +22,7 @@ const CDF_PROBABILITIES = Object.freeze((() => {
  * core: the module from loadH3probeNode(). data: from readReportData(). Options (default: schema().reportDefaults'):
  * method, confidence, percentiles, sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at
  * percentile p), cdf: also compute the CDF points for the plots. Returns the report (assemble()), with its daily series
- * (report.daily, addDailySeries()) when data.days names days, and its connection-setup view (report.connectionSetup,
+ * (report.daily, addDailySeries(); its days may be none) when data.daily, and its connection-setup view (report.connectionSetup,
  * assembleSetup(); null unless data.setup).
  */
 export function buildReport(core, data, { method = 'delta', confidence, percentiles, sampleSize, cdf = false } = {}) {
@@ -32,10 +32,11 @@ export function buildReport(core, data, { method = 'delta', confidence, percenti
   if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
   const report = assemble(schema, data, out.groups, shape);
   report.connectionSetup = data.setup ? assembleSetup(schema, out.setup) : null;
-  if (data.days?.length) {
-    const days = assemble(schema, { ...data, by: 'day', pooled: null }, out.days, reportShape(schema, { method, confidence,
-      percentiles: schema.reportDefaults.seriesPercentiles, sampleSize }));
-    addDailySeries(report, schema.reportDefaults.seriesPercentiles, days.groups.slice(1), out.looks);
+  if (data.daily) {
+    // No day: no run selected, and the core gives no groups.
+    const days = data.days.length ? assemble(schema, { ...data, by: 'day', pooled: null }, out.days, reportShape(schema, { method,
+      confidence, percentiles: schema.reportDefaults.seriesPercentiles, sampleSize })).groups.slice(1) : [];
+    addDailySeries(report, schema.reportDefaults.seriesPercentiles, days, out.looks ?? []);
   }
   return report;
 }

@@ -48,7 +48,7 @@ function poolGroups(counts, minRuns) {
  * response sizes are never pooled either), daily (also the days: the daily series from the same pass), setup (each
  * record also carries the run's cold-setup record: the connection-setup view from the same pass).
  * Returns, for buildReport(), { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the
- * regions the runs came from], groups: [group names], days: [day names] (daily; else []), setup, records: [Buffer] (the
+ * regions the runs came from], groups: [group names], daily, days: [day names] (daily; else []), setup, records: [Buffer] (the
  * records in chunks, in run order, laid out as the core's ReportRequest says), loadErrors: [{reason, n}] (the
  * load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
@@ -128,7 +128,7 @@ export function readReportData(db, schema, {
   }
   return { metric, since: sinceIso, arms, by, payloadBytes, payloadModes, storedRuns,
     received: { first: cells.length ? cells.map((c) => c.first).sort()[0] : null, last: cells.length ? cells.map((c) => c.last).sort().at(-1) : null },
-    regions: byRegion.map((r) => r.name), groups, days, setup, records: parts, ...(pooled ? { pooled } : {}),
+    regions: byRegion.map((r) => r.name), groups, daily, days, setup, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso),
     mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }) };
