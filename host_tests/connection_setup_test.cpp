@@ -85,34 +85,29 @@ TEST_CASE("cold setup: the first new, verified connection to each origin") {
 
 namespace {
 
-// rows of `runs` runs: per run, cold h3 at idx 0 (QUIC, connect base + 1 RTT), h3 reused at idx 1, cold h2 at idx 2
-// (connect base + 2 RTT); every fifth run in group 2, the rest in group 1.
-SetupRows make_rows(int runs, double rtt) {
-    SetupRows r;
-    r.texts = {"h2", "h3", "ok", "", "HTTP/2.0", "HTTP/3.0"};
+// The cold-setup records ([group byte][setup_record()] per run) of `runs` runs: per run, cold h3 at idx 0 (QUIC, connect
+// base + 1 RTT), h3 reused at idx 1, cold h2 at idx 2 (connect base + 2 RTT); every fifth run in group 2, the rest in
+// group 1.
+std::vector<std::uint8_t> make_records(int runs, double rtt) {
+    std::vector<std::uint8_t> out;
     std::mt19937_64 rng(7);
     std::normal_distribution<double> noise(0, 2), user(0, 5);
-    const auto row = [&](int run, int idx, std::uint32_t origin, std::uint32_t protocol, std::uint32_t server, bool reused,
-                         double connect) {
-        r.group.push_back(run % 5 == 0 ? 2 : 1);
-        r.run.push_back(run);
-        r.idx.push_back(idx);
-        r.origin.push_back(origin);
-        r.result.push_back(2);
-        r.protocol.push_back(protocol);
-        r.server_protocol.push_back(server);
-        r.reused.push_back(reused ? 1 : 0);
-        r.connect_ms.push_back(connect);
-        r.tls_ms.push_back(reused ? 0 : connect / 2);
-        r.network_ms.push_back(connect + rtt + 1);
+    const auto cold = [&](int idx, Proto origin, const char* protocol, const char* server, double connect) {
+        Sample s = prewarm(idx, origin, protocol, false, connect, server);
+        s.network_ms = connect + rtt + 1;
+        return s;
     };
     for (int run = 0; run < runs; ++run) {
         const double base = 3 + std::abs(user(rng));  // the run's own device and path: shared by both setups
-        row(run, 0, 1, 1, 5, false, base + rtt + std::abs(noise(rng)));
-        row(run, 1, 1, 1, 5, true, 0);
-        row(run, 2, 0, 0, 4, false, base + 2 * rtt + std::abs(noise(rng)));
+        const std::vector<Sample> samples = {cold(0, Proto::h3, "h3", "HTTP/3.0", base + rtt + std::abs(noise(rng))),
+                                             prewarm(1, Proto::h3, "h3", true, 0, "HTTP/3.0"),
+                                             cold(2, Proto::h2, "h2", "HTTP/2.0", base + 2 * rtt + std::abs(noise(rng)))};
+        out.push_back(run % 5 == 0 ? 2 : 1);  // the group number, two bytes little-endian
+        out.push_back(0);
+        const std::vector<std::uint8_t> record = setup_record(cold_setup(samples));
+        out.insert(out.end(), record.begin(), record.end());
     }
-    return r;
+    return out;
 }
 
 }  // namespace
@@ -120,7 +115,9 @@ SetupRows make_rows(int runs, double rtt) {
 TEST_CASE("connection setup view: one round trip saved, paired within the run, by group") {
     ReportOptions o;
     o.percentiles = {0.5, 0.9, 0.95};
-    const SetupReport rep = connection_setup_report(make_rows(200, 50), nullptr, 0, {"a", "b"}, o);
+    const std::vector<std::uint8_t> records = make_records(200, 50);
+    REQUIRE(records.size() == 200 * (kGroupNumberBytes + kSetupRecordBytes));
+    const SetupReport rep = connection_setup_report(records.data(), records.size(), {"a", "b"}, o);
     REQUIRE(rep.error.empty());
     REQUIRE(rep.groups.size() == 3);
     const SetupGroup& all = rep.groups[0];
@@ -129,7 +126,7 @@ TEST_CASE("connection setup view: one round trip saved, paired within the run, b
     CHECK(rep.groups[1].runs + rep.groups[2].runs == 200);
     CHECK(rep.groups[2].runs == 40);
     CHECK(all.outcomes[1][static_cast<int>(SetupOutcome::cold)] == 200);
-    CHECK(all.first_h3_over_h3 == 200);
+    CHECK(all.first_h3[static_cast<int>(FirstH3::over_h3)] == 200);
     const GroupReport& connect = all.metric[static_cast<int>(SetupMetric::connect_ms)];
     REQUIRE(connect.analysis.rows.size() == 3);
     const QuantileDifferenceRow& p50 = connect.analysis.rows[0];
@@ -148,82 +145,15 @@ TEST_CASE("connection setup view: one round trip saved, paired within the run, b
     CHECK(tls.analysis.rows[0].diff_ms == 0);
 }
 
-TEST_CASE("connection setup view: rows that do not read are an error, not a guess") {
-    SetupRows r = make_rows(3, 20);
-    r.origin[1] = 99;
-    CHECK(connection_setup_report(r, nullptr, 0, {"a", "b"}, ReportOptions{}).error.find("text") != std::string::npos);
-    r = make_rows(3, 20);
-    r.group[0] = 9;
-    CHECK(connection_setup_report(r, nullptr, 0, {"a", "b"}, ReportOptions{}).error.find("group") != std::string::npos);
-    r = make_rows(3, 20);
-    r.tls_ms.pop_back();
-    CHECK(!connection_setup_report(r, nullptr, 0, {"a", "b"}, ReportOptions{}).error.empty());
-}
-
-namespace {
-
-// The runs of `rows` as cold-setup records ([group number][setup_record()] per run), made from the rows' samples.
-std::vector<std::uint8_t> records_of(const SetupRows& r) {
-    std::vector<std::uint8_t> out;
-    for (std::size_t first = 0; first < r.size();) {
-        std::vector<Sample> samples;
-        std::size_t i = first;
-        for (; i < r.size() && r.run[i] == r.run[first]; ++i) {
-            Sample s = prewarm(static_cast<int>(r.idx[i]), r.origin[i] ? Proto::h3 : Proto::h2, r.texts[r.protocol[i]].c_str(),
-                               r.reused[i] != 0, r.connect_ms[i], r.texts[r.server_protocol[i]].c_str());
-            s.network_ms = r.network_ms[i];
-            samples.push_back(s);
-        }
-        out.push_back(static_cast<std::uint8_t>(r.group[first] & 0xff));
-        out.push_back(static_cast<std::uint8_t>(r.group[first] >> 8));
-        const std::vector<std::uint8_t> record = setup_record(cold_setup(samples));
-        out.insert(out.end(), record.begin(), record.end());
-        first = i;
-    }
-    return out;
-}
-
-}  // namespace
-
-TEST_CASE("connection setup view: the runs' records give the view their rows give") {
-    ReportOptions o;
-    o.percentiles = {0.5, 0.9};
-    const SetupRows rows = make_rows(120, 30);
-    const std::vector<std::uint8_t> records = records_of(rows);
-    REQUIRE(records.size() == 120 * (kGroupNumberBytes + kSetupRecordBytes));
-    const SetupReport from_rows = connection_setup_report(rows, nullptr, 0, {"a", "b"}, o);
-    const SetupReport from_records = connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, o);
-    REQUIRE(from_rows.error.empty());
-    REQUIRE(from_records.error.empty());
-    for (std::size_t g = 0; g < 3; ++g) {
-        CHECK(from_records.groups[g].runs == from_rows.groups[g].runs);
-        CHECK(from_records.groups[g].paired == from_rows.groups[g].paired);
-        CHECK(from_records.groups[g].outcomes == from_rows.groups[g].outcomes);
-        CHECK(from_records.groups[g].first_h3_over_h3 == from_rows.groups[g].first_h3_over_h3);
-        for (int m = 0; m < kSetupMetrics; ++m)
-            for (std::size_t k = 0; k < 2; ++k) {
-                const QuantileDifferenceRow &a = from_records.groups[g].metric[m].analysis.rows[k],
-                                            &b = from_rows.groups[g].metric[m].analysis.rows[k];
-                CHECK(a.h2 == b.h2);
-                CHECK(a.h3 == b.h3);
-                CHECK((a.ci_ms_lo == b.ci_ms_lo || (std::isnan(a.ci_ms_lo) && std::isnan(b.ci_ms_lo))));
-            }
-    }
-    // Half the runs by record and half by rows: the same counts.
-    const SetupReport both = connection_setup_report(rows, records.data(), records.size() / 2 / (kGroupNumberBytes + kSetupRecordBytes) * (kGroupNumberBytes + kSetupRecordBytes), {"a", "b"}, o);
-    REQUIRE(both.error.empty());
-    CHECK(both.groups[0].runs == 120 + 60);
-}
-
 TEST_CASE("connection setup view: records that do not read are an error, not a guess") {
-    std::vector<std::uint8_t> records = records_of(make_rows(3, 20));
-    CHECK(connection_setup_report(SetupRows{}, records.data(), records.size() - 1, {"a", "b"}, ReportOptions{}).error.find("end inside") != std::string::npos);
+    std::vector<std::uint8_t> records = make_records(3, 20);
+    CHECK(connection_setup_report(records.data(), records.size() - 1, {"a", "b"}, ReportOptions{}).error.find("end inside") != std::string::npos);
     records[kGroupNumberBytes] = kSetupRecordVersion + 1;
-    CHECK(connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("version") != std::string::npos);
-    records = records_of(make_rows(3, 20));
+    CHECK(connection_setup_report(records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("version") != std::string::npos);
+    records = make_records(3, 20);
     records[kGroupNumberBytes + 1] = kSetupOutcomes;
-    CHECK(connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("outcome") != std::string::npos);
-    records = records_of(make_rows(3, 20));
+    CHECK(connection_setup_report(records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("outcome") != std::string::npos);
+    records = make_records(3, 20);
     records[0] = 9;
-    CHECK(connection_setup_report(SetupRows{}, records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("group") != std::string::npos);
+    CHECK(connection_setup_report(records.data(), records.size(), {"a", "b"}, ReportOptions{}).error.find("group") != std::string::npos);
 }

@@ -26,7 +26,7 @@ inline GroupReport infer_group(const RunClusteredSample& h2, const RunClusteredS
     std::vector<ValueGroup> groups(1);
     groups[0].arm[0] = h2;
     groups[0].arm[1] = h3;
-    groups[0].diffs = diffs;
+    for (double d : diffs) add_difference(groups[0], d, 2);
     ReportOptions o;
     o.percentiles = ps;
     o.confidence = confidence;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "exact_sum.hpp"
 #include "infer_helpers.hpp"
 #include "paired_runs.hpp"
 
@@ -15,6 +16,11 @@ PairedDifferenceSummary paired_summary(const std::vector<double>& diffs) {
     const GroupReport g = infer_group(one_to(20), one_to(20), {0.5}, 0.95, diffs);
     REQUIRE(g.paired.has_value());
     return *g.paired;
+}
+Moments moments(const std::vector<double>& xs) {
+    MomentAccumulator m;
+    for (double x : xs) m.add(x);
+    return m.sums().moments();
 }
 OrderEffect order_effect(const std::vector<double>& h2_first, const std::vector<double>& h3_first, double confidence) {
     return order_effect_from(moments(h2_first), moments(h3_first), confidence);

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <random>
 
+#include "connection_setup.hpp"
 #include "report.hpp"
+#include "value_aggregates.hpp"
 #include "sample_builder.hpp"
 #include "stored_run.hpp"
 
@@ -35,11 +37,37 @@ Beacon run_beacon(int i, double base, std::mt19937& rng) {
     return b;
 }
 
-void append_record(std::vector<std::uint8_t>& out, std::size_t group, const StoredRun& r) {
-    out.push_back(static_cast<std::uint8_t>(group & 0xff));
-    out.push_back(static_cast<std::uint8_t>(group >> 8));
+// A run's record: its group's number and, when asked, its day's in front; its cold-setup record behind.
+void append_record(std::vector<std::uint8_t>& out, std::size_t group, const StoredRun& r, std::size_t day = 0,
+                   bool setup = false) {
+    // Each number two bytes, little-endian (kGroupNumberBytes).
+    for (const std::size_t n : {group, day}) {
+        if (n == 0) continue;
+        out.push_back(static_cast<std::uint8_t>(n & 0xff));
+        out.push_back(static_cast<std::uint8_t>(n >> 8));
+    }
     out.insert(out.end(), r.arm_counts.begin(), r.arm_counts.end());
     out.insert(out.end(), r.arm_metrics[0].begin(), r.arm_metrics[0].end());
+    if (setup) out.insert(out.end(), r.setup.begin(), r.setup.end());
+}
+
+ReportRequest request(std::vector<std::string> groups) {
+    ReportRequest r;
+    r.groups = std::move(groups);
+    return r;
+}
+
+// The fields of a row that two computations of the same data must agree on, bit for bit (NaN equal to NaN).
+void check_same_rows(const ArmsAnalysis& a, const ArmsAnalysis& b) {
+    REQUIRE(a.rows.size() == b.rows.size());
+    const auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+    for (std::size_t k = 0; k < a.rows.size(); ++k) {
+        CHECK(same(a.rows[k].h2, b.rows[k].h2));
+        CHECK(same(a.rows[k].h3, b.rows[k].h3));
+        CHECK(same(a.rows[k].ci_ms_lo, b.rows[k].ci_ms_lo));
+        CHECK(same(a.rows[k].ci_ms_hi, b.rows[k].ci_ms_hi));
+        CHECK(same(a.rows[k].cs_ms_lo, b.rows[k].cs_ms_lo));
+    }
 }
 
 }  // namespace
@@ -61,7 +89,7 @@ TEST_CASE("the report counts every run as the browser's summary did, per group a
         }
         if (g == 2 && b.summary.diff_median_ms) diffs_b.push_back(*b.summary.diff_median_ms);
     }
-    const Report report = build_report(records.data(), records.size(), {"Europe", "Asia"}, ReportOptions{});
+    const Report report = build_report(records.data(), records.size(), request({"Europe", "Asia"}));
     REQUIRE(report.error.empty());
     REQUIRE(report.groups.size() == 3);
     CHECK(report.groups[0].name == "overall");
@@ -103,7 +131,7 @@ TEST_CASE("a usable request without the chosen metric is counted as missing, not
     records.insert(records.end(), run.arm_counts.begin(), run.arm_counts.end());
     const auto& dns = run.arm_metrics[2];  // dns_ms: the samples have none
     records.insert(records.end(), dns.begin(), dns.end());
-    const Report r = build_report(records.data(), records.size(), {"local"}, ReportOptions{});
+    const Report r = build_report(records.data(), records.size(), request({"local"}));
     REQUIRE(r.error.empty());
     CHECK(r.groups[0].missing_metric == 2);
     CHECK(r.groups[0].analysis.n_h2 == 0);
@@ -117,7 +145,7 @@ TEST_CASE("a report has more groups than a byte counts: a run of group 300 is in
     append_record(records, 1, to_stored(run_beacon(2, 50, rng)).run);
     std::vector<std::string> names;
     for (int g = 1; g <= 400; ++g) names.push_back("day " + std::to_string(g));
-    const Report r = build_report(records.data(), records.size(), names, ReportOptions{});
+    const Report r = build_report(records.data(), records.size(), request(names));
     REQUIRE(r.error.empty());
     REQUIRE(r.groups.size() == 401);
     CHECK(r.groups[0].runs == 2);
@@ -133,24 +161,79 @@ TEST_CASE("records that do not parse end the report with an error naming the run
     append_record(good, 1, run);
     SUBCASE("cut short") {
         good.pop_back();
-        CHECK(build_report(good.data(), good.size(), {"a"}, {}).error.find("fewer values") != std::string::npos);
+        CHECK(build_report(good.data(), good.size(), request({"a"})).error.find("fewer values") != std::string::npos);
     }
     SUBCASE("a group that was not named") {
         good[0] = 2;
-        CHECK(build_report(good.data(), good.size(), {"a"}, {}).error.find("names no group") != std::string::npos);
+        CHECK(build_report(good.data(), good.size(), request({"a"})).error.find("names no group") != std::string::npos);
     }
     SUBCASE("another format version") {
         good[kGroupNumberBytes] = kRunRecordVersion + 1;
-        CHECK(build_report(good.data(), good.size(), {"a"}, {}).error.find("format") != std::string::npos);
+        CHECK(build_report(good.data(), good.size(), request({"a"})).error.find("format") != std::string::npos);
     }
     SUBCASE("an earlier format is refused too") {
         good[kGroupNumberBytes] = kRunRecordVersion - 1;
-        CHECK(build_report(good.data(), good.size(), {"a"}, {}).error.find("format") != std::string::npos);
+        CHECK(build_report(good.data(), good.size(), request({"a"})).error.find("format") != std::string::npos);
     }
     SUBCASE("nothing at all is an empty report, not an error") {
-        const Report r = build_report(nullptr, 0, {"a"}, {});
+        const Report r = build_report(nullptr, 0, request({"a"}));
         CHECK(r.error.empty());
         CHECK(r.groups[0].runs == 0);
         CHECK(r.groups[0].analysis.rows.empty());
     }
+}
+
+TEST_CASE("one pass makes the report, the daily series and the connection-setup view as their own passes would") {
+    std::mt19937 rng(11);
+    std::vector<std::uint8_t> one_pass, by_day, setup_records;
+    std::vector<StoredRun> runs;
+    for (int i = 0; i < 90; ++i) {
+        const std::uint8_t group = i % 3 == 0 ? 2 : 1, day = static_cast<std::uint8_t>(1 + i % 4);
+        Beacon b = run_beacon(i, group == 1 ? 50 : 150, rng);
+        b.samples.push_back(make(Phase::prewarm, 1, Proto::h2, "h2", SampleResult::ok, 80 + i % 13));
+        b.samples.back().reused = false;
+        const StoredRun r = to_stored(b).run;
+        append_record(one_pass, group, r, day, true);
+        append_record(by_day, day, r);
+        setup_records.push_back(group);
+        setup_records.push_back(0);
+        setup_records.insert(setup_records.end(), r.setup.begin(), r.setup.end());
+    }
+    ReportRequest all = request({"a", "b"});
+    all.days = {"d1", "d2", "d3", "d4"};
+    all.setup = true;
+    SetupReport view;
+    const Report pass = build_report(one_pass.data(), one_pass.size(), all, &view);
+    REQUIRE(pass.error.empty());
+    // The daily series: the report of the records grouped by day, at the series' percentiles.
+    ReportRequest days = request(all.days);
+    days.options.percentiles = kSeriesPercentiles;
+    const Report own = build_report(by_day.data(), by_day.size(), days);
+    REQUIRE(pass.days.size() == own.groups.size());
+    for (std::size_t g = 0; g < own.groups.size(); ++g) {
+        CAPTURE(g);
+        CHECK(pass.days[g].runs == own.groups[g].runs);
+        check_same_rows(pass.days[g].analysis, own.groups[g].analysis);
+    }
+    // The looks: day k with every earlier day, at the report's percentiles (the stopping line reads them all), the
+    // last one the whole report's overall group.
+    REQUIRE(pass.looks.size() == 4);
+    CHECK(pass.looks[3].runs == 90);
+    CHECK(pass.looks[0].runs == own.groups[1].runs);
+    check_same_rows(pass.looks[3].analysis, pass.groups[0].analysis);
+    // The view: as from the cold-setup records alone.
+    ReportOptions view_options;
+    view_options.percentiles = kSeriesPercentiles;
+    const SetupReport alone = connection_setup_report(setup_records.data(), setup_records.size(), all.groups, view_options);
+    REQUIRE(alone.error.empty());
+    REQUIRE(view.groups.size() == 3);
+    for (std::size_t g = 0; g < 3; ++g) {
+        CHECK(view.groups[g].runs == alone.groups[g].runs);
+        CHECK(view.groups[g].outcomes == alone.groups[g].outcomes);
+        for (int m = 0; m < kSetupMetrics; ++m) check_same_rows(view.groups[g].metric[m].analysis, alone.groups[g].metric[m].analysis);
+    }
+    CHECK(view.groups[0].outcomes[0][static_cast<int>(SetupOutcome::cold)] == 90);
+    // A day number that was not named is an error.
+    one_pass[kGroupNumberBytes] = 5;
+    CHECK(build_report(one_pass.data(), one_pass.size(), all, &view).error.find("names no day") != std::string::npos);
 }

@@ -59,7 +59,7 @@ PeekingResult run_peeking(const PeekingScenario& sc) {
         for (auto& day : days)
             for (int r = 0; r < sc.runs_per_day; ++r) draw_run(day, sc.run, id++, rng);
         std::string error;
-        const std::vector<GroupReport> looks = infer_cumulative(days, options, error);
+        const std::vector<GroupReport> looks = infer_cumulative(pointers_to(days), options, error);
         if (!error.empty()) {
             res.undefined += sc.days * static_cast<int>(P);
             continue;

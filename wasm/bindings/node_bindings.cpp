@@ -2,9 +2,11 @@
 // class), the report from stored run records, exact quantiles, and the schema (column lists, classes, limits) that the
 // collector's store and the typings are made from. Plain JS values in and out: nothing here needs freeing. The shapes
 // are declared in web/server/h3probeNode.d.ts, which a unit test checks against schema().
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -270,46 +272,178 @@ std::string read_report_options(const val& options, ReportOptions& o) {
     return "";
 }
 
-// inferReport(aggregatesJson: string, options) -> {error, needs: string (JSON) | null, groups}: the report from a
-// warehouse's aggregates (report_aggregates.hpp). While needs is not null, fetch those aggregates, add them, call again.
-val infer_report_js(const std::string& aggregates, const val& options) {
+// The aggregates' structures to and from JavaScript objects, by their fields() (report_aggregates.hpp), where each
+// structure's names are declared once: numbers, texts, exact sums as their text, lists, and maps as lists of entries.
+template <class T> struct is_vector : std::false_type {};
+template <class T> struct is_vector<std::vector<T>> : std::true_type {};
+template <class T> struct is_list : is_vector<T> {};
+template <class T, std::size_t N> struct is_list<std::array<T, N>> : std::true_type {};
+template <class T> struct is_map : std::false_type {};
+template <class K, class V> struct is_map<std::map<K, V>> : std::true_type {};
+
+template <class T>
+val to_js(const T& x) {
+    if constexpr (std::is_same_v<T, std::string>) {
+        return val(x);
+    } else if constexpr (std::is_same_v<T, ExactSum>) {
+        return val(x.text());
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+        return val(static_cast<double>(x));
+    } else if constexpr (is_list<T>::value) {
+        val out = val::array();
+        std::size_t i = 0;
+        for (const auto& e : x) out.set(i++, to_js(e));
+        return out;
+    } else if constexpr (is_map<T>::value) {
+        return to_js(entries(x));
+    } else {
+        val out = val::object();
+        fields(const_cast<T&>(x), [&](const char* name, const auto& member) { out.set(name, to_js(member)); });
+        return out;
+    }
+}
+
+// Reads x from v; the first problem goes to error, naming the field, and the rest is skipped.
+template <class T>
+void from_js(const val& v, T& x, const char* name, std::string& error) {
+    if (!error.empty()) return;
+    const auto wrong = [&](const char* what) { error = std::string(name) + " is not " + what; };
+    if constexpr (std::is_same_v<T, std::string>) {
+        if (v.isString()) x = v.as<std::string>();
+        else wrong("a text");
+    } else if constexpr (std::is_same_v<T, ExactSum>) {
+        if (!v.isString() || !x.parse(v.as<std::string>())) wrong("an exact sum (hexadecimal digits)");
+    } else if constexpr (std::is_same_v<T, SampleKind>) {
+        const double d = v.isNumber() ? v.as<double>() : -1;
+        if (d == 0 || d == 1 || d == 2) x = static_cast<SampleKind>(d);
+        else wrong("a sample (0 h2, 1 h3, 2 diff)");
+    } else if constexpr (std::is_integral_v<T>) {
+        const double d = v.isNumber() ? v.as<double>() : -1;
+        if (d >= 0 && d == std::floor(d)) x = static_cast<T>(d);
+        else wrong("a count");
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (v.isNumber()) x = v.as<double>();
+        else wrong("a number");
+    } else if constexpr (is_list<T>::value) {
+        if (!v.isArray()) return wrong("a list");
+        const auto n = v["length"].as<std::size_t>();
+        if constexpr (is_vector<T>::value) x.resize(n);
+        else if (n != x.size()) return wrong(("a list of " + std::to_string(x.size())).c_str());
+        for (std::size_t i = 0; i < n && error.empty(); ++i) from_js(v[i], x[i], name, error);
+    } else if constexpr (is_map<T>::value) {
+        decltype(entries(x)) list;
+        from_js(v, list, name, error);
+        from_entries(list, x);
+    } else {
+        if (v.isNull() || v.isUndefined() || v.typeOf().as<std::string>() != "object") return wrong("an object");
+        fields(x, [&](const char* field, auto& member) { from_js(v[field], member, field, error); });
+    }
+}
+
+// Each structure's field names (schema().aggregates.fields), as a visitor that only reads names.
+template <class T>
+val field_names() {
+    val out = val::array();
+    std::size_t i = 0;
+    T x{};
+    fields(x, [&](const char* name, const auto&) { out.set(i++, std::string(name)); });
+    return out;
+}
+
+// inferReport(aggregates, options, round) -> {error, needs: Needs | null, groups}: one round of the report from a
+// warehouse's aggregates (report_aggregates.hpp; the structures are typed in h3probeNode.d.ts). While needs is not
+// null, add what it asks and call again with the next round; past the core's limit of rounds, error says so.
+val infer_report_js(const val& aggregates, const val& options, int round) {
     val out = val::object();
     out.set("groups", val::array());
     out.set("needs", val::null());
     ReportOptions o;
     std::string error = read_report_options(options, o);
     if (error.empty() && o.method != IntervalMethod::delta) error = "aggregates give delta intervals only (the bootstrap needs every value)";
-    std::vector<GroupAggregates> groups;
-    if (error.empty()) groups = aggregates_from_json(aggregates, error);
-    out.set("error", error);
-    if (!error.empty()) return out;
-    Needs needs;
-    const std::vector<GroupReport> reports = infer_report(groups, o, needs);
-    if (!needs.empty()) {
-        out.set("needs", needs_to_json(needs));
+    Aggregates a;
+    if (error.empty()) from_js(aggregates, a, "aggregates", error);
+    if (error.empty()) error = check_aggregates(a);
+    if (!error.empty()) {
+        out.set("error", "the aggregates do not read: " + error);
         return out;
     }
+    Needs needs;
+    const std::vector<GroupReport> reports = infer_report(a.groups, o, needs);
+    if (!needs.empty()) {
+        out.set("error", next_round_error(round));
+        out.set("needs", to_js(needs));
+        return out;
+    }
+    out.set("error", std::string());
     val list = val::array();
     for (std::size_t i = 0; i < reports.size(); ++i) list.set(i, group_js(reports[i], o));
     out.set("groups", list);
     return out;
 }
 
-// buildReport(records: Uint8Array | Uint8Array[], groupNames: string[], options) -> {error: string, groups: [...]}
-val build_report_js(const val& records, const val& group_names, const val& options) {
+val groups_js(const std::vector<GroupReport>& groups, const ReportOptions& o) {
+    val out = val::array();
+    for (std::size_t i = 0; i < groups.size(); ++i) out.set(i, group_js(groups[i], o));
+    return out;
+}
+
+// One group of the connection-setup view (connection_setup.hpp).
+val setup_group_js(const SetupGroup& g) {
+    val group = val::object();
+    group.set("name", g.name);
+    group.set("runs", static_cast<double>(g.runs));
+    group.set("paired", static_cast<double>(g.paired));
+    val outcomes = val::object();
+    for (int p = 0; p < 2; ++p) {
+        val by = val::object();
+        for (int k = 0; k < kSetupOutcomes; ++k) by.set(to_string(static_cast<SetupOutcome>(k)), static_cast<double>(g.outcomes[p][k]));
+        outcomes.set(p ? "h3" : "h2", by);
+    }
+    group.set("outcomes", outcomes);
+    val first = val::object();
+    int code = 0;
+#define H3PROBE_FIRST_H3_JS(name) first.set(#name, static_cast<double>(g.first_h3[code++]));
+    H3PROBE_FIRST_H3(H3PROBE_FIRST_H3_JS)
+#undef H3PROBE_FIRST_H3_JS
+    group.set("firstH3", first);
+    val metrics = val::object();
+    for (int m = 0; m < kSetupMetrics; ++m) {
+        const GroupReport& gr = g.metric[m];
+        val metric = val::object();
+        metric.set("analysis", analysis_js(gr.analysis));
+        metric.set("paired", gr.paired ? paired_js(*gr.paired) : val::null());
+        metrics.set(to_string(static_cast<SetupMetric>(m)), metric);
+    }
+    group.set("metrics", metrics);
+    return group;
+}
+
+std::vector<std::string> strings(const val& list) {
+    std::vector<std::string> out;
+    if (list.isUndefined() || list.isNull()) return out;
+    for (std::size_t i = 0, n = list["length"].as<std::size_t>(); i < n; ++i) out.push_back(list[i].as<std::string>());
+    return out;
+}
+
+// buildReport(records: Uint8Array | Uint8Array[], request: {groups, days?, setup?}, options) -> {error, groups, days,
+// looks, setup}: the report of one pass over the records (report.hpp, ReportRequest: each record's layout), with the
+// daily series (days, looks: empty without request.days) and the connection-setup view (setup: null without
+// request.setup).
+val build_report_js(const val& records, const val& request, const val& options) {
     val out = val::object();
-    ReportOptions o;
-    if (std::string error = read_report_options(options, o); !error.empty()) {
+    for (const char* list : {"groups", "days", "looks"}) out.set(list, val::array());
+    out.set("setup", val::null());
+    ReportRequest r;
+    if (std::string error = read_report_options(options, r.options); !error.empty()) {
         out.set("error", error);
-        out.set("groups", val::array());
         return out;
     }
-    std::vector<std::string> names;
-    const auto n = group_names["length"].as<std::size_t>();
-    for (std::size_t i = 0; i < n; ++i) names.push_back(group_names[i].as<std::string>());
+    r.groups = strings(request["groups"]);
+    r.days = strings(request["days"]);
+    r.setup = request["setup"].isTrue();
     // One Uint8Array, or an array of them (SQLite's chunks, so that JavaScript never concatenates them), copied once
     // into memory that is not zeroed first: fresh pages touched once (their first touch is much of a report's cost).
-    const val chunks = val::global("Array").call<bool>("isArray", records) ? records : val::array(std::vector<val>{records});
+    const val chunks = records.isArray() ? records : val::array(std::vector<val>{records});
     const auto count = chunks["length"].as<std::size_t>();
     std::size_t total = 0;
     for (std::size_t i = 0; i < count; ++i) total += chunks[i]["length"].as<std::size_t>();
@@ -320,78 +454,20 @@ val build_report_js(const val& records, const val& group_names, const val& optio
         val(emscripten::typed_memory_view(n, bytes.get() + at)).call<void>("set", chunk);
         at += n;
     }
-    const Report report = build_report(bytes.get(), total, names, o);
+    SetupReport setup;
+    const Report report = build_report(bytes.get(), total, r, &setup);
     out.set("error", report.error);
-    val groups = val::array();
-    for (std::size_t i = 0; i < report.groups.size(); ++i) groups.set(i, group_js(report.groups[i], o));
-    out.set("groups", groups);
-    return out;
-}
-
-// connectionSetupReport(records, rows, groupNames: string[], options) -> {error, groups: [...]}: the connection-setup
-// view (connection_setup.hpp) from the runs' cold-setup records (records: a Uint8Array of [group byte][setup record]
-// per run) and the stored pre-warm request rows of runs without one. rows: {texts: string[], group: Uint8Array, run,
-// idx, reused, connect_ms, tls_ms, network_ms: Float64Array (NaN for NULL), origin, result, protocol,
-// server_protocol: Uint32Array (codes into texts)}, the rows of one run adjacent.
-val connection_setup_report_js(const val& records, const val& rows, const val& group_names, const val& options) {
-    val out = val::object();
-    out.set("groups", val::array());
-    ReportOptions o;
-    if (std::string error = read_report_options(options, o); !error.empty()) {
-        out.set("error", error);
-        return out;
+    if (!report.error.empty()) return out;
+    out.set("groups", groups_js(report.groups, r.options));
+    ReportOptions series = r.options;
+    series.cdf_probabilities.clear();
+    out.set("days", groups_js(report.days, series));
+    out.set("looks", groups_js(report.looks, series));
+    if (r.setup) {
+        val groups = val::array();
+        for (std::size_t i = 0; i < setup.groups.size(); ++i) groups.set(i, setup_group_js(setup.groups[i]));
+        out.set("setup", groups);
     }
-    o.method = IntervalMethod::delta;
-    SetupRows r;
-    const val texts = rows["texts"];
-    for (std::size_t i = 0, n = texts["length"].as<std::size_t>(); i < n; ++i) r.texts.push_back(texts[i].as<std::string>());
-    r.group = copy_array<std::uint16_t>(rows["group"]);
-    r.run = copy_array<double>(rows["run"]);
-    r.idx = copy_array<double>(rows["idx"]);
-    r.reused = copy_array<double>(rows["reused"]);
-    r.origin = copy_array<std::uint32_t>(rows["origin"]);
-    r.result = copy_array<std::uint32_t>(rows["result"]);
-    r.protocol = copy_array<std::uint32_t>(rows["protocol"]);
-    r.server_protocol = copy_array<std::uint32_t>(rows["server_protocol"]);
-    r.connect_ms = copy_array<double>(rows["connect_ms"]);
-    r.tls_ms = copy_array<double>(rows["tls_ms"]);
-    r.network_ms = copy_array<double>(rows["network_ms"]);
-    std::vector<std::string> names;
-    for (std::size_t i = 0, n = group_names["length"].as<std::size_t>(); i < n; ++i) names.push_back(group_names[i].as<std::string>());
-    const std::vector<std::uint8_t> bytes = copy_array<std::uint8_t>(records);
-    const SetupReport report = connection_setup_report(r, bytes.data(), bytes.size(), names, o);
-    out.set("error", report.error);
-    val groups = val::array();
-    for (std::size_t i = 0; i < report.groups.size(); ++i) {
-        const SetupGroup& g = report.groups[i];
-        val group = val::object();
-        group.set("name", g.name);
-        group.set("runs", static_cast<double>(g.runs));
-        group.set("paired", static_cast<double>(g.paired));
-        val outcomes = val::object();
-        for (int p = 0; p < 2; ++p) {
-            val by = val::object();
-            for (int k = 0; k < kSetupOutcomes; ++k) by.set(to_string(static_cast<SetupOutcome>(k)), static_cast<double>(g.outcomes[p][k]));
-            outcomes.set(p ? "h3" : "h2", by);
-        }
-        group.set("outcomes", outcomes);
-        val first = val::object();
-        first.set("over_h3", static_cast<double>(g.first_h3_over_h3));
-        first.set("over_other", static_cast<double>(g.first_h3_over_other));
-        first.set("unknown", static_cast<double>(g.first_h3_unknown));
-        group.set("firstH3", first);
-        val metrics = val::object();
-        for (int m = 0; m < kSetupMetrics; ++m) {
-            const GroupReport& gr = g.metric[m];
-            val metric = val::object();
-            metric.set("analysis", analysis_js(gr.analysis));
-            metric.set("paired", gr.paired ? paired_js(*gr.paired) : val::null());
-            metrics.set(to_string(static_cast<SetupMetric>(m)), metric);
-        }
-        group.set("metrics", metrics);
-        groups.set(i, group);
-    }
-    out.set("groups", groups);
     return out;
 }
 
@@ -481,11 +557,40 @@ val schema_js() {
     limits.set("maxErrors", static_cast<double>(kMaxErrors));
     limits.set("maxErrorChars", static_cast<double>(kMaxErrorChars));
     limits.set("minRunsForInterval", static_cast<double>(kMinRunsForInterval));
-    limits.set("maxInferenceRounds", kMaxInferenceRounds);
     limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     limits.set("csTightestRuns", kCsTightestRuns);
     limits.set("maxReportGroups", static_cast<double>(kMaxReportGroups));
     out.set("limits", limits);
+    // The report's defaults (ReportOptions) and the daily series' and connection-setup view's percentiles.
+    const ReportOptions defaults;
+    val report_defaults = val::object();
+    report_defaults.set("percentiles", val::array(defaults.percentiles));
+    report_defaults.set("confidence", defaults.confidence);
+    val size = val::object();
+    size.set("p", defaults.size_p);
+    size.set("mde", defaults.size_mde);
+    size.set("alpha", defaults.size_alpha);
+    size.set("power", defaults.size_power);
+    report_defaults.set("sampleSize", size);
+    report_defaults.set("seriesPercentiles", val::array(kSeriesPercentiles));
+    out.set("reportDefaults", report_defaults);
+    // The aggregates that cross from a warehouse (report_aggregates.hpp): their format and each structure's fields.
+    val aggregates = val::object();
+    aggregates.set("version", kAggregatesVersion);
+    val fields_of = val::object();
+    fields_of.set("Aggregates", field_names<Aggregates>());
+    fields_of.set("GroupAggregates", field_names<GroupAggregates>());
+    fields_of.set("SampleAggregates", field_names<SampleAggregates>());
+    fields_of.set("MomentSums", field_names<MomentSums>());
+    fields_of.set("RankValue", field_names<RankValue>());
+    fields_of.set("BelowEntry", field_names<BelowEntry>());
+    fields_of.set("CrossEntry", field_names<CrossEntry>());
+    fields_of.set("Needs", field_names<Needs>());
+    fields_of.set("RankNeed", field_names<Needs::Rank>());
+    fields_of.set("BelowNeed", field_names<Needs::Below>());
+    fields_of.set("CrossNeed", field_names<Needs::Cross>());
+    aggregates.set("fields", fields_of);
+    out.set("aggregates", aggregates);
     out.set("runRecordVersion", static_cast<double>(kRunRecordVersion));
     // The connection-setup view's outcomes per protocol and metrics (connection_setup.hpp).
     out.set("setupOutcomes", named_list({H3PROBE_SETUP_OUTCOMES(H3PROBE_LIST_ENTRY)}));
@@ -502,6 +607,12 @@ val schema_js() {
     H3PROBE_SETUP_METRICS(H3PROBE_SETUP_METRIC_JS)
 #undef H3PROBE_SETUP_METRIC_JS
     out.set("setupMetrics", setup_metrics);
+    val first_h3 = val::array();
+    int first_code = 0;
+#define H3PROBE_FIRST_H3_NAME(name) first_h3.set(first_code++, std::string(#name));
+    H3PROBE_FIRST_H3(H3PROBE_FIRST_H3_NAME)
+#undef H3PROBE_FIRST_H3_NAME
+    out.set("setupFirstH3", first_h3);
     out.set("setupRecordVersion", static_cast<double>(kSetupRecordVersion));
     // The Server-Timing metric the origins name the protocol with, and the server names classify() knows.
     out.set("serverTimingProtocol", std::string(kServerTimingProtocol));
@@ -521,7 +632,6 @@ EMSCRIPTEN_BINDINGS(h3probe_node) {
     emscripten::function("buildReport", &h3probe::build_report_js);
     emscripten::function("inferReport", &h3probe::infer_report_js);
     emscripten::function("quantiles", &h3probe::quantiles_js);
-    emscripten::function("connectionSetupReport", &h3probe::connection_setup_report_js);
     emscripten::function("schema", &h3probe::schema_js);
     emscripten::constant("version", std::string(H3PROBE_VERSION));
 }

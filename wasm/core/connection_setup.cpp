@@ -11,11 +11,6 @@
 #include "value_aggregates.hpp"
 
 namespace h3probe {
-namespace {
-
-std::optional<double> value_of(double v) { return std::isnan(v) ? std::nullopt : std::optional<double>(v); }
-
-}  // namespace
 
 const char* to_string(SetupOutcome o) {
     switch (o) {
@@ -101,33 +96,6 @@ double read_double(const std::uint8_t* at) {
     return v;
 }
 
-// One run's pre-warm rows [first, last) as samples; false (and why) when a code or a text does not read.
-bool samples_of(const SetupRows& r, std::size_t first, std::size_t last, std::vector<Sample>& out, std::string& error) {
-    out.clear();
-    const auto text = [&](std::uint32_t code) -> const std::string* { return code < r.texts.size() ? &r.texts[code] : nullptr; };
-    for (std::size_t i = first; i < last; ++i) {
-        Sample s;
-        s.phase = Phase::prewarm;
-        s.idx = static_cast<int>(r.idx[i]);
-        const std::string *origin = text(r.origin[i]), *result = text(r.result[i]), *protocol = text(r.protocol[i]),
-                          *server = text(r.server_protocol[i]);
-        if (!origin || !result || !protocol || !server) {
-            error = "pre-warm row " + std::to_string(i) + " names a text that is not given";
-            return false;
-        }
-        // A row whose origin or result the core does not name is no verified sample; it still counts as a request.
-        if (!parse_proto(*origin, s.origin) || !parse_result(*result, s.result)) s.result = SampleResult::network_error;
-        s.protocol = *protocol;
-        s.server_protocol = *server;
-        if (!std::isnan(r.reused[i])) s.reused = r.reused[i] != 0;
-        s.connect_ms = value_of(r.connect_ms[i]);
-        s.tls_ms = value_of(r.tls_ms[i]);
-        s.network_ms = value_of(r.network_ms[i]);
-        out.push_back(std::move(s));
-    }
-    return true;
-}
-
 }  // namespace
 
 std::vector<std::uint8_t> setup_record(const ColdSetup& setup) {
@@ -141,86 +109,75 @@ std::vector<std::uint8_t> setup_record(const ColdSetup& setup) {
     return out;
 }
 
-SetupReport connection_setup_report(const SetupRows& r, const std::uint8_t* records, std::size_t bytes,
-                                    const std::vector<std::string>& group_names, const ReportOptions& options) {
-    SetupReport out;
-    const std::size_t n = r.size();
-    for (const auto* column : {&r.run, &r.idx, &r.reused, &r.connect_ms, &r.tls_ms, &r.network_ms})
-        if (column->size() != n) return out.error = "the pre-warm rows' columns differ in length", out;
-    for (const auto* column : {&r.origin, &r.result, &r.protocol, &r.server_protocol})
-        if (column->size() != n) return out.error = "the pre-warm rows' columns differ in length", out;
+SetupView::SetupView(const std::vector<std::string>& group_names) : values_(group_names.size() + 1) {
+    out_.groups.resize(group_names.size() + 1);
+    out_.groups[0].name = "overall";
+    for (std::size_t g = 1; g < out_.groups.size(); ++g) out_.groups[g].name = group_names[g - 1];
+}
 
-    const std::size_t groups = group_names.size() + 1;
-    out.groups.resize(groups);
-    out.groups[0].name = "overall";
-    for (std::size_t g = 1; g < groups; ++g) out.groups[g].name = group_names[g - 1];
-    std::vector<std::array<ValueGroup, kSetupMetrics>> values(groups);
-
-    std::uint32_t run = 0;
-    std::vector<double> v[2];  // one run's values of one metric, kept between runs (no allocation per run)
-    // One run's record (setup_record()'s layout) into its group and the overall one; false (and why) if it does not read.
-    const auto add_record = [&](std::size_t group, const std::uint8_t* rec, const char* kind, std::size_t at) {
-        const auto where = [&] { return kind + std::to_string(at); };
-        if (group == 0 || group >= groups) return out.error = where() + " names no group", false;
-        if (rec[0] != kSetupRecordVersion)
-            return out.error = where() + " is a cold-setup record of version " + std::to_string(rec[0]) +
-                               "; this h3probe reads version " + std::to_string(kSetupRecordVersion), false;
-        if (rec[1] >= kSetupOutcomes || rec[2] >= kSetupOutcomes || rec[3] > static_cast<int>(FirstH3::unknown))
-            return out.error = where() + " holds an outcome code that is not the core's", false;
-        const SetupOutcome outcome[2] = {static_cast<SetupOutcome>(rec[1]), static_cast<SetupOutcome>(rec[2])};
-        // A run without a pre-warm request is not in the view.
-        if (outcome[0] == SetupOutcome::absent && outcome[1] == SetupOutcome::absent) return true;
-        const auto value = [&](int p, int m) { return read_double(rec + 4 + 8 * (p * kSetupMetrics + m)); };
-        for (std::size_t g : {std::size_t{0}, std::size_t{group}}) {
-            SetupGroup& sg = out.groups[g];
-            ++sg.runs;
-            for (int p = 0; p < 2; ++p) ++sg.outcomes[p][static_cast<int>(outcome[p])];
-            if (outcome[0] == SetupOutcome::cold && outcome[1] == SetupOutcome::cold) ++sg.paired;
-            switch (static_cast<FirstH3>(rec[3])) {
-                case FirstH3::over_h3: ++sg.first_h3_over_h3; break;
-                case FirstH3::over_other: ++sg.first_h3_over_other; break;
-                case FirstH3::unknown: ++sg.first_h3_unknown; break;
-            }
-            for (int m = 0; m < kSetupMetrics; ++m) {
-                const auto metric = static_cast<SetupMetric>(m);
-                for (int p = 0; p < 2; ++p) {
-                    v[p].clear();
-                    // tls_ms: the cold HTTP/2 value in both places (see SetupGroup::metric).
-                    const int from = is_paired(metric) ? p : 0;
-                    if (outcome[from] == SetupOutcome::cold && !std::isnan(value(from, m))) v[p].push_back(value(from, m));
-                }
-                // Order 2: the pre-warm's order is fixed, so no order-effect split.
-                add_run(values[g][m], v, run, 2);
-            }
-        }
-        ++run;
-        return true;
-    };
-
-    for (std::size_t at = 0; at < bytes; at += kGroupNumberBytes + kSetupRecordBytes) {
-        if (bytes - at < kGroupNumberBytes + kSetupRecordBytes) return out.error = "the cold-setup records end inside a record", out;
-        if (!add_record(read_group_number(records + at), records + at + kGroupNumberBytes, "cold-setup record at byte ", at)) return out;
-    }
-    std::vector<Sample> samples;
-    for (std::size_t first = 0; first < n;) {
-        std::size_t last = first + 1;
-        while (last < n && r.run[last] == r.run[first]) ++last;
-        if (!samples_of(r, first, last, samples, out.error)) return out;
-        const std::vector<std::uint8_t> record = setup_record(cold_setup(samples));
-        if (!add_record(r.group[first], record.data(), "pre-warm row ", first)) return out;
-        first = last;
+std::string SetupView::add(std::size_t group, const std::uint8_t* rec) {
+    if (group == 0 || group >= out_.groups.size()) return "names no group";
+    if (rec[0] != kSetupRecordVersion)
+        return "is a cold-setup record of version " + std::to_string(rec[0]) + "; this h3probe reads version " +
+               std::to_string(kSetupRecordVersion);
+    if (rec[1] >= kSetupOutcomes || rec[2] >= kSetupOutcomes || rec[3] >= kFirstH3Codes)
+        return "holds an outcome code that is not the core's";
+    const SetupOutcome outcome[2] = {static_cast<SetupOutcome>(rec[1]), static_cast<SetupOutcome>(rec[2])};
+    // A run without a pre-warm request is not in the view.
+    if (outcome[0] == SetupOutcome::absent && outcome[1] == SetupOutcome::absent) return "";
+    const auto value = [&](int p, int m) { return read_double(rec + 4 + 8 * (p * kSetupMetrics + m)); };
+    for (std::size_t g : {std::size_t{0}, group}) {
+        SetupGroup& sg = out_.groups[g];
+        ++sg.runs;
+        for (int p = 0; p < 2; ++p) ++sg.outcomes[p][static_cast<int>(outcome[p])];
+        if (outcome[0] == SetupOutcome::cold && outcome[1] == SetupOutcome::cold) ++sg.paired;
+        ++sg.first_h3[rec[3]];
     }
     for (int m = 0; m < kSetupMetrics; ++m) {
-        std::vector<ValueGroup> per_group(groups);
-        for (std::size_t g = 0; g < groups; ++g) {
-            per_group[g] = std::move(values[g][m]);
+        const auto metric = static_cast<SetupMetric>(m);
+        for (int p = 0; p < 2; ++p) {
+            v_[p].clear();
+            // tls_ms: the cold HTTP/2 value in both places (see SetupGroup::metric).
+            const int from = is_paired(metric) ? p : 0;
+            if (outcome[from] == SetupOutcome::cold && !std::isnan(value(from, m))) v_[p].push_back(value(from, m));
+        }
+        // Order 2: the pre-warm's order is fixed, so no order-effect split.
+        const double diff = paired_difference(v_);
+        add_run(values_[group][m], v_, run_, 2, diff);
+        add_values(values_[0][m], v_, run_, diff);  // overall's exact sums are its groups' (infer())
+    }
+    ++run_;
+    return "";
+}
+
+SetupReport SetupView::infer(const ReportOptions& options) {
+    SetupReport out = std::move(out_);
+    for (int m = 0; m < kSetupMetrics; ++m) {
+        std::vector<ValueGroup> per_group(out.groups.size());
+        for (std::size_t g = 0; g < out.groups.size(); ++g) {
+            per_group[g] = std::move(values_[g][m]);
             per_group[g].counts.name = out.groups[g].name;
         }
+        std::vector<const ValueGroup*> parts = pointers_to(per_group);
+        parts.erase(parts.begin());
+        sum_parts(per_group[0], parts);
         std::vector<GroupReport> reports = infer_values(per_group, options, out.error);
         if (!out.error.empty()) return out;
-        for (std::size_t g = 0; g < groups; ++g) out.groups[g].metric[m] = std::move(reports[g]);
+        for (std::size_t g = 0; g < out.groups.size(); ++g) out.groups[g].metric[m] = std::move(reports[g]);
     }
     return out;
+}
+
+SetupReport connection_setup_report(const std::uint8_t* records, std::size_t bytes, const std::vector<std::string>& group_names,
+                                    const ReportOptions& options) {
+    SetupView view(group_names);
+    for (std::size_t at = 0; at < bytes; at += kGroupNumberBytes + kSetupRecordBytes) {
+        SetupReport out;
+        if (bytes - at < kGroupNumberBytes + kSetupRecordBytes) return out.error = "the cold-setup records end inside a record", out;
+        if (std::string error = view.add(read_group_number(records + at), records + at + kGroupNumberBytes); !error.empty())
+            return out.error = "cold-setup record at byte " + std::to_string(at) + " " + error, out;
+    }
+    return view.infer(options);
 }
 
 }  // namespace h3probe

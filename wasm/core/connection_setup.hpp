@@ -13,6 +13,7 @@
 
 #include "report.hpp"
 #include "sample.hpp"
+#include "value_aggregates.hpp"
 
 namespace h3probe {
 
@@ -34,8 +35,14 @@ const char* to_string(SetupOutcome o);
 
 // The first request to the HTTP/3 origin (the lowest pre-warm idx asking it): over HTTP/3 already (Alt-Svc remembered
 // from an earlier page load, or a browser told to), over another protocol, or not known (it failed, its protocol is
-// unknown, or the origin's Server-Timing disagrees).
-enum class FirstH3 : std::uint8_t { over_h3, over_other, unknown };
+// unknown, or the origin's Server-Timing disagrees). X(name); the order is the codes'.
+#define H3PROBE_FIRST_H3(X) X(over_h3) X(over_other) X(unknown)
+enum class FirstH3 : std::uint8_t {
+#define H3PROBE_ENUM_FIRST_H3(name) name,
+    H3PROBE_FIRST_H3(H3PROBE_ENUM_FIRST_H3)
+#undef H3PROBE_ENUM_FIRST_H3
+};
+inline constexpr int kFirstH3Codes = 3;
 
 // The rule, for one run's pre-warm samples (any order; phase prewarm):
 //   - the cold sample of protocol P (h2 or h3) is the lowest-idx pre-warm request to P's origin that classify_measured()
@@ -83,23 +90,12 @@ inline constexpr std::uint8_t kSetupRecordVersion = 1;
 inline constexpr std::size_t kSetupRecordBytes = 4 + 2 * kSetupMetrics * 8;
 std::vector<std::uint8_t> setup_record(const ColdSetup& setup);
 
-// The stored pre-warm request rows of the selected runs, column by column, rows of one run adjacent. Text columns
-// are codes into `texts`. group: 1-based group of the run (as the run records' group number).
-struct SetupRows {
-    std::vector<std::string> texts;
-    std::vector<std::uint16_t> group;
-    std::vector<double> run, idx, reused;  // reused: 1, 0, NaN for NULL
-    std::vector<std::uint32_t> origin, result, protocol, server_protocol;
-    std::vector<double> connect_ms, tls_ms, network_ms;  // NaN for NULL
-    std::size_t size() const { return group.size(); }
-};
-
 struct SetupGroup {
     std::string name;
     std::size_t runs = 0;                                           // runs with at least one pre-warm request
     std::array<std::array<std::size_t, kSetupOutcomes>, 2> outcomes{};  // [h2, h3][outcome]
     std::size_t paired = 0;                                         // runs with both cold samples
-    std::size_t first_h3_over_h3 = 0, first_h3_over_other = 0, first_h3_unknown = 0;
+    std::array<std::size_t, kFirstH3Codes> first_h3{};             // runs by their first HTTP/3-origin request's FirstH3
     // Per metric the inference of the report's arms over the cold samples (h2 = cold HTTP/2, h3 = cold HTTP/3, one
     // value per run each, paired by run): quantiles with intervals, Δ with the covariance, the paired within-run
     // difference. tls_ms (not paired): both "arms" hold the cold HTTP/2 values; only the h2 intervals mean anything.
@@ -111,10 +107,25 @@ struct SetupReport {
     std::vector<SetupGroup> groups;  // overall, then one per group name
 };
 
-// The view, through the same inference as the report (infer_values, delta intervals), from the runs' records
-// (`records`: per run [group number, 1-based, kGroupNumberBytes][setup_record()], concatenated, `bytes` long) and from the pre-warm rows
-// of runs stored without a record (their records made here by the same rule). Either may be empty.
-SetupReport connection_setup_report(const SetupRows& rows, const std::uint8_t* records, std::size_t bytes,
-                                    const std::vector<std::string>& group_names, const ReportOptions& options);
+// The view built run by run, as build_report() reads the records (report.hpp), then inferred through the same
+// inference as the report (infer_values, delta intervals).
+class SetupView {
+public:
+    explicit SetupView(const std::vector<std::string>& group_names);
+    // One run's setup_record() into group `group` (1-based) and overall: "" or why it does not read.
+    std::string add(std::size_t group, const std::uint8_t* record);
+    SetupReport infer(const ReportOptions& options);  // once, after the last add()
+
+private:
+    SetupReport out_;
+    std::vector<std::array<ValueGroup, kSetupMetrics>> values_;  // per group, per metric
+    std::uint32_t run_ = 0;
+    std::vector<double> v_[2];  // one run's values of one metric, kept between runs (no allocation per run)
+};
+
+// The view from the runs' records alone
+// (`records`: per run [group number, 1-based, kGroupNumberBytes][setup_record()], concatenated, `bytes` long).
+SetupReport connection_setup_report(const std::uint8_t* records, std::size_t bytes, const std::vector<std::string>& group_names,
+                                    const ReportOptions& options);
 
 }  // namespace h3probe

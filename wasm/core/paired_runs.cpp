@@ -1,7 +1,6 @@
 // Paired within-run differences and the order-effect test.
 #include "paired_runs.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -12,38 +11,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-struct MeanVar {
-    double mean = kNaN, var = kNaN;
-};
-
-MeanVar mean_var(const std::vector<double>& xs) {
-    MeanVar m;
-    if (xs.empty()) return m;
-    double sum = 0;
-    for (double x : xs) sum += x;
-    m.mean = sum / static_cast<double>(xs.size());
-    if (xs.size() < 2) return m;
-    double ss = 0;
-    for (double x : xs) ss += (x - m.mean) * (x - m.mean);
-    m.var = ss / static_cast<double>(xs.size() - 1);
-    return m;
-}
-
-std::vector<double> finite_only(const std::vector<double>& xs) {
-    std::vector<double> out;
-    out.reserve(xs.size());
-    for (double x : xs)
-        if (std::isfinite(x)) out.push_back(x);
-    return out;
-}
-
 }  // namespace
-
-Moments moments(const std::vector<double>& xs) {
-    const auto finite = finite_only(xs);
-    const MeanVar mv = mean_var(finite);
-    return {finite.size(), mv.mean, mv.var};
-}
 
 OrderEffect order_effect_from(const Moments& a, const Moments& b, double confidence) {
     OrderEffect e;

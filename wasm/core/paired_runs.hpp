@@ -40,7 +40,6 @@ struct Moments {
     std::size_t n = 0;
     double mean = 0, var = 0;
 };
-Moments moments(const std::vector<double>& xs);  // finite values only; mean NaN if none, var NaN if < 2
 OrderEffect order_effect_from(const Moments& h2_first, const Moments& h3_first, double confidence);
 
 }  // namespace h3probe

@@ -159,9 +159,12 @@ struct QuantileDifferenceRow {
     bool discovery = false;
 };
 
+// The intervals' confidence unless the report is asked for another (ReportOptions, schema().reportDefaults).
+inline constexpr double kDefaultConfidence = 0.95;
+
 struct ArmsAnalysis {
     IntervalMethod method = IntervalMethod::delta;
-    double confidence = 0.95;
+    double confidence = kDefaultConfidence;
     std::size_t n_h2 = 0, n_h3 = 0, runs_h2 = 0, runs_h3 = 0;
     std::size_t runs_paired = 0;              // runs (ids >= 0) with values in both arms
     std::vector<QuantileDifferenceRow> rows;  // empty if an arm has no values

@@ -5,12 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <map>
-#include <tuple>
+#include <optional>
 
 #include "bootstrap.hpp"
 #include "confidence_sequence.hpp"
+#include "connection_setup.hpp"
 #include "stored_run.hpp"
 #include "value_aggregates.hpp"
 
@@ -21,54 +21,81 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kUsable[2] = {static_cast<int>(RequestClass::usable_control),
                             static_cast<int>(RequestClass::usable_treatment)};
 
+// How the records of one pass are laid out (ReportRequest): the numbers in front, the cold-setup record behind.
+struct Layout {
+    std::size_t groups = 0, days = 0;  // the names of each, with overall (groups) or without (days)
+    bool setup = false;
+    std::size_t prefix() const { return (days ? 2 : 1) * kGroupNumberBytes; }
+    std::size_t trailer() const { return setup ? kSetupRecordBytes : 0; }
+};
+
 // One record's fixed part, checked. Returns an error message, or "" with the record's parts set.
 struct RecordHead {
-    std::size_t group = 0;
+    std::size_t group = 0, day = 0;
     std::uint8_t order = 0;
-    std::size_t head_bytes = 0;  // the group number and the counts
+    std::size_t head_bytes = 0;  // the numbers and the counts
     const std::uint8_t* by_class[2] = {nullptr, nullptr};
     std::size_t n[2] = {0, 0};  // usable requests per arm: the float64s that follow
 };
-std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at, std::int32_t run, std::size_t groups,
+std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at, std::int32_t run, const Layout& layout,
                       RecordHead& h) {
     // The message is built only for a record that fails: this runs twice per run on every report.
     const auto where = [&] { return "run record " + std::to_string(run) + " (byte " + std::to_string(at) + ")"; };
-    if (size - at < kGroupNumberBytes) return where() + " is cut short";
+    if (size - at < layout.prefix() + 2) return where() + " is cut short";
     h.group = read_group_number(data + at);
-    if (h.group == 0 || h.group >= groups) return where() + " names no group";
-    if (size - at - kGroupNumberBytes < 2) return where() + " is cut short";
-    const std::uint8_t* counts = data + at + kGroupNumberBytes;
+    if (h.group == 0 || h.group >= layout.groups) return where() + " names no group";
+    h.day = layout.days ? read_group_number(data + at + kGroupNumberBytes) : 0;
+    if (layout.days && (h.day == 0 || h.day > layout.days)) return where() + " names no day";
+    const std::uint8_t* counts = data + at + layout.prefix();
     if (counts[0] != kRunRecordVersion)
         return where() + " has format " + std::to_string(counts[0]) + ", not " + std::to_string(kRunRecordVersion);
-    if (size - at - kGroupNumberBytes < kArmCountsBytes) return where() + " is cut short";
-    h.head_bytes = kGroupNumberBytes + kArmCountsBytes;
+    if (size - at - layout.prefix() < kArmCountsBytes) return where() + " is cut short";
+    h.head_bytes = layout.prefix() + kArmCountsBytes;
     h.order = counts[1];
     h.by_class[0] = counts + 2;
     h.by_class[1] = counts + 2 + kRequestClassCount;
     h.n[0] = h.by_class[0][kUsable[0]];
     h.n[1] = h.by_class[1][kUsable[1]];
-    if ((size - at - h.head_bytes) / 8 < h.n[0] + h.n[1]) return where() + " holds fewer values than its counts say";
+    if ((size - at - h.head_bytes) / 8 < h.n[0] + h.n[1] || size - at - h.head_bytes - 8 * (h.n[0] + h.n[1]) < layout.trailer())
+        return where() + " holds fewer values than its counts say";
     return "";
 }
 
-// Reads every record into its group and into overall (groups[0]). Two passes: the first checks every record and
-// sizes each sample, so that the second fills them without growing a vector (a growing vector copies every value).
-std::string read_records(const std::uint8_t* data, std::size_t size, std::vector<ValueGroup>& groups) {
-    std::vector<std::array<std::size_t, 4>> sizes(groups.size());  // values and runs per arm
+// Adds one run's counts by class to a group's.
+void add_counts(GroupReport& r, const RecordHead& h) {
+    std::size_t measured = 0;
+    for (int arm = 0; arm < 2; ++arm)
+        for (int c = 0; c < kRequestClassCount; ++c) {
+            r.classes[arm][c] += h.by_class[arm][c];
+            r.arm_requests[arm] += h.by_class[arm][c];
+            measured += h.by_class[arm][c];
+        }
+    if (measured > 0) ++r.runs;
+    r.requests += measured;
+}
+
+// Reads every record into its group, into overall (groups[0]), into its day (days[day - 1]) and its cold-setup record
+// into the view. Two passes: the first checks every record and sizes each sample, so that the second fills them
+// without growing a vector (a growing vector copies every value).
+std::string read_records(const std::uint8_t* data, std::size_t size, const Layout& layout, std::vector<ValueGroup>& groups,
+                         std::vector<ValueGroup>& days, SetupView* setup) {
+    std::vector<std::array<std::size_t, 4>> sizes(groups.size() + days.size());  // values and runs per arm
     RecordHead h;
     std::int32_t run = 0;
     for (std::size_t at = 0; at < size; ++run) {
-        if (auto error = read_head(data, size, at, run, groups.size(), h); !error.empty()) return error;
-        for (std::size_t g : {std::size_t{0}, std::size_t{h.group}})
+        if (auto error = read_head(data, size, at, run, layout, h); !error.empty()) return error;
+        // Overall, the group and, with days, the day (numbered after the groups).
+        const std::size_t in[3] = {0, h.group, groups.size() + h.day - 1};
+        for (std::size_t k = 0; k < (h.day ? 3u : 2u); ++k)
             for (int arm = 0; arm < 2; ++arm) {
-                sizes[g][2 * arm] += h.n[arm];
-                sizes[g][2 * arm + 1] += h.n[arm] > 0;
+                sizes[in[k]][2 * arm] += h.n[arm];
+                sizes[in[k]][2 * arm + 1] += h.n[arm] > 0;
             }
-        at += h.head_bytes + 8 * (h.n[0] + h.n[1]);
+        at += h.head_bytes + 8 * (h.n[0] + h.n[1]) + layout.trailer();
     }
-    for (std::size_t g = 0; g < groups.size(); ++g)
+    for (std::size_t g = 0; g < sizes.size(); ++g)
         for (int arm = 0; arm < 2; ++arm) {
-            RunClusteredSample& s = groups[g].arm[arm];
+            RunClusteredSample& s = (g < groups.size() ? groups[g] : days[g - groups.size()]).arm[arm];
             s.values.reserve(sizes[g][2 * arm]);
             s.run.reserve(sizes[g][2 * arm]);
             s.run_size.reserve(sizes[g][2 * arm + 1]);
@@ -78,20 +105,13 @@ std::string read_records(const std::uint8_t* data, std::size_t size, std::vector
     std::vector<double> own[2];
     run = 0;
     for (std::size_t at = 0; at < size; ++run) {
-        read_head(data, size, at, run, groups.size(), h);
+        const std::size_t start = at;
+        read_head(data, size, at, run, layout, h);
         at += h.head_bytes;
-        ValueGroup* targets[2] = {&groups[h.group], &groups[0]};
+        ValueGroup* targets[3] = {&groups[h.group], &groups[0], h.day ? &days[h.day - 1] : nullptr};
         GroupReport& r = targets[0]->counts;
-        std::size_t measured = 0;
-        for (int arm = 0; arm < 2; ++arm)
-            for (int c = 0; c < kRequestClassCount; ++c) {
-                r.classes[arm][c] += h.by_class[arm][c];
-                r.arm_requests[arm] += h.by_class[arm][c];
-                measured += h.by_class[arm][c];
-            }
-        if (measured > 0) ++r.runs;
-        r.requests += measured;
-
+        add_counts(r, h);
+        const std::size_t missing = r.missing_metric;
         for (int arm = 0; arm < 2; ++arm) {
             own[arm].clear();
             for (std::size_t i = 0; i < h.n[arm]; ++i, at += 8) {
@@ -101,23 +121,30 @@ std::string read_records(const std::uint8_t* data, std::size_t size, std::vector
                 else own[arm].push_back(v);
             }
         }
-        for (ValueGroup* t : targets) add_run(*t, own, static_cast<std::uint32_t>(run), h.order);
+        if (targets[2]) {
+            add_counts(targets[2]->counts, h);
+            targets[2]->counts.missing_metric += r.missing_metric - missing;
+        }
+        // The run's paired difference once, for every group it counts in; overall's exact sums are its groups'.
+        const double diff = paired_difference(own);
+        const auto id = static_cast<std::uint32_t>(run);
+        add_run(*targets[0], own, id, h.order, diff);
+        add_values(*targets[1], own, id, diff);
+        if (targets[2]) add_run(*targets[2], own, id, h.order, diff);
+        if (setup) {
+            if (std::string error = setup->add(h.group, data + at); !error.empty())
+                return "run record " + std::to_string(run) + " (byte " + std::to_string(start) + ") " + error;
+            at += kSetupRecordBytes;
+        }
     }
     return "";
 }
 
-}  // namespace
-
-Report build_report(const std::uint8_t* records, std::size_t size, const std::vector<std::string>& group_names,
-                    const ReportOptions& options) {
-    Report out;
-    std::vector<ValueGroup> groups(group_names.size() + 1);
-    groups[0].counts.name = "overall";
-    for (std::size_t i = 0; i < group_names.size(); ++i) groups[i + 1].counts.name = group_names[i];
-    out.error = read_records(records, size, groups);
-    if (!out.error.empty()) return out;
-
-    // overall's counts are its groups' (its samples were filled while reading).
+// overall's counts and exact sums are its groups' (its samples were filled while reading).
+void sum_counts(std::vector<ValueGroup>& groups) {
+    std::vector<const ValueGroup*> parts = pointers_to(groups);
+    parts.erase(parts.begin());
+    sum_parts(groups[0], parts);
     GroupReport& all = groups[0].counts;
     for (std::size_t i = 1; i < groups.size(); ++i) {
         const GroupReport& g = groups[i].counts;
@@ -129,24 +156,57 @@ Report build_report(const std::uint8_t* records, std::size_t size, const std::ve
         all.requests += g.requests;
         all.missing_metric += g.missing_metric;
     }
-    if (options.cumulative) {
-        // overall, then the looks: each group with every group before it (delta intervals, as the sequence is).
-        std::vector<ValueGroup> whole(1);
-        whole[0] = std::move(groups[0]);
-        out.groups = infer_values(whole, options, out.error);
+}
+
+// The groups' reports through the same inference as a warehouse's aggregates; the bootstrap then replaces the rows'
+// intervals.
+std::vector<GroupReport> infer_groups(std::vector<const ValueGroup*> groups, const ReportOptions& options, std::string& error) {
+    std::vector<GroupReport> out = infer_values(groups, options, error);
+    if (error.empty() && options.method == IntervalMethod::bootstrap)
+        for (std::size_t i = 0; i < out.size(); ++i) bootstrap_intervals(out[i].analysis, groups[i]->arm[0], groups[i]->arm[1]);
+    return out;
+}
+
+}  // namespace
+
+Report build_report(const std::uint8_t* records, std::size_t size, const ReportRequest& request, SetupReport* setup) {
+    Report out;
+    const Layout layout{request.groups.size() + 1, request.days.size(), request.setup && setup};
+    std::vector<ValueGroup> groups(layout.groups), days(layout.days);
+    groups[0].counts.name = "overall";
+    for (std::size_t i = 0; i < request.groups.size(); ++i) groups[i + 1].counts.name = request.groups[i];
+    for (std::size_t i = 0; i < request.days.size(); ++i) days[i].counts.name = request.days[i];
+    std::optional<SetupView> view;
+    if (layout.setup) view.emplace(request.groups);
+    out.error = read_records(records, size, layout, groups, days, view ? &*view : nullptr);
+    if (!out.error.empty()) return out;
+    sum_counts(groups);
+    out.groups = infer_groups(pointers_to(groups), request.options, out.error);
+    if (!out.error.empty()) return out;
+    if (layout.days) {
+        // The daily series: overall and each day at the series' percentiles; then the looks at the report's
+        // percentiles (delta intervals, as the sequence is) and their stopping line.
+        ReportOptions series = request.options;
+        series.cdf_probabilities.clear();
+        ReportOptions looks = series;
+        series.percentiles = kSeriesPercentiles;
+        std::vector<const ValueGroup*> by_day = pointers_to(days);
+        by_day.insert(by_day.begin(), &groups[0]);
+        out.days = infer_groups(by_day, series, out.error);
         if (!out.error.empty()) return out;
-        whole.clear();
-        groups.erase(groups.begin());
-        std::vector<GroupReport> looks = infer_cumulative(groups, options, out.error);
-        for (auto& look : looks) out.groups.push_back(std::move(look));
-        mark_sequence_looks(out.groups, 1);
-        return out;
+        looks.method = IntervalMethod::delta;
+        out.looks = infer_cumulative(pointers_to(days), looks, out.error);
+        if (!out.error.empty()) return out;
+        mark_sequence_looks(out.looks, 0);
     }
-    // The same inference as from a warehouse's aggregates; the bootstrap then replaces the rows' intervals.
-    out.groups = infer_values(groups, options, out.error);
-    if (options.method == IntervalMethod::bootstrap)
-        for (std::size_t i = 0; i < out.groups.size(); ++i)
-            bootstrap_intervals(out.groups[i].analysis, groups[i].arm[0], groups[i].arm[1]);
+    if (layout.setup) {
+        ReportOptions view_options = request.options;
+        view_options.method = IntervalMethod::delta;
+        view_options.percentiles = kSeriesPercentiles;
+        view_options.cdf_probabilities.clear();
+        *setup = view->infer(view_options);
+        if (!setup->error.empty()) out.error = setup->error;
+    }
     return out;
 }
 

@@ -1,4 +1,4 @@
-// Inference from aggregates (see report_aggregates.hpp), and the aggregates' JSON form.
+// Inference from aggregates (see report_aggregates.hpp), and the aggregates' entries as they cross the binding.
 #include "report_aggregates.hpp"
 
 #include <algorithm>
@@ -6,8 +6,6 @@
 #include <limits>
 #include <set>
 #include <tuple>
-
-#include <nlohmann/json.hpp>
 
 #include "confidence_sequence.hpp"
 #include "multiplicity.hpp"
@@ -171,9 +169,9 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
         r.runs_h2 = h2.runs;
         r.runs_h3 = g.sample(SampleKind::h3).runs;
         r.analysis = analysis_from(g, agg.runs_paired, o);
-        if (agg.diffs.n >= 2) r.paired = paired_from(g, agg.diffs, o.confidence);
+        if (agg.diffs.n >= 2) r.paired = paired_from(g, agg.diffs.moments(), o.confidence);
         if (agg.diffs_h2_first.n >= 2 && agg.diffs_h3_first.n >= 2)
-            r.order = order_effect_from(agg.diffs_h2_first, agg.diffs_h3_first, o.confidence);
+            r.order = order_effect_from(agg.diffs_h2_first.moments(), agg.diffs_h3_first.moments(), o.confidence);
         if (h2.n >= 2 && h2.runs >= 2) {
             QuantileInterval qi;
             qi.estimate = qi.se = qi.design_effect = kNaN;
@@ -202,129 +200,60 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
 
 std::vector<GroupReport> infer_from(AggregateSource& source, const ReportOptions& options, std::string& error) {
     std::vector<GroupAggregates> aggregates = source.start();
-    for (int round = 0; round <= kMaxInferenceRounds; ++round) {
+    for (int round = 0;; ++round) {
         Needs needs;
         std::vector<GroupReport> reports = infer_report(aggregates, options, needs);
         if (needs.empty()) return reports;
+        if (error = next_round_error(round); !error.empty()) return {};
         source.fill(aggregates, needs);
     }
-    error = "the inference still needs aggregates after " + std::to_string(kMaxInferenceRounds) + " rounds";
-    return {};
 }
 
-namespace {
+std::string next_round_error(int round) {
+    if (round + 1 < kMaxInferenceRounds) return "";
+    return "the inference still needs aggregates after " + std::to_string(kMaxInferenceRounds) + " rounds";
+}
 
-// Reads the JSON without exceptions (the core is also built with -fno-exceptions): the first problem is kept.
-struct Reader {
-    std::string error;
-    const nlohmann::json& at(const nlohmann::json& v, const char* key) {
-        static const nlohmann::json none;
-        if (v.is_object()) {
-            if (auto it = v.find(key); it != v.end()) return *it;
-        }
-        fail(std::string("missing ") + key);
-        return none;
-    }
-    const nlohmann::json& item(const nlohmann::json& v, std::size_t i) {
-        static const nlohmann::json none;
-        if (v.is_array() && i < v.size()) return v[i];
-        fail("an array is too short");
-        return none;
-    }
-    const nlohmann::json& list(const nlohmann::json& v, const char* key) {
-        static const nlohmann::json empty = nlohmann::json::array();
-        if (!v.is_object() || v.find(key) == v.end()) return empty;
-        const auto& l = v[key];
-        if (!l.is_array()) fail(std::string(key) + " is not an array");
-        return l.is_array() ? l : empty;
-    }
-    double number(const nlohmann::json& v) { return v.is_number() ? v.get<double>() : kNaN; }
-    std::uint64_t count(const nlohmann::json& v) {
-        if (!v.is_number() || !(v.get<double>() >= 0)) {
-            fail("a count is not a non-negative number");
-            return 0;
-        }
-        return v.is_number_unsigned() || v.is_number_integer() ? v.get<std::uint64_t>()
-                                                               : static_cast<std::uint64_t>(v.get<double>());
-    }
-    Moments moments(const nlohmann::json& v) {
-        if (!v.is_array() || v.size() != 3) {
-            fail("moments are not [n, mean, var]");
-            return {};
-        }
-        return {static_cast<std::size_t>(count(v[0])), number(v[1]), number(v[2])};
-    }
-    void fail(const std::string& what) {
-        if (error.empty()) error = what;
-    }
-};
-
-}  // namespace
-
-std::vector<GroupAggregates> aggregates_from_json(const std::string& text, std::string& error) {
-    std::vector<GroupAggregates> out;
-    const auto doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded()) {
-        error = "aggregates do not read: not JSON";
-        return out;
-    }
-    Reader rd;
-    const auto& groups = rd.list(doc, "groups");
-    for (const auto& g : groups) {
-        GroupAggregates a;
-        GroupReport& r = a.counts;
-        const auto& name = rd.at(g, "name");
-        r.name = name.is_string() ? name.get<std::string>() : "";
-        r.runs = rd.count(rd.at(g, "runs"));
-        r.requests = rd.count(rd.at(g, "requests"));
-        r.missing_metric = rd.count(rd.at(g, "missing_metric"));
-        const auto& classes = rd.at(g, "classes");
-        for (int arm = 0; arm < 2; ++arm) {
-            const auto& by_class = rd.item(classes, static_cast<std::size_t>(arm));
-            if (!by_class.is_array() || by_class.size() != static_cast<std::size_t>(kRequestClassCount)) {
-                rd.fail("classes do not have the core's request classes");
-                break;
-            }
-            for (int c = 0; c < kRequestClassCount; ++c) {
-                r.classes[arm][c] = rd.count(by_class[c]);
-                r.arm_requests[arm] += r.classes[arm][c];
-            }
-        }
-        a.runs_paired = rd.count(rd.at(g, "runs_paired"));
-        const auto& samples = rd.at(g, "samples");
-        if (!samples.is_array() || samples.size() != kSampleKinds) rd.fail("samples are not [h2, h3, diff]");
-        for (int s = 0; s < kSampleKinds && rd.error.empty(); ++s) {
-            SampleAggregates& sa = a.sample[s];
-            sa.n = rd.count(rd.at(samples[s], "n"));
-            sa.runs = rd.count(rd.at(samples[s], "runs"));
-            for (const auto& st : rd.list(samples[s], "stats")) sa.order_stats[rd.count(rd.item(st, 0))] = rd.number(rd.item(st, 1));
-            for (const auto& b : rd.list(samples[s], "below"))
-                sa.below[rd.number(rd.item(b, 0))] = {rd.count(rd.item(b, 1)), rd.count(rd.item(b, 2)), rd.count(rd.item(b, 3)),
-                                                    rd.count(rd.item(b, 4))};
-        }
-        a.diffs = rd.moments(rd.at(g, "diffs"));
-        a.diffs_h2_first = rd.moments(rd.at(g, "diffs_h2_first"));
-        a.diffs_h3_first = rd.moments(rd.at(g, "diffs_h3_first"));
-        for (const auto& c : rd.list(g, "cross"))
-            a.cross[{rd.number(rd.item(c, 0)), rd.number(rd.item(c, 1))}] = {rd.count(rd.item(c, 2)), rd.count(rd.item(c, 3)),
-                                                                         rd.count(rd.item(c, 4)), rd.count(rd.item(c, 5))};
-        if (!rd.error.empty()) break;
-        out.push_back(std::move(a));
-    }
-    if (!rd.error.empty()) {
-        error = "aggregates do not read: " + rd.error;
-        out.clear();
-    }
+std::vector<RankValue> entries(const std::map<std::uint64_t, double>& m) {
+    std::vector<RankValue> out;
+    for (const auto& [rank, value] : m) out.push_back({rank, value});
     return out;
 }
 
-std::string needs_to_json(const Needs& needs) {
-    nlohmann::json doc = {{"ranks", nlohmann::json::array()}, {"below", nlohmann::json::array()},
-                          {"cross", nlohmann::json::array()}};
-    for (const auto& r : needs.ranks) doc["ranks"].push_back({r.group, static_cast<int>(r.sample), r.rank});
-    for (const auto& b : needs.below) doc["below"].push_back({b.group, static_cast<int>(b.sample), b.threshold});
-    for (const auto& c : needs.cross) doc["cross"].push_back({c.group, c.q2, c.q3});
-    return doc.dump();
+std::vector<BelowEntry> entries(const std::map<double, BelowSums>& m) {
+    std::vector<BelowEntry> out;
+    for (const auto& [threshold, sums] : m) out.push_back({threshold, sums});
+    return out;
+}
+
+std::vector<CrossEntry> entries(const std::map<std::pair<double, double>, CrossSums>& m) {
+    std::vector<CrossEntry> out;
+    for (const auto& [q, sums] : m) out.push_back({q.first, q.second, sums});
+    return out;
+}
+
+void from_entries(const std::vector<RankValue>& list, std::map<std::uint64_t, double>& m) {
+    for (const RankValue& e : list) m[e.rank] = e.value;
+}
+
+void from_entries(const std::vector<BelowEntry>& list, std::map<double, BelowSums>& m) {
+    for (const BelowEntry& e : list) m[e.threshold] = e.sums;
+}
+
+void from_entries(const std::vector<CrossEntry>& list, std::map<std::pair<double, double>, CrossSums>& m) {
+    for (const CrossEntry& e : list) m[{e.q2, e.q3}] = e.sums;
+}
+
+std::string check_aggregates(Aggregates& a) {
+    if (a.version != kAggregatesVersion)
+        return "aggregates of format " + std::to_string(a.version) + "; this h3probe reads format " + std::to_string(kAggregatesVersion);
+    for (GroupAggregates& g : a.groups) {
+        for (int arm = 0; arm < 2; ++arm) {
+            g.counts.arm_requests[arm] = 0;
+            for (std::size_t c : g.counts.classes[arm]) g.counts.arm_requests[arm] += c;
+        }
+    }
+    return "";
 }
 
 }  // namespace h3probe

@@ -7,7 +7,8 @@
 // Which aggregates are needed depends on earlier ones (a threshold is a quantile estimate, a rank bound comes from the
 // sums at that threshold), so infer_report() is called in rounds: each call computes what it can and lists in Needs
 // what is still missing; the caller fetches those and calls again. Four rounds at most: estimate ranks, sums at the
-// estimates, bound ranks, done.
+// estimates, bound ranks, done. The aggregates that cross from a warehouse into the core are declared here once, by
+// name (fields(), below).
 #pragma once
 
 #include <array>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "exact_sum.hpp"
 #include "paired_runs.hpp"
 #include "quantile_ci.hpp"
 #include "report.hpp"
@@ -29,8 +31,8 @@ namespace h3probe {
 enum class SampleKind : std::uint8_t { h2 = 0, h3 = 1, diff = 2 };
 inline constexpr int kSampleKinds = 3;
 
-// The rounds a caller of infer_report() allows before it gives up: four suffice (above), more means a source that does
-// not deliver what was asked. infer_from() here and the JavaScript callers (schema().limits.maxInferenceRounds) use it.
+// The rounds an inference may take: four suffice (above), more means a source that does not deliver what was asked.
+// Every driver asks next_round_error() after a round that left needs, so this limit is the only one.
 inline constexpr int kMaxInferenceRounds = 8;
 
 struct SampleAggregates {
@@ -44,7 +46,9 @@ struct GroupAggregates {
     GroupReport counts;  // name, runs, requests, arm_requests, classes, missing_metric; nothing else is read
     std::array<SampleAggregates, kSampleKinds> sample;
     std::uint64_t runs_paired = 0;            // runs with values in both arms
-    Moments diffs, diffs_h2_first, diffs_h3_first;  // of the paired differences: all, h2-first runs, h3-first runs
+    // The paired differences' exact sums (all, h2-first runs, h3-first runs): their moments are the same bits from
+    // any source (exact_sum.hpp).
+    MomentSums diffs, diffs_h2_first, diffs_h3_first;
     std::map<std::pair<double, double>, CrossSums> cross;  // (h2 threshold, h3 threshold) -> cross sums
 };
 
@@ -64,6 +68,9 @@ struct Needs {
 // needs comes back empty (pass an empty needs).
 std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups, const ReportOptions& options, Needs& needs);
 
+// After round `round` (counted from 0) of infer_report() left needs: "" when another round may follow, else why not.
+std::string next_round_error(int round);
+
 // Where aggregates come from: values in memory (value_aggregates.hpp) or a warehouse. start() gives every group's
 // counts and sizes; fill() adds what a round of infer_report() listed in needs.
 class AggregateSource {
@@ -73,12 +80,68 @@ public:
     virtual void fill(std::vector<GroupAggregates>& aggregates, const Needs& needs) = 0;
 };
 
-// The driver: calls infer_report() and asks the source for what it needs until nothing is missing. error is set (and
-// nothing returned) if a round fails to make progress.
+// The driver for a source in memory: calls infer_report() and asks the source for what it needs until nothing is
+// missing (a warehouse's driver is the JavaScript one, web/report/buildReport.mjs, round by round through the
+// binding). error is set (and nothing returned) when next_round_error() says so.
 std::vector<GroupReport> infer_from(AggregateSource& source, const ReportOptions& options, std::string& error);
 
-// The aggregates as JSON and back (for the Node binding): see web/report/clickhouseAggregates.mjs for the layout.
-std::vector<GroupAggregates> aggregates_from_json(const std::string& text, std::string& error);
-std::string needs_to_json(const Needs& needs);
+// The aggregates as they cross from a warehouse into the core, and the needs as they go back: named fields, declared
+// here once. fields(x, visit) calls visit(name, member) for each field of x, in order; a map crosses as a list of
+// entries (RankValue, BelowEntry, CrossEntry), each with its key's fields. The Node binding reads and writes JavaScript
+// objects through them, schema().aggregates lists the names, and web/server/h3probeNode.d.ts is checked against that.
+// The format has a version: a reader refuses another.
+inline constexpr int kAggregatesVersion = 1;
+
+struct Aggregates {
+    int version = kAggregatesVersion;
+    std::vector<GroupAggregates> groups;  // overall, then each group
+};
+struct RankValue {
+    std::uint64_t rank = 0;  // 0-based, ascending
+    double value = 0;
+};
+struct BelowEntry {
+    double threshold = 0;
+    BelowSums sums;
+};
+struct CrossEntry {
+    double q2 = 0, q3 = 0;
+    CrossSums sums;
+};
+
+template <class V> void fields(Aggregates& a, V&& v) { v("version", a.version); v("groups", a.groups); }
+template <class V> void fields(GroupAggregates& g, V&& v) {
+    v("name", g.counts.name); v("runs", g.counts.runs); v("requests", g.counts.requests); v("missing_metric", g.counts.missing_metric);
+    v("classes", g.counts.classes);  // [control, treatment], each a count per request class in the core's order
+    v("runs_paired", g.runs_paired); v("samples", g.sample);  // [h2, h3, diff]
+    v("diffs", g.diffs); v("diffs_h2_first", g.diffs_h2_first); v("diffs_h3_first", g.diffs_h3_first); v("cross", g.cross);
+}
+template <class V> void fields(SampleAggregates& a, V&& v) { v("n", a.n); v("runs", a.runs); v("stats", a.order_stats); v("below", a.below); }
+// sum: ExactSum::text(), whole units of 2^-1074; sum_sq: of 2^-2148.
+template <class V> void fields(MomentSums& m, V&& v) { v("n", m.n); v("sum", m.sum); v("sum_sq", m.sum_sq); }
+template <class V> void fields(RankValue& e, V&& v) { v("rank", e.rank); v("value", e.value); }
+template <class V> void fields(BelowEntry& e, V&& v) {
+    v("threshold", e.threshold); v("below", e.sums.below); v("below_sq", e.sums.below_sq); v("below_size", e.sums.below_size);
+    v("size_sq", e.sums.size_sq);
+}
+template <class V> void fields(CrossEntry& e, V&& v) {
+    v("q2", e.q2); v("q3", e.q3); v("s2s3", e.sums.s2s3); v("s2n3", e.sums.s2n3); v("n2s3", e.sums.n2s3); v("n2n3", e.sums.n2n3);
+}
+template <class V> void fields(Needs& n, V&& v) { v("ranks", n.ranks); v("below", n.below); v("cross", n.cross); }
+template <class V> void fields(Needs::Rank& r, V&& v) { v("group", r.group); v("sample", r.sample); v("rank", r.rank); }
+template <class V> void fields(Needs::Below& b, V&& v) { v("group", b.group); v("sample", b.sample); v("threshold", b.threshold); }
+template <class V> void fields(Needs::Cross& c, V&& v) { v("group", c.group); v("q2", c.q2); v("q3", c.q3); }
+
+// Each map's entries, and the map from its entries (a later entry of the same key wins).
+std::vector<RankValue> entries(const std::map<std::uint64_t, double>& m);
+std::vector<BelowEntry> entries(const std::map<double, BelowSums>& m);
+std::vector<CrossEntry> entries(const std::map<std::pair<double, double>, CrossSums>& m);
+void from_entries(const std::vector<RankValue>& list, std::map<std::uint64_t, double>& m);
+void from_entries(const std::vector<BelowEntry>& list, std::map<double, BelowSums>& m);
+void from_entries(const std::vector<CrossEntry>& list, std::map<std::pair<double, double>, CrossSums>& m);
+
+// What a reader checks beyond the fields' types: the version, the samples and request classes the core has, and for
+// each group its arm_requests (the sums of its classes). "" or the first problem.
+std::string check_aggregates(Aggregates& aggregates);
 
 }  // namespace h3probe

@@ -2,6 +2,8 @@
 #include "value_aggregates.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -63,22 +65,44 @@ void add_run(RunClusteredSample& s, const std::vector<double>& values, std::uint
     }
 }
 
-void add_run(ValueGroup& g, std::vector<double> (&values)[2], std::uint32_t id, int order) {
-    for (int arm = 0; arm < 2; ++arm)
-        if (!values[arm].empty()) add_run(g.arm[arm], values[arm], id);
-    if (values[0].empty() || values[1].empty()) return;
-    const double d = median_in_place(values[1]) - median_in_place(values[0]);
-    g.diffs.push_back(d);
-    if (order == 0) g.diffs_h2_first.push_back(d);
-    if (order == 1) g.diffs_h3_first.push_back(d);
+double paired_difference(std::vector<double> (&values)[2]) {
+    if (values[0].empty() || values[1].empty()) return std::numeric_limits<double>::quiet_NaN();
+    return median_in_place(values[1]) - median_in_place(values[0]);
 }
 
-ValueAggregates::ValueAggregates(const std::vector<ValueGroup>& groups) : groups_(groups), stats_(groups.size()) {}
+void add_values(ValueGroup& g, const std::vector<double> (&values)[2], std::uint32_t id, double diff) {
+    for (int arm = 0; arm < 2; ++arm)
+        if (!values[arm].empty()) add_run(g.arm[arm], values[arm], id);
+    if (!std::isnan(diff)) g.diffs.push_back(diff);
+}
+
+void add_run(ValueGroup& g, const std::vector<double> (&values)[2], std::uint32_t id, int order, double diff) {
+    add_values(g, values, id, diff);
+    if (!std::isnan(diff)) g.sums[static_cast<std::size_t>(std::min(std::max(order, 0), 2))].add(diff);
+}
+
+void add_run(ValueGroup& g, std::vector<double> (&values)[2], std::uint32_t id, int order) {
+    const double diff = paired_difference(values);
+    add_run(g, values, id, order, diff);
+}
+
+void add_difference(ValueGroup& g, double d, int order) {
+    g.diffs.push_back(d);
+    g.sums[static_cast<std::size_t>(order == 0 || order == 1 ? order : 2)].add(d);
+}
+
+void sum_parts(ValueGroup& whole, const std::vector<const ValueGroup*>& parts) {
+    whole.sums = {};
+    for (const ValueGroup* part : parts)
+        for (std::size_t k = 0; k < whole.sums.size(); ++k) whole.sums[k].add(part->sums[k]);
+}
+
+ValueAggregates::ValueAggregates(std::vector<const ValueGroup*> groups) : groups_(std::move(groups)), stats_(groups_.size()) {}
 
 std::vector<GroupAggregates> ValueAggregates::start() {
     std::vector<GroupAggregates> out(groups_.size());
     for (std::size_t i = 0; i < groups_.size(); ++i) {
-        const ValueGroup& d = groups_[i];
+        const ValueGroup& d = *groups_[i];
         GroupAggregates& a = out[i];
         a.counts = d.counts;
         for (int arm = 0; arm < 2; ++arm) {
@@ -86,13 +110,13 @@ std::vector<GroupAggregates> ValueAggregates::start() {
             a.sample[arm].runs = d.arm[arm].runs();
         }
         a.sample[2].n = a.sample[2].runs = d.diffs.size();
-        a.diffs = moments(d.diffs);
-        a.diffs_h2_first = moments(d.diffs_h2_first);
-        a.diffs_h3_first = moments(d.diffs_h3_first);
+        for (const MomentAccumulator& s : d.sums) a.diffs.add(s.sums());
+        a.diffs_h2_first = d.sums[0].sums();
+        a.diffs_h3_first = d.sums[1].sums();
     }
     // Runs with values in both arms: counted by the pairing itself (diffs may be absent, e.g. in a simulation).
     for (std::size_t i = 0; i < groups_.size(); ++i)
-        for (std::int32_t j : partner_runs(groups_[i].arm[0], groups_[i].arm[1])) out[i].runs_paired += j >= 0;
+        for (std::int32_t j : partner_runs(groups_[i]->arm[0], groups_[i]->arm[1])) out[i].runs_paired += j >= 0;
     return out;
 }
 
@@ -110,11 +134,11 @@ void ValueAggregates::fill(std::vector<GroupAggregates>& aggs, const Needs& need
     std::map<std::tuple<std::size_t, int, double>, std::vector<std::uint32_t>> below_of;
     const auto run_below = [&](std::size_t group, int arm, double q) -> const std::vector<std::uint32_t>& {
         auto [it, fresh] = below_of.try_emplace({group, arm, q});
-        if (fresh) it->second = per_run_below(groups_[group].arm[arm], q);
+        if (fresh) it->second = per_run_below(groups_[group]->arm[arm], q);
         return it->second;
     };
     for (const auto& b : needs.below) {
-        const ValueGroup& d = groups_[b.group];
+        const ValueGroup& d = *groups_[b.group];
         BelowSums sums;
         if (b.sample == SampleKind::diff) {
             for (double x : d.diffs) sums.below += x <= b.threshold;
@@ -136,7 +160,7 @@ void ValueAggregates::fill(std::vector<GroupAggregates>& aggs, const Needs& need
     }
     std::map<std::size_t, std::vector<std::int32_t>> partners;  // per group
     for (const auto& c : needs.cross) {
-        const ValueGroup& d = groups_[c.group];
+        const ValueGroup& d = *groups_[c.group];
         auto [it, fresh] = partners.try_emplace(c.group);
         if (fresh) it->second = partner_runs(d.arm[0], d.arm[1]);
         const auto& partner = it->second;
@@ -159,17 +183,27 @@ void ValueAggregates::fill(std::vector<GroupAggregates>& aggs, const Needs& need
 OrderStatistics& ValueAggregates::stats(std::size_t group, int sample) {
     auto& slot = stats_[group][static_cast<std::size_t>(sample)];
     if (!slot) {
-        const ValueGroup& d = groups_[group];
+        const ValueGroup& d = *groups_[group];
         const std::vector<double>& v = sample == 2 ? d.diffs : d.arm[sample].values;
         slot = std::make_unique<OrderStatistics>(v.data(), v.size());
     }
     return *slot;
 }
 
+std::vector<GroupReport> infer_values(std::vector<const ValueGroup*> groups, const ReportOptions& options, std::string& error) {
+    ValueAggregates source(std::move(groups));
+    return infer_from(source, options, error);
+}
+
+std::vector<const ValueGroup*> pointers_to(const std::vector<ValueGroup>& groups) {
+    std::vector<const ValueGroup*> out;
+    for (const ValueGroup& g : groups) out.push_back(&g);
+    return out;
+}
+
 std::vector<GroupReport> infer_values(const std::vector<ValueGroup>& groups, const ReportOptions& options,
                                       std::string& error) {
-    ValueAggregates source(groups);
-    return infer_from(source, options, error);
+    return infer_values(pointers_to(groups), options, error);
 }
 
 void append_group(ValueGroup& into, const ValueGroup& from) {
@@ -190,17 +224,16 @@ void append_group(ValueGroup& into, const ValueGroup& from) {
         s.run_id.insert(s.run_id.end(), t.run_id.begin(), t.run_id.end());
     }
     into.diffs.insert(into.diffs.end(), from.diffs.begin(), from.diffs.end());
-    into.diffs_h2_first.insert(into.diffs_h2_first.end(), from.diffs_h2_first.begin(), from.diffs_h2_first.end());
-    into.diffs_h3_first.insert(into.diffs_h3_first.end(), from.diffs_h3_first.begin(), from.diffs_h3_first.end());
+    for (std::size_t k = 0; k < into.sums.size(); ++k) into.sums[k].add(from.sums[k]);
 }
 
-std::vector<GroupReport> infer_cumulative(const std::vector<ValueGroup>& groups, const ReportOptions& options,
+std::vector<GroupReport> infer_cumulative(const std::vector<const ValueGroup*>& groups, const ReportOptions& options,
                                           std::string& error) {
     std::vector<GroupReport> out;
     std::vector<ValueGroup> upto(1);
-    for (const ValueGroup& g : groups) {
-        append_group(upto[0], g);
-        upto[0].counts.name = g.counts.name;
+    for (const ValueGroup* g : groups) {
+        append_group(upto[0], *g);
+        upto[0].counts.name = g->counts.name;
         std::vector<GroupReport> look = infer_values(upto, options, error);
         if (!error.empty()) return {};
         out.push_back(std::move(look[0]));

@@ -6,10 +6,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
+import { DEFAULT_DB } from '../server/store.mjs';
 
 const HELP = `usage: h3probe export [--store SPEC | --db FILE] [--out FILE]
   --store SPEC sqlite:PATH or clickhouse://HOST:PORT/DATABASE (the ClickHouse HTTP port)
-  --db FILE    the collector's SQLite database (default h3probe-beacons.sqlite): the same as --store sqlite:FILE
+  --db FILE    the collector's SQLite database (default ${DEFAULT_DB}): the same as --store sqlite:FILE
   --out FILE   where to write the NDJSON (default: stdout)`;
 
 /** defaults: {db}, used when --db is absent (npm run export passes the dev stack's). */
@@ -17,7 +18,7 @@ export async function main(argv, defaults = {}) {
   const { values: args } = parseArgs({
     args: argv,
     options: {
-      db: { type: 'string', default: defaults.db ?? 'h3probe-beacons.sqlite' },
+      db: { type: 'string', default: defaults.db ?? DEFAULT_DB },
       store: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', default: false },

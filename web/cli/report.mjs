@@ -6,13 +6,16 @@ import { parseArgs } from 'node:util';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { GROUP_BY } from '../report/readReportData.mjs';
+import { DEFAULT_DB } from '../server/store.mjs';
 
-const HELP = `usage: h3probe report [options]
+// The metric a report is made of unless --metric names another: the network time, as Dropbox's.
+const DEFAULT_METRIC = 'network_ms';
+const help = (schema) => `usage: h3probe report [options]
   --store SPEC         sqlite:PATH, or clickhouse://HOST:PORT/DATABASE (the ClickHouse HTTP port: the report's
                        aggregates are computed inside ClickHouse; delta intervals only)
-  --db FILE            the collector's SQLite database (default h3probe-beacons.sqlite): --store sqlite:FILE
+  --db FILE            the collector's SQLite database (default ${DEFAULT_DB}): --store sqlite:FILE
   --since DATE         only runs received at or after DATE (ISO 8601)
-  --metric NAME        network_ms (default), queue_ms, dns_ms, connect_ms, tls_ms, request_ms, response_ms, fetch_ms
+  --metric NAME        ${schema.metrics.map((m) => (m === DEFAULT_METRIC ? `${m} (default)` : m)).join(', ')}
   --arms MODE          h2-h3 (default, the experiment), h2-h2 or h3-h3 (A/A tests)
   --payload-bytes N    the runs whose arms fetched N bytes (config payloadBytes); default 0, the no-op
   --by GROUPING        split the runs by ${Object.keys(GROUP_BY).join(', ')} (default region; ClickHouse:
@@ -25,7 +28,7 @@ const HELP = `usage: h3probe report [options]
   --json FILE          also write the whole report as JSON (format h3probe-report/3: verdict, groups, percentiles,
                        estimates, intervals, counts, exclusions)
   --method M           delta (default) or bootstrap intervals
-  --confidence C       interval confidence (default 0.95)`;
+  --confidence C       interval confidence (default ${schema.reportDefaults.confidence})`;
 
 // A flag's number, or its text as given when it is none (the check that refuses it then quotes what the user typed).
 const wholeNumber = (text) => (/^\d+$/.test(text) ? Number(text) : text);
@@ -36,10 +39,10 @@ export async function main(argv, defaults = {}) {
   const { values: args } = parseArgs({
     args: argv,
     options: {
-      db: { type: 'string', default: defaults.db ?? 'h3probe-beacons.sqlite' },
+      db: { type: 'string', default: defaults.db ?? DEFAULT_DB },
       store: { type: 'string' },
       since: { type: 'string', default: '' },
-      metric: { type: 'string', default: 'network_ms' },
+      metric: { type: 'string', default: DEFAULT_METRIC },
       arms: { type: 'string', default: 'h2-h3' },
       'payload-bytes': { type: 'string', default: '0' },
       by: { type: 'string', default: 'region' },
@@ -49,15 +52,16 @@ export async function main(argv, defaults = {}) {
       'no-html': { type: 'boolean', default: false },
       json: { type: 'string', default: '' },
       method: { type: 'string', default: 'delta' },
-      confidence: { type: 'string', default: '0.95' },
+      confidence: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
-  if (args.help) return console.log(HELP);
   const core = await loadH3probeNode();
+  if (args.help) return console.log(help(core.schema()));
   const { text, htmlPath, jsonPath } = await makeReport(core, {
     dbPath: args.db, store: args.store, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
-    payloadBytes: wholeNumber(args['payload-bytes']), confidence: number(args.confidence), htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
+    payloadBytes: wholeNumber(args['payload-bytes']), ...(args.confidence !== undefined ? { confidence: number(args.confidence) } : {}),
+    htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
     ...(args.daily ? { daily: true } : {}),
     ...(args['min-network-runs'] !== undefined ? { minGroupRuns: wholeNumber(args['min-network-runs']) } : {}),
   });

@@ -187,12 +187,6 @@ export async function clickhouseVersion(url) {
   return (await res.text()).trim();
 }
 
-/** For `which`-style checks in scripts: true when the binary runs at all. */
-export function clickhouseRuns() {
-  if (!clickhouseInstalled()) return false;
-  return spawnSync(CLICKHOUSE_BINARY, ['--help'], { stdio: 'ignore' }).status !== null;
-}
-
 /**
  * A test's scratch space for ClickHouse servers: a temporary directory, and the lists of servers started and plans
  * made, which cleanup() stops and removes with the directory. prefix: the directory's name prefix.

@@ -5,7 +5,7 @@
 // head-of-line blocking delays every request of the arm but HTTP/3 only the request that lost a packet (so HTTP/3 wins in
 // the tail), UDP-blocked runs whose treatment falls back to h2, and a few failures of each kind. Deterministic for a seed.
 import fs from 'node:fs';
-import { STORE_VERSION, openStore } from '../server/store.mjs';
+import { openStore, storeLayout } from '../server/store.mjs';
 
 // 3: written through the decoder and the store (whose version is part of the parameters too). 4: a browser per run.
 // 5: cold QUIC connections in the pre-warm (the connection-setup view). 6: each run's cold-setup record stored.
@@ -159,13 +159,15 @@ const BATCH = 200;
  */
 export async function writeSyntheticDb(path, core, options = {}) {
   const { runs = 420_000, perArm = 5 } = options;
-  const params = JSON.stringify({ v: GENERATOR_VERSION, store: STORE_VERSION, ...options, runs, perArm });
+  const params = JSON.stringify({ v: GENERATOR_VERSION, store: storeLayout(core.schema()), ...options, runs, perArm });
   const result = { path, runs, measuredRequests: runs * perArm * 2 };
   if (fs.existsSync(path)) {
-    const store = openStore(path, core);
     let same = false;
-    try { same = store.db.prepare("SELECT value FROM bench_meta WHERE key = 'params'").pluck().get() === params; } catch { same = false; }
-    store.close();
+    try {
+      // A file of another store version or layout is refused: it is written again.
+      const store = openStore(path, core, { readOnly: true });
+      try { same = store.db.prepare("SELECT value FROM bench_meta WHERE key = 'params'").pluck().get() === params; } finally { store.close(); }
+    } catch { same = false; }
     if (same) return { ...result, reused: true, seconds: 0 };
   }
   for (const suffix of ['', '-wal', '-shm']) fs.rmSync(path + suffix, { force: true });

@@ -2,7 +2,6 @@
 // series, an A/A test), written through the collector's store and the report command's code: for the layout test and
 // the screenshots in docs/report.md.
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { makeReport } from '../report/makeReport.mjs';
 import { writeSyntheticDb } from './syntheticBeacons.mjs';
 
@@ -45,14 +44,9 @@ export async function writeWideReports(dir, core, { runs = 4000, days = WIDE_DAY
   };
   const out = [];
   for (const { name, db: which, options } of WIDE_REPORTS) {
-    const db = new Database(dbs[which].path, { readonly: true });
     const htmlPath = path.join(dir, `wide-${name}.html`);
-    try {
-      const { report } = await makeReport(core, { db, htmlPath, ...options });
-      out.push({ name, htmlPath, report });
-    } finally {
-      db.close();
-    }
+    const { report } = await makeReport(core, { dbPath: dbs[which].path, htmlPath, ...options });
+    out.push({ name, htmlPath, report });
   }
   return out;
 }

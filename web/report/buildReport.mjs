@@ -1,15 +1,16 @@
-// Turns what readReportData() read into the report: the C++ core (compiled to WASM) reads every run record, counts the
-// requests by class and computes per group (overall, then each region) the quantile table with confidence intervals,
-// the paired within-run difference, the order-effect test, the sample size and the CDF points. This file only passes
-// the options and orders the groups. Plain JSON-able data; formatting is elsewhere.
+// The report from either store's data: SQLite's records go to the C++ core in one call (build_report: counts and
+// statistics per group, the daily series and the connection-setup view from the same pass); a warehouse's aggregates
+// go to the core one round at a time (inferFromSource: this is the rounds' only loop in JavaScript, the core counts
+// and limits them). This file only passes the options, orders the groups and shapes the daily series. Plain
+// JSON-able data; formatting is elsewhere.
 import { OTHER_GROUP } from './readReportData.mjs';
 import { verdict } from './verdict.mjs';
+import { assembleSetup } from './connectionSetup.mjs';
 
-export const PERCENTILES = Object.freeze([0.5, 0.75, 0.9, 0.95, 0.99]);
-export const METHODS = Object.freeze(['delta', 'bootstrap']);
+const METHODS = Object.freeze(['delta', 'bootstrap']);
 
 // Probabilities at which the CDF plots are drawn: even steps in the body, denser in both tails, where HTTP/3 is meant to act.
-export const CDF_PROBABILITIES = Object.freeze((() => {
+const CDF_PROBABILITIES = Object.freeze((() => {
   const ps = new Set();
   for (let p = 0.01; p < 0.995; p += 0.01) ps.add(Number(p.toFixed(4)));
   for (const p of [0.001, 0.002, 0.005, 0.0075, 0.9925, 0.995, 0.9975, 0.998, 0.999]) ps.add(p);
@@ -18,79 +19,99 @@ export const CDF_PROBABILITIES = Object.freeze((() => {
 })());
 
 /**
- * core: the module from loadH3probeNode(). data: from readReportData(). Options: method, confidence, percentiles,
- * sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at percentile p), cdf: also compute the
- * CDF points for the plots, cumulative: each group after overall holds its runs and every earlier group's (the daily
- * series' looks, in the order of data.groups; delta intervals). Returns { metric, since, arms, by, method, confidence, percentiles, storedRuns, regions,
- * sampleSizeTarget, exclusions, minRunsForInterval, received, loadErrors, mainThread, groups, verdict } (groups: overall, then one per value of
- * `by`; see h3probeNode.d.ts for a group's shape, verdict.mjs for the verdict's).
+ * core: the module from loadH3probeNode(). data: from readReportData(). Options (default: schema().reportDefaults'):
+ * method, confidence, percentiles, sampleSize: {p, mde, alpha, power} (runs needed to detect a relative change mde at
+ * percentile p), cdf: also compute the CDF points for the plots. Returns the report (assemble()), with its daily series
+ * (report.daily, addDailySeries(); its days may be none) when data.daily, and its connection-setup view (report.connectionSetup,
+ * assembleSetup(); null unless data.setup).
  */
-export function buildReport(core, data, {
-  method = 'delta', confidence = 0.95, percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 },
-  cdf = false, cumulative = false,
-} = {}) {
-  const options = { ...reportOptions({ method, confidence, percentiles, sampleSize, cdf }), cumulative };
-  const out = core.buildReport(data.records, data.groups, options);
+export function buildReport(core, data, { method = 'delta', confidence, percentiles, sampleSize, cdf = false } = {}) {
+  const schema = core.schema();
+  const shape = reportShape(schema, { method, confidence, percentiles, sampleSize, cdf });
+  const out = core.buildReport(data.records, { groups: data.groups, days: data.days ?? [], setup: Boolean(data.setup) }, shape.options);
   if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
-  return assemble(core.schema(), data, out.groups, { method, confidence, percentiles, sampleSize });
+  const report = assemble(schema, data, out.groups, shape);
+  report.connectionSetup = data.setup ? assembleSetup(schema, out.setup) : null;
+  if (data.daily) {
+    // No day: no run selected, and the core gives no groups.
+    const days = data.days.length ? assemble(schema, { ...data, by: 'day', pooled: null }, out.days, reportShape(schema, { method,
+      confidence, percentiles: schema.reportDefaults.seriesPercentiles, sampleSize })).groups.slice(1) : [];
+    addDailySeries(report, schema.reportDefaults.seriesPercentiles, days, out.looks ?? []);
+  }
+  return report;
 }
 
 /**
- * Reports from a warehouse's aggregates, one per grouping of the source (clickhouseAggregates.mjs: start() → one
- * {storedRuns, received, regions, groups, aggregates, loadErrors} per grouping, fill([aggregates], [needs])): each
- * round, the C++ inference of every report not yet complete lists what it still needs, and the source computes all of
- * it where the data lives in the same passes. common: { metric, since, arms, method, confidence }; each: the options of
- * each report in the source's order ({ percentiles, sampleSize, cdf, cumulative: its groups after overall are the daily
- * looks, whose stopping line the core then marks }). Delta intervals only.
+ * The rounds of the inference over a warehouse's aggregate source (clickhouseAggregates.mjs): start() gives each set's
+ * aggregates, one item per set and sample column; each round the core infers every item not yet complete
+ * (core.inferReport, one round at a time: the core counts the rounds and says when there have been too many) and
+ * lists what it still needs, and the source fetches all of it in the same passes. shapes: per item, reportShape()'s.
+ * Resolves to { sets: start()'s, groups: per item the core's groups }. what names the aggregates in an error.
  */
-export async function buildReportsFromAggregates(core, source, {
-  metric, since = '', arms = 'h2-h3', method = 'delta', confidence = 0.95,
-} = {}, each = [{}]) {
-  // reportOptions() refuses a method that is none (and a bad confidence) first: only then is the method bootstrap.
-  const shapes = each.map(({ percentiles = PERCENTILES, sampleSize = { p: 0.95, mde: 0.05, alpha: 0.05, power: 0.8 }, cdf = false,
-    cumulative = false }) => ({ percentiles, sampleSize, options: { ...reportOptions({ method, confidence, percentiles, sampleSize, cdf }), cumulative } }));
-  if (method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
-  const starts = await source.start();
-  // The probabilities whose estimates get intervals (the percentiles, the sample size's, the paired median): the
-  // source may fetch what their bounds will need in the same pass.
-  const groups = await inferInRounds(core, 'the report', starts.map((st, i) => ({ aggregates: st.aggregates, options: shapes[i].options })),
-    (needs) => source.fill(starts.map((st) => st.aggregates), needs, shapes.map((sh) => [...sh.percentiles, sh.sampleSize.p, 0.5])));
-  return groups.map((g, i) => {
-    const { percentiles, sampleSize } = shapes[i];
-    return assemble(core.schema(), { ...starts[i], metric, since, arms }, g, { method, confidence, percentiles, sampleSize });
-  });
-}
-
-/**
- * infer_report() in rounds over aggregates from outside the core (as infer_from() in report_aggregates.cpp does for a
- * C++ source): items [{aggregates, options}]; fill(needs) adds to the items' aggregates what each still needs (null for
- * an item that is done). Resolves to each item's groups. what names the aggregates in an error.
- */
-export async function inferInRounds(core, what, items, fill) {
-  const groups = items.map(() => null);
+export async function inferFromSource(core, source, shapes, what) {
+  const sets = await source.start();
+  const aggregates = sets.flatMap((set) => set.aggregates);
+  const groups = aggregates.map(() => null);
   for (let round = 0; ; round++) {
-    const needs = items.map(({ aggregates, options }, i) => {
+    const needs = aggregates.map((a, i) => {
       if (groups[i]) return null;
-      const out = core.inferReport(JSON.stringify(aggregates), options);
-      if (out.error) throw new Error(`${what}: the aggregates do not read: ${out.error}`);
-      if (out.needs !== null) return JSON.parse(out.needs);
+      const out = core.inferReport(a, shapes[i].options, round);
+      if (out.error) throw new Error(`${what}: ${out.error}`);
+      if (out.needs) return out.needs;
       groups[i] = out.groups;
       return null;
     });
-    if (groups.every(Boolean)) return groups;
-    const max = core.schema().limits.maxInferenceRounds;
-    if (round === max) throw new Error(`${what} still needs aggregates after ${max} rounds`);
-    await fill(needs);
+    if (groups.every(Boolean)) return { sets, groups };
+    // The probabilities whose estimates get intervals: the source fetches what their bounds will need in the same pass.
+    await source.fill(aggregates, needs, shapes.map((sh) => [...sh.percentiles, sh.sampleSize.p, 0.5]));
   }
 }
 
-function reportOptions({ method, confidence, percentiles, sampleSize, cdf }) {
+/**
+ * A report's options, checked, each defaulting to schema().reportDefaults': { method, confidence, percentiles,
+ * sampleSize, options (for the core) }.
+ */
+export function reportShape(schema, { method = 'delta', confidence, percentiles, sampleSize, cdf = false } = {}) {
+  const d = schema.reportDefaults;
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}, got "${method}"`);
-  if (!(confidence > 0 && confidence < 1)) throw new Error(`--confidence must be in (0, 1), got "${confidence}"`);
-  return {
-    method, confidence, percentiles: Float64Array.from(percentiles), sampleSize,
-    ...(cdf ? { cdfProbabilities: Float64Array.from(CDF_PROBABILITIES) } : {}),
+  const c = confidence ?? d.confidence;
+  if (!(c > 0 && c < 1)) throw new Error(`--confidence must be in (0, 1), got "${confidence}"`);
+  const ps = percentiles ?? d.percentiles;
+  const size = sampleSize ?? d.sampleSize;
+  return { method, confidence: c, percentiles: ps, sampleSize: size, options: { method, confidence: c, percentiles: Float64Array.from(ps),
+    sampleSize: size, ...(cdf ? { cdfProbabilities: Float64Array.from(CDF_PROBABILITIES) } : {}) } };
+}
+
+/**
+ * Adds the daily series to report (and reads the verdict again, which says when a team may stop): Δ at percentiles
+ * (the series') per day received, each day a group of its own with its own intervals. days: the report's day groups
+ * (assembled, in date order). looks (optional): the core's groups whose each holds every run received up to the end of
+ * its day (the same names), their stopping line marked over the looks with runs: each day then also carries that look,
+ * with the fixed-horizon interval beside the anytime-valid one (the confidence sequence, valid however often the series
+ * is read).
+ */
+export function addDailySeries(report, percentiles, days, looks = []) {
+  const byName = new Map(looks.map((g) => [g.name, g]));
+  const lookDays = looks.filter((g) => g.runs > 0).map((g) => g.name);
+  report.daily = {
+    percentiles: [...percentiles],
+    days: days.map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
+      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
+      significant: x.significant })),
+    ...(byName.has(g.name) ? { cumulative: cumulativeLook(byName.get(g.name), lookDays) } : {}) })),
   };
+  report.verdict = verdict(report);
+}
+
+// One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks, and
+// the stopping line (cs_decided_look named by its day among lookDays, the looks in order).
+function cumulativeLook(g, lookDays) {
+  return { runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
+    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
+    cs_ms: x.cs_ms, cs_pct: x.cs_pct, cs_pct_unbounded: x.cs_pct_unbounded, significant: x.significant,
+    significant_cs: x.significant_cs, cs_runs_needed: x.cs_runs_needed, cs_days_needed: x.cs_days_needed,
+    cs_decided_look: x.cs_decided_look, cs_decided_day: x.cs_decided_look === null ? null : lookDays[x.cs_decided_look] ?? null,
+    cs_decided_side: x.cs_decided_side, cs_conflict: x.cs_conflict })) };
 }
 
 // Counts by reason, { total, byReason: [{reason, n}] }, the most frequent first: the sampled page loads that could not
@@ -108,8 +129,8 @@ function mainThreadCounts(runs, rows) {
   return { runs, main, share: runs ? main / runs : null, byReason };
 }
 
-// The report object from the core's groups (overall first, then one per name in data.groups' order).
-function assemble(schema, data, groups, { method, confidence, percentiles, sampleSize }) {
+/** The report object from the core's groups (overall first, then one per name in data.groups' order). */
+export function assemble(schema, data, groups, { method, confidence, percentiles, sampleSize }) {
   const [overall, ...rest] = groups;
   // Overall first, then the groups with the most runs (days in date order); groups without any measured request are
   // left out.

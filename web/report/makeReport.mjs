@@ -1,133 +1,102 @@
-// The report end to end, as `npm run report`, `npm start` and the benchmark run it: read SQLite, compute the statistics in
-// the WASM core, format the text table, optionally write the HTML page; with the time each step took.
+// The report end to end, as `npm run report`, `npm start` and the benchmark run it: read the store (SQLite in one pass,
+// or ClickHouse's aggregates), compute the statistics in the WASM core, format the text table, optionally write the
+// HTML page and the JSON; with the time each step took.
 import fs from 'node:fs';
 import path from 'node:path';
-import { peer } from '../server/peer.mjs';
-import { normalizeSince, readReportData } from './readReportData.mjs';
-import { buildReport, buildReportsFromAggregates, PERCENTILES } from './buildReport.mjs';
-import { clickhouseAggregateSource, queryRecorder } from './clickhouseAggregates.mjs';
+import { openStore } from '../server/store.mjs';
+import { metricColumns } from '../server/clickhouseStore.mjs';
+import { sqlString } from '../server/clickhouseRunSql.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
+import { normalizeSince, readReportData, checkPayloadBytes } from './readReportData.mjs';
+import { addDailySeries, assemble, buildReport, inferFromSource, reportShape } from './buildReport.mjs';
+import { clickhouseAggregateSource, clickhouseReportFacts, queryRecorder } from './clickhouseAggregates.mjs';
 import { formatReport } from './formatReport.mjs';
-import { connectionSetupFromData, readSetupData, SETUP_ARMS } from './connectionSetup.mjs';
+import { SETUP_ARMS } from './connectionSetup.mjs';
 import { clickhouseConnectionSetup } from './clickhouseConnectionSetup.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
-import { verdict } from './verdict.mjs';
 
 /** The arms modes a report can be made of, one at a time: the experiment, then the two A/A tests. */
 export const ARMS = Object.freeze(['h2-h3', 'h2-h2', 'h3-h3']);
 /** The JSON report's format name; a change that removes or renames a field gets a new number. */
 export const REPORT_FORMAT = 'h3probe-report/3';
-/** The percentiles of the daily series: the body and the tail Dropbox reported. Its cumulative looks hold every
- * percentile of the report (PERCENTILES), whose stopping line the verdict reads; the tables and charts show these. */
-export const DAILY_PERCENTILES = Object.freeze([0.5, 0.9, 0.95]);
 
 /**
- * core: from loadH3probeNode(). db: an open better-sqlite3 Database, or dbPath to open read-only, or store: a --store spec
- * (sqlite:PATH, or clickhouse://HOST:PORT/DATABASE: the aggregates are computed inside ClickHouse).
+ * core: from loadH3probeNode(). db: an open store's better-sqlite3 Database (openStore().db), or dbPath to open read-only
+ * (openStore()'s readOnly), or store: a --store spec (sqlite:PATH, or clickhouse://HOST:PORT/DATABASE: the aggregates are
+ * computed inside ClickHouse).
  * Options: metric, since, arms (one of ARMS: the runs of that mode only), payloadBytes (the runs of that payload mode
  * only, 0 the no-op), by (one of GROUP_BY: the groups; ClickHouse: CLICKHOUSE_GROUP_BY), minGroupRuns (by network: the
  * fewest runs of a shown network, readReportData.mjs), method, confidence, htmlPath (falsy: no HTML), jsonPath (falsy:
- * no JSON; the whole report as
- * data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when HTML or JSON is written),
- * readSummary (ClickHouse: false reads every value from run_records, not the value summary; for bench:clickhouse), now
- * (ClickHouse: the clock in ms, whose UTC day is read from run_records, not the summary; default the time).
- * Resolves to { report, text, htmlPath, timings: {read, stats, setup, format, html} } (milliseconds; setup: the
- * connection-setup view, SQLite only).
+ * no JSON; the whole report as data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when
+ * HTML or JSON is written), readSummary (ClickHouse: false reads every value from run_records, not the value summary;
+ * for bench:clickhouse), now (ClickHouse: the clock in ms, whose UTC day is read from run_records, not the summary;
+ * default the time).
+ * Resolves to { report, text, htmlPath, jsonPath, timings: {read, stats, format, html} (milliseconds; ClickHouse's read
+ * is in stats), passes (ClickHouse: each query, { name, queryId, ms }) }.
  */
 export async function makeReport(core, {
-  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence = 0.95,
+  db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence,
   htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath), minGroupRuns, readSummary = true, now,
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
+  const schema = core.schema();
   const spec = store ? parseStoreSpec(store) : null;
-  if (spec?.kind === 'sqlite') dbPath = spec.path;
+  const shape = { method, confidence, cdf: Boolean(htmlPath) };
   if (spec?.kind === 'clickhouse') {
     const ch = await openStoreSpec(spec, core, { readOnly: true });
     const t0 = performance.now();
-    // One source for the report and its daily series: each pass reads the table once for both groupings.
-    const source = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
-      payloadBytes, minGroupRuns, sets: daily ? [by, 'day'] : [by], readSummary, now });
-    const [report, byDay] = await buildReportsFromAggregates(core, source, { metric, since: normalizeSince(since), arms, method, confidence },
-      [{ cdf: Boolean(htmlPath) }, ...(daily ? [{ percentiles: DAILY_PERCENTILES }] : [])]);
-    if (daily) {
-      // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
-      const looks = clickhouseAggregateSource(ch.client, core.schema(), { metric, since: normalizeSince(since), arms,
-        payloadBytes, sets: ['day'], cumulative: true, readSummary, now, countsFrom: source });
-      const [cumulative] = await buildReportsFromAggregates(core, looks, { metric, since: normalizeSince(since), arms, method: 'delta', confidence },
-        [{ percentiles: PERCENTILES, cumulative: true }]);
-      report.daily = dailySeries(byDay, cumulative);
-      report.verdict = verdict(report);
-      source.passes.push(...looks.passes.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
-    }
-    // The connection-setup view's queries are listed with the passes.
-    const setupPass = queryRecorder(ch.client, source.passes);
-    report.connectionSetup = arms === SETUP_ARMS
-      ? await clickhouseConnectionSetup({ json: (sql) => setupPass('setup', sql) }, core, { since: normalizeSince(since), by, payloadBytes, confidence,
-        // The pooling's shown values, not the report's groups: a network shown without a measured request has no group
-        // there, and its runs' cold connections are still its own, as SQLite's view has them.
-        shown: source.shown(by) })
-      : null;
-    const t2 = performance.now();
-    return { ...finish(report, { read: 0, stats: t2 - t0 }, { htmlPath, jsonPath }), passes: source.passes };
+    const { report, passes } = await clickhouseReport(core, ch.client, { metric, since: normalizeSince(since), arms, payloadBytes, by,
+      minGroupRuns, daily, readSummary, now, shape });
+    return { ...finish(report, { read: 0, stats: performance.now() - t0 }, { htmlPath, jsonPath }), passes };
   }
-  let own = null;
-  if (!db) {
-    if (!dbPath || !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
-    const Database = peer('better-sqlite3', 'the report');
-    own = new Database(dbPath, { readonly: true, fileMustExist: true });
-  }
+  const own = db ? null : openStore(spec?.path ?? dbPath, core, { readOnly: true });
   try {
     const t0 = performance.now();
-    const data = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by, minGroupRuns });
+    // One pass: the report's groups, the daily series' days and the connection-setup view's records together.
+    const data = readReportData(db ?? own.db, schema, { metric, since, arms, payloadBytes, by, minGroupRuns, daily, setup: arms === SETUP_ARMS });
     const t1 = performance.now();
-    const report = buildReport(core, data, { method, confidence, cdf: Boolean(htmlPath) });
-    const ts = performance.now();
-    // The connection-setup view, from the cold-setup records of the experiment's runs (connectionSetup.mjs).
-    report.connectionSetup = arms === SETUP_ARMS
-      ? connectionSetupFromData(core, readSetupData(db ?? own, core.schema(), { since: data.since, by, groups: data.groups, payloadBytes }),
-        data.groups, { confidence })
-      : null;
-    const setup = performance.now() - ts;
-    if (daily) {
-      const byDay = readReportData(db ?? own, core.schema(), { metric, since, arms, payloadBytes, by: 'day' });
-      report.daily = dailySeries(buildReport(core, byDay, { method, confidence, percentiles: DAILY_PERCENTILES }),
-        buildReport(core, byDay, { method: 'delta', confidence, percentiles: PERCENTILES, cumulative: true }));
-      report.verdict = verdict(report);
-    }
-    const t2 = performance.now();
-    return finish(report, { read: t1 - t0, stats: t2 - t1 - setup, setup }, { htmlPath, jsonPath });
+    const report = buildReport(core, data, shape);
+    return finish(report, { read: t1 - t0, stats: performance.now() - t1 }, { htmlPath, jsonPath });
   } finally {
     own?.close();
   }
 }
 
-// Δ at DAILY_PERCENTILES per day received, each day a group of its own with its own intervals. report: the same report
-// grouped by day (either store). cumulative (optional): the report whose day groups hold every run received up to the
-// end of that day (buildReport's cumulative option): each day then also carries that look, with the fixed-horizon
-// interval beside the anytime-valid one (the confidence sequence, valid however often the series is read), and the
-// sequence's stopping line as the core marked it over the looks (the verdict reads the last look's).
-function dailySeries(report, cumulative = null) {
-  const lookGroups = cumulative?.groups.slice(1) ?? [];
-  const looks = new Map(lookGroups.map((g) => [g.name, g]));
-  const lookDays = lookGroups.map((g) => g.name);
-  return {
-    percentiles: [...DAILY_PERCENTILES],
-    days: report.groups.slice(1).map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-      p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
-      significant: x.significant })),
-    ...(looks.has(g.name) ? { cumulative: cumulativeLook(looks.get(g.name), lookDays) } : {}) })),
-  };
-}
-
-// One look of the cumulative series: the runs so far and, per percentile, Δ with both intervals and their marks, and
-// the stopping line (cs_decided_look named by its day among lookDays, the looks in order).
-function cumulativeLook(g, lookDays) {
-  return { runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
-    p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
-    cs_ms: x.cs_ms, cs_pct: x.cs_pct, cs_pct_unbounded: x.cs_pct_unbounded, significant: x.significant,
-    significant_cs: x.significant_cs, cs_runs_needed: x.cs_runs_needed, cs_days_needed: x.cs_days_needed,
-    cs_decided_look: x.cs_decided_look, cs_decided_day: x.cs_decided_look === null ? null : lookDays[x.cs_decided_look] ?? null,
-    cs_decided_side: x.cs_decided_side, cs_conflict: x.cs_conflict })) };
+// The report from ClickHouse: the report's source (its metric's columns; the report's groups and the daily series'
+// days from the same passes), the daily series' looks (a source of their own, on the same counts), the
+// connection-setup view; the same report object as SQLite's. Resolves to { report, passes }.
+async function clickhouseReport(core, client, { metric, since, arms, payloadBytes, by, minGroupRuns, daily, readSummary, now, shape }) {
+  const schema = core.schema();
+  const m = metricColumns(schema).find((c) => c.metric === metric);
+  if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
+  checkPayloadBytes(payloadBytes, schema);
+  const mode = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)}`;
+  const common = { columns: [{ C: m.control, T: m.treatment, missing: m.missing }], where: `${mode} AND received_at >= ${sqlString(since)}`,
+    summary: `${mode} AND metric = ${sqlString(metric)}`, readSummary, now };
+  const passes = [];
+  const source = clickhouseAggregateSource(client, schema, { ...common, sets: daily ? [by, 'day'] : [by], minGroupRuns, passes });
+  const reportOf = reportShape(schema, shape);
+  const seriesOf = reportShape(schema, { ...shape, cdf: false, percentiles: schema.reportDefaults.seriesPercentiles });
+  if (shape.method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
+  const { sets, groups } = await inferFromSource(core, source, [reportOf, ...(daily ? [seriesOf] : [])], 'the report');
+  const facts = await clickhouseReportFacts(queryRecorder(client, passes), { since, arms, payloadBytes });
+  const report = assemble(schema, { ...sets[0], ...facts, metric, since, arms, payloadBytes }, groups[0], reportOf);
+  const setupPasses = [];
+  report.connectionSetup = arms === SETUP_ARMS ? await clickhouseConnectionSetup(client, core, { since, by, payloadBytes,
+    confidence: reportOf.confidence, shown: sets[0].shown, passes: setupPasses }) : null;
+  passes.push(...setupPasses.map((p) => ({ ...p, name: `setup ${p.name}` })));
+  if (daily) {
+    // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
+    const lookPasses = [];
+    const looks = clickhouseAggregateSource(client, schema, { ...common, sets: ['day'], cumulative: true, countsFrom: source, passes: lookPasses });
+    const lookShape = reportShape(schema, { ...shape, method: 'delta', cdf: false });
+    const { groups: [cumulative] } = await inferFromSource(core, looks, [{ ...lookShape, options: { ...lookShape.options, cumulative: true } }],
+      'the daily series');
+    const days = assemble(schema, { ...sets[1], metric, since, arms }, groups[1], seriesOf);
+    addDailySeries(report, schema.reportDefaults.seriesPercentiles, days.groups.slice(1), cumulative.slice(1));
+    passes.push(...lookPasses.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
+  }
+  return { report, passes };
 }
 
 // Text, HTML and JSON of a report, the same from either store.

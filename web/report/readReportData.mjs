@@ -20,9 +20,8 @@ export const GROUP_BY = Object.freeze({
   effective_type: { what: 'navigator.connection.effectiveType (4g, 3g, ...)', sql: "nullif(r.effective_type, '')", runs: true },
   context: { what: 'where the page module ran its core: worker (a dedicated Worker) or main (the main thread)', sql: "nullif(r.run_context, '')", runs: true },
   day: { what: 'the UTC date the beacon was received', sql: 'substr(c.received_at, 1, 10)' },
-  // networkLabel() of web/server/networkFor.mjs, in SQL: "AS15169 Google LLC".
-  network: { what: 'the autonomous system announcing the client address: "AS15169 Google LLC"', runs: true, pooled: true,
-    sql: "'AS' || CAST(r.asn AS INTEGER) || coalesce(' ' || nullif(r.as_org, ''), '')" },
+  // Its label ("AS15169 Google LLC"), networkLabel() of web/server/networkFor.mjs, stored with the run by the collector.
+  network: { what: 'the autonomous system announcing the client address: "AS15169 Google LLC"', pooled: true, sql: 'c.network' },
 });
 
 /** The group that pools the values of a `pooled` grouping with fewer runs than minGroupRuns. */
@@ -33,7 +32,7 @@ export const OTHER_GROUP = 'other';
  * sum). counts: [{name, n}] sorted by name. Returns {shown: [{name, n}] (other last, when any), pooled: the number of
  * values pooled}.
  */
-export function poolGroups(counts, minRuns) {
+function poolGroups(counts, minRuns) {
   const shown = counts.filter((g) => g.n >= minRuns);
   const rest = counts.filter((g) => g.n < minRuns);
   if (rest.length) shown.push({ name: OTHER_GROUP, n: rest.reduce((s, g) => s + g.n, 0) });
@@ -41,15 +40,17 @@ export function poolGroups(counts, minRuns) {
 }
 
 /**
- * db: a better-sqlite3 Database holding the store's tables. schema: core.schema(). Options: metric (one of
+ * db: the store's better-sqlite3 Database (openStore(), store.mjs). schema: core.schema(). Options: metric (one of
  * schema.metrics), since (ISO date or date-time: runs received at or after it), arms (the one arms mode read: A/B and
  * A/A runs are never pooled), by (one of GROUP_BY: what the groups are), minGroupRuns (a `pooled` grouping, network,
  * shows the values with at least this many runs and pools the rest as OTHER_GROUP; default the fewest runs for an
  * interval, schema.limits.minRunsForInterval), payloadBytes (the one payload mode read, 0 the no-op: runs of different
- * response sizes are never pooled either).
- * Returns { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the regions the runs
- * came from], groups: [group names], records: [Buffer] (the records in chunks, in run order), loadErrors: [{reason, n}]
- * (the load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
+ * response sizes are never pooled either), daily (also the days: the daily series from the same pass), setup (each
+ * record also carries the run's cold-setup record: the connection-setup view from the same pass).
+ * Returns, for buildReport(), { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the
+ * regions the runs came from], groups: [group names], daily, days: [day names] (daily; else []), setup, records: [Buffer] (the
+ * records in chunks, in run order, laid out as the core's ReportRequest says), loadErrors: [{reason, n}] (the
+ * load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
  * included), mainThread: [{reason, n}] (the selected runs whose core ran on the page's main thread, by why they left
  * the Worker: context.worker_fallback, 'unknown' from a module older than it), and for a pooled grouping pooled:
@@ -57,32 +58,35 @@ export function poolGroups(counts, minRuns) {
  */
 export function readReportData(db, schema, {
   metric = 'network_ms', since = '', arms = 'h2-h3', by = 'region', payloadBytes = 0,
-  minGroupRuns = schema.limits.minRunsForInterval,
+  minGroupRuns = schema.limits.minRunsForInterval, daily = false, setup = false,
 } = {}) {
   if (!schema.metrics.includes(metric)) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   const grouping = GROUP_BY[by];
   if (!Object.hasOwn(GROUP_BY, by)) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
-  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) {
-    throw new Error('this database has no run_records table: it was not written by the h3probe collector');
-  }
   const sinceIso = normalizeSince(since);
   checkPayloadBytes(payloadBytes, schema);
-  const payloadSql = payloadModeSql(db);
-  const mode = `c.arms = ? AND ${payloadSql} = ${Number(payloadBytes)}`;
+  const mode = `c.arms = ? AND c.payload_bytes = ${Number(payloadBytes)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
-  // Grouped by the bare expression, so that for regions SQLite walks the (arms, payload_bytes, region, received_at) index in order
-  // instead of sorting 420k rows in a temporary B-tree (a third of the read).
-  const countBy = (sql, from) => {
+  const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  // Runs per payload mode and region (and day, for the daily series), from the (arms, payload_bytes, region,
+  // received_at) index alone: the payload modes stored, and of the mode read the regions, the days, the runs and the
+  // dates received, in one walk. By payload mode and region SQLite walks the index in its order; by day too it sorts
+  // (a third of the read, so only when the days are wanted).
+  const all = db.prepare(`SELECT c.payload_bytes AS bytes, c.region AS region, ${daily ? `${GROUP_BY.day.sql} AS day` : 'NULL AS day'},
+    count(*) AS n, min(c.received_at) AS first, max(c.received_at) AS last FROM run_records c WHERE c.arms = ? AND c.received_at >= ?
+    GROUP BY c.payload_bytes, c.region${daily ? ', day' : ''}`).all(arms, sinceIso);
+  const cells = all.filter((c) => c.bytes === Number(payloadBytes));
+  const payloadModes = [...all.reduce((m, c) => m.set(c.bytes, (m.get(c.bytes) ?? 0) + c.n), new Map())]
+    .map(([bytes, runs]) => ({ bytes, runs })).sort((a, b) => a.bytes - b.bytes);
+  const countsOf = (key) => {
     const counts = new Map();
-    for (const { name, n } of db.prepare(`SELECT ${sql} AS name, count(*) AS n FROM run_records c ${from}
-      WHERE ${mode} AND c.received_at >= ? GROUP BY ${sql}`).all(arms, sinceIso)) {
-      const key = name ?? 'unknown';
-      counts.set(key, (counts.get(key) ?? 0) + n);
-    }
-    return [...counts].map(([name, n]) => ({ name, n })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const cell of cells) counts.set(cell[key] ?? 'unknown', (counts.get(cell[key] ?? 'unknown') ?? 0) + cell.n);
+    return [...counts].map(([name, n]) => ({ name, n })).sort(byName);
   };
-  const byRegion = countBy(GROUP_BY.region.sql, '');
-  let byGroup = by === 'region' ? byRegion : countBy(grouping.sql, join);
+  const byRegion = countsOf('region');
+  let byGroup = by === 'region' || (by === 'day' && daily) ? countsOf(by)
+    : db.prepare(`SELECT coalesce(${grouping.sql}, 'unknown') AS name, count(*) AS n FROM run_records c ${join}
+      WHERE ${mode} AND c.received_at >= ? GROUP BY name`).all(arms, sinceIso).sort(byName);
   let pooled = null;
   if (grouping.pooled) {
     checkMinGroupRuns(minGroupRuns);
@@ -90,33 +94,41 @@ export function readReportData(db, schema, {
     byGroup = shown;
     pooled = { minRuns: minGroupRuns, values };
   }
+  // The group and day numbers in front of each record count up to the core's limit.
   checkGroupCount(by, byGroup.length, schema, grouping.pooled);
+  const days = daily ? countsOf('day').map((d) => d.name) : [];
+  checkGroupCount('day', days.length, schema);
   const groups = byGroup.map((r) => r.name);
   const storedRuns = byRegion.reduce((s, r) => s + r.n, 0);
-  // The dates the selected runs were received on (the same index).
-  const range = db.prepare(`SELECT min(received_at) AS first, max(received_at) AS last FROM run_records c
-    WHERE ${mode} AND received_at >= ?`).get(arms, sinceIso);
-  const payloadModes = db.prepare(`SELECT ${payloadSql} AS bytes, count(*) AS runs FROM run_records c
-    WHERE c.arms = ? AND c.received_at >= ? GROUP BY bytes ORDER BY bytes`).all(arms, sinceIso);
 
-  const { lo, hi } = db.prepare('SELECT coalesce(min(run), 1) AS lo, coalesce(max(run), 0) AS hi FROM run_records').get();
+  // Each a query of its own: SQLite reads a min() or max() alone from the key's ends, not from every row.
+  const lo = db.prepare('SELECT min(run) FROM run_records').pluck().get() ?? 1;
+  const hi = db.prepare('SELECT max(run) FROM run_records').pluck().get() ?? 0;
+  // A value's number among names (each a ? parameter); with otherLast, any value not listed is the last name's. No
+  // name at all (no run) is 0; every value pooled (a young store by network) the last name's, with no CASE (it needs a
+  // WHEN).
+  const numbered = (sql, names, otherLast) => {
+    const listed = otherLast ? names.slice(0, -1) : names;
+    if (!listed.length) return groupNumberSql(names.length);
+    return `CASE coalesce(${sql}, 'unknown') ${listed.map((_, i) => `WHEN ? THEN ${groupNumberSql(i + 1)}`).join(' ')}${otherLast ? ` ELSE ${groupNumberSql(names.length)}` : ''} END`;
+  };
   // Pooled values fall to ELSE: the last group, OTHER_GROUP.
-  const number = (i) => groupNumberSql(i + 1);
-  const named = pooled?.values ? groups.slice(0, -1) : groups;
-  const groupByte = groupCaseSql(grouping, named, number, pooled?.values ? number(groups.length - 1) : null);
+  const otherLast = Boolean(pooled?.values);
+  const prefix = [numbered(grouping.sql, groups, otherLast), ...(daily ? [numbered(GROUP_BY.day.sql, days, false)] : [])];
+  const params = [...(otherLast ? groups.slice(0, -1) : groups), ...days];
   // || and group_concat keep a BLOB's bytes as they are; the CAST hands the result to JavaScript as one Buffer.
-  const chunk = db.prepare(`SELECT CAST(group_concat(${groupByte} || c.arm_counts || v.arm_values, '') AS BLOB)
+  const chunk = db.prepare(`SELECT CAST(group_concat(${[...prefix, 'c.arm_counts', 'v.arm_values', ...(setup ? ['c.setup'] : [])].join(' || ')}, '') AS BLOB)
     FROM run_records c JOIN arm_values v ON v.metric = ? AND v.run = c.run ${join}
     WHERE c.run BETWEEN ? AND ? AND c.received_at >= ? AND ${mode}`).pluck();
   const metricCode = schema.metrics.indexOf(metric);
   const parts = [];
   for (let from = lo; from <= hi; from += CHUNK_RUNS) {
-    const bytes = chunk.get(...named, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
+    const bytes = chunk.get(...params, metricCode, from, Math.min(hi, from + CHUNK_RUNS - 1), sinceIso, arms);
     if (bytes) parts.push(bytes);
   }
   return { metric, since: sinceIso, arms, by, payloadBytes, payloadModes, storedRuns,
-    received: { first: range.first ?? null, last: range.last ?? null },
-    regions: byRegion.map((r) => r.name), groups, records: parts, ...(pooled ? { pooled } : {}),
+    received: { first: cells.length ? cells.map((c) => c.first).sort()[0] : null, last: cells.length ? cells.map((c) => c.last).sort().at(-1) : null },
+    regions: byRegion.map((r) => r.name), groups, daily, days, setup, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso),
     mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }) };
@@ -125,14 +137,11 @@ export function readReportData(db, schema, {
 /**
  * The runs of an arms mode and payload mode received since `since` whose core ran on the page's main thread, by why
  * they left the Worker: [{reason, n}]. From the runs table (the run_records of the report hold no context), through
- * the store's partial index of such runs; a store opened before the reason was a column reads 'unknown'.
+ * the store's partial index of such runs.
  */
 function readMainThread(db, { arms, payloadBytes, since }) {
-  const has = (column) => db.prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = ?").get(column);
-  const reason = has('worker_fallback') ? "coalesce(nullif(worker_fallback, ''), 'unknown')" : "'unknown'";
-  const payload = has('payload_bytes') ? 'coalesce(payload_bytes, 0)' : '0';
-  return db.prepare(`SELECT ${reason} AS reason, count(*) AS n FROM runs WHERE run_context = 'main' AND received_at >= ?
-    AND arms = ? AND ${payload} = ? GROUP BY 1`).all(since, arms, Number(payloadBytes));
+  return db.prepare(`SELECT coalesce(nullif(worker_fallback, ''), 'unknown') AS reason, count(*) AS n FROM runs
+    WHERE run_context = 'main' AND received_at >= ? AND arms = ? AND coalesce(payload_bytes, 0) = ? GROUP BY 1`).all(since, arms, Number(payloadBytes));
 }
 
 /**
@@ -148,24 +157,6 @@ export const groupNumberSql = (n) => `x'${(n & 0xff).toString(16).padStart(2, '0
 export function checkGroupCount(by, count, schema, pooled = false) {
   const max = schema.limits.maxReportGroups;
   if (count > max) throw new Error(`too many distinct values of ${by} (${count}; at most ${max})${pooled ? ': raise --min-network-runs' : ''}`);
-}
-
-/**
- * A grouping's value of a run as SQL: `then(i)` for the i-th name of `named` (each a ? parameter, in order), `otherwise`
- * (SQL; null: NULL) for any other value. With no name listed, `otherwise` alone: a CASE needs a WHEN, and a store whose
- * every network is pooled (a young one, by network) lists none.
- */
-export function groupCaseSql(grouping, named, then, otherwise = null) {
-  if (!named.length) return otherwise ?? 'NULL';
-  return `CASE coalesce(${grouping.sql}, 'unknown') ${named.map((_, i) => `WHEN ? THEN ${then(i)}`).join(' ')}${otherwise ? ` ELSE ${otherwise}` : ''} END`;
-}
-
-/**
- * The payload mode of a run_records row `c` in SQL: its column, or 0 in a store that no collector of the payload mode
- * has opened yet (it holds no-op runs only).
- */
-export function payloadModeSql(db) {
-  return db.prepare("SELECT 1 FROM pragma_table_info('run_records') WHERE name = 'payload_bytes'").get() ? 'c.payload_bytes' : '0';
 }
 
 /** Throws unless minGroupRuns is a whole number of runs, at least 1. */

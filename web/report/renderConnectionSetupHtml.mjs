@@ -1,7 +1,6 @@
 // The connection-setup view (connectionSetup.mjs) as a section of the HTML report: the same figures as the text
-// (formatConnectionSetup.mjs), as tables.
-import { firstH3Text, outcomeText, SETUP_WHAT, TLS_NOTE } from './formatConnectionSetup.mjs';
-import { BY_LABELS, percentileLabel } from './formatReport.mjs';
+// (formatReport.mjs, formatConnectionSetup()), as tables.
+import { BY_LABELS, firstH3Text, outcomeText, percentileLabel, SETUP_WHAT, TLS_NOTE } from './formatReport.mjs';
 import { fixed, snap } from './numberText.mjs';
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);

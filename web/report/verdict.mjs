@@ -3,13 +3,11 @@
 // mark, highlight and dot of the report reads too), and the cautions that must be read with it (too few runs, loopback
 // only, runs on the page's main thread). Text and HTML print it first; the JSON report carries it as data.
 import { armLabels, markOf, percentileLabel, UNBOUNDED } from './formatReport.mjs';
+import { LOOPBACK_REGION } from '../server/regionFor.mjs';
 import { fixed, snap } from './numberText.mjs';
 
 /** Above this share of a report's runs on the page's main thread (not in the Worker), the verdict carries a caution. */
 export const MAIN_THREAD_CAUTION_SHARE = 0.01;
-
-// The region the collector gives loopback clients (web/server/regionFor.mjs): no real network between browser and origins.
-const LOOPBACK_REGION = 'local';
 
 const signed = (v, d) => `${snap(v, d) > 0 ? '+' : ''}${fixed(v, d)}`;
 // A significant cell's Δ % interval: its bounds, or unbounded (Fieller's set without finite bounds).

@@ -105,8 +105,8 @@ function perturbed(column) {
 try {
   // 1. The template through the real path.
   const templateDb = `bench_template_${templateRuns}`;
-  const spool = path.join(stateDir, `bench-clickhouse-template-${process.pid}.ndjson`);
-  const template = await openClickHouseStore(`${url}/${templateDb}`, core, { spool });
+  const logFile = path.join(stateDir, `bench-clickhouse-template-${process.pid}.ndjson`);
+  const template = await openClickHouseStore(`${url}/${templateDb}`, core, { log: logFile });
   const have = Number((await template.client.query('SELECT count() FROM run_records')).trim());
   if (have !== templateRuns) {
     for (const t of ['runs', 'requests', 'run_records']) await template.client.query(`TRUNCATE TABLE ${t}`);
@@ -125,7 +125,7 @@ try {
     console.log(`template: ${count(templateRuns)} runs (reused)`);
   }
   await template.close();
-  for (const f of fs.readdirSync(stateDir)) if (f.startsWith(path.basename(spool))) fs.rmSync(path.join(stateDir, f));
+  for (const f of fs.readdirSync(stateDir)) if (f.startsWith(path.basename(logFile))) fs.rmSync(path.join(stateDir, f));
 
   const columns = clickhouseTables(schema).find(([name]) => name === 'run_records')[1].map((c) => c.split(' ')[0]);
   const valueColumns = new Set(metricColumns(schema).flatMap((m) => [m.control, m.treatment]));

@@ -97,9 +97,9 @@ if (stores.includes('sqlite')) sides.sqlite = start([...collectorArgs, '--store'
 if (stores.includes('clickhouse')) {
   const plan = await planClickHouse('bench-collector');
   clickhouse = await startClickHouse(plan, { fresh: true });
-  const spool = path.join(dir, 'clickhouse-log.ndjson');
+  const logFile = path.join(dir, 'clickhouse-log.ndjson');
   sides.clickhouse = start([...collectorArgs, '--store',
-    `clickhouse://127.0.0.1:${plan.httpPort}/bench?spool=${encodeURIComponent(spool)}`]);
+    `clickhouse://127.0.0.1:${plan.httpPort}/bench?log=${encodeURIComponent(logFile)}`]);
 }
 const names = Object.keys(sides);
 const ports = {};

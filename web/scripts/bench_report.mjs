@@ -1,19 +1,22 @@
-// `npm run bench:report -- [--runs N] [--seed S] [--method delta|bootstrap] [--repeat K] [--tiny]`: the report at Dropbox scale, on
-// a database written the way the collector writes one. Writes (or reuses) N synthetic runs × (5 + 5) measured requests
-// + 3 pre-warm requests each, every beacon's text through the C++ decoder and the store's group commit (default 420,000
-// runs: 4.2 M measured requests, 300k/day over 14 days); prints the database's bytes per run; then times the report in
-// this process step by step, and as `npm run report` in a fresh process. Budgets (docs/design.md): ≤ 1 s in process,
-// ≤ 1.5 s fresh.
-import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+// `npm run bench:report -- [--runs N] [--seed S] [--method delta|bootstrap] [--repeat K] [--beside COMMIT] [--tiny]`: the
+// report at Dropbox scale, on a database written the way the collector writes one. Writes (or reuses) N synthetic runs ×
+// (5 + 5) measured requests + 3 pre-warm requests each, every beacon's text through the C++ decoder and the store's
+// group commit (default 420,000 runs: 4.2 M measured requests, 300k/day over 14 days); prints the database's bytes per
+// run; then times the report in this process step by step, and as `h3probe report` in a fresh process, the text
+// alone and with the HTML and JSON files. Budgets (docs/design.md): ≤ 1 s in process and ≤ 1.5 s fresh for the text,
+// ≤ 2.5 s fresh with HTML and JSON. --beside COMMIT measures that commit of this repository in the same run
+// (besideTree.mjs: its files and its Node core built under .h3probe/beside), each version on a database its own
+// collector code wrote, alternating the two so that both meet the same load; every figure with the load average.
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import { repoRoot, stateDir } from '../devstack/paths.mjs';
+import { besideTree } from '../devstack/besideTree.mjs';
 import { writeSyntheticDb } from '../devstack/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
+import { openStore } from '../server/store.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 
 const { values: args } = parseArgs({
@@ -22,6 +25,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: '1' },
     method: { type: 'string', default: 'delta' },
     repeat: { type: 'string', default: '5' },
+    beside: { type: 'string' },
     tiny: { type: 'boolean', default: false }, // npm test: the same path at 2,000 runs
   },
 });
@@ -33,15 +37,16 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) 
 const load = () => `load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 
 fs.mkdirSync(stateDir, { recursive: true });
-const dbPath = path.join(stateDir, `bench-report-${runs}-s${args.seed}.sqlite`);
+const dbName = `bench-report-${runs}-s${args.seed}.sqlite`;
+const dbPath = path.join(stateDir, dbName);
 console.log(`database: ${dbPath}`);
 const core = await loadH3probeNode();
 const gen = await writeSyntheticDb(dbPath, core, { runs, seed: Number(args.seed) });
 const bytes = fs.statSync(dbPath).size;
-const db = new Database(dbPath, { readonly: true });
-const tableBytes = Object.fromEntries(['runs', 'requests', 'run_records', 'arm_values', 'run_records_mode', 'sqlite_autoindex_runs_1'].map((name) => {
+const store = openStore(dbPath, core, { readOnly: true });
+const tableBytes = Object.fromEntries(['runs', 'run_records', 'arm_values', 'run_records_mode', 'sqlite_autoindex_runs_1'].map((name) => {
   try {
-    return [name, db.prepare('SELECT sum(pgsize) FROM dbstat WHERE name = ?').pluck().get(name)];
+    return [name, store.db.prepare('SELECT sum(pgsize) FROM dbstat WHERE name = ?').pluck().get(name)];
   } catch {
     return [name, null]; // a SQLite without the dbstat table
   }
@@ -57,43 +62,88 @@ const totals = [];
 let last;
 for (let i = 1; i <= repeat; i++) {
   const t = performance.now();
-  last = await makeReport(core, { db, method: args.method });
+  last = await makeReport(core, { db: store.db, method: args.method });
   const total = performance.now() - t;
   totals.push(total);
-  const { read, stats, setup, format } = last.timings;
-  console.log(`report (table) #${i}: ${ms(total)} = SQLite read ${ms(read)} + C++ counts and statistics ${ms(stats)} + ` +
-    `connection-setup view ${ms(setup)} (the runs' cold-setup records) + text ${ms(format)}`);
+  const { read, stats, format } = last.timings;
+  console.log(`report (table) #${i}: ${ms(total)} = SQLite read (one pass: groups, values, cold-setup records) ${ms(read)} + ` +
+    `C++ counts and statistics (with the connection-setup view) ${ms(stats)} + text ${ms(format)}`);
 }
-console.log(`in process: median ${ms(median(totals))} of ${repeat} (the first includes WASM compilation of the hot code)`);
-// The same runs as if stored before the cold-setup record (run_records.setup NULL, in a transaction rolled back): the
-// view from their request lists, which must be the same view (as printed: the runs come in another order, so sums may
-// differ in their last bits).
-const setupText = (text) => text.slice(text.indexOf('== connection setup'));
-const rw = new Database(dbPath);
-rw.exec('BEGIN; UPDATE run_records SET setup = NULL');
-const fallback = [];
-for (let i = 0; i < Math.min(repeat, 3); i++) {
-  const r = await makeReport(core, { db: rw, method: args.method });
-  fallback.push(r.timings.setup);
-  assert.equal(setupText(r.text), setupText(last.text), 'the view from the request lists differs from the records\'');
-}
-rw.exec('ROLLBACK');
-rw.close();
-console.log(`connection-setup view of the same runs without their records (every request list read and parsed): ` +
-  `${fallback.map(ms).join(', ')} (median ${ms(median(fallback))}), the same view; ${load()}`);
+console.log(`in process: median ${ms(median(totals))} of ${repeat} (the first includes WASM compilation of the hot code); ${load()}`);
 const th = performance.now();
-const withHtml = await makeReport(core, { db, method: args.method, htmlPath: path.join(stateDir, 'bench-report.html') });
-console.log(`with HTML (CDF points + page): ${ms(performance.now() - th)} (HTML step ${ms(withHtml.timings.html)})`);
-db.close();
+const withFiles = await makeReport(core, { db: store.db, method: args.method, htmlPath: path.join(stateDir, 'bench-report.html'),
+  jsonPath: path.join(stateDir, 'bench-report.json') });
+console.log(`in process with HTML and JSON (CDF points, daily series and its looks from the same pass): ${ms(performance.now() - th)} ` +
+  `(files ${ms(withFiles.timings.html)})`);
+store.close();
 
-const fresh = [];
-for (let i = 0; i < 3; i++) {
-  const tp = performance.now();
-  execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'report', '--db', dbPath, '--no-html', '--method', args.method],
-    { stdio: 'ignore' });
-  fresh.push(performance.now() - tp);
+// The versions measured: this tree, and with --beside the other commit's on a database its own code wrote.
+const versions = [{ name: 'this tree', dir: repoRoot, db: dbPath }];
+if (args.beside) {
+  const { dir, commit } = besideTree(args.beside, { log: console.log });
+  const db = path.join(dir, dbName);
+  // Its own collector code writes its database (reused when complete, as here).
+  const t0 = performance.now();
+  execFileSync(process.execPath, ['--input-type=module', '-e', `
+    const { loadH3probeNode } = await import(${JSON.stringify(path.join(dir, 'web/server/h3probeNode.mjs'))});
+    const { writeSyntheticDb } = await import(${JSON.stringify(path.join(dir, 'web/devstack/syntheticBeacons.mjs'))});
+    await writeSyntheticDb(${JSON.stringify(db)}, await loadH3probeNode(), { runs: ${runs}, seed: ${Number(args.seed)} });`], { stdio: 'inherit' });
+  console.log(`beside: ${commit.slice(0, 12)} (${dir}), its database ${db} ready in ${ms(performance.now() - t0)}, ` +
+    `${(fs.statSync(db).size / 2 ** 20).toFixed(0)} MiB`);
+  versions.push({ name: commit.slice(0, 12), dir, db });
 }
-console.log(`npm run report -- --no-html, fresh process, end to end: ${fresh.map(ms).join(', ')} (median ${ms(median(fresh))}); ${load()}`);
+
+// A version's report in a fresh process, as a user runs it: the text only, or with the HTML and JSON files. Its wall
+// time, and its CPU time (user and system, as /usr/bin/time reads them): on a shared machine the wall time is mostly
+// waiting for a core, the CPU time is the work.
+function fresh(version, files) {
+  const out = path.join(stateDir, `bench-report-fresh-${versions.indexOf(version)}`);
+  const extra = files ? ['--html', `${out}.html`, '--json', `${out}.json`] : ['--no-html'];
+  const t = performance.now();
+  const run = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', process.execPath, path.join(version.dir, 'web/bin/h3probe.mjs'), 'report',
+    '--db', version.db, '--method', args.method, ...extra], { encoding: 'utf8' });
+  const wall = performance.now() - t;
+  if (run.status !== 0) throw new Error(`${version.name}: h3probe report failed: ${run.stderr}`);
+  const [, user, system] = run.stderr.trim().split('\n').at(-1).split(' ').map(Number);
+  return { wall, cpu: 1000 * (user + system) };
+}
+// A version's report made `repeat` times in one fresh process (its makeReport, from its own tree): the median.
+function inProcess(version) {
+  const script = `const { loadH3probeNode } = await import(${JSON.stringify(path.join(version.dir, 'web/server/h3probeNode.mjs'))});
+    const { makeReport } = await import(${JSON.stringify(path.join(version.dir, 'web/report/makeReport.mjs'))});
+    const core = await loadH3probeNode();
+    const times = [];
+    for (let i = 0; i < ${repeat}; i++) {
+      const t = performance.now();
+      const c = process.cpuUsage();
+      await makeReport(core, { dbPath: ${JSON.stringify(version.db)}, method: ${JSON.stringify(args.method)} });
+      const d = process.cpuUsage(c);
+      times.push({ wall: performance.now() - t, cpu: (d.user + d.system) / 1000 });
+    }
+    console.log(JSON.stringify(times));`;
+  const times = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }));
+  return { wall: median(times.map((x) => x.wall)), cpu: median(times.map((x) => x.cpu)) };
+}
+
+// Alternating: version A, then B, then A again, so that both meet the same load.
+const rounds = args.tiny ? 1 : 3;
+const figures = versions.map(() => ({ text: [], files: [], inProcess: [] }));
+for (let r = 0; r < rounds; r++) {
+  for (const [i, v] of versions.entries()) {
+    figures[i].text.push(fresh(v, false));
+    figures[i].files.push(fresh(v, true));
+    figures[i].inProcess.push(inProcess(v));
+  }
+  console.log(`round ${r + 1} of ${rounds}: ${load()}`);
+}
+const both = (runs) => `${runs.map((r) => `${ms(r.wall)} (cpu ${ms(r.cpu)})`).join(', ')}; median ${ms(median(runs.map((r) => r.wall)))}, ` +
+  `cpu ${ms(median(runs.map((r) => r.cpu)))}`;
+for (const [i, v] of versions.entries()) {
+  const f = figures[i];
+  console.log(`${v.name}: fresh \`h3probe report --no-html\` ${both(f.text)}; with --html and --json ${both(f.files)}; ` +
+    `in process, median of ${repeat} per round: ${both(f.inProcess)}`);
+}
+console.log(`budgets: in process ≤ 1,000 ms, fresh text ≤ 1,500 ms, fresh with HTML and JSON ≤ 2,500 ms; ${load()}`);
 console.log('\nthe table:\n');
 console.log(last.text.split('\n== ')[0] + '\n== ' + last.text.split('\n== ')[1]);
 console.log(last.text.slice(last.text.indexOf('by region')));

@@ -33,7 +33,7 @@ export async function soak({ seconds = 600, outageSeconds = 60, clients = 32, lo
   let server = await startClickHouse(plan, { fresh: true });
   const ch = clickhouseClient(server.url, { database: 'soak', timeoutMs: 600_000 });
   const port = await freePort();
-  const spec = `clickhouse://127.0.0.1:${plan.httpPort}/soak?spool=${encodeURIComponent(path.join(dir, 'beacons'))}`;
+  const spec = `clickhouse://127.0.0.1:${plan.httpPort}/soak?log=${encodeURIComponent(path.join(dir, 'beacons'))}`;
   const problems = [];
   const figures = { seconds, outageSeconds, clients, acked: 0, sent: 0, retried: 0, maxParts: 0, maxLogBytes: 0 };
 

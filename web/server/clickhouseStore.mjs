@@ -11,10 +11,12 @@ import http from 'node:http';
 import path from 'node:path';
 import { openBeaconLog } from './beaconLog.mjs';
 import { CLICKHOUSE_GROUP_BY, runValueTuplesSql, sqlString } from './clickhouseRunSql.mjs';
-import { COLLECTOR_COLUMNS, writeRunsNdjson } from './store.mjs';
+import { networkLabel } from './networkFor.mjs';
+import { COLLECTOR_COLUMNS, EXPORT_PAGE, OTHER_STORE_ADVICE, writeRunsNdjson } from './store.mjs';
 
-// The tables' layout version (a column is only ever added, with ALTER TABLE … ADD COLUMN IF NOT EXISTS).
-export const CLICKHOUSE_STORE_VERSION = 1;
+// The tables' version: 2, every run with its cold-setup record and the layout kept in the database (store_layout). A
+// database of another version or layout is refused (no migration before 1.0: docs/architecture.md).
+const CLICKHOUSE_STORE_VERSION = 2;
 const TYPE = { text: 'String', real: 'Nullable(Float64)', flag: 'Nullable(UInt8)' };
 // A batch of the log may be 20,000 beacons (~130 MB of JSON): its insert is given time (nothing waits for it but the
 // log); past this it is taken as failed and sent again with what ClickHouse already holds left out.
@@ -33,11 +35,10 @@ const MAX_BATCH_BYTES = 256 * 1024 * 1024;
 const SLICE_LINES = 300;
 // Run_ids remembered to answer a client's retry as a duplicate at once (two generations of this many).
 const RECENT_IDS = 100_000;
-const EXPORT_PAGE = 500;
 
 /**
- * 'clickhouse://HOST:PORT/DATABASE[?cluster=NAME&shards=HOST:PORT,HOST:PORT&spool=FILE]' → { url, database, cluster,
- * shards: [http urls], spool }. Throws with what is wrong. PORT is the HTTP interface's (8123 by default).
+ * 'clickhouse://HOST:PORT/DATABASE[?cluster=NAME&shards=HOST:PORT,HOST:PORT&log=FILE]' → { url, database, cluster,
+ * shards: [http urls], log (the beacon log's base file name) }. Throws with what is wrong. PORT is the HTTP interface's (8123 by default).
  */
 export function parseClickHouseUrl(spec) {
   let u;
@@ -56,10 +57,10 @@ export function parseClickHouseUrl(spec) {
   const shards = (u.searchParams.get('shards') || '').split(',').filter(Boolean).map(http);
   if (cluster && shards.length === 0) shards.push(url);
   for (const [k] of u.searchParams) {
-    if (!['cluster', 'shards', 'spool'].includes(k)) throw new Error(`unknown ClickHouse URL parameter "${k}" (cluster, shards, spool)`);
+    if (!['cluster', 'shards', 'log'].includes(k)) throw new Error(`unknown ClickHouse URL parameter "${k}" (cluster, shards, log)`);
   }
-  const spool = u.searchParams.get('spool') || `h3probe-spool-${u.hostname}-${u.port || 8123}-${database}.ndjson`;
-  return { url, database, cluster, shards, spool };
+  const log = u.searchParams.get('log') || `h3probe-log-${u.hostname}-${u.port || 8123}-${database}.ndjson`;
+  return { url, database, cluster, shards, log };
 }
 
 /** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insertChunks(table, buffers) (JSONEachRow). */
@@ -87,7 +88,7 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
           const text = Buffer.concat(chunks).toString('utf8');
           if (res.statusCode === 200) return resolve(text);
           const e = new Error(`ClickHouse at ${url}: ${text.trim().split('\n')[0].slice(0, 500)}`);
-          // A proxy's 502-504 is treated as unreachable (spool and retry); any other status is the query's own error.
+          // A proxy's 502-504 is treated as unreachable (kept in the log and retried); any other status is the query's own error.
           e.unreachable = res.statusCode >= 502 && res.statusCode <= 504;
           reject(e);
         });
@@ -124,13 +125,13 @@ export function metricColumns(schema) {
 }
 
 /**
- * The run's cold-setup record (run.setup, connection_setup.hpp) as run_records columns: its format version (0: a run
- * stored before the record, whose view is made from its requests), each protocol's outcome code, the first HTTP/3-origin
- * request's code, and per protocol and metric the cold sample's value (an array of 0 or 1 value).
+ * The run's cold-setup record (run.setup, connection_setup.hpp) as run_records columns: each protocol's outcome code,
+ * the first HTTP/3-origin request's code, and per protocol and metric the cold sample's value (an array of 0 or 1
+ * value).
  */
 export function setupColumns(schema) {
   return {
-    version: 'setup_version', first: 'setup_first_h3', outcome: { h2: 'setup_h2_outcome', h3: 'setup_h3_outcome' },
+    first: 'setup_first_h3', outcome: { h2: 'setup_h2_outcome', h3: 'setup_h3_outcome' },
     values: ['h2', 'h3'].flatMap((p) => schema.setupMetrics.map((m) => ({ protocol: p, metric: m.name, name: `setup_${p}_${m.name}` }))),
   };
 }
@@ -149,12 +150,12 @@ export function clickhouseTables(schema) {
     'run_id String', 'received_at String', 'region String', 'arms String', 'run_order String',
     ...classCountColumns(schema).map((c) => `${c.name} UInt8`),
     ...metricColumns(schema).flatMap((m) => [`${m.control} Array(Float64)`, `${m.treatment} Array(Float64)`, `${m.missing} UInt8`]),
-    // The client's network (clientLocator.mjs), for the report's split by network; added after the first release.
-    'asn Nullable(UInt32)', 'as_org Nullable(String)',
-    // The run's payload mode (the core's run column payload_bytes): 0, the no-op, in the rows written before it.
+    // The client's network's label (networkLabel()), for the report's split by network.
+    'network Nullable(String)',
+    // The run's payload mode (the core's run column payload_bytes): 0, the no-op.
     'payload_bytes UInt32',
-    // The connection-setup view's record (setupColumns()); added after the first release.
-    ...(({ version, first, outcome, values }) => [`${version} UInt8`, `${outcome.h2} UInt8`, `${outcome.h3} UInt8`, `${first} UInt8`,
+    // The connection-setup view's record (setupColumns()).
+    ...(({ first, outcome, values }) => [`${outcome.h2} UInt8`, `${outcome.h3} UInt8`, `${first} UInt8`,
       ...values.map((v) => `${v.name} Array(Float64)`)])(setupColumns(schema)),
   ];
   return [
@@ -170,7 +171,7 @@ export function clickhouseTables(schema) {
  * CREATE statements: plain tables, or in a cluster the local tables (name_local) plus a Distributed table of the name
  * over them, sharded by run_id (a run's rows of every table on one shard).
  */
-export function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
+function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
   const out = [];
   for (const [name, columns, engine] of clickhouseTables(schema)) {
     const local = cluster ? `${name}_local` : name;
@@ -191,7 +192,7 @@ export function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
  * readers sum. The day and network are the groupings' expressions (CLICKHOUSE_GROUP_BY) as text, since 18.16 refuses a
  * Nullable column in a sorting key. { columns, engine, select(from): the view's SELECT over the table `from` }.
  */
-export function clickhouseSummary(schema) {
+function clickhouseSummary(schema) {
   const keys = ['arms String', 'payload_bytes UInt32', 'metric String', 'day String', 'region String', 'network String', 's UInt8', 'v Float64'];
   const sums = ['cnt UInt64', 'w UInt64', 'n UInt64', 'o UInt64'];
   const name = (c) => c.split(' ')[0];
@@ -206,12 +207,9 @@ GROUP BY ${keys.map(name).join(', ')}`,
   };
 }
 
-/**
- * Makes the value summary where it is missing (in a cluster: run_values_local and its view on each shard, a
- * Distributed run_values over them). A view made on a table that already holds rows is followed by a one-time
- * backfill of the rows received before the view existed; a run inserted while that happens may be in the summary
- * twice or not at all, which the report's check finds (it then reads that day's raw rows).
- */
+// Makes the value summary where it is missing (in a cluster: run_values_local and its view on each shard, a
+// Distributed run_values over them). Made with the tables, before the first row: a day the summary does not hold
+// exactly (rows lost or doubled) is found by the report's check, which then reads that day's raw rows.
 async function ensureSummary(schema, client, database, cluster) {
   const summary = clickhouseSummary(schema);
   const local = cluster ? 'run_values_local' : 'run_values';
@@ -221,36 +219,54 @@ async function ensureSummary(schema, client, database, cluster) {
     await client.query(`CREATE TABLE IF NOT EXISTS ${database}.run_values AS ${database}.${local}
   ENGINE = Distributed(${cluster}, ${database}, ${local}, rand())`);
   }
-  const view = await client.json(`SELECT name FROM system.tables WHERE database = '${database}' AND name = 'run_values_view'`);
-  if (view.length) return;
-  const before = new Date().toISOString();
   await client.query(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${database}.run_values_view TO ${database}.${local} AS ${summary.select(records)}`);
-  await client.query(`INSERT INTO ${database}.${local} ${summary.select(`(SELECT * FROM ${records} WHERE received_at < ${sqlString(before)})`)}`,
-    { timeoutMs: READ_TIMEOUT_MS });
 }
 
-// Columns present in a table, and the ALTERs that add the schema's missing ones (the core gained a column or class).
-async function addMissingColumns(client, database, table, columns) {
-  const have = new Set((await client.json(`SELECT name FROM system.columns WHERE database = '${database}' AND table = '${table}'`))
-    .map((r) => r.name));
-  for (const def of columns) {
-    const name = def.split(' ')[0];
-    if (!have.has(name)) await client.query(`ALTER TABLE ${database}.${table} ADD COLUMN ${def}`);
+/**
+ * What a ClickHouse store holds, from the core's schema(): the version, each table's columns and engine, the value
+ * summary's. A database made with another layout is refused when opened, as one of another version is.
+ */
+function clickhouseLayout(schema) {
+  const summary = clickhouseSummary(schema);
+  return JSON.stringify({ version: CLICKHOUSE_STORE_VERSION, tables: clickhouseTables(schema),
+    summary: [summary.columns, summary.engine, summary.select('run_records')], runRecordVersion: schema.runRecordVersion,
+    setupRecordVersion: schema.setupRecordVersion });
+}
+
+// Why the tables of database (their names: tables) are not a store of this layout: another layout, or tables without
+// one; '' when they are, or when there are none.
+async function layoutProblem(client, database, tables, layout) {
+  if (tables.includes('store_layout')) {
+    const have = await client.json(`SELECT layout FROM ${database}.store_layout`);
+    if (have.length && have.every((r) => r.layout === layout)) return '';
+    const version = (() => { try { return JSON.parse(have[0].layout).version; } catch { return '?'; } })();
+    return `is an h3probe store of version ${version} whose layout is not this h3probe's (version ${CLICKHOUSE_STORE_VERSION}, its `
+      + `tables' columns and the value summary): ${OTHER_STORE_ADVICE}`;
   }
+  if (!tables.length) return '';
+  return `holds tables (${tables.slice(0, 3).join(', ')}${tables.length > 3 ? ', …' : ''}) but no h3probe store layout: a store `
+    + `of version 1 or none; this h3probe reads version ${CLICKHOUSE_STORE_VERSION} only: ${OTHER_STORE_ADVICE}`;
 }
 
-/** Creates the database and tables where missing, on every shard in a cluster. */
+/**
+ * Creates the database and tables where missing, on every shard in a cluster; throws if a server holds the tables of
+ * another version or layout (store_layout, clickhouseLayout()), or tables without a layout.
+ */
 export async function ensureClickHouseTables(schema, { url, database, cluster = null, shards = [] }) {
   const servers = cluster ? shards : [url];
+  const layout = clickhouseLayout(schema);
   for (const server of servers) {
     const client = clickhouseClient(server, { timeoutMs: 120_000 });
     await client.query(`CREATE DATABASE IF NOT EXISTS ${database}`);
+    const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`)).map((r) => r.name);
+    const problem = await layoutProblem(client, database, tables, layout);
+    if (problem) throw new Error(`clickhouse://${new URL(server).host}/${database} ${problem}`);
     for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
-    for (const [name, columns] of clickhouseTables(schema)) {
-      await addMissingColumns(client, database, cluster ? `${name}_local` : name, columns);
-      if (cluster) await addMissingColumns(client, database, name, columns);
-    }
     await ensureSummary(schema, client, database, cluster);
+    if (!tables.includes('store_layout')) {
+      await client.query(`CREATE TABLE IF NOT EXISTS ${database}.store_layout (layout String) ENGINE = TinyLog`);
+      await client.query(`INSERT INTO ${database}.store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout })}`);
+    }
   }
 }
 
@@ -268,7 +284,7 @@ export function clickhouseRows(schema, { run, requests }, {
   for (const c of schema.runColumns) runRow[c.name] = run[c.name] ?? (c.type === 'text' ? '' : null);
   Object.assign(runRow, { received_at: receivedAt, region, country, browser, browser_major: browserMajor, asn, as_org: asOrg });
   // The decoder's request objects are the request rows already: the core's request columns and durations, in order.
-  return { run: runRow, requests, record: { ...recordRow(schema, run, { receivedAt, region }), asn, as_org: asOrg } };
+  return { run: runRow, requests, record: { ...recordRow(schema, run, { receivedAt, region }), network: networkLabel(asn, asOrg) } };
 }
 
 // The run_records row from the core's record: arm_counts is [version][order][control counts by class][treatment
@@ -276,8 +292,8 @@ export function clickhouseRows(schema, { run, requests }, {
 function recordRow(schema, run, { receivedAt, region }) {
   const classes = schema.requestClasses;
   const counts = run.arm_counts;
-  if (!counts || counts.length !== 2 + 2 * classes.length) {
-    throw new Error(`run ${run.run_id}: its record's class counts are not the core's current format`);
+  if (!counts || counts[0] !== schema.runRecordVersion || counts.length !== 2 + 2 * classes.length) {
+    throw new Error(`run ${run.run_id}: its record is of format ${counts?.[0]}, not the core's ${schema.runRecordVersion}`);
   }
   const record = { run_id: run.run_id, received_at: receivedAt, region: region ?? 'unknown', arms: run.arms, run_order: run.run_order,
     payload_bytes: run.payload_bytes || 0 };
@@ -306,16 +322,15 @@ function recordRow(schema, run, { receivedAt, region }) {
 }
 
 // The setupColumns() of a run from its cold-setup record: [version][h2 outcome][h3 outcome][first_h3], then per protocol
-// (h2, h3) each setup metric's value as a little-endian float64, NaN for none. A run without one: version 0.
+// (h2, h3) each setup metric's value as a little-endian float64, NaN for none.
 function setupRow(schema, run) {
   const c = setupColumns(schema);
   const blob = run.setup;
-  if (!blob?.length) return { [c.version]: 0 };
-  if (blob[0] !== schema.setupRecordVersion || blob.length !== 4 + 8 * c.values.length) {
-    throw new Error(`run ${run.run_id}: its cold-setup record is not the core's current format`);
+  if (blob?.[0] !== schema.setupRecordVersion || blob.length !== 4 + 8 * c.values.length) {
+    throw new Error(`run ${run.run_id}: its cold-setup record is of format ${blob?.[0]}, not the core's ${schema.setupRecordVersion}`);
   }
   const view = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
-  const row = { [c.version]: blob[0], [c.outcome.h2]: blob[1], [c.outcome.h3]: blob[2], [c.first]: blob[3] };
+  const row = { [c.outcome.h2]: blob[1], [c.outcome.h3]: blob[2], [c.first]: blob[3] };
   c.values.forEach((v, i) => {
     const x = view.getFloat64(4 + 8 * i, true);
     row[v.name] = Number.isNaN(x) ? [] : [x];
@@ -335,14 +350,14 @@ export function logLine({ run, requests, record }) {
  * (default 1 s: ClickHouse wants about one insert per second per table, of thousands of rows) or when maxBatch beacons
  * wait, one INSERT per table. While ClickHouse cannot be reached or refuses a batch, the log grows and the batch is
  * tried again every retryMs. A batch whose outcome is unknown (a failure, a crash) is sent again with the rows whose
- * run_id a table already holds left out, so each beacon is in each table once. Options: spool (the log's base file
- * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts,
- * no table or column made, no backfill; a store the collector has not made is an error).
+ * run_id a table already holds left out, so each beacon is in each table once. Options: log (the log's base file
+ * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts, no
+ * table made; a database the collector has not made, or of another layout, is an error).
  * Resolves to an object with the SQLite store's methods (queueBeacon, insertBeacon, countRuns, checkWritable,
  * exportNdjson, close) plus flushed() and state().
  */
 export async function openClickHouseStore(spec, core, {
-  spool: spoolPath, retryMs = RETRY_MS, flushMs = FLUSH_MS, maxBatch = MAX_BATCH, readOnly = false,
+  log: logPath, retryMs = RETRY_MS, flushMs = FLUSH_MS, maxBatch = MAX_BATCH, readOnly = false,
 } = {}) {
   if (typeof core?.schema !== 'function') throw new Error('openClickHouseStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
@@ -353,12 +368,12 @@ export async function openClickHouseStore(spec, core, {
     // A report's scans of a large table may take minutes. readonly=2: ClickHouse itself refuses any write or DDL
     // (a query may still set its own settings, as the report's do).
     const reader = clickhouseClient(target.url, { database, settings: { ...settings, readonly: '2' }, timeoutMs: READ_TIMEOUT_MS });
-    await checkReadable(schema, reader, target);
+    await checkReadable(reader, target, clickhouseLayout(schema));
     return readOnlyStore(schema, target, reader, Number((await reader.json('SELECT count() AS n FROM runs'))[0].n));
   }
   // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again).
   const client = clickhouseClient(target.url, { database, settings, timeoutMs: INSERT_TIMEOUT_MS });
-  const logBase = path.resolve(spoolPath ?? target.spool);
+  const logBase = path.resolve(logPath ?? target.log);
   const log = openBeaconLog(logBase);
   const stats = { logged: 0, inserted: 0, duplicates: 0, batches: 0, failures: 0 };
   let lastError = null;
@@ -373,7 +388,10 @@ export async function openClickHouseStore(spec, core, {
     base = Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
   } catch (err) {
     // The log takes beacons while ClickHouse is away; the tables are made when it answers.
-    if (!err.unreachable) throw err;
+    if (!err.unreachable) {
+      log.close();
+      throw err;
+    }
     lastError = err.message;
   }
   let tablesReady = base !== null;
@@ -530,7 +548,7 @@ export async function openClickHouseStore(spec, core, {
     exportNdjson: (stream) => exportNdjson(schema, client, stream),
     /**
      * Takes no more beacons and ships what the log holds, for at most CLOSE_SHIP_MS (what ClickHouse does not take by
-     * then stays in the log for the next start with the same spool). Resolves to { unshipped: the acknowledged beacons
+     * then stays in the log for the next start with the same log file). Resolves to { unshipped: the acknowledged beacons
      * left in the log, logFiles: the files that hold them, lastError }.
      */
     async close() {
@@ -555,13 +573,8 @@ export async function openClickHouseStore(spec, core, {
 
 
 /** One JSON line per run (duplicates folded), its requests nested: the same lines as the SQLite store's export. */
-async function exportNdjson(schema, client, stream) {
-  // A run column the table lacks (a store the collector has not opened since the core gained it; the export only
-  // reads) is written empty: '' for the core's texts, as ALTER TABLE … ADD COLUMN would fill them, else null.
-  const have = new Set((await client.json("SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'runs'"))
-    .map((r) => r.name));
-  const runColumns = [...schema.runColumns.map((c) => [c.name, c.type === 'text' ? "''" : 'NULL']),
-    ...COLLECTOR_COLUMNS.map((c) => [c.name, 'NULL'])].map(([name, empty]) => (have.has(name) ? name : `${empty} AS ${name}`));
+function exportNdjson(schema, client, stream) {
+  const runColumns = [...schema.runColumns.map((c) => c.name), ...COLLECTOR_COLUMNS.map((c) => c.name)];
   return writeRunsNdjson(stream, {
     runsAfter: (after) => client.json(`SELECT ${runColumns.join(', ')} FROM runs WHERE run_id > ${sqlString(after)}
       ORDER BY run_id LIMIT 1 BY run_id LIMIT ${EXPORT_PAGE}`),
@@ -570,27 +583,21 @@ async function exportNdjson(schema, client, stream) {
   });
 }
 
-// Columns the report and the export read when present and do without: worker_fallback (the report counts such runs'
-// reason as unknown, clickhouseAggregates.mjs; the export writes it empty).
-const READ_WITHOUT = new Set(['runs.worker_fallback']);
-
-// The report and the export read what the collector made (clickhouseTables(), the value summary) and make nothing: a
-// table or column missing (but READ_WITHOUT's) is an error that says so.
-async function checkReadable(schema, client, { url, database }) {
-  const tables = [...clickhouseTables(schema), ['run_values', clickhouseSummary(schema).columns]];
+// The report and the export read what the collector made and make nothing: a database without its tables, or of
+// another layout, is an error that says so.
+async function checkReadable(client, { url, database }, layout) {
   // Asked in the system database: a query in a database that does not exist fails before it runs.
-  const have = new Set((await client.json(`SELECT concat(table, '.', name) AS c FROM system.columns WHERE database = ${sqlString(database)}`,
-    { settings: { database: 'system' } })).map((r) => r.c));
-  const missing = tables.flatMap(([table, columns]) => columns.map((c) => `${table}.${c.split(' ')[0]}`))
-    .filter((c) => !have.has(c) && !READ_WITHOUT.has(c));
-  if (missing.length === 0) return;
-  const what = have.size === 0 ? `has no h3probe tables in database ${database}`
-    : `lacks ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more columns` : ''}`;
-  throw new Error(`the ClickHouse store at ${url} ${what}: the collector makes them when it opens the store `
-    + `(h3probe collector --store clickhouse://…/${database}); the report and the export only read`);
+  const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`, { settings: { database: 'system' } }))
+    .map((r) => r.name);
+  if (!tables.length) {
+    throw new Error(`the ClickHouse store at ${url} has no h3probe tables in database ${database}: the collector makes them when it `
+      + `opens the store (h3probe collector --store clickhouse://…/${database}); the report and the export only read`);
+  }
+  const problem = await layoutProblem(client, database, tables, layout);
+  if (problem) throw new Error(`clickhouse://${new URL(url).host}/${database} ${problem}`);
 }
 
-// For the report and export: no spool, no inserts, no DDL.
+// For the report and export: no log, no inserts, no DDL.
 function readOnlyStore(schema, target, client, runCount) {
   const refuse = () => Promise.reject(new Error('this ClickHouse store was opened read-only'));
   return {

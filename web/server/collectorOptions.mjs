@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { DEFAULT_COUNTRY_HEADERS, parseTrustedProxies } from './clientLocator.mjs';
+import { DEFAULT_DB } from './store.mjs';
 import { COPY_MS } from './stopSignals.mjs';
 
 /** A configuration mistake (unknown key, bad value, unreadable file): the CLI prints it and exits with code 2. */
@@ -20,11 +21,11 @@ export const COLLECTOR_OPTIONS = Object.freeze([
   { name: 'port', type: 'int', default: 8787, check: int(0, 65535), help: 'TCP port (0: any free port)' },
   { name: 'path', type: 'string', default: '/beacon', check: (v) => (/^\/[\w\-./]*$/.test(v) ? null : 'a URL path starting with /'),
     help: 'URL path that takes beacons (POST; OPTIONS for CORS preflight)' },
-  { name: 'db', type: 'string', default: 'h3probe-beacons.sqlite', check: (v) => (v ? null : 'a file path'),
+  { name: 'db', type: 'string', default: DEFAULT_DB, check: (v) => (v ? null : 'a file path'),
     help: 'SQLite database file (WAL mode; created when missing)' },
   { name: 'store', type: 'string', default: '',
     check: (v) => (v === '' || /^sqlite:.+/.test(v) || /^clickhouse:\/\/[^/]+\/\w*/.test(v) ? null : 'sqlite:PATH or clickhouse://HOST:PORT/DATABASE'),
-    help: 'where beacons go: sqlite:PATH or clickhouse://HOST:PORT/DATABASE (HTTP port; beacons are acknowledged from a local log, ?spool=FILE, and inserted in batches once a second); empty: --db' },
+    help: 'where beacons go: sqlite:PATH or clickhouse://HOST:PORT/DATABASE (HTTP port; beacons are acknowledged from a local log, ?log=FILE, and inserted in batches once a second); empty: --db' },
   { name: 'allowedOrigins', type: 'list', default: ['*'],
     check: (v) => (v.every((o) => o === '*' || /^https?:\/\/[^/\s]+$/.test(o)) ? null : '* or origins like https://www.example.com'),
     help: 'page origins allowed to send beacons (CORS); * allows any' },

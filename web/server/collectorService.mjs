@@ -196,7 +196,7 @@ function unshipped(closed) {
   return {
     unshipped: closed.unshipped, logFiles: closed.logFiles,
     left: `${closed.unshipped} acknowledged beacons are not in ClickHouse yet${closed.lastError ? ` (${closed.lastError})` : ''}: `
-      + `they wait in ${closed.logFiles.join(', ')} and are inserted at the next start with the same spool`,
+      + `they wait in ${closed.logFiles.join(', ')} and are inserted at the next start with the same log`,
   };
 }
 

@@ -94,7 +94,8 @@ export interface ReportOptions {
   sampleSize?: { p: number; mde: number; alpha: number; power: number };
   /** Also compute CDF points at these probabilities. */
   cdfProbabilities?: Float64Array;
-  /** buildReport only: group k (k >= 1) holds its runs and every earlier group's (the daily series' looks). */
+  /** inferReport only: the groups after the first are the daily looks (each every run up to its day): mark their
+   * stopping line (cs_decided_look, cs_days_needed, ...). buildReport marks its own looks. */
   cumulative?: boolean;
 }
 
@@ -168,8 +169,11 @@ export interface Schema {
   /** Why a run left its Worker for the page's main thread: the beacon's context.worker_fallback. */
   workerFallbackReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
-    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxInferenceRounds: number;
-    maxReportGroups: number };
+    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxReportGroups: number };
+  /** Every report's defaults (ReportOptions, report.hpp), and the percentiles of the daily series and of the
+   *  connection-setup view. */
+  reportDefaults: { percentiles: number[]; confidence: number; sampleSize: { p: number; mde: number; alpha: number; power: number };
+    seriesPercentiles: number[] };
   runRecordVersion: number;
   /** The Server-Timing metric name whose description is the protocol the origin saw ("proto"). */
   serverTimingProtocol: string;
@@ -181,28 +185,14 @@ export interface Schema {
   setupMetrics: Array<{ name: 'connect_ms' | 'network_ms' | 'tls_ms'; paired: boolean; description: string }>;
   /** The format version of run.setup, the cold-setup record (connection_setup.hpp). */
   setupRecordVersion: number;
+  /** The first HTTP/3-origin request's verdicts, in the order of their codes (the record's and ClickHouse's column). */
+  setupFirstH3: Array<'over_h3' | 'over_other' | 'unknown'>;
+  /** The aggregates a warehouse hands inferReport(): their format version and each structure's fields, as the core
+   *  declares them (report_aggregates.hpp; the interfaces below are checked against them). */
+  aggregates: { version: number; fields: Record<string, string[]> };
 }
 
 export type SetupOutcome = 'cold' | 'reused' | 'unverified' | 'absent';
-
-/** The stored pre-warm request rows, column by column, the rows of one run adjacent (web/report/connectionSetup.mjs). */
-export interface SetupRows {
-  /** The texts the code columns index. */
-  texts: string[];
-  /** The run's group, 1..n (groupNames[i] is group i + 1). */
-  group: Uint16Array;
-  run: Float64Array;
-  idx: Float64Array;
-  /** 1, 0, or NaN for NULL. */
-  reused: Float64Array;
-  origin: Uint32Array;
-  result: Uint32Array;
-  protocol: Uint32Array;
-  server_protocol: Uint32Array;
-  connect_ms: Float64Array;
-  tls_ms: Float64Array;
-  network_ms: Float64Array;
-}
 
 /** One group of the connection-setup view as the core computes it (assembled by web/report/connectionSetup.mjs). */
 export interface SetupGroup {
@@ -218,19 +208,120 @@ export interface SetupGroup {
   metrics: Record<'connect_ms' | 'network_ms' | 'tls_ms', { analysis: GroupReport['analysis']; paired: GroupReport['paired'] }>;
 }
 
+/** A warehouse's aggregates, one round's worth (report_aggregates.hpp declares the fields, web/report/clickhouseAggregates.mjs
+ *  computes them): overall, then each group. */
+export interface Aggregates {
+  /** schema().aggregates.version: the core refuses another. */
+  version: number;
+  groups: GroupAggregates[];
+}
+
+export interface GroupAggregates {
+  name: string;
+  runs: number;
+  requests: number;
+  missing_metric: number;
+  /** [control, treatment]: each a count per request class, in schema().requestClasses' order. */
+  classes: [number[], number[]];
+  runs_paired: number;
+  /** [h2, h3, the paired within-run differences]. */
+  samples: [SampleAggregates, SampleAggregates, SampleAggregates];
+  diffs: MomentSums;
+  diffs_h2_first: MomentSums;
+  diffs_h3_first: MomentSums;
+  cross: CrossEntry[];
+}
+
+export interface SampleAggregates {
+  n: number;
+  runs: number;
+  stats: RankValue[];
+  below: BelowEntry[];
+}
+
+/** A sample's exact sums (exact_sum.hpp): its count, Σ x in whole units of 2^-1074 and Σ x² in whole units of 2^-2148,
+ *  each as hexadecimal digits ('-' first when negative). */
+export interface MomentSums {
+  n: number;
+  sum: string;
+  sum_sq: string;
+}
+
+/** The value of 0-based rank `rank`, ascending. */
+export interface RankValue {
+  rank: number;
+  value: number;
+}
+
+/** At threshold q: Σ S, Σ S², Σ S N, Σ N² over the runs (S: a run's values at or below q, N: its values). */
+export interface BelowEntry {
+  threshold: number;
+  below: number;
+  below_sq: number;
+  below_size: number;
+  size_sq: number;
+}
+
+/** At the h2 threshold q2 and the h3 threshold q3: Σ S2 S3, Σ S2 N3, Σ N2 S3, Σ N2 N3 over the paired runs. */
+export interface CrossEntry {
+  q2: number;
+  q3: number;
+  s2s3: number;
+  s2n3: number;
+  n2s3: number;
+  n2n3: number;
+}
+
+/** What a round still needs, per group (its index in Aggregates.groups) and sample (0 h2, 1 h3, 2 differences). */
+export interface Needs {
+  ranks: RankNeed[];
+  below: BelowNeed[];
+  cross: CrossNeed[];
+}
+
+export interface RankNeed {
+  group: number;
+  sample: 0 | 1 | 2;
+  rank: number;
+}
+
+export interface BelowNeed {
+  group: number;
+  sample: 0 | 1 | 2;
+  threshold: number;
+}
+
+export interface CrossNeed {
+  group: number;
+  q2: number;
+  q3: number;
+}
+
+/** What one pass over the records makes (report.hpp, ReportRequest, which gives each record's layout). */
+export interface ReportRequest {
+  /** groups[i] names group i + 1. */
+  groups: string[];
+  /** The daily series: days[i] names day i + 1; each record then carries its day's number after its group's. */
+  days?: string[];
+  /** The connection-setup view: each record then ends with the run's cold-setup record (run.setup). */
+  setup?: boolean;
+}
+
 export interface H3probeNode {
   /** Validates a beacon (schema h3probe/1), as text or as its UTF-8 bytes (cheaper: one copy), and returns the rows
    *  to store; never throws for bad input. */
   decodeBeacon(text: string | Uint8Array): Decoded;
-  /** records: per run [group number (1..n), 2 bytes little-endian][arm_counts][arm_values of the metric], concatenated (or in chunks that
-   *  concatenate to that); groupNames[i] names group i + 1. groups[0] is overall, then one per name in the order given. */
-  buildReport(records: Uint8Array | Uint8Array[], groupNames: string[], options: ReportOptions): { error: string; groups: GroupReport[] };
-  /** The report from a warehouse's aggregates (JSON, web/report/clickhouseAggregates.mjs), delta intervals only: while
-   *  needs is not null (JSON: {ranks, below, cross}), add those aggregates and call again. */
-  inferReport(aggregates: string, options: ReportOptions): { error: string; needs: string | null; groups: GroupReport[] };
-  /** The connection-setup view (delta intervals at options.percentiles) from the runs' cold-setup records (per run
-   *  [group number (1..n), 2 bytes little-endian][run.setup], concatenated) and the stored pre-warm rows of runs stored without a record. */
-  connectionSetupReport(records: Uint8Array, rows: SetupRows, groupNames: string[], options: ReportOptions): { error: string; groups: SetupGroup[] };
+  /** One pass over the records: per run [group number][day number, with request.days] (each 2 bytes little-endian)
+   *  [arm_counts][arm_values of the metric][run.setup, with request.setup], concatenated (or in chunks that concatenate
+   *  to that). groups[0] is overall,
+   *  then one per name in the order given; days (overall, then each day, at the series' percentiles) and looks (each
+   *  day with every earlier one: the daily series' cumulative looks) with request.days, else empty; setup (the
+   *  connection-setup view, overall then each group) with request.setup, else null. */
+  buildReport(records: Uint8Array | Uint8Array[], request: ReportRequest, options: ReportOptions): { error: string;
+    groups: GroupReport[]; days: GroupReport[]; looks: GroupReport[]; setup: SetupGroup[] | null };
+  /** One round of the report from a warehouse's aggregates (delta intervals only): while needs is not null, add what it
+   *  asks and call again with round + 1 (from 0); error says when a round fails to read or the rounds run out. */
+  inferReport(aggregates: Aggregates, options: ReportOptions, round: number): { error: string; needs: Needs | null; groups: GroupReport[] };
   /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
   quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;
   schema(): Schema;

@@ -56,9 +56,12 @@ export function createCountryLookup(dbPath = defaultCountryDb()) {
   };
 }
 
+/** The region of a loopback client: no real network between its browser and the origins (the report's verdict says so). */
+export const LOOPBACK_REGION = 'local';
+
 /** {country, region} of one address; lookupCountry as from createCountryLookup(). */
 export function locateIp(ip, lookupCountry) {
-  if (isLoopback(ip)) return { country: null, region: 'local' };
+  if (isLoopback(ip)) return { country: null, region: LOOPBACK_REGION };
   if (isNotPublic(ip)) return { country: null, region: 'unknown' };
   const country = lookupCountry(ip);
   return { country, region: regionForCountry(country) };

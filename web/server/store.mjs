@@ -2,16 +2,22 @@
 // core names (schema().runColumns, requestColumns, durations) and nothing else of the beacon. WAL mode; group commit per
 // event-loop turn. A beacon's requests are kept in its run row (runs.request_list, one JSON array per request) and read
 // as rows through the view `requests`: one row written per run instead of one per request, the same rows read.
+import fs from 'node:fs';
+import { networkLabel } from './networkFor.mjs';
 import { peer } from './peer.mjs';
 
 // 2: rows as the C++ decoder returns them (each request with its class and each run's arms mode, the report's
 // run_records and arm_values, no beacon text).
-// 3: requests.server_protocol, runs.browser and browser_major (added, empty, to a version-2 file when it is opened).
-// 4: a run's requests in runs.request_list, read as rows through the view `requests`; run_records.setup (added, NULL,
-//    to a version-4 file when it is opened: the report reads those runs' request lists instead).
-// A file of another version is refused when opened (no migration before 1.0): export it with the h3probe that wrote it.
-export const STORE_VERSION = 4;
-const EXPORT_PAGE = 500;
+// 3: requests.server_protocol, runs.browser and browser_major.
+// 4: a run's requests in runs.request_list, read as rows through the view `requests`; run_records.setup.
+// 5: every run with its cold-setup record (run_records.setup NOT NULL); the layout (storeLayout()) kept in the file.
+// A file of another version or layout is refused when opened (no migration before 1.0: docs/architecture.md, "The
+// stores' versions"): export it with the h3probe that wrote it.
+export const STORE_VERSION = 5;
+/** The SQLite store's file when none is named (the collector's --db, the report's and the export's). */
+export const DEFAULT_DB = 'h3probe-beacons.sqlite';
+/** Runs per page of an export (either store): each page is one query for its runs and one for their requests. */
+export const EXPORT_PAGE = 500;
 // flag: 1, 0 or NULL.
 const SQL_TYPE = { text: 'TEXT', real: 'REAL', flag: 'INTEGER' };
 
@@ -30,7 +36,7 @@ export const COLLECTOR_COLUMNS = Object.freeze([
 ]);
 
 /** Each table's columns as [name, SQL type], from the core's schema() and COLLECTOR_COLUMNS. */
-export function storeColumns(schema) {
+function storeColumns(schema) {
   const col = (c) => [c.name, SQL_TYPE[c.type]];
   return {
     runs: [...schema.runColumns.map(col), ...COLLECTOR_COLUMNS.map(col)],
@@ -38,27 +44,16 @@ export function storeColumns(schema) {
   };
 }
 
-/**
- * The request columns of runs.request_list, in order: each request is a JSON array of these values (its run_id is the
- * run's). The report's connection-setup view reads the pre-warm requests from it (web/report/connectionSetup.mjs).
- */
-export const packedRequestColumns = (schema) => storeColumns(schema).requests.map(([name]) => name).filter((n) => n !== 'run_id');
+// The request columns of runs.request_list, in order: each request is a JSON array of these values (its run_id is the
+// run's).
+const packedRequestColumns = (schema) => storeColumns(schema).requests.map(([name]) => name).filter((n) => n !== 'run_id');
 
-/**
- * The view `requests`: each request of runs.request_list as a row with the core's request columns. Made again each
- * time the store opens, so that a request column the core adds reads as NULL in the runs written before it.
- */
+// The view `requests`: each request of runs.request_list as a row with the core's request columns.
 function requestsViewSql(schema) {
-  return `DROP VIEW IF EXISTS requests;
-CREATE VIEW requests AS
-  ${requestsSelectSql(schema)};`;
-}
-
-// The view's SELECT: a store opened read-only reads the requests through it, as the stored view may predate a column.
-function requestsSelectSql(schema) {
   const packed = packedRequestColumns(schema);
   const fromList = ['runs.run_id AS run_id', ...packed.map((name, i) => `json_extract(r.value, '$[${i}]') AS ${name}`)];
-  return `SELECT ${fromList.join(', ')} FROM runs, json_each(runs.request_list) AS r WHERE runs.request_list IS NOT NULL`;
+  return `CREATE VIEW requests AS
+  SELECT ${fromList.join(', ')} FROM runs, json_each(runs.request_list) AS r WHERE runs.request_list IS NOT NULL;`;
 }
 
 /** The store's tables as SQL, from the core's schema(): what the collector keeps, and the only place it is written. */
@@ -66,82 +61,104 @@ export function storeSchemaSql(schema) {
   const columns = storeColumns(schema);
   const runColumns = columns.runs.map(([name, type]) => (name === 'run_id' ? 'run_id TEXT PRIMARY KEY' : `${name} ${type}`));
   return `
-CREATE TABLE IF NOT EXISTS runs (
+CREATE TABLE runs (
   ${runColumns.join(',\n  ')},
   request_list TEXT
 );
 ${requestsViewSql(schema)}
 -- The report reads only these two narrow tables (a run's record is described in the core's stored_run.hpp): one row
--- per run with its counts by class, and per metric one row per run with the usable values. run is runs.rowid;
--- metric is the metric's position in the core's list (metrics are only ever added at its end). setup: the run's
--- cold-setup record (the connection-setup view's, connection_setup.hpp); NULL in runs stored before it existed, whose
--- view is then made from their request lists.
-CREATE TABLE IF NOT EXISTS run_records (
-  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB, arms TEXT, setup BLOB,
-  ${RUN_RECORDS_PAYLOAD}
+-- per run with its counts by class, its payload mode (the core's run column payload_bytes, 0 for the no-op), its
+-- cold-setup record (the connection-setup view's, connection_setup.hpp) and its network's label (networkLabel()), and
+-- per metric one row per run with the usable values. run is runs.rowid; metric is the metric's position in the core's
+-- list.
+CREATE TABLE run_records (
+  run INTEGER PRIMARY KEY, received_at TEXT, region TEXT, arm_counts BLOB NOT NULL, arms TEXT, setup BLOB NOT NULL,
+  payload_bytes INTEGER NOT NULL, network TEXT
 );
-CREATE TABLE IF NOT EXISTS arm_values (
+CREATE TABLE arm_values (
   metric INTEGER, run INTEGER, arm_values BLOB, PRIMARY KEY (metric, run)
 ) WITHOUT ROWID;
 -- The report reads one arms mode and one payload mode (never A/B and A/A runs together, nor two response sizes), groups
 -- its runs by region and filters by date from this index alone.
-DROP INDEX IF EXISTS run_records_region;
-CREATE INDEX IF NOT EXISTS run_records_mode ON run_records (arms, payload_bytes, region, received_at);
+CREATE INDEX run_records_mode ON run_records (arms, payload_bytes, region, received_at);
+-- The report counts the load_error beacons (runs of no arms mode) by reason, and the runs whose core ran on the page's
+-- main thread by why (few, once a deployment is right), from these indexes, not from every run row.
+CREATE INDEX runs_load_errors ON runs (received_at, reason) WHERE outcome = 'load_error';
+CREATE INDEX runs_main_thread ON runs (received_at) WHERE run_context = 'main';
+-- The layout the file was made with (storeLayout()): a file of another is refused.
+CREATE TABLE store_layout (layout TEXT NOT NULL);
 `;
 }
 
-// The run's payload mode (the core's run column payload_bytes) in the report's table: 0 in the rows written before it.
-const RUN_RECORDS_PAYLOAD = 'payload_bytes INTEGER NOT NULL DEFAULT 0';
-// Partial indexes, made after their columns are (addNewColumns). The runs stored without a cold-setup record (before
-// it existed): the report finds them without scanning run_records, and the index stays empty as new runs come. The
-// runs whose core ran on the page's main thread: the report counts them without reading every run row (few, once a
-// deployment is right).
-function partialIndexesSql() {
-  return `CREATE INDEX IF NOT EXISTS run_records_no_setup ON run_records (run) WHERE setup IS NULL;
-CREATE INDEX IF NOT EXISTS runs_main_thread ON runs (received_at) WHERE run_context = 'main';`;
+/**
+ * What a store's file holds, from the core's schema(): its tables (storeSchemaSql()), the metrics (arm_values.metric is
+ * a position in their list), the request classes and the record formats. A store made with another layout is refused
+ * when opened (checkLayout()), as one of another version is: before 1.0 nothing is migrated.
+ */
+export function storeLayout(schema) {
+  return JSON.stringify({ version: STORE_VERSION, tables: storeSchemaSql(schema), metrics: schema.metrics,
+    requestClasses: schema.requestClasses.map((c) => c.name), runRecordVersion: schema.runRecordVersion, setupRecordVersion: schema.setupRecordVersion });
+}
+
+/** What to do with a store this h3probe does not read (either kind): the end of its refusal. */
+export const OTHER_STORE_ADVICE = 'export its runs with the h3probe that wrote it (h3probe export), and start a new store';
+
+// Throws unless the file db (at dbPath) is a store of this version and layout, or (writable) a new file.
+function checkLayout(db, dbPath, schema, { readOnly }) {
+  const version = db.pragma('user_version', { simple: true });
+  const tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get();
+  if (version === 0 && tables === 0) {
+    if (readOnly) throw new Error(`${dbPath} holds no h3probe store: it was not written by the h3probe collector`);
+    return;
+  }
+  if (version === 0) throw new Error(`${dbPath} was not written by the h3probe collector (no store version)`);
+  if (version !== STORE_VERSION) {
+    throw new Error(`${dbPath} is an h3probe store of version ${version}; this h3probe reads version ${STORE_VERSION} only: ${OTHER_STORE_ADVICE}`);
+  }
+  const have = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_layout'").get()
+    && db.prepare('SELECT layout FROM store_layout').pluck().get();
+  if (have !== storeLayout(schema)) {
+    throw new Error(`${dbPath} is an h3probe store of version ${version} whose layout (its columns, metrics, request classes `
+      + `or record formats) is not this h3probe's: ${OTHER_STORE_ADVICE}`);
+  }
 }
 
 /**
- * dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. readOnly (the export): the
- * file must exist and is not changed in any way (no journal mode, no table or column made); a column it lacks reads
- * as NULL, and inserts are refused.
+ * dbPath: a file or ':memory:'. core: the Node module (loadH3probeNode()), for the schema. A new file gets the store's
+ * tables; any other must be a store of this version and layout (checkLayout()). readOnly (the report, the export): the
+ * file must exist and is not changed in any way (no journal mode, no table made), and inserts are refused.
  */
 export function openStore(dbPath, core, { readOnly = false } = {}) {
   if (typeof core?.schema !== 'function') throw new Error('openStore needs the Node module (loadH3probeNode())');
   const schema = core.schema();
   const Database = peer('better-sqlite3', 'the SQLite store');
+  if (readOnly && !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
   const db = new Database(dbPath, readOnly ? { readonly: true, fileMustExist: true } : {});
+  try {
+    checkLayout(db, dbPath, schema, { readOnly });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
   if (!readOnly) {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
   }
-  const version = db.pragma('user_version', { simple: true });
-  if (readOnly && version === 0) {
-    db.close();
-    throw new Error(`${dbPath} is not an h3probe store: the collector has never written to it`);
-  }
-  if (version !== 0 && version !== STORE_VERSION) {
-    db.close();
-    throw new Error(`${dbPath} is an h3probe store of version ${version}; this h3probe reads version ${STORE_VERSION} only: `
-      + 'export its runs with the h3probe that wrote it (h3probe export), or start a new database');
-  }
-  if (!readOnly) {
-    addRunRecordsPayload(db);
-    db.exec(storeSchemaSql(schema));
-    addNewColumns(db, schema);
-    db.exec(partialIndexesSql());
-    db.pragma(`user_version = ${STORE_VERSION}`);
+  if (!readOnly && db.pragma('user_version', { simple: true }) === 0) {
+    db.transaction(() => {
+      db.exec(storeSchemaSql(schema));
+      db.prepare('INSERT INTO store_layout (layout) VALUES (?)').run(storeLayout(schema));
+      db.pragma(`user_version = ${STORE_VERSION}`);
+    })();
   }
 
   const insertRows = readOnly ? () => { throw new Error(`${dbPath} was opened read-only`); } : prepareInsert(db, schema);
   const countStmt = db.prepare('SELECT count(*) FROM runs').pluck();
-  const requests = readOnly ? `(${requestsSelectSql(schema)})` : 'requests';
-  const requestsStmt = db.prepare(`SELECT * FROM ${requests} WHERE run_id = ? ORDER BY phase, idx`);
-  const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
-  const runColumns = runRowColumns(schema).map((c) => (have.has(c) ? c : `NULL AS ${c}`)).join(', ');
+  const requestsStmt = db.prepare('SELECT * FROM requests WHERE run_id = ? ORDER BY phase, idx');
+  const runColumns = runRowColumns(schema).join(', ');
   const sinceStmt = db.prepare(`SELECT ${runColumns} FROM runs WHERE received_at >= ? ORDER BY received_at, run_id`);
   const runsPage = db.prepare(`SELECT ${runColumns} FROM runs WHERE run_id > ? ORDER BY run_id LIMIT ?`);
-  const requestsRange = db.prepare(`SELECT * FROM ${requests} WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx`);
+  const requestsRange = db.prepare('SELECT * FROM requests WHERE run_id >= ? AND run_id <= ? ORDER BY run_id, phase, idx');
 
   const insertOne = (decoded, {
     receivedAt, region = null, country = null, browser = null, browserMajor = null, asn = null, asOrg = null,
@@ -241,26 +258,6 @@ export async function writeRunsNdjson(stream, { runsAfter, requestsBetween }) {
   }
 }
 
-// Columns are only ever added (at the end of the core's lists or of COLLECTOR_COLUMNS): a database written before a
-// column existed gets it, empty (NULL) in the rows it already holds.
-function addNewColumns(db, schema) {
-  const have = new Set(db.prepare('PRAGMA table_info(runs)').all().map((c) => c.name));
-  for (const [name, type] of storeColumns(schema).runs) if (!have.has(name)) db.exec(`ALTER TABLE runs ADD COLUMN ${name} ${type}`);
-  if (!hasSetupRecords(db)) db.exec('ALTER TABLE run_records ADD COLUMN setup BLOB');
-}
-
-/** Whether the store's run_records has the cold-setup record column (a store opened by this h3probe has). */
-export function hasSetupRecords(db) {
-  return db.prepare('PRAGMA table_info(run_records)').all().some((c) => c.name === 'setup');
-}
-
-// Before the schema's index on it is made: a run_records table of an older store gets the payload mode's column.
-function addRunRecordsPayload(db) {
-  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_records'").get()) return;
-  if (db.prepare("SELECT 1 FROM pragma_table_info('run_records') WHERE name = 'payload_bytes'").get()) return;
-  db.exec(`ALTER TABLE run_records ADD COLUMN ${RUN_RECORDS_PAYLOAD}`);
-}
-
 // A run row's columns: the core's, then what the collector adds.
 function runRowColumns(schema) {
   return storeColumns(schema).runs.map(([name]) => name);
@@ -274,8 +271,8 @@ function prepareInsert(db, schema) {
   const packed = packedRequestColumns(schema);
   const insertRun = db.prepare(`INSERT OR IGNORE INTO runs (${runColumns.join(', ')})
     VALUES (${runColumns.map((c) => `@${c}`).join(', ')})`);
-  const insertRecord = db.prepare(`INSERT INTO run_records (run, received_at, region, arm_counts, arms, payload_bytes, setup)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const insertRecord = db.prepare(`INSERT INTO run_records (run, received_at, region, arm_counts, arms, payload_bytes, setup, network)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
   const insertValues = db.prepare('INSERT INTO arm_values (metric, run, arm_values) VALUES (?, ?, ?)');
   return ({ run, requests }, meta) => {
     const requestList = JSON.stringify(requests.map((q) => packed.map((c) => q[c] ?? null)));
@@ -283,7 +280,8 @@ function prepareInsert(db, schema) {
     // A retried beacon carries the same run_id: keep the first copy.
     if (stored.changes === 0) return { duplicate: true };
     const id = stored.lastInsertRowid;
-    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms, run.payload_bytes || 0, run.setup);
+    insertRecord.run(id, meta.received_at, meta.region, run.arm_counts, run.arms, run.payload_bytes || 0, run.setup,
+      networkLabel(meta.asn, meta.as_org));
     schema.metrics.forEach((metric, i) => insertValues.run(i, id, run[`arm_${metric}`]));
     return { duplicate: false };
   };

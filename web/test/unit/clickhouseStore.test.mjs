@@ -59,11 +59,11 @@ describe('store spec', () => {
   test('sqlite and clickhouse specs parse; wrong ones say what is wanted', () => {
     assert.deepEqual(parseStoreSpec('sqlite:/tmp/a.sqlite'), { kind: 'sqlite', path: '/tmp/a.sqlite' });
     assert.deepEqual(parseStoreSpec('b.sqlite'), { kind: 'sqlite', path: 'b.sqlite' });
-    const ch = parseStoreSpec('clickhouse://db.example:8124/beacons?spool=/var/spool/h3.ndjson');
+    const ch = parseStoreSpec('clickhouse://db.example:8124/beacons?log=/var/spool/h3.ndjson');
     assert.equal(ch.kind, 'clickhouse');
     assert.equal(ch.url, 'http://db.example:8124');
     assert.equal(ch.database, 'beacons');
-    assert.equal(ch.spool, '/var/spool/h3.ndjson');
+    assert.equal(ch.log, '/var/spool/h3.ndjson');
     assert.deepEqual(parseClickHouseUrl('clickhouse://a:1/d?cluster=c&shards=a:1,b:2').shards, ['http://a:1', 'http://b:2']);
     assert.throws(() => parseStoreSpec('postgres://x/y'), /only sqlite:PATH and clickhouse/);
     assert.throws(() => parseStoreSpec('clickhouse://h:1/bad-name'), /letters, digits and _/);
@@ -83,18 +83,28 @@ describe('store spec', () => {
 });
 
 describe('ClickHouse store', () => {
-  test('tables are created when missing; a column the core gained is added to an existing table', async () => {
-    const store = await openClickHouseStore(url('grow'), core, { spool: path.join(tmp, 'grow.ndjson') });
+  test('tables are made in an empty database; one of another layout, or of none, is refused and left as it was', async () => {
+    const store = await openClickHouseStore(url('grow'), core, { log: path.join(tmp, 'grow.ndjson') });
+    const columns = async () => (await store.client.json("SELECT name FROM system.columns WHERE database = 'grow' AND table = 'requests'")).map((r) => r.name);
+    assert.ok((await columns()).includes('fetch_ms'));
+    // As the tables of an h3probe whose core had one duration less.
+    const layout = JSON.parse((await store.client.json('SELECT layout FROM store_layout'))[0].layout);
+    layout.tables[1][1] = layout.tables[1][1].filter((c) => !c.startsWith('fetch_ms'));
     await store.client.query('ALTER TABLE requests DROP COLUMN fetch_ms');
+    await store.client.query('TRUNCATE TABLE store_layout');
+    await store.client.query(`INSERT INTO store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout: JSON.stringify(layout) })}`);
     await store.close();
-    const again = await openClickHouseStore(url('grow'), core, { spool: path.join(tmp, 'grow.ndjson') });
-    const cols = (await again.client.json("SELECT name FROM system.columns WHERE database = 'grow' AND table = 'requests'")).map((r) => r.name);
-    assert.ok(cols.includes('fetch_ms'));
-    await again.close();
+    const open = () => openClickHouseStore(url('grow'), core, { log: path.join(tmp, 'grow.ndjson') });
+    await assert.rejects(open(), /grow is an h3probe store of version 2 whose layout is not this h3probe's .*: export its runs with the h3probe that wrote it/);
+    await assert.rejects(openClickHouseStore(url('grow'), core, { readOnly: true }), /whose layout is not this h3probe's/);
+    assert.ok(!(await columns()).includes('fetch_ms'), 'nothing added');
+    // Tables without a layout: a store of before it was kept.
+    await store.client.query('DROP TABLE store_layout');
+    await assert.rejects(open(), /holds tables .* but no h3probe store layout: a store of version 1 or none; this h3probe reads version 2 only/);
   });
 
   test('the report and the export change nothing in the store they read: no database, table, column or row made, no backfill', { timeout: 120_000 }, async () => {
-    const st = await openClickHouseStore(url('readonly'), core, { spool: path.join(tmp, 'readonly.ndjson') });
+    const st = await openClickHouseStore(url('readonly'), core, { log: path.join(tmp, 'readonly.ndjson') });
     await Promise.all(beacons(20, 4).map((b) => st.queueBeacon(core.decodeBeacon(b.text), b.meta)));
     await st.close();
     const q = st.client;
@@ -115,21 +125,15 @@ describe('ClickHouse store', () => {
     assert.equal(exportOf('readonly').stdout.trim().split('\n').length, 20);
     assert.equal(await snapshot(), before);
 
-    // A store an older collector made, before worker_fallback: read as it is (the report counts such runs' reason as
-    // unknown; the export writes it empty), the column not made.
-    await q.query('ALTER TABLE readonly.runs DROP COLUMN worker_fallback');
-    const withoutColumn = await snapshot();
-    assert.equal((await makeReport(core, { store: url('readonly') })).report.storedRuns, 20);
-    const exported = exportOf('readonly').stdout.trim().split('\n').map((l) => JSON.parse(l));
-    assert.ok(exported.length === 20 && exported.every((r) => r.worker_fallback === ''));
-    assert.equal(await snapshot(), withoutColumn);
-
-    // A store an older collector made, before the value summary: the report says what is missing and makes nothing.
-    await q.query('DROP TABLE readonly.run_values_view');
-    await q.query('DROP TABLE readonly.run_values');
+    // A store an older collector made (another layout): refused by both, with what to do, and left as it was.
+    const layout = JSON.parse((await q.json('SELECT layout FROM readonly.store_layout'))[0].layout);
+    layout.version -= 1;
+    await q.query('TRUNCATE TABLE readonly.store_layout');
+    await q.query(`INSERT INTO readonly.store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout: JSON.stringify(layout) })}`);
     const older = await snapshot();
-    await assert.rejects(makeReport(core, { store: url('readonly') }),
-      /the ClickHouse store at .* lacks run_values\.arms, .*: the collector makes them when it opens the store/);
+    const refusal = /readonly is an h3probe store of version \d+ whose layout is not this h3probe's .*: export its runs with the h3probe that wrote it/;
+    await assert.rejects(makeReport(core, { store: url('readonly') }), refusal);
+    assert.match(exportOf('readonly').stderr, refusal);
     assert.equal(await snapshot(), older);
 
     // No database at all: an error, and still no database.
@@ -141,8 +145,8 @@ describe('ClickHouse store', () => {
   });
 
   test('ClickHouse killed mid-load: the collector keeps answering 204, the log grows, then drains; every acknowledged beacon once', { timeout: 120_000 }, async () => {
-    const spool = path.join(tmp, 'load.ndjson');
-    const store = await openClickHouseStore(url('load'), core, { spool, retryMs: 100, flushMs: 200 });
+    const logFile = path.join(tmp, 'load.ndjson');
+    const store = await openClickHouseStore(url('load'), core, { log: logFile, retryMs: 100, flushMs: 200 });
     const collector = await startCollector({ port: 0, store, core, rateLimit: 0 });
     const all = beacons(240, 11);
     const acked = new Set();
@@ -199,7 +203,7 @@ describe('ClickHouse store', () => {
   test('ClickHouse not there when the collector starts: beacons are acknowledged from the log and go in once it is', { timeout: 120_000 }, async () => {
     const late = await planClickHouse(`test-late-${process.pid}`);
     const store = await openClickHouseStore(`clickhouse://127.0.0.1:${late.httpPort}/late`, core,
-      { spool: path.join(tmp, 'late'), retryMs: 100, flushMs: 100 });
+      { log: path.join(tmp, 'late'), retryMs: 100, flushMs: 100 });
     let lateServer;
     try {
       const some = beacons(25, 21);
@@ -221,8 +225,8 @@ describe('ClickHouse store', () => {
   });
 
   test('a replay after an insert whose answer was lost inserts nothing twice', async () => {
-    const spool = path.join(tmp, 'lost.ndjson');
-    const store = await openClickHouseStore(url('lost'), core, { spool });
+    const logFile = path.join(tmp, 'lost.ndjson');
+    const store = await openClickHouseStore(url('lost'), core, { log: logFile });
     const some = beacons(30, 5);
     await Promise.all(some.slice(0, 20).map((b) => store.queueBeacon(core.decodeBeacon(b.text), b.meta)));
     await store.close();
@@ -230,10 +234,10 @@ describe('ClickHouse store', () => {
     // answer lost: the store cannot tell, and must leave out what a table already holds.
     const { clickhouseRows, logLine } = await import('../../server/clickhouseStore.mjs');
     const { openBeaconLog } = await import('../../server/beaconLog.mjs');
-    const log = openBeaconLog(spool);
+    const log = openBeaconLog(logFile);
     log.appendNow(some.map((b) => logLine(clickhouseRows(schema, core.decodeBeacon(b.text), b.meta))));
     log.close();
-    const reopened = await openClickHouseStore(url('lost'), core, { spool });
+    const reopened = await openClickHouseStore(url('lost'), core, { log: logFile });
     await reopened.flushed(30_000);
     const [row] = await reopened.client.json('SELECT count() AS runs, uniqExact(run_id) AS ids FROM runs');
     assert.deepEqual(row, { runs: 30, ids: 30 });
@@ -244,8 +248,8 @@ describe('ClickHouse store', () => {
   });
 
   test('h3probe collector --store clickhouse://… stores beacons; export gives the same NDJSON as from SQLite', { timeout: 60_000 }, async () => {
-    const spool = path.join(tmp, 'cli.ndjson');
-    const spec = `${url('cli')}?spool=${encodeURIComponent(spool)}`;
+    const logFile = path.join(tmp, 'cli.ndjson');
+    const spec = `${url('cli')}?log=${encodeURIComponent(logFile)}`;
     const child = spawn(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'collector', '--store', spec, '--port', '0',
       '--rate-limit', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -267,7 +271,7 @@ describe('ClickHouse store', () => {
     // The same beacons through the SQLite store (same received times), then both exports.
     const sqlite = path.join(tmp, 'same.sqlite');
     const st = openStore(sqlite, core);
-    const ch = await openClickHouseStore(url('same'), core, { spool: path.join(tmp, 'same.ndjson') });
+    const ch = await openClickHouseStore(url('same'), core, { log: path.join(tmp, 'same.ndjson') });
     for (const b of some) st.insertBeacon(core.decodeBeacon(b.text), b.meta);
     await Promise.all(some.map((b) => ch.queueBeacon(core.decodeBeacon(b.text), b.meta)));
     st.close();

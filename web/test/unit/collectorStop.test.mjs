@@ -91,8 +91,8 @@ describe(`one signal to the process group drains ${BEACONS} acknowledged beacons
   for (const [how, signal] of cases) {
     test(`${how}, ${signal}: the collector drains once, exits 0, and all ${BEACONS} are in ClickHouse`, { timeout: 240_000 }, async () => {
       const db = `stop_${how.replace(' ', '_')}_${signal.toLowerCase()}`;
-      const spool = path.join(scratch.tmp, db);
-      const c = await startCollectorBy(how, `clickhouse://127.0.0.1:${server.httpPort}/${db}?spool=${encodeURIComponent(spool)}`);
+      const logFile = path.join(scratch.tmp, db);
+      const c = await startCollectorBy(how, `clickhouse://127.0.0.1:${server.httpPort}/${db}?log=${encodeURIComponent(logFile)}`);
       try {
         assert.equal(await postAll(c.port, bodies), BEACONS);
         process.kill(-c.pgid, signal);
@@ -119,8 +119,8 @@ describe(`one signal to the process group drains ${BEACONS} acknowledged beacons
 
 test('a stop that cannot reach ClickHouse: its last line counts the acknowledged beacons left and names their log file; exit 1', async () => {
   const closedPort = await freePort();
-  const spool = path.join(scratch.tmp, 'unreachable');
-  const c = await startCollectorBy('directly', `clickhouse://127.0.0.1:${closedPort}/away?spool=${encodeURIComponent(spool)}`);
+  const logFile = path.join(scratch.tmp, 'unreachable');
+  const c = await startCollectorBy('directly', `clickhouse://127.0.0.1:${closedPort}/away?log=${encodeURIComponent(logFile)}`);
   const some = [...syntheticBeacons({ runs: 30, seed: 5 })].map(({ beacon }) => JSON.stringify(beacon));
   assert.equal(await postAll(c.port, some), some.length);
   process.kill(-c.pgid, 'SIGTERM');
@@ -132,7 +132,7 @@ test('a stop that cannot reach ClickHouse: its last line counts the acknowledged
   const inFiles = last.logFiles.map((f) => fs.readFileSync(f, 'utf8').split('\n').filter(Boolean).length).reduce((a, b) => a + b, 0);
   assert.equal(inFiles, some.length);
   assert.equal(await c.exit, 1);
-  assert.ok(last.logFiles.every((f) => f.startsWith(spool)), last.logFiles.join(', '));
+  assert.ok(last.logFiles.every((f) => f.startsWith(logFile)), last.logFiles.join(', '));
 });
 
 describe('the stop signals (stopSignals.mjs)', () => {

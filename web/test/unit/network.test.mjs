@@ -197,7 +197,7 @@ describe('report --by network (SQLite)', () => {
     await assert.rejects(makeReport(core, { dbPath, by: 'network', minGroupRuns: 0 }), /--min-network-runs/);
 
     // A young store: no network has the minimum, so every run is in other (and the connection-setup view's too).
-    const young = await makeReport(core, { dbPath, by: 'network', minGroupRuns: 1000, daily: true });
+    const young = await makeReport(core, { dbPath, by: 'network', minGroupRuns: 1000, jsonPath: path.join(tmp, 'young.json') });
     assert.deepEqual(young.report.groups.map((g) => [g.name, g.runs]), [['overall', 200], ['other', 200]]);
     assert.deepEqual(young.report.pooled, { minRuns: 1000, values: 6 });
     assert.deepEqual(young.report.connectionSetup.groups.map((g) => g.name), ['overall', 'other']);

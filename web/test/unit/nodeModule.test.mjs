@@ -35,9 +35,56 @@ test('the .d.ts names every stored column, class and metric the core defines, an
   assert.deepEqual(union('RequestClass'), schema.requestClasses.map((c) => c.name));
   assert.deepEqual(union('Metric'), metrics);
   assert.deepEqual(union('SetupOutcome'), schema.setupOutcomes.map((o) => o.name));
-  assert.deepEqual(members('H3probeNode'), ['decodeBeacon', 'buildReport', 'inferReport', 'connectionSetupReport', 'quantiles', 'schema', 'version']);
+  assert.deepEqual(members('H3probeNode'), ['decodeBeacon', 'buildReport', 'inferReport', 'quantiles', 'schema', 'version']);
   assert.deepEqual(Object.keys(core).filter((k) => members('H3probeNode').includes(k)).sort(),
-    ['buildReport', 'connectionSetupReport', 'decodeBeacon', 'inferReport', 'quantiles', 'schema', 'version']);
+    ['buildReport', 'decodeBeacon', 'inferReport', 'quantiles', 'schema', 'version']);
+});
+
+test('the .d.ts types the aggregates that cross the binding with the fields the core declares, and no other', () => {
+  const { fields } = schema.aggregates;
+  assert.deepEqual(Object.keys(fields), ['Aggregates', 'GroupAggregates', 'SampleAggregates', 'MomentSums', 'RankValue', 'BelowEntry',
+    'CrossEntry', 'Needs', 'RankNeed', 'BelowNeed', 'CrossNeed']);
+  for (const [name, list] of Object.entries(fields)) assert.deepEqual(members(name), list, name);
+});
+
+// A run's aggregates as a warehouse would hand them: group 0 overall, 1 the one group, n values per arm.
+function aggregatesOf(n, extra = {}) {
+  const group = (name) => ({ name, runs: n, requests: 2 * n, missing_metric: 0,
+    classes: [schema.requestClasses.map((c) => (c.name === 'usable_control' ? n : 0)), schema.requestClasses.map((c) => (c.name === 'usable_treatment' ? n : 0))],
+    runs_paired: n, samples: [0, 1, 2].map(() => ({ n, runs: n, stats: [], below: [] })),
+    diffs: { n: 0, sum: '0', sum_sq: '0' }, diffs_h2_first: { n: 0, sum: '0', sum_sq: '0' }, diffs_h3_first: { n: 0, sum: '0', sum_sq: '0' }, cross: [] });
+  return { version: schema.aggregates.version, groups: [group('overall'), group('g')], ...extra };
+}
+
+test('inferReport reads named, typed aggregates one round at a time; another version, a wrong field or too many rounds is an error', () => {
+  const options = { percentiles: Float64Array.of(0.5) };
+  const first = core.inferReport(aggregatesOf(20), options, 0);
+  assert.equal(first.error, '');
+  assert.ok(first.needs.ranks.length > 0, 'the estimates\' ranks are asked first');
+  assert.deepEqual(Object.keys(first.needs.ranks[0]), ['group', 'sample', 'rank']);
+  assert.deepEqual(first.groups, []);
+  assert.match(core.inferReport(aggregatesOf(20, { version: schema.aggregates.version + 1 }), options, 0).error,
+    new RegExp(`aggregates of format ${schema.aggregates.version + 1}; this h3probe reads format ${schema.aggregates.version}`));
+  const bad = aggregatesOf(20);
+  bad.groups[1].samples[0].runs = -1;
+  assert.match(core.inferReport(bad, options, 0).error, /do not read: runs is not a count/);
+  const short = aggregatesOf(20);
+  short.groups[1].samples.pop();
+  assert.match(core.inferReport(short, options, 0).error, /samples is not a list of 3/);
+  const sums = aggregatesOf(20);
+  sums.groups[0].diffs.sum = '12x';
+  assert.match(core.inferReport(sums, options, 0).error, /sum is not an exact sum/);
+  // A source that never delivers: the core, not the caller, says when the rounds run out.
+  const rounds = [];
+  for (let round = 0; ; round++) {
+    const out = core.inferReport(aggregatesOf(20), options, round);
+    rounds.push(round);
+    if (out.error) {
+      assert.match(out.error, /still needs aggregates after \d+ rounds/);
+      break;
+    }
+  }
+  assert.ok(rounds.length > 2 && rounds.length < 20, `${rounds.length} rounds`);
 });
 
 test('the decoder returns the rows to store, each request with its class, in the shapes the .d.ts declares', () => {
@@ -101,8 +148,8 @@ test('bad input comes back as a value naming the problem, never as a throw', () 
   assert.match(core.decodeBeacon(' '.repeat(schema.limits.maxBeaconBytes + 1)).error, /larger than/);
   const tooManyErrors = beacon({ errors: Array.from({ length: schema.limits.maxErrors + 1 }, () => 'e') });
   assert.match(core.decodeBeacon(JSON.stringify(tooManyErrors)).error, new RegExp(`at most ${schema.limits.maxErrors} strings`));
-  assert.match(core.buildReport(new Uint8Array(0), [], { method: 'magic' }).error, /method must be delta or bootstrap/);
-  assert.match(core.buildReport(new Uint8Array([9, 0, 1]), ['a'], {}).error, /names no group/);
+  assert.match(core.buildReport(new Uint8Array(0), { groups: [] }, { method: 'magic' }).error, /method must be delta or bootstrap/);
+  assert.match(core.buildReport(new Uint8Array([9, 0, 1, 2]), { groups: ['a'] }, {}).error, /names no group/);
 });
 
 test('the report reads records in chunks exactly as in one piece, wherever the chunks are cut', () => {
@@ -113,11 +160,11 @@ test('the report reads records in chunks exactly as in one piece, wherever the c
     records.push(Uint8Array.of(1 + (i % 2), 0), d.run.arm_counts, d.run.arm_network_ms);
   }
   const whole = Buffer.concat(records);
-  const one = core.buildReport(whole, ['a', 'b'], {});
+  const one = core.buildReport(whole, { groups: ['a', 'b'] }, {});
   assert.equal(one.error, '');
   assert.equal(one.groups[0].runs, 30);
   const cuts = [whole.subarray(0, 7), whole.subarray(7, 500), whole.subarray(500)];
-  assert.deepEqual(core.buildReport(cuts, ['a', 'b'], {}), one);
+  assert.deepEqual(core.buildReport(cuts, { groups: ['a', 'b'] }, {}), one);
 });
 
 test('exact quantiles match the type-7 definition', () => {

@@ -1,5 +1,5 @@
-// The payload mode (config payloadBytes) from the beacon to the report: the run's mode is stored (runs and run_records,
-// an older store gains the column), each request's body size is kept, and the report reads one payload mode at a time,
+// The payload mode (config payloadBytes) from the beacon to the report: the run's mode is stored (runs and run_records),
+// each request's body size is kept, and the report reads one payload mode at a time,
 // never pooled, saying which it reads and which others are stored.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,8 +12,6 @@ import { openStore } from '../../server/store.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { PAYLOAD } from '../../server/originRules.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { readReportData } from '../../report/readReportData.mjs';
-import { readSetupData } from '../../report/connectionSetup.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
 const core = await loadH3probeNode();
@@ -99,29 +97,4 @@ describe('payload modes in the store and the report', () => {
     assert.notEqual(status, 0);
     assert.match(stderr, /--payload-bytes must be a whole number .* got "128k"/);
   });
-});
-
-test('a store written before the payload mode: the report reads it as no-op runs, and opening it adds the column', () => {
-  const old = path.join(tmp, 'old.sqlite');
-  const st = openStore(old, core);
-  insert(st, run('o1', 0, [10], [9]));
-  st.close();
-  // As a store of before: run_records without payload_bytes, and its old index.
-  const db = new Database(old);
-  db.exec(`DROP INDEX run_records_mode; CREATE TABLE rr AS SELECT run, received_at, region, arm_counts, arms FROM run_records;
-    DROP TABLE run_records; ALTER TABLE rr RENAME TO run_records;
-    CREATE INDEX run_records_region ON run_records (arms, region, received_at);`);
-  db.close();
-  const readOnly = new Database(old, { readonly: true });
-  assert.equal(readReportData(readOnly, core.schema()).storedRuns, 1);
-  assert.equal(readReportData(readOnly, core.schema(), { payloadBytes: 131072 }).storedRuns, 0);
-  assert.equal(readSetupData(readOnly, core.schema(), { groups: ['unknown'] }).rows.run.length, 0, 'the view reads the old store too');
-  readOnly.close();
-  const reopened = openStore(old, core);
-  insert(reopened, run('o2', 131072, [200], [150]));
-  const indexes = reopened.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'run_records' ORDER BY name").pluck().all();
-  assert.deepEqual(indexes, ['run_records_mode', 'run_records_no_setup']);
-  assert.deepEqual(reopened.db.prepare('SELECT run, payload_bytes FROM run_records ORDER BY run').all(),
-    [{ run: 1, payload_bytes: 0 }, { run: 2, payload_bytes: 131072 }]);
-  reopened.close();
 });

@@ -12,7 +12,6 @@ import Database from 'better-sqlite3';
 import { openStore } from '../../server/store.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { readReportData } from '../../report/readReportData.mjs';
 import { fixed, snap, whole } from '../../report/numberText.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 
@@ -170,13 +169,16 @@ describe('report', () => {
     assert.equal(group(r, 'overall').paired.n, 4);
   });
 
-  test('a database the collector did not write is refused with the reason', () => {
+  test('a database the collector did not write is refused with the reason', async () => {
     const old = path.join(tmp, 'v1.sqlite');
     const db = new Database(old);
     db.exec(`CREATE TABLE runs (run_id TEXT PRIMARY KEY, received_at TEXT, region TEXT, country TEXT, beacon_json TEXT);
       CREATE TABLE requests (run_id TEXT, phase TEXT, idx INTEGER, PRIMARY KEY (run_id, phase, idx));`);
-    assert.throws(() => readReportData(db, core.schema()), /not written by the h3probe collector/);
     db.close();
+    await assert.rejects(makeReport(core, { dbPath: old }), /not written by the h3probe collector/);
+    const empty = path.join(tmp, 'empty.sqlite');
+    new Database(empty).close();
+    await assert.rejects(makeReport(core, { dbPath: empty }), /holds no h3probe store/);
   });
 
   test('the records of a run the core cannot read end the report with an error, not a wrong table', async () => {
@@ -219,23 +221,29 @@ describe('export command', () => {
     assert.equal(e1.requests.filter((q) => q.request_class === 'usable_control').length, 1);
   });
 
-  test('the export and the report change nothing in the database they read, even one an older h3probe wrote', () => {
-    // A store of this version written before the network columns existed (the collector adds them when it opens it).
-    const old = path.join(tmp, 'older', 'beacons.sqlite');
-    fs.mkdirSync(path.dirname(old));
-    fs.copyFileSync(dbPath, old);
-    const db = new Database(old);
-    db.exec('ALTER TABLE runs DROP COLUMN as_org');
+  test('the export and the report change nothing in the database they read, nor in one an older h3probe wrote', () => {
+    const copy = path.join(tmp, 'older', 'beacons.sqlite');
+    fs.mkdirSync(path.dirname(copy));
+    fs.copyFileSync(dbPath, copy);
+    const db = new Database(copy);
     db.pragma('journal_mode = DELETE');
     db.close();
-    const state = () => JSON.stringify([fs.readdirSync(path.dirname(old)), createHash('sha256').update(fs.readFileSync(old)).digest('hex')]);
+    const state = () => JSON.stringify([fs.readdirSync(path.dirname(copy)), createHash('sha256').update(fs.readFileSync(copy)).digest('hex')]);
     const before = state();
-    const cli = (...args) => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), ...args], { encoding: 'utf8' });
-    const lines = cli('export', '--db', old).trim().split('\n').map((l) => JSON.parse(l));
+    const cli = (...args) => execFileSync(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), ...args], { encoding: 'utf8', stdio: 'pipe' });
+    const lines = cli('export', '--db', copy).trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(lines.length, 8);
-    assert.ok(lines.every((l) => l.as_org === null && l.run_id));
-    assert.match(cli('report', '--db', old, '--no-html'), /^h3probe report: network_ms, 5 stored runs/m);
+    assert.match(cli('report', '--db', copy, '--no-html'), /^h3probe report: network_ms, 5 stored runs/m);
     assert.equal(state(), before);
+    // As a store of the same version an h3probe with another core wrote: refused by both, and left as it was.
+    const other = new Database(copy);
+    other.prepare("UPDATE store_layout SET layout = replace(layout, 'network_ms', 'network_time')").run();
+    other.close();
+    const older = state();
+    for (const args of [['export', '--db', copy], ['report', '--db', copy, '--no-html']]) {
+      assert.throws(() => cli(...args), /whose layout .* is not this h3probe's: export its runs with the h3probe that wrote it/);
+    }
+    assert.equal(state(), older);
   });
 
   test('to stdout without --out', async () => {
@@ -443,12 +451,6 @@ test('runs on the page\'s main thread: their share with the reasons in text, HTM
   const plan = st.db.prepare("EXPLAIN QUERY PLAN SELECT count(*) FROM runs WHERE run_context = 'main' AND received_at >= ''").all();
   assert.match(plan.map((p) => p.detail).join('; '), /runs_main_thread/);
   st.close();
-  // A store written before the reason was a column: its runs on the main thread read as unknown.
-  const db = new Database(file);
-  db.exec('ALTER TABLE runs DROP COLUMN worker_fallback');
-  db.close();
-  const older = await makeReport(core, { dbPath: file });
-  assert.deepEqual(older.report.mainThread.byReason, [{ reason: 'unknown', n: 3 }]);
 });
 
 test('a figure on a rounding boundary prints the same whatever its last bits (the two stores sum in other orders)', () => {

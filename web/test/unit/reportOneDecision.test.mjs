@@ -33,7 +33,7 @@ before(async () => {
     const sqlitePath = path.join(scratch.tmp, `${name}.sqlite`);
     const chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/${name}`;
     const sqlite = openStore(sqlitePath, core);
-    const ch = await openClickHouseStore(chSpec, core, { spool: path.join(scratch.tmp, `${name}.ndjson`) });
+    const ch = await openClickHouseStore(chSpec, core, { log: path.join(scratch.tmp, `${name}.ndjson`) });
     const queued = [];
     for (const { beacon, meta } of syntheticBeacons({ runs, seed, days: 3 })) {
       const text = JSON.stringify(beacon);
