@@ -135,7 +135,7 @@ const pctLevel = (x) => `${Number((100 * x).toFixed(2))}%`;
  * The cells that survive the core's Benjamini–Hochberg adjustment (multiplicity.hpp: every group × percentile with a
  * p-value is one family, at 1 − confidence): { method, level, cells, survivors: [{group, p, diff_ms, q_value}] }.
  */
-export function discoveries(report) {
+function discoveries(report) {
   const cells = report.groups.flatMap((g) => (g.analysis?.rows ?? []).filter((r) => Number.isFinite(r.p_value))
     .map((r) => ({ group: g.name, p: r.p, diff_ms: r.diff_ms, q_value: r.q_value, discovery: Boolean(r.discovery) })));
   return { method: 'Benjamini-Hochberg', level: 1 - report.confidence, cells: cells.length,

@@ -116,7 +116,7 @@ function checkValue(o, value, where) {
 }
 
 /** Validates a config object (a --config file's JSON): unknown keys and bad values throw OptionsError. */
-export function validateConfig(config, where = 'config') {
+function validateConfig(config, where = 'config') {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new OptionsError(`${where}: expected a JSON object`);
   const out = {};
   for (const [key, value] of Object.entries(config)) {
@@ -159,7 +159,7 @@ export function parseCollectorArgs(argv, { readFile = (f) => fs.readFileSync(f, 
 }
 
 /** Defaults filled in, workers 0 → the CPU count. */
-export function resolveOptions(partial = {}) {
+function resolveOptions(partial = {}) {
   const options = { ...defaultOptions(), ...partial };
   if (options.workers === 0) options.workers = os.availableParallelism?.() ?? os.cpus().length;
   return options;

