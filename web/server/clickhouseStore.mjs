@@ -357,9 +357,12 @@ export function logLine({ run, requests, record }) {
  * exportNdjson, close) plus flushed() and state().
  */
 export async function openClickHouseStore(spec, core, {
-  log: logPath, retryMs = RETRY_MS, flushMs = FLUSH_MS, maxBatch = MAX_BATCH, readOnly = false,
+  log: logPath, retryMs = RETRY_MS, flushMs = FLUSH_MS, maxBatch = MAX_BATCH, readOnly = false, ...unknown
 } = {}) {
   if (typeof core?.schema !== 'function') throw new Error('openClickHouseStore needs the Node module (loadH3probeNode())');
+  // A misspelt option would otherwise be dropped, and the log land where the URL's default puts it.
+  const extra = Object.keys(unknown);
+  if (extra.length) throw new Error(`openClickHouseStore: unknown option ${extra.join(', ')} (log, retryMs, flushMs, maxBatch, readOnly)`);
   const schema = core.schema();
   const target = typeof spec === 'string' ? parseClickHouseUrl(spec) : spec;
   const { database } = target;

@@ -70,6 +70,12 @@ describe('store spec', () => {
     assert.throws(() => parseStoreSpec('clickhouse://h:1/d?shard=x'), /unknown ClickHouse URL parameter "shard"/);
   });
 
+  test('an option the store does not know is refused before anything is opened or written', async () => {
+    const cwd = fs.readdirSync('.');
+    await assert.rejects(openClickHouseStore('clickhouse://127.0.0.1:9/d', core, { spool: '/tmp/x' }), /unknown option spool \(log, /);
+    assert.deepEqual(fs.readdirSync('.'), cwd, 'no log file made');
+  });
+
   test('the tables are made from the core schema: every run, request and duration column, a count per arm and class', () => {
     const [runs, requests, records] = clickhouseTables(schema);
     const names = (t) => t[1].map((c) => c.split(' ')[0]);

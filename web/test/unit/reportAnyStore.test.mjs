@@ -396,7 +396,7 @@ describe('the report of any store the collector can write (property test)', { co
       const sqlitePath = path.join(dir, 'beacons.sqlite');
       const chSpec = `clickhouse://127.0.0.1:${server.httpPort}/anystore_${seed}`;
       const sqlite = openStore(sqlitePath, core);
-      const ch = await openClickHouseStore(chSpec, core, { spool: path.join(dir, 'spool') });
+      const ch = await openClickHouseStore(chSpec, core, { log: path.join(dir, 'clickhouse-log.ndjson') });
       try {
         await fill(sqlite, ch, store.posts);
         await ch.flushed();
