@@ -189,7 +189,8 @@ export async function clickhouseVersion(url) {
 
 /**
  * A test's scratch space for ClickHouse servers: a temporary directory, and the lists of servers started and plans
- * made, which cleanup() stops and removes with the directory. prefix: the directory's name prefix.
+ * made, which cleanup() stops and removes with the directory. prefix: the directory's name prefix. fresh(name): a
+ * server of the test's own, empty, kept in those lists (fails when clickhouse-server is not installed).
  */
 export function clickhouseScratch(prefix) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -197,6 +198,14 @@ export function clickhouseScratch(prefix) {
   const plans = [];
   return {
     tmp, servers, plans,
+    async fresh(name) {
+      if (!clickhouseInstalled()) throw new Error('clickhouse-server is not installed: npm run deps');
+      const plan = await planClickHouse(`test-${name}-${process.pid}`);
+      plans.push(plan);
+      const server = await startClickHouse(plan, { fresh: true });
+      servers.push(server);
+      return server;
+    },
     async cleanup() {
       for (const s of servers) await s.kill();
       for (const p of plans) fs.rmSync(p.dir, { recursive: true, force: true });

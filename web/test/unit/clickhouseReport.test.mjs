@@ -15,7 +15,7 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
+import { clickhouseScratch, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
 import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { assertSameReport as assertSame } from './sameReport.mjs';
@@ -98,11 +98,7 @@ async function bothReports(sqlitePath, chSpec, options, tag, chOptions = {}) {
 
 // A ClickHouse server of this test's own, empty: the store spec of its database `name`.
 async function freshServer(name) {
-  assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-  const plan = await planClickHouse(`test-${name}-${process.pid}`);
-  plans.push(plan);
-  servers.push(await startClickHouse(plan, { fresh: true }));
-  return `clickhouse://127.0.0.1:${plan.httpPort}/${name}`;
+  return `clickhouse://127.0.0.1:${(await scratch.fresh(name)).httpPort}/${name}`;
 }
 
 // A ClickHouse query over HTTP (the server at a store spec's host), its answer's text.
@@ -118,11 +114,7 @@ describe('report from ClickHouse aggregates', () => {
   let chSpec;
   const sqlitePath = path.join(tmp, 'mixed.sqlite');
   before(async () => {
-    assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-    const plan = await planClickHouse(`test-report-${process.pid}`);
-    plans.push(plan);
-    servers.push(await startClickHouse(plan, { fresh: true }));
-    chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/mixed`;
+    chSpec = `clickhouse://127.0.0.1:${(await scratch.fresh('report')).httpPort}/mixed`;
     const ch = await openClickHouseStore(chSpec, core, { log: path.join(tmp, 'mixed-log.ndjson') });
     await writeBoth([...syntheticBeacons({ runs: 900, seed: 7, days: 3 }), ...handMade()], sqlitePath, ch);
     await ch.flushed();

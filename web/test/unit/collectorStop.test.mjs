@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
 import { freePort } from '../../devstack/ports.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { groupMembers } from '../../devstack/supervise.mjs';
@@ -21,11 +21,7 @@ const scratch = clickhouseScratch('h3probe-stop-');
 let server;
 
 before(async () => {
-  assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-  const plan = await planClickHouse(`test-stop-${process.pid}`);
-  scratch.plans.push(plan);
-  server = await startClickHouse(plan, { fresh: true });
-  scratch.servers.push(server);
+  server = await scratch.fresh('stop');
 });
 after(() => scratch.cleanup());
 

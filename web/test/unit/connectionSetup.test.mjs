@@ -12,11 +12,11 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
 
 const core = await loadH3probeNode();
 const scratch = clickhouseScratch('h3probe-setup-');
-const { tmp, servers, plans } = scratch;
+const { tmp } = scratch;
 after(scratch.cleanup);
 
 // A pre-warm (or measured) request: connect > 0 opened a connection, 0 reused one.
@@ -134,11 +134,8 @@ test('a cold-setup record of another format is refused, not guessed at', async (
 describe('the view from ClickHouse', () => {
   let spec;
   before(async () => {
-    assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-    const plan = await planClickHouse(`test-setup-${process.pid}`);
-    plans.push(plan);
-    servers.push(await startClickHouse(plan, { fresh: true }));
-    spec = `clickhouse://127.0.0.1:${plan.httpPort}/setup`;
+    const server = await scratch.fresh('setup');
+    spec = `clickhouse://127.0.0.1:${server.httpPort}/setup`;
     const ch = await openClickHouseStore(spec, core, { log: path.join(tmp, 'log.ndjson') });
     for (const { beacon, meta } of beacons()) await ch.queueBeacon(core.decodeBeacon(JSON.stringify(beacon)), meta);
     await ch.flushed();

@@ -20,7 +20,7 @@ import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { CLICKHOUSE_GROUP_BY } from '../../server/clickhouseRunSql.mjs';
 import { GROUP_BY } from '../../report/readReportData.mjs';
 import { ARMS } from '../../report/makeReport.mjs';
-import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
 import { mulberry32 } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
@@ -382,11 +382,7 @@ function checkReport(out, o, store, where) {
 describe('the report of any store the collector can write (property test)', { concurrency: false }, () => {
   let server;
   before(async () => {
-    assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-    const plan = await planClickHouse(`test-anystore-${process.pid}`);
-    scratch.plans.push(plan);
-    server = await startClickHouse(plan, { fresh: true });
-    scratch.servers.push(server);
+    server = await scratch.fresh('anystore');
   });
 
   for (const seed of SEEDS) {

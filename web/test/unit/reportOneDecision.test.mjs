@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { clickhouseInstalled, clickhouseScratch, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
@@ -24,14 +24,11 @@ const EXPERIMENTS = [[40, 31], [60, 32], [80, 33], [100, 34], [100, 35]];  // [r
 const reports = [];  // {where, text, html, json}
 
 before(async () => {
-  assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');
-  const plan = await planClickHouse(`test-onedecision-${process.pid}`);
-  scratch.plans.push(plan);
-  scratch.servers.push(await startClickHouse(plan, { fresh: true }));
+  const server = await scratch.fresh('onedecision');
   for (const [runs, seed] of EXPERIMENTS) {
     const name = `small_${runs}_${seed}`;
     const sqlitePath = path.join(scratch.tmp, `${name}.sqlite`);
-    const chSpec = `clickhouse://127.0.0.1:${plan.httpPort}/${name}`;
+    const chSpec = `clickhouse://127.0.0.1:${server.httpPort}/${name}`;
     const sqlite = openStore(sqlitePath, core);
     const ch = await openClickHouseStore(chSpec, core, { log: path.join(scratch.tmp, `${name}.ndjson`) });
     const queued = [];
