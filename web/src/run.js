@@ -65,14 +65,13 @@ export function startRun({ record, send, watch, onEnd, csp }) {
     const workerFallback = () => (csp() && ['constructor', 'worker_load'].includes(fallback) ? 'csp' : fallback);
     const { worker, glue, wasm } = moduleFiles(moduleUrl);
     // The reason for worker.js itself: its own tagging (failed()) cannot run when it does not load.
-    const { coreRun } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
+    const { coreRun, postBeacon } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
       throw Object.assign(error, { loadError: 'worker_import' });
     });
     // The beacon by sendBeacon, or by a keepalive fetch where the browser refuses it (its beacons turned off).
     core = coreRun({
       onError: record,
-      send: (url, body) => send(url, body) || (fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit',
-        mode: 'no-cors' }).catch((error) => record('beacon fetch', error)), true),
+      send: (url, body) => send(url, body) || (postBeacon(url, body).catch((error) => record('beacon fetch', error)), true),
       onRunEnded: close,
     });
     // The problems met so far; from now on record() hands them to the core.

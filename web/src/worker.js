@@ -194,6 +194,10 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
 // it), or, where the browser refuses the fetch, handed to the page to send ({toSend: [url, body]}: navigator.sendBeacon
 // exists only there). A run that does not start ends with its outcome. Each message has the run's state, page load id
 // and beacon (status).
+// A beacon by fetch keepalive, from the worker or, where sendBeacon refused it, from run.js: credentials omitted (the
+// collector needs none); no-cors, as sendBeacon: a collector on another origin need not answer CORS for it to arrive.
+export const postBeacon = (url, body) => fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' });
+
 function serve() {
   let run = null;
   let partial = null; // the first partial beacon, until the outcome carries it
@@ -210,11 +214,9 @@ function serve() {
     if (run) run.noteError(text);
     post({ error: text });
   };
-  // A beacon URL that is a path is on the page's origin (this worker's own URL may be a blob: or a bundler's). credentials
-  // omitted (the collector needs none); no-cors, as sendBeacon: a collector on another origin need not answer CORS for
-  // the beacon to arrive.
+  // A beacon URL that is a path is on the page's origin (this worker's own URL may be a blob: or a bundler's).
   const send = (url, body) => {
-    sending = fetch(new URL(url, pageOrigin), { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' })
+    sending = postBeacon(new URL(url, pageOrigin), body)
       .then(() => ({ end: true }), (error) => (onError('beacon fetch', error), { end: true, toSend: [url, body] }));
     if (answered) sending.then(post);
     return true;
