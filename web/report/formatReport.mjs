@@ -14,8 +14,8 @@ const interval = (ci, d = 1, unit = '') => (Array.isArray(ci) && Number.isFinite
   ? `[${signed(ci[0], d)}${unit}, ${signed(ci[1], d)}${unit}]` : 'n/a');
 /** What a Δ % interval without finite bounds reads (Fieller's set when the HTTP/2 quantile's own interval reaches 0). */
 export const UNBOUNDED = 'unbounded';
-// A row's Δ % interval (key 'ci_pct', or the sequence's 'cs_pct'): its bounds, 'unbounded', or n/a.
-const pctInterval = (r, key = 'ci_pct', d = 1) => (r[`${key}_unbounded`] ? UNBOUNDED : interval(r[key], d, '%'));
+// A row's Δ % interval: its bounds (each followed by unit), 'unbounded', or n/a.
+const pctInterval = (r, unit = '%') => (r.ci_pct_unbounded ? UNBOUNDED : interval(r.ci_pct, 1, unit));
 /** What an unbounded Δ % interval means, for the arms of report.arms. */
 export const unboundedText = (arms) => `${UNBOUNDED}: the ${armLabels(arms).control} quantile's own interval reaches 0, so no ` +
   'finite bounds hold Δ % (the Δ ms interval still decides)';
@@ -237,7 +237,7 @@ function formatDaily(report) {
     const byP = new Map(d.rows.map((r) => [r.p, r]));
     return [d.day, int(d.runs), ...percentiles.map((p) => {
       const r = byP.get(p);
-      return r ? `${markedPct(r)} ${r.ci_pct_unbounded ? UNBOUNDED : interval(r.ci_pct, 1)}` : '-';
+      return r ? `${markedPct(r)} ${pctInterval(r, '')}` : '-';
     })];
   });
   return ['by day received (is the effect stable from day to day?):', ...alignTable(header, cells), legend()];
