@@ -45,9 +45,36 @@ const moduleScript = (s) => servedUnderModule(s.url) || /^wasm|WebAssembly/.test
 // Trace events (on the page's main thread, inside a task) that say what the task did for the module.
 const COMPILE = /^v8\.compile/; // v8.compileModule, v8.compile: a script's compilation
 const MESSAGE = 'HandlePostMessage'; // a message from a Worker (the page's only Worker is the module's) and its handler
-// devtools.timeline: tasks, script compilation and evaluation, function calls, messages; blink: postMessage's
+// toplevel: each task with where it was posted from; mojom: the interface of each IPC message a task received;
+// devtools.timeline: script compilation and evaluation, function calls, messages; blink: postMessage's
 // (de)serialization and the start of each request.
-const TRACE_CATEGORIES = 'toplevel,devtools.timeline,disabled-by-default-devtools.timeline,blink';
+const TRACE_CATEGORIES = 'toplevel,mojom,devtools.timeline,disabled-by-default-devtools.timeline,blink';
+// What Chromium itself does on the page's main thread because the page has a dedicated Worker, with no script on the
+// stack, so that neither a module frame nor a message finds it: by the IPC interface a task received, or by the
+// Blink file that posted it (src_file of the toplevel task). The page in this benchmark starts no Worker of its own,
+// and the control none at all, so each such task is the module's.
+export const WORKER_ENGINE_TASKS = Object.freeze({
+  // Each request a dedicated worker makes (the core's, and the loads of worker.js, the glue and the .wasm) is reported
+  // to its frame, on the frame's main thread: a response received, a load completed.
+  'blink.mojom.ResourceLoadInfoNotifier': 'Chromium: the Worker\'s requests reported to the page',
+  'blink.mojom.DedicatedWorkerHostFactoryClient': 'Chromium: the Worker started',
+  // The Worker's use counters, its Resource Timing entries mirrored to the page, its top-level script evaluated, its
+  // end: posted to the page's main thread by Blink's worker proxies.
+  'threaded_object_proxy_base.cc': 'Chromium: the Worker\'s bookkeeping',
+  'dedicated_worker_object_proxy.cc': 'Chromium: the Worker\'s bookkeeping',
+  'worker_resource_timing_notifier_impl.cc': 'Chromium: the Worker\'s bookkeeping',
+});
+// A task: the outermost task event of the main thread (the toplevel category's, which says where it was posted from;
+// devtools.timeline's RunTask nests inside it).
+const TASK = /^(ThreadControllerImpl::)?RunTask$/;
+function engineLabel(task, inside) {
+  for (const e of inside) {
+    const tag = e.name === 'Receive mojo message' && e.args?.chrome_mojo_event_info?.mojo_interface_tag;
+    if (tag && WORKER_ENGINE_TASKS[tag]) return WORKER_ENGINE_TASKS[tag];
+  }
+  const file = (task.args?.src_file ?? '').split('/').pop();
+  return file === 'dedicated_worker_object_proxy.cc' && task.args?.src_func === 'PostMessageToWorkerObject' ? '' : WORKER_ENGINE_TASKS[file] ?? '';
+}
 // Parts of a task, by trace event: postMessage's serialization, a message's deserialization, a request started (an
 // import() of a chunk, a fetch() or sendBeacon), a compilation.
 const PARTS = Object.freeze({
@@ -60,7 +87,9 @@ const PARTS = Object.freeze({
  * task, ms the thread CPU time (a trace RunTask's `tdur`, which counts the CPU throttler's share and not the time the
  * OS gave other processes). A message from the module's Worker (HandlePostMessage: its deserialization, its handler)
  * is the module's task: it counts whole, less the share of the V8 CPU profile's samples in it that ran other script
- * than the module's (the page's code awaiting a promise the handler resolved). Any other task counts by the share of
+ * than the module's (the page's code awaiting a promise the handler resolved); so does a task Chromium runs for the
+ * module's Worker (WORKER_ENGINE_TASKS: a request of the Worker's reported to the page, its start, its bookkeeping),
+ * labelled by what it was. Any other task counts by the share of
  * samples that have a module frame (a script under /h3probe/, or WebAssembly) on the stack; the compilation of a
  * script served under /h3probe/ inside it counts whole. A task without either counts nothing (shorter than the
  * sampling interval, or descheduled throughout).
@@ -102,8 +131,12 @@ export function moduleTasks(profile, events, pageUrl) {
   const pid = committed.args.data.processId;
   const main = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === pid && e.args.name === 'CrRendererMain');
   if (!main) throw new Error('no renderer main thread in the trace');
-  const onMain = events.filter((e) => e.ph === 'X' && e.pid === main.pid && e.tid === main.tid).sort((x, y) => x.ts - y.ts);
-  const tasks = onMain.filter((e) => e.name === 'RunTask');
+  const onMain = events.filter((e) => e.ph === 'X' && e.pid === main.pid && e.tid === main.tid).sort((x, y) => x.ts - y.ts || y.dur - x.dur);
+  const tasks = [];
+  for (const e of onMain.filter((x) => TASK.test(x.name))) {
+    const last = tasks[tasks.length - 1];
+    if (!last || e.ts >= last.ts + last.dur) tasks.push(e); // not nested in the one before
+  }
   const out = [];
   let i = 0;
   let k = 0;
@@ -122,17 +155,18 @@ export function moduleTasks(profile, events, pageUrl) {
     const inside = [];
     for (let j = k; j < onMain.length && onMain[j].ts <= end; j++) if (onMain[j] !== task) inside.push(onMain[j]);
     const compiled = inside.filter((e) => COMPILE.test(e.name) && servedUnderModule(e.args?.data?.url ?? e.args?.fileName));
-    const message = inside.some((e) => e.name === MESSAGE);
+    const message = inside.some((e) => e.name === MESSAGE) || task.args?.src_func === 'PostMessageToWorkerObject';
+    const engine = message ? '' : engineLabel(task, inside);
     const mine = [...files.values()].reduce((a, b) => a + b, 0);
-    if (!mine && !compiled.length && !message) continue;
+    if (!mine && !compiled.length && !message && !engine) continue;
     const cpu = task.tdur ?? 0;
     const share = all ? mine / all : 0;
     const compileMs = compiled.reduce((sum, e) => sum + (e.tdur ?? 0), 0) / 1000;
     // A message task is the module's but for the page's own script it runs (a promise the module resolved, which
     // the page awaited).
-    const ours = message ? 1 - (all ? others / all : 0) : 0;
-    const ms = message ? (cpu * ours) / 1000 : Math.max(compileMs, (cpu * share) / 1000);
-    const wallMs = message ? (task.dur * ours) / 1000 : Math.max(compileMs * (task.dur / Math.max(cpu, 1)), (task.dur * share) / 1000);
+    const ours = message || engine ? 1 - (all ? others / all : 0) : 0;
+    const ms = ours ? (cpu * ours) / 1000 : Math.max(compileMs, (cpu * share) / 1000);
+    const wallMs = ours ? (task.dur * ours) / 1000 : Math.max(compileMs * (task.dur / Math.max(cpu, 1)), (task.dur * share) / 1000);
     const parts = {};
     for (const [part, name] of Object.entries(PARTS)) {
       const sum = inside.filter((e) => (typeof name === 'string' ? e.name === name : name.test(e.name)))
@@ -142,6 +176,7 @@ export function moduleTasks(profile, events, pageUrl) {
     const did = [parts.serialize ? 'postMessage' : '', parts.request ? 'request' : ''].filter(Boolean);
     let label;
     if (message) label = `worker message${parts.request ? ', request' : ''}`;
+    else if (engine) label = engine;
     else if (compiled.length && mine / Math.max(all, 1) < 0.5) label = `compile ${[...new Set(compiled.map((e) => fileOf(e.args?.data?.url ?? e.args?.fileName)))].join('+')}`;
     else label = `${[...files.keys()].sort().join('+') || 'module'}${did.length ? ` (${did.join(', ')})` : ''}`;
     out.push({ at: (task.ts - tasks[0].ts) / 1000, label, ms, wallMs, shareMs: (cpu * share) / 1000, parts });
@@ -212,13 +247,16 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
 }
 
 /**
- * The arms the benchmark compares: the probe with its core in a Worker, on the main thread, and the control. target:
+ * The arms the benchmark compares: the probe with its core in a Worker, on the main thread, the control, and the floor
+ * of any probe in a dedicated Worker (its requests and two messages, no core). target:
  * which of compareLongTasks()'s targets (a browser and the stack serving one build of the module) loads it.
  */
 export const ARMS = Object.freeze({
   worker: { config: {}, target: 'base' }, main: { config: { worker: false }, target: 'base' },
-  control: { config: { sampleRate: 0 }, target: 'base' },
+  control: { config: { sampleRate: 0 }, target: 'base' }, floor: { config: {}, target: 'floor' },
 });
+// The floor arm's module: a Worker that makes the probe's requests without the core (web/devstack/floor/).
+export const FLOOR_MODULE = new URL('./floor/', import.meta.url).pathname;
 
 /**
  * n loads of each arm, interleaved; per arm the module's main-thread ms per load, its tasks by label, and the counts of

@@ -1,7 +1,7 @@
-// `npm run bench:longtasks -- [--loads 20] [--hog-loads 20] [--rate 4] [--arms worker,main,control] [--compare DIR]…
+// `npm run bench:longtasks -- [--loads 20] [--hog-loads 20] [--rate 4] [--arms worker,main,control,floor] [--compare DIR]…
 // [--tiny]`: the module's cost to the page's main thread in Chromium with the CPU slowed down `rate` times: `loads` page
 // loads, each with one search, of each arm (the core in its Worker, the core on the main thread with worker: false,
-// and sampleRate 0 as the control), interleaved; then `hog-loads` more of each with a CPU hog (a busy process per
+// sampleRate 0 as the control, and the floor: a Worker that makes the probe's requests without the core), interleaved; then `hog-loads` more of each with a CPU hog (a busy process per
 // core) beside the browser. Prints, per arm, the module's main-thread ms per load (thread CPU time of the tasks it ran
 // in, longTasks.mjs) and its difference to the control's against the budget, long tasks, long animation frames
 // (≥ 50 ms) holding a module script, and the module's tasks by what they were; the load average at the start and end
@@ -15,7 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
-import { ARMS, compareLongTasks, LONG_TASK_MS, PROFILE_INTERVAL_US, quantile, tasksByLabel } from '../devstack/longTasks.mjs';
+import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US, quantile, tasksByLabel } from '../devstack/longTasks.mjs';
 
 // The budgets of docs/module-size.md ("Main-thread cost"), reported, not asserted: timings on a shared machine are no test.
 export const MAIN_THREAD_BUDGET_MS = 3;
@@ -36,7 +36,7 @@ for (const [name] of compared) {
   if (arms[name]) throw new Error(`--compare ${name}: the name of an arm`);
   arms[name] = { config: {}, target: name };
 }
-const EXPECTED_CONTEXT = { main: 'main', control: '' }; // any other arm: the Worker
+const EXPECTED_CONTEXT = { main: 'main', control: '', floor: '' }; // any other arm: the Worker (the floor stores no run)
 
 // Rows of the tasks table per arm; the rest are added up in one.
 const TABLE_ROWS = 10;
@@ -105,7 +105,8 @@ const stopAll = async () => {
 };
 let wrong = 0;
 try {
-  for (const [name, module] of [['base', undefined], ...compared]) {
+  const floor = Object.values(arms).some((a) => a.target === 'floor') ? [['floor', FLOOR_MODULE]] : [];
+  for (const [name, module] of [['base', undefined], ...floor, ...compared]) {
     const stack = await startStack(module ? { roots: { module } } : {});
     targets[name] = { stack };
     targets[name].browser = await launchBrowser(stack);

@@ -52,6 +52,27 @@ test('a message from the Worker counts whole though no sample caught module code
   assert.equal(tasks[0].parts.deserialize, 0.2);
 });
 
+test('a task Chromium runs for the Worker counts whole, by the IPC it received or the Blink file that posted it', () => {
+  const mojo = (ts, tag) => ({ name: 'Receive mojo message', ts, dur: 10, tdur: 10, args: { chrome_mojo_event_info: { mojo_interface_tag: tag } } });
+  const top = (ts, dur, tdur, src_file, src_func = 'f') => ({ name: 'ThreadControllerImpl::RunTask', ts, dur, tdur, args: { src_file, src_func } });
+  const { profile, events } = traceOf([[1000, 5], [2000, 5], [3000, 5], [4000, 5], [5000, 5]], [
+    top(1000, 300, 900, 'ipc/ipc_mojo_bootstrap.cc'), mojo(1010, 'blink.mojom.ResourceLoadInfoNotifier'),
+    top(2000, 300, 700, 'mojo/public/cpp/system/simple_watcher.cc'), mojo(2010, 'blink.mojom.DedicatedWorkerHostFactoryClient'),
+    top(3000, 300, 500, 'third_party/blink/renderer/core/workers/threaded_object_proxy_base.cc', 'CountFeature'),
+    // The page's own IPC: the driver's DevTools session; and the page's own timer: neither counts.
+    top(4000, 300, 2000, 'ipc/ipc_mojo_bootstrap.cc'), mojo(4010, 'blink.mojom.DevToolsSession'),
+    top(5000, 300, 3000, 'third_party/blink/renderer/core/scheduler/dom_timer.cc'),
+    // A message from the Worker, told by where it was posted from, with devtools.timeline's task nested inside.
+    top(6000, 300, 1300, 'third_party/blink/renderer/core/workers/dedicated_worker_object_proxy.cc', 'PostMessageToWorkerObject'),
+    task(6010, 280, 1200),
+  ]);
+  const tasks = moduleTasks(profile, events, PAGE);
+  assert.deepEqual(tasks.map((t) => [t.label, t.ms]), [
+    ['Chromium: the Worker\'s requests reported to the page', 0.9], ['Chromium: the Worker started', 0.7],
+    ['Chromium: the Worker\'s bookkeeping', 0.5], ['worker message, first', 1.3],
+  ]);
+});
+
 test('a message task counts less the share of samples running other script: the page\'s, a driver\'s', () => {
   const { profile, events } = traceOf([[5000, 5], [5050, 3], [5100, 2], [5150, 6]], [
     task(5000, 300, 2000),
