@@ -79,6 +79,12 @@ async function round(targets, title, n) {
         `(budget 0: ${out[name].moduleFrames ? 'not met' : 'met'}); load average ${load()}`);
     }
   }
+  // What an arm adds to the floor: the part a change to the module can remove (the floor is any Worker's).
+  if (out.floor) {
+    for (const name of Object.keys(out).filter((a) => a !== 'control' && a !== 'floor')) {
+      console.log(`${name}: median ${f1(quantile(out[name].mainMs, 0.5) - quantile(out.floor.mainMs, 0.5))} ms per load above the floor's`);
+    }
+  }
   for (const [name, o] of Object.entries(out)) {
     console.log(`\n${name}: the module's main-thread tasks by what they were, ms per load (thread CPU; a load without such a task counts 0)`);
     console.log('task                                    loads  tasks/load   median    p90   mean | parts: median ms per load');
