@@ -223,7 +223,8 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     await tab.page.press('#query', 'Enter');
     // Awaited once, not polled: polling status() would itself call into the module and allocate. Two short strings
     // back, not the status with its beacon: the driver's serialization of a result runs in the page's task.
-    const [state, pageLoadId] = await tab.page.evaluate(() => window.h3probeDone().then((s) => [s.state, s.pageLoadId ?? '']));
+    // requests: the floor's count of the requests its Worker made (its Resource Timing entries), else 0.
+    const [state, pageLoadId, requests] = await tab.page.evaluate(() => window.h3probeDone().then((s) => [s.state, s.pageLoadId ?? '', s.requests ?? 0]));
     await tab.page.waitForTimeout(settleMs); // a frame is reported once it has ended
     const { profile } = await cdp.send('Profiler.stop');
     await cdp.send('Tracing.end');
@@ -233,6 +234,7 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     const frames = seen.frames.filter(long);
     return {
       state,
+      requests,
       runContext: stack.store.db.prepare('SELECT run_context FROM runs WHERE page_load_id = ?').pluck().get(pageLoadId) ?? '',
       ...(({ ms, wallMs, shareMs, tasks }) => ({ mainMs: ms, mainWallMs: wallMs, shareMs, tasks }))(moduleMainThreadMs(profile, events, stack.urls.page)),
       longtasks: seen.longtasks.filter(long),
@@ -257,6 +259,17 @@ export const ARMS = Object.freeze({
 });
 // The floor arm's module: a Worker that makes the probe's requests without the core (web/devstack/floor/).
 export const FLOOR_MODULE = new URL('./floor/', import.meta.url).pathname;
+
+/**
+ * Loads of the floor arm in which the benchmark saw fewer of Chromium's reports of the Worker's requests than the
+ * Worker made requests ([] when each was seen): a Chromium that reports them otherwise would make every figure of
+ * this benchmark too low without a word.
+ */
+export function unseenRequests(loads) {
+  const label = WORKER_ENGINE_TASKS['blink.mojom.ResourceLoadInfoNotifier'];
+  return loads.map((l, i) => ({ load: i + 1, requests: l.requests, reported: l.tasks.filter((t) => t.label === label).length }))
+    .filter((l) => !(l.requests > 0 && l.reported >= l.requests));
+}
 
 /**
  * n loads of each arm, interleaved; per arm the module's main-thread ms per load, its tasks by label, and the counts of

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
-import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US, quantile, tasksByLabel } from '../devstack/longTasks.mjs';
+import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US, quantile, tasksByLabel, unseenRequests } from '../devstack/longTasks.mjs';
 
 // The budgets of docs/module-size.md ("Main-thread cost"), reported, not asserted: timings on a shared machine are no test.
 export const MAIN_THREAD_BUDGET_MS = 3;
@@ -81,6 +81,10 @@ async function round(targets, title, n) {
   }
   // What an arm adds to the floor: the part a change to the module can remove (the floor is any Worker's).
   if (out.floor) {
+    for (const l of unseenRequests(out.floor.loads)) {
+      console.error(`floor load ${l.load}: its Worker made ${l.requests} requests, and the trace showed ${l.reported} tasks reporting them to the page`);
+      wrong += 1;
+    }
     for (const name of Object.keys(out).filter((a) => a !== 'control' && a !== 'floor')) {
       console.log(`${name}: median ${f1(quantile(out[name].mainMs, 0.5) - quantile(out.floor.mainMs, 0.5))} ms per load above the floor's`);
     }
@@ -131,6 +135,6 @@ try {
   await stopAll();
 }
 if (wrong) {
-  console.error(`${wrong} load(s) ran the core elsewhere than their arm says`);
+  console.error(`${wrong} load(s) ran the core elsewhere than their arm says, or hid the floor's requests from the count`);
   process.exit(1);
 }

@@ -23,7 +23,7 @@ export function searchCompleted() {
     if (data.outcome) state = data.outcome;
     if (data.end) {
       worker.terminate();
-      done({ state });
+      done({ state, requests: data.end });
     }
   };
   worker.postMessage({ h2Origin: config.h2Origin, h3Origin: config.h3Origin });

@@ -2,7 +2,7 @@
 // and a CPU profile made by hand: which tasks count, how much, and under which label.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { moduleMainThreadMs, moduleTasks, tasksByLabel } from '../../devstack/longTasks.mjs';
+import { moduleMainThreadMs, moduleTasks, tasksByLabel, unseenRequests, WORKER_ENGINE_TASKS } from '../../devstack/longTasks.mjs';
 
 const PAGE = 'https://page.h3probe.test:1/';
 const PID = 7;
@@ -114,4 +114,15 @@ test('tasks by label: per-load medians with a load lacking a label counting 0, a
 test('a trace without the page\'s frame is refused with the reason', () => {
   const { profile } = traceOf([], []);
   assert.throws(() => moduleTasks(profile, [], PAGE), /no frame of https:\/\/page\.h3probe\.test:1\/ in the trace/);
+});
+
+test('a floor load whose Worker\'s requests the trace did not show reported is named; so is one that made none', () => {
+  const reported = { label: WORKER_ENGINE_TASKS['blink.mojom.ResourceLoadInfoNotifier'], ms: 0.5, parts: {} };
+  const other = { label: 'worker message, first', ms: 1, parts: {} };
+  const loads = [
+    { requests: 2, tasks: [reported, reported, reported, other] },
+    { requests: 3, tasks: [reported, other] }, // Chromium reporting elsewhere: the figures would be low
+    { requests: 0, tasks: [reported] }, // the floor's observer saw nothing
+  ];
+  assert.deepEqual(unseenRequests(loads), [{ load: 2, requests: 3, reported: 1 }, { load: 3, requests: 0, reported: 1 }]);
 });
