@@ -222,8 +222,8 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     await tab.page.fill('#query', 'throttled');
     await tab.page.press('#query', 'Enter');
     // Awaited once, not polled: polling status() would itself call into the module and allocate. Two short strings
-    // back, not the status with its beacon: the driver's serialization of a result runs in the page's task.
-    // requests: the floor's count of the requests its Worker made (its Resource Timing entries), else 0.
+    // and a number back, not the status with its beacon: the driver's serialization of a result runs in the page's
+    // task. requests: the floor's count of the requests its Worker made (its Resource Timing entries), else 0.
     const [state, pageLoadId, requests] = await tab.page.evaluate(() => window.h3probeDone().then((s) => [s.state, s.pageLoadId ?? '', s.requests ?? 0]));
     await tab.page.waitForTimeout(settleMs); // a frame is reported once it has ended
     const { profile } = await cdp.send('Profiler.stop');
