@@ -45,6 +45,7 @@ const moduleScript = (s) => servedUnderModule(s.url) || /^wasm|WebAssembly/.test
 // Trace events (on the page's main thread, inside a task) that say what the task did for the module.
 const COMPILE = /^v8\.compile/; // v8.compileModule, v8.compile: a script's compilation
 const MESSAGE = 'HandlePostMessage'; // a message from a Worker (the page's only Worker is the module's) and its handler
+const MESSAGE_POSTED_FROM = 'PostMessageToWorkerObject'; // the same task, told by where it was posted from (toplevel)
 // toplevel: each task with where it was posted from; mojom: the interface of each IPC message a task received;
 // devtools.timeline: script compilation and evaluation, function calls, messages; blink: postMessage's
 // (de)serialization and the start of each request.
@@ -67,13 +68,14 @@ export const WORKER_ENGINE_TASKS = Object.freeze({
 // A task: the outermost task event of the main thread (the toplevel category's, which says where it was posted from;
 // devtools.timeline's RunTask nests inside it).
 const TASK = /^(ThreadControllerImpl::)?RunTask$/;
+// The label of a task Chromium ran for the Worker, or ''. Not asked of a message task, which dedicated_worker_object_proxy.cc
+// posts too.
 function engineLabel(task, inside) {
   for (const e of inside) {
     const tag = e.name === 'Receive mojo message' && e.args?.chrome_mojo_event_info?.mojo_interface_tag;
     if (tag && WORKER_ENGINE_TASKS[tag]) return WORKER_ENGINE_TASKS[tag];
   }
-  const file = (task.args?.src_file ?? '').split('/').pop();
-  return file === 'dedicated_worker_object_proxy.cc' && task.args?.src_func === 'PostMessageToWorkerObject' ? '' : WORKER_ENGINE_TASKS[file] ?? '';
+  return WORKER_ENGINE_TASKS[(task.args?.src_file ?? '').split('/').pop()] ?? '';
 }
 // Parts of a task, by trace event: postMessage's serialization, a message's deserialization, a request started (an
 // import() of a chunk, a fetch() or sendBeacon), a compilation.
@@ -155,15 +157,15 @@ export function moduleTasks(profile, events, pageUrl) {
     const inside = [];
     for (let j = k; j < onMain.length && onMain[j].ts <= end; j++) if (onMain[j] !== task) inside.push(onMain[j]);
     const compiled = inside.filter((e) => COMPILE.test(e.name) && servedUnderModule(e.args?.data?.url ?? e.args?.fileName));
-    const message = inside.some((e) => e.name === MESSAGE) || task.args?.src_func === 'PostMessageToWorkerObject';
+    const message = inside.some((e) => e.name === MESSAGE) || task.args?.src_func === MESSAGE_POSTED_FROM;
     const engine = message ? '' : engineLabel(task, inside);
     const mine = [...files.values()].reduce((a, b) => a + b, 0);
     if (!mine && !compiled.length && !message && !engine) continue;
     const cpu = task.tdur ?? 0;
     const share = all ? mine / all : 0;
     const compileMs = compiled.reduce((sum, e) => sum + (e.tdur ?? 0), 0) / 1000;
-    // A message task is the module's but for the page's own script it runs (a promise the module resolved, which
-    // the page awaited).
+    // A message task, or one Chromium ran for the Worker, is the module's but for the page's own script it runs (a
+    // promise the module resolved, which the page awaited).
     const ours = message || engine ? 1 - (all ? others / all : 0) : 0;
     const ms = ours ? (cpu * ours) / 1000 : Math.max(compileMs, (cpu * share) / 1000);
     const wallMs = ours ? (task.dur * ours) / 1000 : Math.max(compileMs * (task.dur / Math.max(cpu, 1)), (task.dur * share) / 1000);

@@ -1,8 +1,8 @@
 // `npm run bench:longtasks -- [--loads 20] [--hog-loads 20] [--rate 4] [--arms worker,main,control,floor] [--compare DIR]…
 // [--tiny]`: the module's cost to the page's main thread in Chromium with the CPU slowed down `rate` times: `loads` page
 // loads, each with one search, of each arm (the core in its Worker, the core on the main thread with worker: false,
-// sampleRate 0 as the control, and the floor: a Worker that makes the probe's requests without the core), interleaved; then `hog-loads` more of each with a CPU hog (a busy process per
-// core) beside the browser. Prints, per arm, the module's main-thread ms per load (thread CPU time of the tasks it ran
+// sampleRate 0 as the control, and the floor: a Worker that makes the probe's requests without the core),
+// interleaved; then `hog-loads` more of each with a CPU hog (a busy process per core) beside the browser. Prints, per arm, the module's main-thread ms per load (thread CPU time of the tasks it ran
 // in, longTasks.mjs) and its difference to the control's against the budget, long tasks, long animation frames
 // (≥ 50 ms) holding a module script, and the module's tasks by what they were; the load average at the start and end
 // of each round. --compare DIR (repeatable): one more arm per DIR, named after the folder, the Worker arm of another
@@ -79,12 +79,12 @@ async function round(targets, title, n) {
         `(budget 0: ${out[name].moduleFrames ? 'not met' : 'met'}); load average ${load()}`);
     }
   }
-  // What an arm adds to the floor: the part a change to the module can remove (the floor is any Worker's).
   if (out.floor) {
     for (const l of unseenRequests(out.floor.loads)) {
       console.error(`floor load ${l.load}: its Worker made ${l.requests} requests, and the trace showed ${l.reported} tasks reporting them to the page`);
       wrong += 1;
     }
+    // What an arm adds to the floor: the part a change to the module can remove (the floor is any Worker's).
     for (const name of Object.keys(out).filter((a) => a !== 'control' && a !== 'floor')) {
       console.log(`${name}: median ${f1(quantile(out[name].mainMs, 0.5) - quantile(out.floor.mainMs, 0.5))} ms per load above the floor's`);
     }
