@@ -1,7 +1,7 @@
 // `h3probe report [--store SPEC | --db FILE] [--since DATE] [--metric NAME] [--arms h2-h3|h2-h2|h3-h3] [--payload-bytes N] [--by GROUPING]
 // [--min-network-runs N] [--html FILE | --no-html] [--json FILE] [--daily] [--method delta|bootstrap] [--confidence C]`: prints the table
 // overall and per region (or browser, ...) for the runs of one arms mode (default h2-h3, the experiment; the others are
-// A/A tests) and writes the self-contained HTML report.
+// A/A tests); with --html FILE it also writes the self-contained HTML report.
 import { parseArgs } from 'node:util';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
@@ -24,7 +24,8 @@ const help = (schema) => `usage: h3probe report [options]
                        (default the fewest runs for an interval, 10)
   --daily              also print the daily series and its cumulative looks (fixed-horizon and anytime-valid
                        intervals; always in the HTML and JSON reports)
-  --html FILE          where to write the HTML report (default h3probe-report.html); --no-html to skip it
+  --html FILE          also write the self-contained HTML report to FILE (none unless asked; npm run report
+                       writes .h3probe/report.html, --no-html skips it)
   --json FILE          also write the whole report as JSON (format h3probe-report/3: verdict, groups, percentiles,
                        estimates, intervals, counts, exclusions)
   --method M           delta (default) or bootstrap intervals
@@ -48,7 +49,7 @@ export async function main(argv, defaults = {}) {
       by: { type: 'string', default: 'region' },
       'min-network-runs': { type: 'string' },
       daily: { type: 'boolean', default: false },
-      html: { type: 'string', default: defaults.html ?? 'h3probe-report.html' },
+      html: { type: 'string', default: defaults.html ?? '' },
       'no-html': { type: 'boolean', default: false },
       json: { type: 'string', default: '' },
       method: { type: 'string', default: 'delta' },
@@ -61,7 +62,7 @@ export async function main(argv, defaults = {}) {
   const { text, htmlPath, jsonPath } = await makeReport(core, {
     dbPath: args.db, store: args.store, since: args.since, metric: args.metric, arms: args.arms, by: args.by, method: args.method,
     payloadBytes: wholeNumber(args['payload-bytes']), ...(args.confidence !== undefined ? { confidence: number(args.confidence) } : {}),
-    htmlPath: args['no-html'] ? null : args.html, jsonPath: args.json || null,
+    htmlPath: args['no-html'] ? null : args.html || null, jsonPath: args.json || null,
     ...(args.daily ? { daily: true } : {}),
     ...(args['min-network-runs'] !== undefined ? { minGroupRuns: wholeNumber(args['min-network-runs']) } : {}),
   });

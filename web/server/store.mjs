@@ -3,6 +3,7 @@
 // event-loop turn. A beacon's requests are kept in its run row (runs.request_list, one JSON array per request) and read
 // as rows through the view `requests`: one row written per run instead of one per request, the same rows read.
 import fs from 'node:fs';
+import path from 'node:path';
 import { networkLabel } from './networkFor.mjs';
 import { peer } from './peer.mjs';
 
@@ -133,6 +134,8 @@ export function openStore(dbPath, core, { readOnly = false } = {}) {
   const schema = core.schema();
   const Database = peer('better-sqlite3', 'the SQLite store');
   if (readOnly && !fs.existsSync(dbPath)) throw new Error(`no database at ${dbPath}: run "npm start" first or pass --db FILE`);
+  // A collector pointed at /var/lib/h3probe/collector.sqlite on a new machine makes the folder, as it makes the file.
+  if (!readOnly && dbPath !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(dbPath)), { recursive: true });
   const db = new Database(dbPath, readOnly ? { readonly: true, fileMustExist: true } : {});
   try {
     checkLayout(db, dbPath, schema, { readOnly });

@@ -128,6 +128,15 @@ describe('collector options', () => {
     }
   });
 
+  test('a --db in a folder that does not exist yet: the store makes the folder (and a report of it reads it)', () => {
+    const file = path.join(tmp, 'var', 'lib', 'h3probe', 'collector.sqlite');
+    openStore(file, core).close();
+    assert.ok(fs.statSync(file).isFile());
+    openStore(file, core, { readOnly: true }).close();
+    assert.throws(() => openStore(path.join(tmp, 'nowhere', 'x.sqlite'), core, { readOnly: true }), /no database at/);
+    assert.equal(fs.existsSync(path.join(tmp, 'nowhere')), false, 'a read makes no folder');
+  });
+
   test('docs/collector.md has the options table of the options schema', () => {
     const doc = fs.readFileSync(path.join(root, 'docs/collector.md'), 'utf8');
     assert.ok(doc.includes(optionsMarkdownTable()), 'regenerate the table with optionsMarkdownTable() (see docs/collector.md)');
