@@ -58,7 +58,7 @@ export async function measureSetting({
       link, aa, arms: armsMode, payloadBytes, label: settingLabel(link, aa, payloadBytes), loads, failed, runs: store.countRuns(), wallMs, comparison, protocols, counters,
       // The report's connection-setup view (null for an A/A setting): the cold connections the pre-warm opened.
       setup: report.connectionSetup,
-      warm: { h2: { n: warm.h2.length, median: median(warm.h2) }, h3: { n: warm.h3.length, median: median(warm.h3) } },
+      warm: Object.fromEntries(['h2', 'h3'].map((arm) => [arm, { n: warm[arm].length, median: median(warm[arm]), values: warm[arm] }])),
     };
   } finally {
     store.close();
