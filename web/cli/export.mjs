@@ -1,4 +1,4 @@
-// `h3probe export [--store sqlite:PATH | --store clickhouse://HOST:PORT/DATABASE | --db FILE] [--out FILE]`: the stored
+// `h3probe export [--store sqlite:PATH | --store clickhouse://[USER@]HOST[:PORT]/DATABASE[?…] | --db FILE] [--out FILE]`: the stored
 // runs as NDJSON (one run per line, its requests nested), for a warehouse; the same lines from either store. Without
 // --out, to stdout.
 import fs from 'node:fs';
@@ -9,7 +9,7 @@ import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { DEFAULT_DB } from '../server/store.mjs';
 
 const HELP = `usage: h3probe export [--store SPEC | --db FILE] [--out FILE]
-  --store SPEC sqlite:PATH or clickhouse://HOST:PORT/DATABASE (the ClickHouse HTTP port)
+  --store SPEC sqlite:PATH or clickhouse://[USER@]HOST[:PORT]/DATABASE[?secure=1] (docs/clickhouse.md)
   --db FILE    the collector's SQLite database (default ${DEFAULT_DB}): the same as --store sqlite:FILE
   --out FILE   where to write the NDJSON (default: stdout)`;
 

@@ -11,7 +11,7 @@ import { DEFAULT_DB } from '../server/store.mjs';
 // The metric a report is made of unless --metric names another: the network time, as Dropbox's.
 const DEFAULT_METRIC = 'network_ms';
 const help = (schema) => `usage: h3probe report [options]
-  --store SPEC         sqlite:PATH, or clickhouse://HOST:PORT/DATABASE (the ClickHouse HTTP port: the report's
+  --store SPEC         sqlite:PATH, or clickhouse://[USER@]HOST[:PORT]/DATABASE[?secure=1] (docs/clickhouse.md: the report's
                        aggregates are computed inside ClickHouse; delta intervals only)
   --db FILE            the collector's SQLite database (default ${DEFAULT_DB}): --store sqlite:FILE
   --since DATE         only runs received at or after DATE (ISO 8601)

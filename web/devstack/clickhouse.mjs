@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { clickhouseClient } from '../server/clickhouseStore.mjs';
 import { freePort } from './ports.mjs';
 import { stateDir } from './paths.mjs';
 
@@ -17,7 +18,8 @@ export const clickhouseInstalled = () => fs.existsSync(CLICKHOUSE_BINARY);
 const xmlEscape = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 // clusters: { name: [ {host, tcpPort}, ... one per shard ] }
-function configXml({ dir, httpPort, tcpPort, interserverPort, clusters = {} }) {
+// tls: { certPath, keyPath }: the HTTP interface speaks only HTTPS (https_port), as ClickHouse Cloud's does.
+function configXml({ dir, httpPort, tcpPort, interserverPort, clusters = {}, tls = null }) {
   const remote = Object.entries(clusters).map(([name, shards]) => `    <${name}>\n${shards.map((s) => `      <shard><replica>
         <host>${xmlEscape(s.host ?? '127.0.0.1')}</host><port>${s.tcpPort}</port>
       </replica></shard>`).join('\n')}\n    </${name}>`).join('\n');
@@ -31,7 +33,16 @@ function configXml({ dir, httpPort, tcpPort, interserverPort, clusters = {} }) {
     <count>2</count>
   </logger>
   <listen_host>127.0.0.1</listen_host>
-  <http_port>${httpPort}</http_port>
+${tls ? `  <https_port>${httpPort}</https_port>
+  <openSSL><server>
+    <certificateFile>${xmlEscape(tls.certPath)}</certificateFile>
+    <privateKeyFile>${xmlEscape(tls.keyPath)}</privateKeyFile>
+    <verificationMode>none</verificationMode>
+    <loadDefaultCAFile>false</loadDefaultCAFile>
+    <cacheSessions>true</cacheSessions>
+    <disableProtocols>sslv2,sslv3,tlsv1,tlsv1_1</disableProtocols>
+    <preferServerCiphers>true</preferServerCiphers>
+  </server></openSSL>` : `  <http_port>${httpPort}</http_port>`}
   <tcp_port>${tcpPort}</tcp_port>
   <interserver_http_port>${interserverPort}</interserver_http_port>
   <interserver_http_host>127.0.0.1</interserver_http_host>
@@ -56,27 +67,40 @@ ${remote}
 `;
 }
 
-const USERS_XML = `<?xml version="1.0"?>
+// users: { NAME: { password, readonly } } (readonly: a profile with readonly=1, an analyst's); without it, a passwordless
+// default user. With it, default has a password too (ADMIN_PASSWORD), so that no one connects without one.
+export const ADMIN_PASSWORD = 'h3probe-admin-test';
+// profile: more settings of the default profile (e.g. small insert blocks, for a test of an insert cut off midway).
+function usersXml(users = null, profile = {}) {
+  const all = users ? { default: { password: ADMIN_PASSWORD }, ...users } : { default: { password: '' } };
+  const user = (name, u) => `    <${name}>
+      <password>${xmlEscape(u.password)}</password>
+      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
+      <profile>${u.readonly ? 'analyst' : 'default'}</profile>
+      <quota>default</quota>
+    </${name}>`;
+  return `<?xml version="1.0"?>
 <yandex>
   <profiles>
     <default>
       <max_memory_usage>12000000000</max_memory_usage>
       <load_balancing>random</load_balancing>
       <log_queries>1</log_queries>
+${Object.entries(profile).map(([k, v]) => `      <${k}>${xmlEscape(v)}</${k}>`).join('\n')}
     </default>
+    <analyst>
+      <readonly>1</readonly>
+      <log_queries>1</log_queries>
+    </analyst>
   </profiles>
   <users>
-    <default>
-      <password></password>
-      <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>
-      <profile>default</profile>
-      <quota>default</quota>
-    </default>
+${Object.entries(all).map(([name, u]) => user(name, u)).join('\n')}
   </users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
     <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time></interval></default></quotas>
 </yandex>
 `;
+}
 
 /** Picks the ports of a server to be started later (so that a cluster's config can name every shard first). */
 export async function planClickHouse(name = 'local', { httpPort, exclude: taken = [] } = {}) {
@@ -88,8 +112,9 @@ export async function planClickHouse(name = 'local', { httpPort, exclude: taken 
 
 /**
  * Starts clickhouse-server with its config and data in plan.dir (from planClickHouse()); fresh: remove the data first.
- * Resolves once its HTTP interface answers, to { url (http://127.0.0.1:PORT), httpPort, tcpPort, dir, pid, stop(),
- * kill() }. stop() sends SIGTERM and resolves when the process has exited (kill(): SIGKILL, as a crash).
+ * Options: tls ({certPath, keyPath}: HTTPS only), users and profile (see usersXml()), clusters, fresh. Resolves once its HTTP
+ * interface answers, to { url (http(s)://127.0.0.1:PORT), admin (a connection for clickhouseClient()), httpPort,
+ * tcpPort, dir, pid, stop(), kill() }. stop() sends SIGTERM and resolves when the process has exited (kill(): SIGKILL, as a crash).
  */
 export async function startClickHouse(plan, options = {}) {
   for (let attempt = 1; ; attempt++) {
@@ -133,13 +158,13 @@ export async function startClickHouseCluster(cluster, names, options = {}) {
   }
 }
 
-async function startOnce(plan, { clusters = {}, fresh = false, timeoutMs = 30_000 } = {}) {
+async function startOnce(plan, { clusters = {}, fresh = false, timeoutMs = 30_000, tls = null, users = null, profile = {} } = {}) {
   if (!clickhouseInstalled()) throw new Error('clickhouse-server is not installed: npm run deps (web/scripts/ensure_deps.sh)');
   const { dir } = plan;
   if (fresh) fs.rmSync(dir, { recursive: true, force: true });
   for (const sub of ['data', 'tmp', 'user_files', 'format_schemas', 'log']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'config.xml'), configXml({ ...plan, clusters }));
-  fs.writeFileSync(path.join(dir, 'users.xml'), USERS_XML);
+  fs.writeFileSync(path.join(dir, 'config.xml'), configXml({ ...plan, clusters, tls }));
+  fs.writeFileSync(path.join(dir, 'users.xml'), usersXml(users, profile));
   const child = spawn(CLICKHOUSE_BINARY, [`--config-file=${path.join(dir, 'config.xml')}`], {
     cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], detached: false,
   });
@@ -152,13 +177,16 @@ async function startOnce(plan, { clusters = {}, fresh = false, timeoutMs = 30_00
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let dead = null;
   exited.then((e) => { dead = e; });
-  const url = `http://127.0.0.1:${plan.httpPort}`;
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${plan.httpPort}`;
+  // Who the tests and scripts connect as to make databases: default, with its password when the users have them.
+  const admin = { url, user: users ? 'default' : null, password: users ? ADMIN_PASSWORD : null,
+    tls: tls ? { ca: fs.readFileSync(tls.certPath, 'utf8'), rejectUnauthorized: true } : null };
+  const probe = clickhouseClient(admin, { timeoutMs: 2000 });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (dead) throw new Error(`clickhouse-server exited (${JSON.stringify(dead)}): ${stderr} ${readLogTail(dir)}`);
     try {
-      const res = await fetch(`${url}/?query=SELECT%201`);
-      if (res.ok && (await res.text()).trim() === '1') break;
+      if ((await probe.query('SELECT 1')).trim() === '1') break;
     } catch { /* not up yet */ }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
@@ -170,7 +198,7 @@ async function startOnce(plan, { clusters = {}, fresh = false, timeoutMs = 30_00
     if (!dead) child.kill(signal);
     await exited;
   };
-  return { ...plan, url, pid: child.pid, stop: stopWith('SIGTERM'), kill: stopWith('SIGKILL'), exited };
+  return { ...plan, url, admin, pid: child.pid, stop: stopWith('SIGTERM'), kill: stopWith('SIGKILL'), exited };
 }
 
 function readLogTail(dir) {
@@ -190,7 +218,7 @@ export async function clickhouseVersion(url) {
 /**
  * A test's scratch space for ClickHouse servers: a temporary directory, and the lists of servers started and plans
  * made, which cleanup() stops and removes with the directory. prefix: the directory's name prefix. fresh(name): a
- * server of the test's own, empty, kept in those lists (fails when clickhouse-server is not installed).
+ * server of the test's own, empty (options: startClickHouse()'s), kept in those lists (fails when clickhouse-server is not installed).
  */
 export function clickhouseScratch(prefix) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -198,11 +226,11 @@ export function clickhouseScratch(prefix) {
   const plans = [];
   return {
     tmp, servers, plans,
-    async fresh(name) {
+    async fresh(name, options = {}) {
       if (!clickhouseInstalled()) throw new Error('clickhouse-server is not installed: npm run deps');
       const plan = await planClickHouse(`test-${name}-${process.pid}`);
       plans.push(plan);
-      const server = await startClickHouse(plan, { fresh: true });
+      const server = await startClickHouse(plan, { ...options, fresh: true });
       servers.push(server);
       return server;
     },

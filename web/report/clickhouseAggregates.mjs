@@ -62,9 +62,8 @@ export function queryRecorder(client, passes) {
     const queryId = `${tag}-${passes.length + 1}-${name}`;
     const t = performance.now();
     // A long IN list of bucket keys is query text: room for it.
-    const settings = { query_id: queryId, max_query_size: String(Math.max(262_144, 2 * sql.length)),
-      ...(exact ? { output_format_json_quote_64bit_integers: '1' } : {}) };
-    const out = tsv ? await client.query(`${sql}\nFORMAT TabSeparated`, { settings }) : await client.json(sql, { settings });
+    const settings = { query_id: queryId, max_query_size: String(Math.max(262_144, 2 * sql.length)) };
+    const out = tsv ? await client.query(`${sql}\nFORMAT TabSeparated`, { settings, read: true }) : await client.json(sql, { settings, exact });
     passes.push({ name, queryId, ms: performance.now() - t });
     return out;
   };

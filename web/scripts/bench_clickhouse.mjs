@@ -1,5 +1,5 @@
 // `npm run bench:clickhouse -- [--sizes 1e6,1e7,1e8] [--template 50000] [--repeat 3] [--raw-repeat 1] [--sqlite-max 1e6]
-// [--server URL]`: the report computed inside ClickHouse (web/report/clickhouseAggregates.mjs) at 1 M, 10 M and 100 M
+// [--server URL] [--secure]`: the report computed inside ClickHouse (web/report/clickhouseAggregates.mjs) at 1 M, 10 M and 100 M
 // measured requests, the text report and the one with HTML and JSON (and its daily series), each pass's time and rows
 // read from ClickHouse's own statistics (system.query_log), with the SQLite report of the same size beside it where
 // that is affordable to write. Each report is made as users get it (the values read from the value summary run_values
@@ -15,15 +15,19 @@
 // with realistic distinct values, not the same runs repeated. The runs and requests tables, which the report never
 // reads, are not copied. The materialized view fills the value summary as the copies go in, as it does for the
 // collector's inserts. The server runs under .h3probe/clickhouse/bench and keeps the data for the next run; --server
-// uses a running one instead.
+// uses a running one instead. --secure: the server speaks only TLS and every user has a password (the writer's and the
+// reports' URL carries user, password and the CA, as a team runs it; inserts gzip'd), data under .h3probe/clickhouse/
+// bench-secure: run it beside a plain run to see what TLS, a password and gzip cost.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { ensureCerts } from '../devstack/certs.mjs';
 import { planClickHouse, startClickHouse } from '../devstack/clickhouse.mjs';
 import { stateDir } from '../devstack/paths.mjs';
 import { syntheticBeacons, writeSyntheticDb } from '../devstack/syntheticBeacons.mjs';
-import { clickhouseClient, clickhouseTables, ensureClickHouseTables, metricColumns, openClickHouseStore } from '../server/clickhouseStore.mjs';
+import { clickhouseClient, clickhouseTables, connectionOf, ensureClickHouseTables, metricColumns, openClickHouseStore,
+  parseClickHouseUrl } from '../server/clickhouseStore.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 
@@ -35,6 +39,7 @@ const { values: args } = parseArgs({
     'raw-repeat': { type: 'string', default: '1' },
     'sqlite-max': { type: 'string', default: '1e6' },
     server: { type: 'string' },  // http://HOST:PORT of a running server (its data stays)
+    secure: { type: 'boolean', default: false },
     tiny: { type: 'boolean', default: false }, // npm test: the same path at a size that finishes in seconds
   },
 });
@@ -53,14 +58,24 @@ const count = (n) => Number(n).toLocaleString('en-US');
 const core = await loadH3probeNode();
 const schema = core.schema();
 let server = null;
+if (args.secure && args.server) throw new Error('--secure starts a server of its own: not with --server');
+const WRITER_PASSWORD = 'bench-writer:p@ss';
+let certs = null;
 if (!args.server) {
-  const plan = await planClickHouse(args.tiny ? 'bench-tiny' : 'bench'); // the tiny run keeps off the full run's data
-  server = await startClickHouse(plan);
+  // The tiny run keeps off the full run's data, the secure run off the plain one's.
+  const plan = await planClickHouse(`bench${args.secure ? '-secure' : ''}${args.tiny ? '-tiny' : ''}`);
+  certs = args.secure ? await ensureCerts() : null;
+  server = await startClickHouse(plan, args.secure ? { tls: certs, users: { writer: { password: WRITER_PASSWORD } } } : {});
 }
 const serverUrl = args.server ?? server.url;
-const url = `clickhouse://${new URL(serverUrl).host}`;
-const admin = clickhouseClient(serverUrl, { timeoutMs: 3_600_000 });
-console.log(`ClickHouse ${(await admin.query('SELECT version()')).trim()} at ${serverUrl}${server ? `, data in ${server.dir}` : ''}`);
+const host = new URL(serverUrl).host;
+// The store URL of database db, as its users write it.
+const storeUrl = (db) => (args.secure
+  ? `clickhouse://writer:${encodeURIComponent(WRITER_PASSWORD)}@${host}/${db}?secure=1&ca=${encodeURIComponent(certs.certPath)}`
+  : `clickhouse://${host}/${db}`);
+const admin = clickhouseClient(server?.admin ?? serverUrl, { timeoutMs: 3_600_000 });
+console.log(`ClickHouse ${(await admin.query('SELECT version()')).trim()} at ${serverUrl}${server ? `, data in ${server.dir}` : ''}` +
+  `${args.secure ? ' (TLS only, user and password, gzip\'d inserts)' : ''}`);
 console.log(`machine: ${os.availableParallelism()} cores, load average ${load()}`);
 
 // Each pass of a report as ClickHouse measured it: its query_log row (type 2: finished), by query_id.
@@ -106,7 +121,7 @@ try {
   // 1. The template through the real path.
   const templateDb = `bench_template_${templateRuns}`;
   const logFile = path.join(stateDir, `bench-clickhouse-template-${process.pid}.ndjson`);
-  const template = await openClickHouseStore(`${url}/${templateDb}`, core, { log: logFile });
+  const template = await openClickHouseStore(storeUrl(templateDb), core, { log: logFile });
   const have = Number((await template.client.query('SELECT count() FROM run_records')).trim());
   if (have !== templateRuns) {
     for (const t of ['runs', 'requests', 'run_records']) await template.client.query(`TRUNCATE TABLE ${t}`);
@@ -135,8 +150,9 @@ try {
     if (runs % templateRuns) throw new Error(`${size} measured requests is not a whole number of template copies (${templateRuns * perRun} each)`);
     const copies = runs / templateRuns;
     const db = `bench_${templateRuns}_${runs}`;
-    await ensureClickHouseTables(schema, { url: serverUrl, database: db });
-    const client = clickhouseClient(serverUrl, { database: db, timeoutMs: 3_600_000 });
+    const target = parseClickHouseUrl(storeUrl(db));
+    await ensureClickHouseTables(schema, target);
+    const client = clickhouseClient(connectionOf(target), { database: db, timeoutMs: 3_600_000 });
     let stored = Number((await client.query('SELECT count() FROM run_records')).trim());
     let loadS = null;
     let insertS = null;
@@ -176,7 +192,7 @@ try {
       let last;
       for (let i = 0; i < times_; i++) {
         const t = performance.now();
-        last = await makeReport(core, { store: `${url}/${db}`, ...options });
+        last = await makeReport(core, { store: storeUrl(db), ...options });
         times.push(performance.now() - t);
       }
       const passes = await passFigures(last.passes);

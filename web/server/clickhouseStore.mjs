@@ -1,14 +1,18 @@
 // The ClickHouse store: the same decoded rows as the SQLite store (store.mjs), kept in a ClickHouse database over its
-// HTTP interface (node:http, no driver). Its tables are made from the core's schema(), as SQLite's are: the run and
-// request columns, and a narrow per-run table for the report (run_records) whose columns are the core's per-run record.
+// HTTP or HTTPS interface (node:http/https, no driver; user, password and TLS from the URL: parseClickHouseUrl()). Its
+// tables are made from the core's schema(), as SQLite's are: the run and request columns, and a narrow per-run table
+// for the report (run_records) whose columns are the core's per-run record.
 // A beacon is acknowledged once it is in a local log (beaconLog.mjs: fsynced, one fsync per event-loop turn); the log
 // goes to ClickHouse in large batches, one INSERT per table about once a second, as ClickHouse wants its inserts. While
 // ClickHouse cannot be reached the log grows, and it drains when ClickHouse answers again: nothing acknowledged is
-// lost, and a beacon sent again after a failure or a crash is inserted once (rows whose run_id a table already holds are
-// left out).
+// lost, and a beacon sent again after a failure or a crash is inserted once (rows a table already holds are left out:
+// request rows by (run_id, phase, idx), the others by run_id).
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import { openBeaconLog } from './beaconLog.mjs';
 import { CLICKHOUSE_GROUP_BY, runValueTuplesSql, sqlString } from './clickhouseRunSql.mjs';
 import { networkLabel } from './networkFor.mjs';
@@ -35,62 +39,160 @@ const MAX_BATCH_BYTES = 256 * 1024 * 1024;
 const SLICE_LINES = 300;
 // Run_ids remembered to answer a client's retry as a duplicate at once (two generations of this many).
 const RECENT_IDS = 100_000;
+const gzipAsync = promisify(zlib.gzip);
+
+// What a store URL may carry after '?': one list, the parser's and the docs' (docs/clickhouse.md checks against it).
+export const URL_PARAMS = {
+  secure: '1: speak TLS (HTTPS; port 8443 unless the URL names one)',
+  ca: 'a PEM file of the CA that signed the server certificate (a private CA; the system CAs otherwise)',
+  insecure_skip_verify: '1: do not verify the server certificate (never for a server on another machine)',
+  password_file: 'a file whose first line is the password (so it sits in neither a unit file nor a process list)',
+  gzip: '0: send inserts uncompressed (gzip level 1 by default)',
+  cluster: 'a cluster name of the servers\' remote_servers: Distributed tables over name_local tables',
+  shards: 'HOST:PORT,HOST:PORT: the cluster\'s shards, where the collector makes the local tables',
+  log: 'the beacon log\'s base file name',
+};
+// The environment variable a password may come from when the URL names none (nor a password_file).
+export const PASSWORD_ENV = 'H3PROBE_CLICKHOUSE_PASSWORD';
+const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const USAGE = 'clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?secure=1&…]';
 
 /**
- * 'clickhouse://HOST:PORT/DATABASE[?cluster=NAME&shards=HOST:PORT,HOST:PORT&log=FILE]' → { url, database, cluster,
- * shards: [http urls], log (the beacon log's base file name) }. Throws with what is wrong. PORT is the HTTP interface's (8123 by default).
+ * 'clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?secure=1&ca=FILE&password_file=FILE&cluster=NAME&…]' (URL_PARAMS)
+ * → { url (http:// or https://), database, cluster, shards: [urls], log (the beacon log's base file name), user, tls,
+ * gzip } and a non-enumerable password (never in a JSON.stringify or a log line). The password: the URL's (URL-encoded),
+ * else the first line of password_file, else $H3PROBE_CLICKHOUSE_PASSWORD. Throws with what is wrong, the password
+ * left out. PORT is the HTTP interface's: 8123, or 8443 with secure=1.
  */
-export function parseClickHouseUrl(spec) {
+export function parseClickHouseUrl(spec, env = process.env) {
   let u;
   try {
     u = new URL(spec);
   } catch {
-    throw new Error(`not a ClickHouse URL: "${spec}" (clickhouse://HOST:PORT/DATABASE)`);
+    throw new Error(`not a ClickHouse URL: "${redactStoreUrl(spec)}" (${USAGE})`);
   }
-  if (u.protocol !== 'clickhouse:') throw new Error(`not a ClickHouse URL: "${spec}" (clickhouse://HOST:PORT/DATABASE)`);
-  const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || 'h3probe';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) throw new Error(`database name "${database}": letters, digits and _ only`);
-  const http = (hostPort) => `http://${hostPort}`;
-  const url = http(`${u.hostname.includes(':') ? `[${u.hostname}]` : u.hostname}:${u.port || 8123}`);
-  const cluster = u.searchParams.get('cluster') || null;
-  if (cluster && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(cluster)) throw new Error(`cluster name "${cluster}": letters, digits and _ only`);
-  const shards = (u.searchParams.get('shards') || '').split(',').filter(Boolean).map(http);
-  if (cluster && shards.length === 0) shards.push(url);
+  if (u.protocol !== 'clickhouse:') throw new Error(`not a ClickHouse URL: "${redactStoreUrl(spec)}" (${USAGE})`);
   for (const [k] of u.searchParams) {
-    if (!['cluster', 'shards', 'log'].includes(k)) throw new Error(`unknown ClickHouse URL parameter "${k}" (cluster, shards, log)`);
+    if (!Object.hasOwn(URL_PARAMS, k)) throw new Error(`unknown ClickHouse URL parameter "${k}" (${Object.keys(URL_PARAMS).join(', ')})`);
   }
-  const log = u.searchParams.get('log') || `h3probe-log-${u.hostname}-${u.port || 8123}-${database}.ndjson`;
-  return { url, database, cluster, shards, log };
+  const flag = (k, dflt) => {
+    const v = u.searchParams.get(k);
+    if (v === null) return dflt;
+    if (v !== '0' && v !== '1') throw new Error(`ClickHouse URL parameter ${k}=${v}: 0 or 1`);
+    return v === '1';
+  };
+  const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || 'h3probe';
+  if (!NAME_RE.test(database)) throw new Error(`database name "${database}": letters, digits and _ only`);
+  const secure = flag('secure', false);
+  const port = u.port || (secure ? 8443 : 8123);
+  const scheme = secure ? 'https' : 'http';
+  const url = `${scheme}://${u.hostname}:${port}`;
+  const cluster = u.searchParams.get('cluster') || null;
+  if (cluster && !NAME_RE.test(cluster)) throw new Error(`cluster name "${cluster}": letters, digits and _ only`);
+  const shards = (u.searchParams.get('shards') || '').split(',').filter(Boolean).map((hp) => `${scheme}://${hp}`);
+  if (cluster && shards.length === 0) shards.push(url);
+  const log = u.searchParams.get('log') || `h3probe-log-${u.hostname.replace(/[^A-Za-z0-9.-]/g, '_')}-${port}-${database}.ndjson`;
+
+  const user = decodeURIComponent(u.username) || null;
+  const passwordFile = u.searchParams.get('password_file');
+  let password = null;
+  if (u.password && passwordFile) throw new Error('the ClickHouse URL gives a password and a password_file: give one');
+  if (u.password) password = decodeURIComponent(u.password);
+  else if (passwordFile) {
+    try {
+      password = fs.readFileSync(passwordFile, 'utf8').split(/\r?\n/)[0];
+    } catch (err) {
+      throw new Error(`ClickHouse password_file ${passwordFile}: ${err.code ?? err.message}`);
+    }
+  } else if (env[PASSWORD_ENV] !== undefined) password = env[PASSWORD_ENV];
+  if (password !== null && !user) throw new Error(`a ClickHouse password needs a user: ${USAGE}`);
+
+  const caFile = u.searchParams.get('ca');
+  const skipVerify = flag('insecure_skip_verify', false);
+  if (!secure && (caFile || skipVerify)) throw new Error('ca and insecure_skip_verify are for TLS: add secure=1 to the ClickHouse URL');
+  let ca;
+  if (caFile) {
+    try {
+      ca = fs.readFileSync(caFile, 'utf8');
+    } catch (err) {
+      throw new Error(`ClickHouse ca ${caFile}: ${err.code ?? err.message}`);
+    }
+    if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`ClickHouse ca ${caFile}: not a PEM certificate`);
+  }
+  const target = { url, database, cluster, shards, log, user, tls: secure ? { ca, rejectUnauthorized: !skipVerify } : null,
+    gzip: flag('gzip', true) };
+  Object.defineProperty(target, 'password', { value: password, enumerable: false });
+  return target;
 }
 
-/** A ClickHouse HTTP client for one server: query(sql) → text; json(sql) → rows; insertChunks(table, buffers) (JSONEachRow). */
-export function clickhouseClient(url, { database = null, settings = {}, timeoutMs: defaultTimeout = INSERT_TIMEOUT_MS } = {}) {
-  // node:http without keep-alive: a fresh connection per request. fetch() reuses idle sockets, and ClickHouse closes
-  // its idle keep-alive connections after 3 s (keep_alive_timeout), so a request after a pause could meet a socket
-  // the server had just closed, with no way to know whether an INSERT sent on it arrived.
+/** The store URL with its password (if any) replaced by ***: for logs and errors. Any string in, a string out. */
+export function redactStoreUrl(spec) {
+  return String(spec).replace(/^(clickhouse:\/\/[^:/@?#]*:)[^@/?#]*@/i, '$1***@');
+}
+
+/** A target's connection for one of its servers (url: the target's own by default): what clickhouseClient() needs. */
+export function connectionOf(target, url = target.url) {
+  return { url, user: target.user ?? null, password: target.password ?? null, tls: target.tls ?? null, gzip: target.gzip ?? false };
+}
+
+// ClickHouse's error codes for a user it does not know, a wrong password, a user not allowed from this address, and (in
+// current versions) authentication failed.
+const AUTH_CODES = new Set([192, 193, 194, 516]);
+// The handler's own URL parameters: not settings, so a user whose profile is readonly=1 may send them.
+const HANDLER_PARAMS = new Set(['query', 'query_id', 'database', 'default_format', 'wait_end_of_query']);
+const INT64_TYPE = /^(Nullable\()?U?Int(64|128|256)\)?$/;
+const INT64_ARRAY = /^Array\((Nullable\()?U?Int(64|128|256)\)?\)$/;
+
+/**
+ * A ClickHouse HTTP client for one server. conn: a URL, or connectionOf(target) ({url, user, password, tls, gzip}).
+ * query(sql) → text; json(sql) → rows; insertChunks(table, buffers) (JSONEachRow). Every answer is checked whole: a 200
+ * whose body ends in an exception (ClickHouse ≥ 23.9 writes one into the output when a query fails after the header)
+ * is an error, and reads wait for the end of the query before the header (wait_end_of_query=1). Options: database,
+ * settings (sent with every query, unless mayChangeSettings is false: then only the handler's parameters go, for a user
+ * whose profile is readonly=1), timeoutMs.
+ */
+export function clickhouseClient(conn, { database = null, settings = {}, timeoutMs: defaultTimeout = INSERT_TIMEOUT_MS, mayChangeSettings = true } = {}) {
+  const { url, user = null, password = null, tls = null, gzip: compress = false } = typeof conn === 'string' ? { url: conn } : conn;
   const base = new URL(url);
-  function post(params, body, timeoutMs = defaultTimeout) {
-    const q = new URLSearchParams({ ...(database ? { database } : {}), ...settings, ...params });
+  const who = user ? `${user}@${base.host}` : base.host;
+  // No keep-alive: a fresh connection per request. ClickHouse closes its idle keep-alive connections after 3 s
+  // (keep_alive_timeout), so a request after a pause could meet a socket the server had just closed, with no way to
+  // know whether an INSERT sent on it arrived. Over TLS the session is resumed, so a new connection costs one round trip.
+  const transport = base.protocol === 'https:' ? https : http;
+  const agent = base.protocol === 'https:'
+    ? new https.Agent({ keepAlive: false, maxCachedSessions: 16, ...(tls?.ca ? { ca: tls.ca } : {}), rejectUnauthorized: tls?.rejectUnauthorized !== false })
+    : false;
+  const auth = user ? { Authorization: `Basic ${Buffer.from(`${user}:${password ?? ''}`).toString('base64')}` } : {};
+  function post(params, body, { timeoutMs = defaultTimeout, read = false, gzip = false } = {}) {
+    const all = { ...(database ? { database } : {}), ...settings, ...(read ? { wait_end_of_query: '1' } : {}), ...params };
+    const sent = mayChangeSettings ? all : Object.fromEntries(Object.entries(all).filter(([k]) => HANDLER_PARAMS.has(k)));
+    const q = new URLSearchParams(sent);
     const chunks = Array.isArray(body) ? body : [Buffer.from(body)];
-    const length = chunks.reduce((n, c) => n + c.length, 0);
     return new Promise((resolve, reject) => {
+      const fail = (message, props = {}) => reject(Object.assign(new Error(`ClickHouse at ${who}: ${message}`), props));
       const unreachable = (err) => {
-        const e = new Error(`ClickHouse at ${url} unreachable: ${err.code ?? err.message}`);
-        e.unreachable = true;
-        reject(e);
+        // A certificate the client does not trust is the setup's error, not a server that is away: say so, at once.
+        if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(err.code ?? '')) {
+          return fail(`TLS: ${err.message} (the server certificate: ?ca=FILE names the CA that signed it)`, { tls: true });
+        }
+        return fail(`unreachable: ${err.code ?? err.message}`, { unreachable: true });
       };
-      const req = http.request({ host: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, method: 'POST', path: `/?${q}`, agent: false,
-        headers: { 'Content-Length': length, 'Content-Type': 'text/plain; charset=utf-8' } }, (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
+      const headers = { 'Content-Type': 'text/plain; charset=utf-8', ...auth, ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) };
+      const req = transport.request({ host: base.hostname.replace(/^\[|\]$/g, ''), port: base.port, method: 'POST', path: `/?${q}`,
+        agent, headers }, (res) => {
+        const parts = [];
+        res.on('data', (c) => parts.push(c));
         res.on('error', unreachable);
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if (res.statusCode === 200) return resolve(text);
-          const e = new Error(`ClickHouse at ${url}: ${text.trim().split('\n')[0].slice(0, 500)}`);
+          const text = Buffer.concat(parts).toString('utf8');
+          const code = Number(res.headers['x-clickhouse-exception-code'] ?? (/^Code: (\d+)/.exec(text)?.[1] ?? NaN));
+          if (res.statusCode === 200 && !res.headers['x-clickhouse-exception-code']) return resolve(text);
+          const first = text.trim().split('\n')[0].slice(0, 500);
+          if (AUTH_CODES.has(code) || res.statusCode === 401) {
+            return fail(`authentication failed for user ${user ?? 'default'} (${first})`, { auth: true, code });
+          }
           // A proxy's 502-504 is treated as unreachable (kept in the log and retried); any other status is the query's own error.
-          e.unreachable = res.statusCode >= 502 && res.statusCode <= 504;
-          reject(e);
+          fail(first || `HTTP ${res.statusCode}`, { unreachable: res.statusCode >= 502 && res.statusCode <= 504, code });
         });
       });
       req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
@@ -99,19 +201,54 @@ export function clickhouseClient(url, { database = null, settings = {}, timeoutM
       req.end();
     });
   }
+  // A body that ends in an exception after its rows (a failure after the 200 header): the result is cut short.
+  const cutShort = (text) => /(^|\n)Code: \d+\. DB::Exception/.exec(text.slice(-4096))?.[0];
   return {
     url,
-    query: (sql, { timeoutMs, settings: extra = {} } = {}) => post(extra, sql, timeoutMs),
-    async json(sql, { timeoutMs, settings: extra = {} } = {}) {
-      const text = await post({ output_format_json_quote_64bit_integers: '0', ...extra }, `${sql}\nFORMAT JSON`, timeoutMs);
-      return JSON.parse(text).data;
+    /** sql → the answer's text. read: a query whose answer is data (waits for its end; refuses a body cut short). */
+    async query(sql, { timeoutMs, settings: extra = {}, read = false } = {}) {
+      const text = await post(extra, sql, { timeoutMs, read });
+      if (read && cutShort(text)) throw new Error(`ClickHouse at ${who}: the result was cut short: ${text.slice(text.lastIndexOf('Code: ')).trim().slice(0, 500)}`);
+      return text;
+    },
+    /** sql (no FORMAT) → rows; 64-bit integers as numbers unless exact (then as ClickHouse's texts). */
+    async json(sql, { timeoutMs, settings: extra = {}, exact = false } = {}) {
+      const text = await post(extra, `${sql}\nFORMAT JSON`, { timeoutMs, read: true });
+      let out;
+      try {
+        out = JSON.parse(text);
+      } catch {
+        throw new Error(`ClickHouse at ${who}: the result was cut short: ${(cutShort(text) ? text.slice(text.lastIndexOf('Code: ')) : text.slice(-200)).trim().slice(0, 500)}`);
+      }
+      if (out.exception) throw new Error(`ClickHouse at ${who}: the result was cut short: ${String(out.exception).slice(0, 500)}`);
+      if (!exact) {
+        const wide = (out.meta ?? []).filter((m) => INT64_TYPE.test(m.type)).map((m) => m.name);
+        const wideArrays = (out.meta ?? []).filter((m) => INT64_ARRAY.test(m.type)).map((m) => m.name);
+        const num = (v) => (typeof v === 'string' ? Number(v) : v);
+        for (const row of wide.length || wideArrays.length ? out.data : []) {
+          for (const k of wide) row[k] = num(row[k]);
+          for (const k of wideArrays) row[k] = row[k].map(num);
+        }
+      }
+      return out.data;
     },
     /** INSERT … FORMAT JSONEachRow of rows already serialized: Buffers of JSON texts, each ending with a newline. */
-    insertChunks(table, buffers, { timeoutMs } = {}) {
-      if (buffers.length === 0) return Promise.resolve('');
-      return post({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, buffers, timeoutMs);
+    async insertChunks(table, buffers, { timeoutMs, queryId, settings: extra = {} } = {}) {
+      if (buffers.length === 0) return '';
+      const params = { query: `INSERT INTO ${table} FORMAT JSONEachRow`, ...(queryId ? { query_id: queryId } : {}), ...extra };
+      if (!compress) return post(params, buffers, { timeoutMs });
+      // Level 1: most of the size for little CPU (the rows are repetitive JSON).
+      const body = await gzipAsync(Buffer.concat(buffers), { level: 1 });
+      return post(params, [body], { timeoutMs, gzip: true });
     },
   };
+}
+
+/** The settings a server lets this user change: { readonly (0, 1, 2), known(name) } (asked with no settings sent). */
+export async function serverAllows(client) {
+  const rows = await client.json("SELECT name, value FROM system.settings WHERE name IN ('readonly', 'input_format_parallel_parsing')");
+  const by = new Map(rows.map((r) => [r.name, r.value]));
+  return { readonly: Number(by.get('readonly') ?? 0), known: (name) => by.has(name) };
 }
 
 /** The report table's per-run class-count columns: one per arm and class, in the core's class order. */
@@ -252,11 +389,12 @@ async function layoutProblem(client, database, tables, layout) {
  * Creates the database and tables where missing, on every shard in a cluster; throws if a server holds the tables of
  * another version or layout (store_layout, clickhouseLayout()), or tables without a layout.
  */
-export async function ensureClickHouseTables(schema, { url, database, cluster = null, shards = [] }) {
+export async function ensureClickHouseTables(schema, target) {
+  const { url, database, cluster = null, shards = [] } = target;
   const servers = cluster ? shards : [url];
   const layout = clickhouseLayout(schema);
   for (const server of servers) {
-    const client = clickhouseClient(server, { timeoutMs: 120_000 });
+    const client = clickhouseClient(connectionOf(target, server), { timeoutMs: 120_000 });
     await client.query(`CREATE DATABASE IF NOT EXISTS ${database}`);
     const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`)).map((r) => r.name);
     const problem = await layoutProblem(client, database, tables, layout);
@@ -264,7 +402,8 @@ export async function ensureClickHouseTables(schema, { url, database, cluster = 
     for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
     await ensureSummary(schema, client, database, cluster);
     if (!tables.includes('store_layout')) {
-      await client.query(`CREATE TABLE IF NOT EXISTS ${database}.store_layout (layout String) ENGINE = TinyLog`);
+      // A MergeTree, as every table here: ClickHouse Cloud offers no Log engines.
+      await client.query(`CREATE TABLE IF NOT EXISTS ${database}.store_layout (layout String) ENGINE = MergeTree() ORDER BY tuple()`);
       await client.query(`INSERT INTO ${database}.store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout })}`);
     }
   }
@@ -367,15 +506,22 @@ export async function openClickHouseStore(spec, core, {
   const target = typeof spec === 'string' ? parseClickHouseUrl(spec) : spec;
   const { database } = target;
   const settings = target.cluster ? { insert_distributed_sync: '1' } : {};
+  const conn = connectionOf(target);
   if (readOnly) {
-    // A report's scans of a large table may take minutes. readonly=2: ClickHouse itself refuses any write or DDL
-    // (a query may still set its own settings, as the report's do).
-    const reader = clickhouseClient(target.url, { database, settings: { ...settings, readonly: '2' }, timeoutMs: READ_TIMEOUT_MS });
+    // A report's scans of a large table may take minutes. For a user who may write, readonly=2: ClickHouse itself
+    // refuses any write or DDL (a query may still set its own settings, as the report's do). A user whose profile is
+    // already read-only (an analyst's) is sent what it may: with readonly=1 no settings at all.
+    // Asked in the system database: a query in a database that does not exist fails before it runs (checkReadable says why).
+    const probe = clickhouseClient(conn, { database: 'system', mayChangeSettings: false, timeoutMs: READ_TIMEOUT_MS });
+    const { readonly } = await serverAllows(probe);
+    const reader = readonly === 0
+      ? clickhouseClient(conn, { database, settings: { ...settings, readonly: '2' }, timeoutMs: READ_TIMEOUT_MS })
+      : clickhouseClient(conn, { database, settings, timeoutMs: READ_TIMEOUT_MS, mayChangeSettings: readonly === 2 });
     await checkReadable(reader, target, clickhouseLayout(schema));
     return readOnlyStore(schema, target, reader, Number((await reader.json('SELECT count() AS n FROM runs'))[0].n));
   }
   // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again).
-  const client = clickhouseClient(target.url, { database, settings, timeoutMs: INSERT_TIMEOUT_MS });
+  const client = clickhouseClient(conn, { database, settings, timeoutMs: INSERT_TIMEOUT_MS });
   const logBase = path.resolve(logPath ?? target.log);
   const log = openBeaconLog(logBase);
   const stats = { logged: 0, inserted: 0, duplicates: 0, batches: 0, failures: 0 };
@@ -398,6 +544,12 @@ export async function openClickHouseStore(spec, core, {
     lastError = err.message;
   }
   let tablesReady = base !== null;
+  // The query_ids of this store's inserts not known to have ended (a failure, a timeout): stopped before a retry's check.
+  const unsettled = new Set();
+  const insertTag = Date.now().toString(36);
+  let inserts = 0;
+  // One block per insert where the server would cut a body into several (parallel parsing, ClickHouse ≥ 20.x).
+  let insertSettings = null;
 
   // A client's retry carries the run_id of the beacon it retries, usually within seconds: the run_ids acknowledged
   // lately answer it as a duplicate at once. One older than that is still kept out of the tables when shipped.
@@ -411,8 +563,11 @@ export async function openClickHouseStore(spec, core, {
 
   // One batch of log lines (their bytes) into the three tables: request rows and records first, the run rows last (a
   // run row is the mark that its beacon is in, which a later check trusts). Rows of a run_id already in runs are left
-  // out (a retry), and when uncertain those already in each table. The lines are turned into the insert bodies a slice
-  // at a time, yielding to the event loop between slices, so that a second's batch never holds up the answers.
+  // out (a retry), and when uncertain those already in each table: a record by its run_id, a request row by its
+  // (run_id, phase, idx), since an insert cut off midway may have committed some of its blocks and not others. Before
+  // that check, any insert of this store whose outcome is unknown is stopped on the server (KILL QUERY … SYNC), so that
+  // none lands after it. The lines are turned into the insert bodies a slice at a time, yielding to the event loop
+  // between slices, so that a second's batch never holds up the answers.
   async function insertBatch(bytes) {
     const starts = [];
     const ids = [];
@@ -423,15 +578,26 @@ export async function openClickHouseStore(spec, core, {
       at = bytes.indexOf(0x0a, at) + 1;
     }
     starts.push(bytes.length);
-    const existing = async (table) => {
-      const inList = [...new Set(ids)].map(sqlString).join(',');
-      const rows = await client.json(`SELECT DISTINCT run_id FROM ${table} WHERE run_id IN (${inList})`,
-        { settings: { max_query_size: String(64 * 1024 * 1024) } });
-      return new Set(rows.map((r) => r.run_id));
+    if (uncertain && unsettled.size) {
+      await client.query(`KILL QUERY WHERE query_id IN (${[...unsettled].map(sqlString).join(', ')}) SYNC`);
+      unsettled.clear();
+    }
+    const inList = [...new Set(ids)].map(sqlString).join(',');
+    const big = { settings: { max_query_size: String(64 * 1024 * 1024) } };
+    const existing = async (table) => new Set((await client.json(`SELECT DISTINCT run_id FROM ${table} WHERE run_id IN (${inList})`, big))
+      .map((r) => r.run_id));
+    const existingRequests = async () => {
+      const keys = new Set();
+      const partial = new Set();
+      for (const r of await client.json(`SELECT run_id, phase, idx FROM requests WHERE run_id IN (${inList})`, big)) {
+        keys.add(`${r.run_id}\t${r.phase}\t${r.idx}`);
+        partial.add(r.run_id);
+      }
+      return { keys, partial };
     };
     const none = new Set();
-    const [inRuns, skipRequests, skipRecords] = await Promise.all([existing('runs'),
-      uncertain ? existing('requests') : none, uncertain ? existing('run_records') : none]);
+    const [inRuns, heldRequests, skipRecords] = await Promise.all([existing('runs'),
+      uncertain ? existingRequests() : { keys: none, partial: none }, uncertain ? existing('run_records') : none]);
     const seen = new Set();
     const keep = ids.map((id) => !inRuns.has(id) && !seen.has(id) && seen.add(id));
     const bodies = { runs: [], requests: [], run_records: [] };
@@ -444,13 +610,28 @@ export async function openClickHouseStore(spec, core, {
         const parts = lines[i - first].split('\t');
         out.runs.push(parts[1]);
         if (!skipRecords.has(ids[i])) out.run_records.push(parts[2]);
-        if (!skipRequests.has(ids[i])) for (let k = 3; k < parts.length; k++) out.requests.push(parts[k]);
+        const some = heldRequests.partial.has(ids[i]);
+        for (let k = 3; k < parts.length; k++) {
+          // Only a run some of whose rows are in is parsed, to find which.
+          if (some) {
+            const q = JSON.parse(parts[k]);
+            if (heldRequests.keys.has(`${ids[i]}\t${q.phase}\t${q.idx}`)) continue;
+          }
+          out.requests.push(parts[k]);
+        }
       }
       for (const [table, rows] of Object.entries(out)) if (rows.length > 0) bodies[table].push(Buffer.from(`${rows.join('\n')}\n`));
       await new Promise((r) => setImmediate(r));
     }
-    await Promise.all([client.insertChunks('requests', bodies.requests), client.insertChunks('run_records', bodies.run_records)]);
-    await client.insertChunks('runs', bodies.runs);
+    const insert = async (table) => {
+      if (bodies[table].length === 0) return;
+      const queryId = `h3probe-insert-${process.pid}-${insertTag}-${++inserts}-${table}`;
+      unsettled.add(queryId);
+      await client.insertChunks(table, bodies[table], { queryId, settings: insertSettings });
+      unsettled.delete(queryId);
+    };
+    await Promise.all([insert('requests'), insert('run_records')]);
+    await insert('runs');
     return keep.filter(Boolean).length;
   }
 
@@ -465,6 +646,10 @@ export async function openClickHouseStore(spec, core, {
       await ensureClickHouseTables(schema, target);
       base ??= Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
       tablesReady = true;
+    }
+    if (!insertSettings) {
+      const { known } = await serverAllows(client);
+      insertSettings = known('input_format_parallel_parsing') ? { input_format_parallel_parsing: '0' } : {};
     }
     log.sealIfCaughtUp();
     for (let batch; (batch = log.take(maxBatch, MAX_BATCH_BYTES));) {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { DEFAULT_COUNTRY_HEADERS, parseTrustedProxies } from './clientLocator.mjs';
 import { DEFAULT_DB } from './store.mjs';
+import { redactStoreUrl } from './clickhouseStore.mjs';
 import { COPY_MS } from './stopSignals.mjs';
 
 /** A configuration mistake (unknown key, bad value, unreadable file): the CLI prints it and exits with code 2. */
@@ -24,8 +25,8 @@ export const COLLECTOR_OPTIONS = Object.freeze([
   { name: 'db', type: 'string', default: DEFAULT_DB, check: (v) => (v ? null : 'a file path'),
     help: 'SQLite database file (WAL mode; created when missing)' },
   { name: 'store', type: 'string', default: '',
-    check: (v) => (v === '' || /^sqlite:.+/.test(v) || /^clickhouse:\/\/[^/]+\/\w*/.test(v) ? null : 'sqlite:PATH or clickhouse://HOST:PORT/DATABASE'),
-    help: 'where beacons go: sqlite:PATH or clickhouse://HOST:PORT/DATABASE (HTTP port; beacons are acknowledged from a local log, ?log=FILE, and inserted in batches once a second); empty: --db' },
+    check: (v) => (v === '' || /^sqlite:.+/.test(v) || /^clickhouse:\/\/[^/]+\/\w*/.test(v) ? null : 'sqlite:PATH or clickhouse://[USER@]HOST[:PORT]/DATABASE[?secure=1]'),
+    help: 'where beacons go: sqlite:PATH or clickhouse://[USER@]HOST[:PORT]/DATABASE[?secure=1] (HTTP port; password from $H3PROBE_CLICKHOUSE_PASSWORD or ?password_file=FILE; beacons are acknowledged from a local log, ?log=FILE, and inserted in batches once a second); empty: --db' },
   { name: 'allowedOrigins', type: 'list', default: ['*'],
     check: (v) => (v.every((o) => o === '*' || /^https?:\/\/[^/\s]+$/.test(o)) ? null : '* or origins like https://www.example.com'),
     help: 'page origins allowed to send beacons (CORS); * allows any' },
@@ -111,7 +112,8 @@ function checkValue(o, value, where) {
   const typeOk = o.type === 'list' ? Array.isArray(v) && v.every((s) => typeof s === 'string')
     : o.type === 'string' ? typeof v === 'string' : typeof v === 'number';
   const problem = typeOk ? o.check?.(v) ?? null : { list: 'a list of strings', string: 'a string' }[o.type] ?? 'a number';
-  if (problem) throw new OptionsError(`${where}: ${JSON.stringify(value)} is not valid for ${o.name}: expected ${problem}`);
+  const shown = o.name === 'store' ? redactStoreUrl(value) : value;
+  if (problem) throw new OptionsError(`${where}: ${JSON.stringify(shown)} is not valid for ${o.name}: expected ${problem}`);
   return v;
 }
 

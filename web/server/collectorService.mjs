@@ -9,6 +9,7 @@ import { loadH3probeNode } from './h3probeNode.mjs';
 import { createRateLimiter } from './rateLimit.mjs';
 import { mergeMetrics } from './metrics.mjs';
 import { openStoreSpec } from './storeSpec.mjs';
+import { redactStoreUrl } from './clickhouseStore.mjs';
 import { onStopSignals } from './stopSignals.mjs';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./collectorWorker.mjs', import.meta.url));
@@ -33,7 +34,7 @@ async function runSingle(options) {
   const core = await loadH3probeNode();
   const store = await openStoreSpec(storeOf(options), core);
   const collector = await startCollector({ ...collectorArgs(options), store, core, maxConnections: options.maxConnections });
-  log({ listening: `http://${hostForUrl(options.host)}:${collector.port}${options.path}`, port: collector.port, store: storeOf(options), workers: 1 });
+  log({ listening: `http://${hostForUrl(options.host)}:${collector.port}${options.path}`, port: collector.port, store: shownStore(options), workers: 1 });
   const stopper = onSignals(async () => {
     const clean = await collector.drain(options.drainTimeout * 1000);
     const left = unshipped(await store.close());
@@ -97,7 +98,7 @@ async function runPrimary(options) {
     listening.set(worker.id, port);
     if (!announced && listening.size === options.workers) {
       announced = true;
-      log({ listening: `http://${hostForUrl(options.host)}:${port}${options.path}`, port, store: storeOf(options), workers: options.workers });
+      log({ listening: `http://${hostForUrl(options.host)}:${port}${options.path}`, port, store: shownStore(options), workers: options.workers });
     }
   }
 
@@ -224,5 +225,7 @@ function send(target, msg) {
 
 // --store, or the SQLite file of --db when it is empty.
 const storeOf = (o) => o.store || `sqlite:${o.db}`;
+// The store as a log line shows it: a ClickHouse URL's password as ***.
+const shownStore = (o) => redactStoreUrl(storeOf(o));
 
 const hostForUrl = (host) => (host.includes(':') ? `[${host}]` : host);

@@ -2,13 +2,14 @@
 // (clickhouseStore.mjs). Both give the collector the same methods: queueBeacon, insertBeacon, countRuns, checkWritable,
 // exportNdjson, close.
 import { openStore } from './store.mjs';
-import { openClickHouseStore, parseClickHouseUrl } from './clickhouseStore.mjs';
+import { openClickHouseStore, parseClickHouseUrl, redactStoreUrl } from './clickhouseStore.mjs';
 
-/** 'sqlite:PATH', a bare PATH (SQLite), or 'clickhouse://…' → {kind: 'sqlite', path} | {kind: 'clickhouse', ...}. */
+/** 'sqlite:PATH', a bare PATH (SQLite), or 'clickhouse://…' → {kind: 'sqlite', path} | {kind: 'clickhouse', ...parseClickHouseUrl()}. */
 export function parseStoreSpec(spec) {
   if (typeof spec !== 'string' || spec === '') throw new Error('--store wants sqlite:PATH or clickhouse://HOST:PORT/DATABASE');
-  if (spec.startsWith('clickhouse://')) return { kind: 'clickhouse', ...parseClickHouseUrl(spec) };
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) throw new Error(`--store "${spec}": only sqlite:PATH and clickhouse://HOST:PORT/DATABASE`);
+  // The target keeps its password non-enumerable (out of logs and JSON): it is given the kind, not copied.
+  if (spec.startsWith('clickhouse://')) return Object.assign(parseClickHouseUrl(spec), { kind: 'clickhouse' });
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) throw new Error(`--store "${redactStoreUrl(spec)}": only sqlite:PATH and clickhouse://HOST:PORT/DATABASE`);
   const file = spec.startsWith('sqlite:') ? spec.slice('sqlite:'.length) : spec;
   if (!file) throw new Error('--store sqlite: wants a file path (sqlite:PATH)');
   return { kind: 'sqlite', path: file };
