@@ -2,7 +2,7 @@
 // probe's worker sends a run's beacon (docs/platform-notes.md, "keepalive in a Worker"): Chromium, Firefox ESR and
 // WebKitGTK against the real collector. A beacon sent while the worker lives arrives in each; a worker ended right
 // after the call (the page terminating it, as a page being left does) loses it in Chromium and keeps it in Firefox and
-// WebKitGTK (where it is lost, a request already under way may still arrive: the test asks for most tries lost);
+// WebKitGTK (where it is lost, a request already under way may still arrive: the test asks for one try in five lost);
 // without keepalive every engine can lose it, which shows the check can tell.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -32,7 +32,7 @@ const PAGE = `(url, body, keepalive, end) => new Promise((resolve) => {
 
 // What each engine keeps of a keepalive beacon whose worker ends right after the call (docs/platform-notes.md).
 const KEPT_WHEN_TERMINATED = { chromium: false, firefox: true, webkit: true };
-const TRIES = 3;
+const TRIES = 5;
 
 let stack;
 before(async () => {
@@ -64,14 +64,15 @@ function cases(engine, openPage) {
   test(`${engine}: a keepalive beacon from a worker that waits for the answer arrives`, async () => {
     assert.equal(await arrives(await openPage(), { keepalive: true, end: 'answer' }), true);
   });
-  // Where the engine does not keep it, the worker's end races a request already under way: lost in most tries.
+  // Where the engine does not keep it, the worker's end races a request already under way: lost in some tries, not all
+  // (CI once saw 1 of 3 lost, so "most" was a coin toss): at least once in TRIES.
   for (const end of ['terminate', 'close']) {
     const how = end === 'terminate' ? 'terminated by the page' : 'that ends itself';
     test(`${engine}: a keepalive beacon from a worker ${how} right after the call ${KEPT_WHEN_TERMINATED[engine] ? 'still arrives' : 'is lost'} (${TRIES} tries)`, async () => {
       const arrived = [];
       for (let i = 0; i < TRIES; i++) arrived.push(await arrives(await openPage(), { keepalive: true, end }));
       if (KEPT_WHEN_TERMINATED[engine]) assert.deepEqual(arrived, Array(TRIES).fill(true));
-      else assert.ok(arrived.filter((a) => !a).length > TRIES / 2, `arrived: ${arrived}`);
+      else assert.ok(arrived.includes(false), `arrived: ${arrived}`);
     });
   }
   // The page's terminate() races the request here: a request already under way may still arrive (Firefox once in a
