@@ -202,13 +202,16 @@ export function clickhouseClient(conn, { database = null, settings = {}, timeout
     });
   }
   // A body that ends in an exception after its rows (a failure after the 200 header): the result is cut short.
-  const cutShort = (text) => /(^|\n)Code: \d+\. DB::Exception/.exec(text.slice(-4096))?.[0];
+  const cutShort = (text) => /(^|\n)Code: \d+\. DB::Exception/.test(text.slice(-4096));
+  // The error for a body cut short: ClickHouse's exception at its end, or (a body that is not whole) its last bytes.
+  const cutShortError = (text) => new Error(`ClickHouse at ${who}: the result was cut short: ${
+    (cutShort(text) ? text.slice(text.lastIndexOf('Code: ')) : text.slice(-200)).trim().slice(0, 500)}`);
   return {
     url,
     /** sql → the answer's text. read: a query whose answer is data (waits for its end; refuses a body cut short). */
     async query(sql, { timeoutMs, settings: extra = {}, read = false } = {}) {
       const text = await post(extra, sql, { timeoutMs, read });
-      if (read && cutShort(text)) throw new Error(`ClickHouse at ${who}: the result was cut short: ${text.slice(text.lastIndexOf('Code: ')).trim().slice(0, 500)}`);
+      if (read && cutShort(text)) throw cutShortError(text);
       return text;
     },
     /** sql (no FORMAT) → rows; 64-bit integers as numbers unless exact (then as ClickHouse's texts). */
@@ -218,7 +221,7 @@ export function clickhouseClient(conn, { database = null, settings = {}, timeout
       try {
         out = JSON.parse(text);
       } catch {
-        throw new Error(`ClickHouse at ${who}: the result was cut short: ${(cutShort(text) ? text.slice(text.lastIndexOf('Code: ')) : text.slice(-200)).trim().slice(0, 500)}`);
+        throw cutShortError(text);
       }
       if (out.exception) throw new Error(`ClickHouse at ${who}: the result was cut short: ${String(out.exception).slice(0, 500)}`);
       if (!exact) {
