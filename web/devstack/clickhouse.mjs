@@ -1,13 +1,15 @@
 // A local ClickHouse server (Debian's clickhouse-server 18.16) run as a child process with its own config and data
 // under .h3probe/clickhouse/NAME, never the system service: `npm run clickhouse`, the tests and bench:clickhouse use it.
-// Several can run at once (each its own ports), and a set of them can be one cluster of shards (remote_servers), which
-// is how the 2-shard test builds a real Distributed table on one machine.
+// Several can run at once (each its own ports), and a set of them with a ZooKeeper can be one cluster of shards and
+// replicas (remote_servers, macros, ON CLUSTER), which is how the cluster tests build real replicated and Distributed
+// tables on one machine.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { clickhouseClient } from '../server/clickhouseStore.mjs';
 import { freePort } from './ports.mjs';
+import { startZooKeeper } from './zookeeper.mjs';
 import { stateDir } from './paths.mjs';
 
 export const CLICKHOUSE_BINARY = '/usr/sbin/clickhouse-server';
@@ -17,12 +19,26 @@ export const clickhouseInstalled = () => fs.existsSync(CLICKHOUSE_BINARY);
 
 const xmlEscape = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-// clusters: { name: [ {host, tcpPort}, ... one per shard ] }
+// clusters: { name: [ [ {host, tcpPort}, ... the shard's replicas ], ... one per shard ] }, each shard with
+// internal_replication (an insert through a Distributed table goes to one replica; ReplicatedMergeTree copies it).
+// replication: { zookeeper: {host, port}, shard, replica }: the ZooKeeper, this server's {shard} and {replica} macros,
+// and the queue of ON CLUSTER statements.
 // tls: { certPath, keyPath }: the HTTP interface speaks only HTTPS (https_port), as ClickHouse Cloud's does.
-function configXml({ dir, httpPort, tcpPort, interserverPort, clusters = {}, tls = null }) {
-  const remote = Object.entries(clusters).map(([name, shards]) => `    <${name}>\n${shards.map((s) => `      <shard><replica>
-        <host>${xmlEscape(s.host ?? '127.0.0.1')}</host><port>${s.tcpPort}</port>
-      </replica></shard>`).join('\n')}\n    </${name}>`).join('\n');
+function configXml({ dir, httpPort, tcpPort, interserverPort, clusters = {}, replication = null, tls = null }) {
+  const replica = (s) => `<replica><host>${xmlEscape(s.host ?? '127.0.0.1')}</host><port>${s.tcpPort}</port></replica>`;
+  const remote = Object.entries(clusters).map(([name, shards]) => `    <${name}>\n${shards.map((replicas) => `      <shard>
+        <internal_replication>true</internal_replication>
+        ${replicas.map(replica).join('\n        ')}
+      </shard>`).join('\n')}\n    </${name}>`).join('\n');
+  // A session of 6 s (ClickHouse's default: 30 s): a replica killed and started again waits for its old session to
+  // expire before it replicates again.
+  const coordination = replication ? `  <zookeeper>
+    <node><host>${xmlEscape(replication.zookeeper.host)}</host><port>${replication.zookeeper.port}</port></node>
+    <session_timeout_ms>6000</session_timeout_ms>
+  </zookeeper>
+  <macros><shard>${xmlEscape(replication.shard)}</shard><replica>${xmlEscape(replication.replica)}</replica></macros>
+  <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+` : '';
   return `<?xml version="1.0"?>
 <yandex>
   <logger>
@@ -58,7 +74,7 @@ ${tls ? `  <https_port>${httpPort}</https_port>
   <remote_servers>
 ${remote}
   </remote_servers>
-  <query_log>
+${coordination}  <query_log>
     <database>system</database>
     <table>query_log</table>
     <flush_interval_milliseconds>1000</flush_interval_milliseconds>
@@ -136,34 +152,83 @@ export async function startClickHouse(plan, options = {}) {
 }
 
 /**
- * Starts the shards of one cluster, named `cluster`, each from planClickHouse(name) for one of `names`; resolves to
- * { plans, servers, clusters } (clusters: the map startClickHouse() was given). A shard's ports are written into every
- * shard's config, so when another process takes one between picking and binding (a shard's own outgoing connections
- * draw from the same ephemeral range), every started shard is stopped and all of them are planned and started again.
+ * Starts one cluster named `cluster` as real servers on this machine: shards, a list per shard of the names of its
+ * replicas (planClickHouse(name) each; [[a], [b]]: 2 shards × 1 replica, [[a, b]]: 1 shard × 2 replicas), and the
+ * ZooKeeper they coordinate through (startZooKeeper(); the replicas' tables and the ON CLUSTER statements need it, so
+ * every cluster has one). Each server's {shard} and {replica} macros are its shard's number and its own name. Resolves
+ * to { plans, servers (flat, in shard order), shards (the servers by shard), clusters, zookeeper, stop() (servers, then
+ * ZooKeeper) }. A server's ports are written into every server's config, so when another process takes one between
+ * picking and binding (a server's own outgoing connections draw from the same ephemeral range), every started server is
+ * stopped and all of them are planned and started again.
  */
-export async function startClickHouseCluster(cluster, names, options = {}) {
-  for (let attempt = 1; ; attempt++) {
-    const plans = [];
-    // Ports free now are not yet held by the shards planned before: each plan leaves out the ones already handed out.
-    for (const name of names) plans.push(await planClickHouse(name, { exclude: plans.flatMap((p) => [p.httpPort, p.tcpPort, p.interserverPort]) }));
-    const clusters = { [cluster]: plans.map((p) => ({ host: '127.0.0.1', tcpPort: p.tcpPort })) };
-    const servers = [];
-    try {
-      for (const plan of plans) servers.push(await startOnce(plan, { ...options, clusters }));
-      return { plans, servers, clusters };
-    } catch (err) {
-      for (const server of servers) await server.stop();
-      if (attempt >= 3 || !/Address already in use/.test(err.message)) throw err;
+export async function startClickHouseCluster(cluster, shards, options = {}) {
+  const zookeeper = await startZooKeeper(`${cluster}-${process.pid}`);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const plans = [];
+      // Ports free now are not yet held by the servers planned before: each plan leaves out the ones already handed out.
+      const byShard = [];
+      for (const names of shards) {
+        const row = [];
+        for (const name of names) {
+          const plan = await planClickHouse(name, { exclude: plans.flatMap((p) => [p.httpPort, p.tcpPort, p.interserverPort]) });
+          plans.push(plan);
+          row.push(plan);
+        }
+        byShard.push(row);
+      }
+      const clusters = { [cluster]: byShard.map((row) => row.map((p) => ({ host: '127.0.0.1', tcpPort: p.tcpPort }))) };
+      const servers = [];
+      try {
+        const optionsOf = (plan) => ({ ...options, clusters,
+          replication: { zookeeper, shard: String(byShard.findIndex((row) => row.includes(plan)) + 1), replica: plan.name } });
+        for (const plan of plans) servers.push(await startOnce(plan, optionsOf(plan)));
+        const grouped = () => byShard.map((row) => row.map((plan) => servers.find((s) => s.name === plan.name)));
+        const result = { plans, servers, shards: grouped(), clusters, zookeeper,
+          // Starts a stopped server again on its data (a replica back from an outage); resolves to its new handle.
+          async restart(server) {
+            const plan = plans.find((p) => p.name === server.name);
+            const again = await startOnce(plan, { ...optionsOf(plan), fresh: false });
+            servers[servers.indexOf(server)] = again;
+            result.shards = grouped();
+            return again;
+          },
+          // Resolves once a replica has fetched every part its shard's log holds for the replicated tables of
+          // database (its queue empty, its log pointer past the log's last entry); SYSTEM SYNC REPLICA in 18.16 waits
+          // only for the queue, not for the log entries not yet read into it.
+          async caughtUp(server, database, { timeoutMs = 120_000 } = {}) {
+            const client = clickhouseClient(server.admin, { timeoutMs: 10_000 });
+            const deadline = Date.now() + timeoutMs;
+            for (;;) {
+              const behind = (await client.json(`SELECT table, log_pointer, log_max_index, queue_size FROM system.replicas
+                WHERE database = '${database}' AND (queue_size > 0 OR log_pointer <= log_max_index)`));
+              if (behind.length === 0) return;
+              if (Date.now() > deadline) throw new Error(`${server.name} did not catch up within ${timeoutMs} ms: ${JSON.stringify(behind)}`);
+              await new Promise((r) => setTimeout(r, 250));
+            }
+          },
+          async stop() {
+            for (const server of servers) await server.stop();
+            await zookeeper.stop();
+          } };
+        return result;
+      } catch (err) {
+        for (const server of servers) await server.stop();
+        if (attempt >= 3 || !/Address already in use/.test(err.message)) throw err;
+      }
     }
+  } catch (err) {
+    await zookeeper.kill();
+    throw err;
   }
 }
 
-async function startOnce(plan, { clusters = {}, fresh = false, timeoutMs = 30_000, tls = null, users = null, profile = {} } = {}) {
+async function startOnce(plan, { clusters = {}, replication = null, fresh = false, timeoutMs = 30_000, tls = null, users = null, profile = {} } = {}) {
   if (!clickhouseInstalled()) throw new Error('clickhouse-server is not installed: npm run deps (web/scripts/ensure_deps.sh)');
   const { dir } = plan;
   if (fresh) fs.rmSync(dir, { recursive: true, force: true });
   for (const sub of ['data', 'tmp', 'user_files', 'format_schemas', 'log']) fs.mkdirSync(path.join(dir, sub), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'config.xml'), configXml({ ...plan, clusters, tls }));
+  fs.writeFileSync(path.join(dir, 'config.xml'), configXml({ ...plan, clusters, replication, tls }));
   fs.writeFileSync(path.join(dir, 'users.xml'), usersXml(users, profile));
   const child = spawn(CLICKHOUSE_BINARY, [`--config-file=${path.join(dir, 'config.xml')}`], {
     cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], detached: false,

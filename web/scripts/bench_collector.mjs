@@ -5,7 +5,9 @@
 // (syntheticBeacons, each with its own run_id); ClickHouse is a local clickhouse-server started here
 // (devstack/clickhouse.mjs). Then each side again at 80 % of its own maximum rate, for the time to acknowledge at that
 // load (p99). Afterwards every beacon answered 2xx must be stored once, and ClickHouse's query_log and system.parts give
-// the inserts per table and second and the parts they made. --tiny: the same, a few seconds per side.
+// the inserts per table and second and the parts they made. --tiny: the same, a few seconds per side. --cluster SxR:
+// the ClickHouse side is a cluster of S shards × R replicas with a ZooKeeper (devstack startClickHouseCluster()), the
+// store URL's ?cluster=, its collector writing to the first server; stored once is then counted on every replica.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,7 +17,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { clickhouseClient } from '../server/clickhouseStore.mjs';
-import { clickhouseInstalled, planClickHouse, startClickHouse } from '../devstack/clickhouse.mjs';
+import { clickhouseInstalled, planClickHouse, startClickHouse, startClickHouseCluster } from '../devstack/clickhouse.mjs';
 import { syntheticBeacons } from '../devstack/syntheticBeacons.mjs';
 
 const { values: args } = parseArgs({
@@ -28,8 +30,11 @@ const { values: args } = parseArgs({
     stores: { type: 'string', default: 'sqlite,clickhouse' },
     'rate-share': { type: 'string', default: '0.8' },
     tiny: { type: 'boolean', default: false },
+    cluster: { type: 'string' },
   },
 });
+const shape = args.cluster ? /^([1-9])x([1-9])$/.exec(args.cluster) : null;
+if (args.cluster && !shape) throw new Error(`--cluster SxR (shards × replicas, e.g. 1x2), not "${args.cluster}"`);
 const tiny = args.tiny;
 const connections = Number(args.connections ?? (tiny ? 8 : 50));
 const duration = Number(args.duration ?? (tiny ? 3 : 10));
@@ -90,16 +95,25 @@ function drive(port, seconds, beacons, overallRate) {
   });
 }
 
-let clickhouse = null;
+let clickhouse = null;  // the server the ClickHouse collector writes to
+let cluster = null;
 const sides = { bare: start(['-e', BARE]) };
 const collectorArgs = ['web/bin/h3probe.mjs', 'collector', '--port', '0', '--workers', args.workers, '--rate-limit', '0'];
 if (stores.includes('sqlite')) sides.sqlite = start([...collectorArgs, '--store', `sqlite:${path.join(dir, 'beacons.sqlite')}`]);
 if (stores.includes('clickhouse')) {
-  const plan = await planClickHouse('bench-collector');
-  clickhouse = await startClickHouse(plan, { fresh: true });
+  let query = '';
+  if (shape) {
+    const [, shards, replicas] = shape.map(Number);
+    cluster = await startClickHouseCluster('h3probe_bench', Array.from({ length: shards },
+      (_, s) => Array.from({ length: replicas }, (__, r) => `bench-collector-s${s + 1}r${r + 1}`)), { fresh: true });
+    [clickhouse] = cluster.servers;
+    query = '&cluster=h3probe_bench';
+  } else {
+    clickhouse = await startClickHouse(await planClickHouse('bench-collector'), { fresh: true });
+  }
   const logFile = path.join(dir, 'clickhouse-log.ndjson');
   sides.clickhouse = start([...collectorArgs, '--store',
-    `clickhouse://127.0.0.1:${plan.httpPort}/bench?log=${encodeURIComponent(logFile)}`]);
+    `clickhouse://127.0.0.1:${clickhouse.httpPort}/bench?log=${encodeURIComponent(logFile)}${query}`]);
 }
 const names = Object.keys(sides);
 const ports = {};
@@ -153,15 +167,16 @@ for (const side of names) {
   console.log(`${`${label}:`.padEnd(23)} ${rate(side).toFixed(0)} req/s${share}, p50 ${median(side, 'p50')} ms, p99 ${median(side, 'p99')} ms; ` +
     `at ${Math.round(100 * rateShare)} % (${paced[side].target}/s): ${paced[side].rate.toFixed(0)}/s, p50 ${paced[side].p50} ms, p99 ${paced[side].p99} ms`);
 }
-console.log(`targets: SQLite ≥ 50 % of bare; ClickHouse ≥ 2,000 beacons/s per worker, ≤ 2 inserts/s per table; p99 ≤ 50 ms at 80 %`);
+console.log(`targets: SQLite ≥ 50 % of bare; ClickHouse ≥ 2,000 beacons/s per worker (a cluster: ≥ 1,000), ≤ 2 inserts/s per table; `
+  + `p99 ≤ 50 ms at 80 %${cluster ? `; ClickHouse: cluster of ${args.cluster} (shards × replicas)` : ''}`);
 console.log(`load average (1/5/15 min): before ${loadBefore}, after ${loadAfter}`);
 
 // Every 2xx must be stored, once; a few more may be, whose answers autocannon cut at the end of a round.
 const lost = [];
-const report = (side, stored, distinct = stored) => {
+const report = (side, stored, distinct = stored, label = side) => {
   const bad = stored < acked[side] || distinct !== stored;
   if (bad) lost.push(side);
-  console.log(`${side}: stored ${stored} runs (${distinct} distinct) for ${acked[side]} answered 2xx; exit ${exits[side]}; ` +
+  console.log(`${label}: stored ${stored} runs (${distinct} distinct) for ${acked[side]} answered 2xx; exit ${exits[side]}; ` +
     `${bad ? 'LOST OR DOUBLED BEACONS' : 'nothing lost or doubled'}`);
 };
 if (sides.sqlite) report('sqlite', new Database(path.join(dir, 'beacons.sqlite'), { readonly: true }).prepare('SELECT count(*) FROM runs').pluck().get());
@@ -169,13 +184,24 @@ if (clickhouse) {
   const ch = clickhouseClient(clickhouse.url, { database: 'bench', timeoutMs: 120_000 });
   const [runs] = await ch.json('SELECT count() AS n, uniqExact(run_id) AS ids FROM runs');
   report('clickhouse', runs.n, runs.ids);
+  // Each replica holds its shard's runs once: the shards' local counts on each replica add up to the total.
+  for (const [r, label] of cluster ? [...Array(cluster.shards[0].length).keys()].map((r) => [r, `replica ${r + 1}`]) : []) {
+    let n = 0;
+    for (const row of cluster.shards) {
+      await cluster.caughtUp(row[r], 'bench');
+      const local = clickhouseClient(row[r].url, { database: 'bench', timeoutMs: 120_000 });
+      n += Number((await local.json('SELECT count() AS n FROM runs_local'))[0].n);
+    }
+    report('clickhouse', n, n, `clickhouse, ${label} of each shard (runs_local)`);
+  }
   await ch.query('SYSTEM FLUSH LOGS').catch(() => new Promise((r) => setTimeout(r, 2500)));
   const inserts = await ch.json(`SELECT query, toUInt32(event_time) AS t FROM system.query_log
     WHERE type = 2 AND event_date >= yesterday() AND query LIKE 'INSERT INTO %'`);
   const seconds = sum(windows, ([a, b]) => (b - a) / 1000);
   const inWindow = (t) => windows.some(([a, b]) => t * 1000 >= a - 1000 && t * 1000 <= b + 1000);
-  const parts = await ch.json(`SELECT table, countIf(active) AS active, count() AS made FROM system.parts
-    WHERE database = 'bench' GROUP BY table ORDER BY table`);
+  // In a cluster this server's replicated local tables hold the parts (the collector's inserts go to the Distributed tables).
+  const parts = (await ch.json(`SELECT table, countIf(active) AS active, count() AS made FROM system.parts
+    WHERE database = 'bench' GROUP BY table ORDER BY table`)).map((p) => ({ ...p, table: p.table.replace(/_local$/, '') }));
   for (const table of ['runs', 'requests', 'run_records']) {
     const times = inserts.filter((q) => q.query.startsWith(`INSERT INTO ${table} `) && inWindow(q.t)).map((q) => q.t);
     const perSecond = new Map();
@@ -194,8 +220,9 @@ if (clickhouse) {
   console.log(`clickhouse run_records inserts (with the value summary's view): ${cost.cpu} ms CPU for ${runs.n} runs ` +
     `(${((cost.cpu * 1000) / Math.max(1, runs.n)).toFixed(1)} µs per run), ${cost.written} rows written; run_values parts ` +
     `${summary.active} active, ${summary.made} on disk`);
-  await clickhouse.kill();
-  fs.rmSync(clickhouse.dir, { recursive: true, force: true });
+  if (cluster) await cluster.stop();
+  else await clickhouse.kill();
+  for (const s of cluster ? cluster.servers : [clickhouse]) fs.rmSync(s.dir, { recursive: true, force: true });
 }
 fs.rmSync(dir, { recursive: true, force: true });
 if (failures.length > 0) console.log(`FAILED REQUESTS: ${failures.join('; ')}`);

@@ -7,6 +7,7 @@ packages=(emscripten caddy chromium firefox-esr nlohmann-json3-dev libfast-float
   clang libclang-rt-14-dev  # clang + its runtimes: libFuzzer, ASan, UBSan (web/scripts/fuzz.sh)
   webkit2gtk-driver xvfb    # WebKitGTK's WebDriver (with MiniBrowser) and the X display it draws into (web/devstack/webkit.mjs)
   clickhouse-server clickhouse-client  # the ClickHouse store's tests and bench (web/devstack/clickhouse.mjs)
+  zookeeper  # what a replicated ClickHouse cluster coordinates through (web/devstack/zookeeper.mjs; Java comes with it)
   pngquant)  # the report's screenshots in docs/ (web/scripts/report_screenshots.mjs)
 
 missing=()

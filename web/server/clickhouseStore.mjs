@@ -48,8 +48,7 @@ export const URL_PARAMS = {
   insecure_skip_verify: '1: do not verify the server certificate (never for a server on another machine)',
   password_file: 'a file whose first line is the password (so it sits in neither a unit file nor a process list)',
   gzip: '0: send inserts uncompressed (gzip level 1 by default)',
-  cluster: 'a cluster name of the servers\' remote_servers: Distributed tables over name_local tables',
-  shards: 'HOST:PORT,HOST:PORT: the cluster\'s shards, where the collector makes the local tables',
+  cluster: 'a cluster of the server\'s remote_servers: replicated name_local tables on every host (ON CLUSTER), read and written through Distributed tables',
   log: 'the beacon log\'s base file name',
 };
 // The environment variable a password may come from when the URL names none (nor a password_file).
@@ -59,7 +58,7 @@ const USAGE = 'clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?secure=1&…
 
 /**
  * 'clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?secure=1&ca=FILE&password_file=FILE&cluster=NAME&…]' (URL_PARAMS)
- * → { url (http:// or https://), database, cluster, shards: [urls], log (the beacon log's base file name), user, tls,
+ * → { url (http:// or https://), database, cluster, log (the beacon log's base file name), user, tls,
  * gzip } and a non-enumerable password (never in a JSON.stringify or a log line). The password: the URL's (URL-encoded),
  * else the first line of password_file, else $H3PROBE_CLICKHOUSE_PASSWORD. Throws with what is wrong, the password
  * left out. PORT is the HTTP interface's: 8123, or 8443 with secure=1.
@@ -89,8 +88,6 @@ export function parseClickHouseUrl(spec, env = process.env) {
   const url = `${scheme}://${u.hostname}:${port}`;
   const cluster = u.searchParams.get('cluster') || null;
   if (cluster && !NAME_RE.test(cluster)) throw new Error(`cluster name "${cluster}": letters, digits and _ only`);
-  const shards = (u.searchParams.get('shards') || '').split(',').filter(Boolean).map((hp) => `${scheme}://${hp}`);
-  if (cluster && shards.length === 0) shards.push(url);
   const log = u.searchParams.get('log') || `h3probe-log-${u.hostname.replace(/[^A-Za-z0-9.-]/g, '_')}-${port}-${database}.ndjson`;
 
   const user = decodeURIComponent(u.username) || null;
@@ -119,7 +116,7 @@ export function parseClickHouseUrl(spec, env = process.env) {
     }
     if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`ClickHouse ca ${caFile}: not a PEM certificate`);
   }
-  const target = { url, database, cluster, shards, log, user, tls: secure ? { ca, rejectUnauthorized: !skipVerify } : null,
+  const target = { url, database, cluster, log, user, tls: secure ? { ca, rejectUnauthorized: !skipVerify } : null,
     gzip: flag('gzip', true) };
   Object.defineProperty(target, 'password', { value: password, enumerable: false });
   return target;
@@ -249,7 +246,7 @@ export function clickhouseClient(conn, { database = null, settings = {}, timeout
 
 /** The settings a server lets this user change: { readonly (0, 1, 2), known(name) } (asked with no settings sent). */
 export async function serverAllows(client) {
-  const rows = await client.json("SELECT name, value FROM system.settings WHERE name IN ('readonly', 'input_format_parallel_parsing')");
+  const rows = await client.json("SELECT name, value FROM system.settings WHERE name IN ('readonly', 'input_format_parallel_parsing', 'insert_deduplicate')");
   const by = new Map(rows.map((r) => [r.name, r.value]));
   return { readonly: Number(by.get('readonly') ?? 0), known: (name) => by.has(name) };
 }
@@ -308,20 +305,33 @@ export function clickhouseTables(schema) {
 }
 
 /**
- * CREATE statements: plain tables, or in a cluster the local tables (name_local) plus a Distributed table of the name
- * over them, sharded by run_id (a run's rows of every table on one shard).
+ * CREATE statements: plain tables, or in a cluster (ON CLUSTER: made on every host at once) the replicated local tables
+ * (name_local) plus a Distributed table of the name over them, sharded by run_id (a run's rows of every table on one shard).
  */
 function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
   const out = [];
+  const on = cluster ? ` ON CLUSTER ${cluster}` : '';
   for (const [name, columns, engine] of clickhouseTables(schema)) {
     const local = cluster ? `${name}_local` : name;
-    out.push(`CREATE TABLE IF NOT EXISTS ${database}.${local} (\n  ${columns.join(',\n  ')}\n) ENGINE = ${engine}`);
+    out.push(`CREATE TABLE IF NOT EXISTS ${database}.${local}${on} (\n  ${columns.join(',\n  ')}\n) ENGINE = ${
+      cluster ? replicatedEngine(engine, database, local) : engine}`);
     if (cluster) {
-      out.push(`CREATE TABLE IF NOT EXISTS ${database}.${name} AS ${database}.${local}
+      out.push(`CREATE TABLE IF NOT EXISTS ${database}.${name}${on} AS ${database}.${local}
   ENGINE = Distributed(${cluster}, ${database}, ${local}, cityHash64(run_id))`);
     }
   }
   return out;
+}
+
+/**
+ * The replicated form of a MergeTree-family engine as clickhouseTables() writes it: its replicas share a ZooKeeper path
+ * per shard ({shard}, the servers' macro), database and table, each host one replica ({replica}). path and replica may
+ * be given (the store's layout: one path for every host of the cluster).
+ */
+function replicatedEngine(engine, database, table, { path: zkPath = `/clickhouse/tables/{shard}/${database}/${table}`, replica = '{replica}' } = {}) {
+  const m = /^(\w*MergeTree)\((.*)\)( ORDER BY .*)$/s.exec(engine);
+  if (!m) throw new Error(`no replicated form of the engine ${engine}`);
+  return `Replicated${m[1]}(${[sqlString(zkPath), sqlString(replica), ...(m[2] ? [m[2]] : [])].join(', ')})${m[3]}`;
 }
 
 /**
@@ -347,30 +357,34 @@ GROUP BY ${keys.map(name).join(', ')}`,
   };
 }
 
-// Makes the value summary where it is missing (in a cluster: run_values_local and its view on each shard, a
-// Distributed run_values over them). Made with the tables, before the first row: a day the summary does not hold
-// exactly (rows lost or doubled) is found by the report's check, which then reads that day's raw rows.
+// Makes the value summary where it is missing (in a cluster, ON CLUSTER: the replicated run_values_local and its view
+// on every host, a Distributed run_values over them; the view of the replica an insert lands on fills the summary, and
+// its replicas copy it). Made with the tables, before the first row: a day the summary does not hold exactly (rows lost
+// or doubled) is found by the report's check, which then reads that day's raw rows.
 async function ensureSummary(schema, client, database, cluster) {
   const summary = clickhouseSummary(schema);
   const local = cluster ? 'run_values_local' : 'run_values';
   const records = `${database}.${cluster ? 'run_records_local' : 'run_records'}`;
-  await client.query(`CREATE TABLE IF NOT EXISTS ${database}.${local} (\n  ${summary.columns.join(',\n  ')}\n) ENGINE = ${summary.engine}`);
+  const on = cluster ? ` ON CLUSTER ${cluster}` : '';
+  await client.query(`CREATE TABLE IF NOT EXISTS ${database}.${local}${on} (\n  ${summary.columns.join(',\n  ')}\n) ENGINE = ${
+    cluster ? replicatedEngine(summary.engine, database, local) : summary.engine}`);
   if (cluster) {
-    await client.query(`CREATE TABLE IF NOT EXISTS ${database}.run_values AS ${database}.${local}
+    await client.query(`CREATE TABLE IF NOT EXISTS ${database}.run_values${on} AS ${database}.${local}
   ENGINE = Distributed(${cluster}, ${database}, ${local}, rand())`);
   }
-  await client.query(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${database}.run_values_view TO ${database}.${local} AS ${summary.select(records)}`);
+  await client.query(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${database}.run_values_view${on} TO ${database}.${local} AS ${summary.select(records)}`);
 }
 
 /**
  * What a ClickHouse store holds, from the core's schema(): the version, each table's columns and engine, the value
- * summary's. A database made with another layout is refused when opened, as one of another version is.
+ * summary's, and the cluster it was made on (if any). A database made with another layout is refused when opened, as
+ * one of another version is.
  */
-function clickhouseLayout(schema) {
+function clickhouseLayout(schema, cluster = null) {
   const summary = clickhouseSummary(schema);
   return JSON.stringify({ version: CLICKHOUSE_STORE_VERSION, tables: clickhouseTables(schema),
     summary: [summary.columns, summary.engine, summary.select('run_records')], runRecordVersion: schema.runRecordVersion,
-    setupRecordVersion: schema.setupRecordVersion });
+    setupRecordVersion: schema.setupRecordVersion, ...(cluster ? { cluster } : {}) });
 }
 
 // Why the tables of database (their names: tables) are not a store of this layout: another layout, or tables without
@@ -379,8 +393,13 @@ async function layoutProblem(client, database, tables, layout) {
   if (tables.includes('store_layout')) {
     const have = await client.json(`SELECT layout FROM ${database}.store_layout`);
     if (have.length && have.every((r) => r.layout === layout)) return '';
-    const version = (() => { try { return JSON.parse(have[0].layout).version; } catch { return '?'; } })();
-    return `is an h3probe store of version ${version} whose layout is not this h3probe's (version ${CLICKHOUSE_STORE_VERSION}, its `
+    const theirs = (() => { try { return JSON.parse(have[0].layout); } catch { return {}; } })();
+    const ours = JSON.parse(layout);
+    if (theirs.version === ours.version && (theirs.cluster ?? null) !== (ours.cluster ?? null)) {
+      const on = (c) => (c ? `on cluster ${c}` : 'on one server, without a cluster');
+      return `is an h3probe store made ${on(theirs.cluster)}; the URL asks for one ${on(ours.cluster)}: give the URL it was made with`;
+    }
+    return `is an h3probe store of version ${theirs.version ?? '?'} whose layout is not this h3probe's (version ${CLICKHOUSE_STORE_VERSION}, its `
       + `tables' columns and the value summary): ${OTHER_STORE_ADVICE}`;
   }
   if (!tables.length) return '';
@@ -388,27 +407,43 @@ async function layoutProblem(client, database, tables, layout) {
     + `of version 1 or none; this h3probe reads version ${CLICKHOUSE_STORE_VERSION} only: ${OTHER_STORE_ADVICE}`;
 }
 
+// Statements ON CLUSTER wait for every host of the cluster (ClickHouse's distributed_ddl_task_timeout, 180 s by default).
+const DDL_TIMEOUT_MS = 240_000;
+
 /**
- * Creates the database and tables where missing, on every shard in a cluster; throws if a server holds the tables of
- * another version or layout (store_layout, clickhouseLayout()), or tables without a layout.
+ * Creates the database and tables where missing; throws if the server holds the tables of another version or layout
+ * (store_layout, clickhouseLayout()), or tables without a layout. In a cluster (target.cluster) every statement is ON
+ * CLUSTER, sent to the URL's server, and the layout table is one replicated table across every host, written last: a
+ * store whose layout is there is whole, and opening it again sends no statement that would wait for a host that is
+ * down. Making the store needs every host up.
  */
 export async function ensureClickHouseTables(schema, target) {
-  const { url, database, cluster = null, shards = [] } = target;
-  const servers = cluster ? shards : [url];
-  const layout = clickhouseLayout(schema);
-  for (const server of servers) {
-    const client = clickhouseClient(connectionOf(target, server), { timeoutMs: 120_000 });
-    await client.query(`CREATE DATABASE IF NOT EXISTS ${database}`);
-    const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`)).map((r) => r.name);
-    const problem = await layoutProblem(client, database, tables, layout);
-    if (problem) throw new Error(`clickhouse://${new URL(server).host}/${database} ${problem}`);
-    for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
-    await ensureSummary(schema, client, database, cluster);
-    if (!tables.includes('store_layout')) {
-      // A MergeTree, as every table here: ClickHouse Cloud offers no Log engines.
-      await client.query(`CREATE TABLE IF NOT EXISTS ${database}.store_layout (layout String) ENGINE = MergeTree() ORDER BY tuple()`);
-      await client.query(`INSERT INTO ${database}.store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout })}`);
+  const { url, database, cluster = null } = target;
+  const layout = clickhouseLayout(schema, cluster);
+  const client = clickhouseClient(connectionOf(target), { timeoutMs: cluster ? DDL_TIMEOUT_MS : 120_000 });
+  const where = `clickhouse://${new URL(url).host}/${database}`;
+  const on = cluster ? ` ON CLUSTER ${cluster}` : '';
+  if (cluster) {
+    const known = (await client.json('SELECT DISTINCT cluster FROM system.clusters')).map((r) => r.cluster);
+    if (!known.includes(cluster)) {
+      throw new Error(`${where}: the server has no cluster ${cluster} in its remote_servers (it has: ${known.join(', ') || 'none'})`);
     }
+  }
+  const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`)).map((r) => r.name);
+  const problem = await layoutProblem(client, database, tables, layout);
+  if (problem) throw new Error(`${where} ${problem}`);
+  if (cluster && tables.includes('store_layout')) return;
+  if (!tables.length) await client.query(`CREATE DATABASE IF NOT EXISTS ${database}${on}`);
+  for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
+  await ensureSummary(schema, client, database, cluster);
+  if (!tables.includes('store_layout')) {
+    // A MergeTree, as every table here: ClickHouse Cloud offers no Log engines. In a cluster one replicated table
+    // across all hosts ({shard}-{replica}: a replica name unique in the cluster), so that a reader on any host finds it.
+    const engine = 'MergeTree() ORDER BY tuple()';
+    await client.query(`CREATE TABLE IF NOT EXISTS ${database}.store_layout${on} (layout String) ENGINE = ${cluster
+      ? replicatedEngine(engine, database, 'store_layout', { path: `/clickhouse/tables/all/${database}/store_layout`, replica: '{shard}-{replica}' })
+      : engine}`);
+    await client.query(`INSERT INTO ${database}.store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout })}`);
   }
 }
 
@@ -508,7 +543,10 @@ export async function openClickHouseStore(spec, core, {
   const schema = core.schema();
   const target = typeof spec === 'string' ? parseClickHouseUrl(spec) : spec;
   const { database } = target;
-  const settings = target.cluster ? { insert_distributed_sync: '1' } : {};
+  // In a cluster: an insert through a Distributed table returns once each shard has it (not queued on this host), and
+  // both the inserts and the retry check's reads go to the first replica of each shard that answers (in the cluster's
+  // order; this host's own first), so that the check reads the replica the rows went to.
+  const settings = target.cluster ? { insert_distributed_sync: '1', load_balancing: 'in_order' } : {};
   const conn = connectionOf(target);
   if (readOnly) {
     // A report's scans of a large table may take minutes. For a user who may write, readonly=2: ClickHouse itself
@@ -520,7 +558,7 @@ export async function openClickHouseStore(spec, core, {
     const reader = readonly === 0
       ? clickhouseClient(conn, { database, settings: { ...settings, readonly: '2' }, timeoutMs: READ_TIMEOUT_MS })
       : clickhouseClient(conn, { database, settings, timeoutMs: READ_TIMEOUT_MS, mayChangeSettings: readonly === 2 });
-    await checkReadable(reader, target, clickhouseLayout(schema));
+    await checkReadable(reader, target, clickhouseLayout(schema, target.cluster));
     return readOnlyStore(schema, target, reader, Number((await reader.json('SELECT count() AS n FROM runs'))[0].n));
   }
   // The collector's requests give up after INSERT_TIMEOUT_MS (the batch is then tried again).
@@ -652,7 +690,12 @@ export async function openClickHouseStore(spec, core, {
     }
     if (!insertSettings) {
       const { known } = await serverAllows(client);
-      insertSettings = known('input_format_parallel_parsing') ? { input_format_parallel_parsing: '0' } : {};
+      insertSettings = {
+        ...(known('input_format_parallel_parsing') ? { input_format_parallel_parsing: '0' } : {}),
+        // Replicated tables drop a block equal to one of the last ones inserted; the store's own check keeps each row
+        // once (a retried batch differs from the first), and two beacons' equal value-summary blocks are not one.
+        ...(target.cluster && known('insert_deduplicate') ? { insert_deduplicate: '0' } : {}),
+      };
     }
     log.sealIfCaughtUp();
     for (let batch; (batch = log.take(maxBatch, MAX_BATCH_BYTES));) {

@@ -1,9 +1,9 @@
 // The report from ClickHouse (aggregates computed by SQL inside it, the inference in C++) against the report from SQLite
 // (aggregates computed in C++ from the values) on the same mixed database: several regions, both orders, A/A runs
 // beside the experiment's, every exclusion class, fallbacks, missing metric values. The text, HTML and JSON reports
-// must be the same byte for byte, but the time each was made. Then a real cluster: two
-// ClickHouse servers as two shards, local tables plus Distributed tables, beacons stored through the collector, the
-// same report again.
+// must be the same byte for byte, but the time each was made. Then real clusters of Debian's servers and ZooKeeper:
+// 2 shards × 1 replica and 1 shard × 2 replicas (one replica stopped for a while), replicated local tables made ON
+// CLUSTER plus Distributed tables, beacons stored through the collector, the same report again (from either replica).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,8 +22,13 @@ import { assertSameReport as assertSame } from './sameReport.mjs';
 
 const core = await loadH3probeNode();
 const scratch = clickhouseScratch('h3probe-chreport-');
-const { tmp, servers, plans } = scratch;
-after(scratch.cleanup);
+const { tmp, plans } = scratch;
+// The clusters' servers and ZooKeepers, stopped before the scratch space is removed.
+const stops = [];
+after(async () => {
+  for (const stop of stops) await stop();
+  await scratch.cleanup();
+});
 
 function sample(phase, idx, protocol, networkMs, extra = {}) {
   return { phase, idx, origin: phase === 'control' ? 'h2' : protocol || 'h3', result: 'ok', http_status: 204, protocol, reused: true,
@@ -245,53 +250,79 @@ describe('--by network from ClickHouse', () => {
   });
 });
 
-describe('a 2-shard ClickHouse cluster', () => {
-  test('two servers, local tables and Distributed tables; beacons through the collector; the same report as SQLite', { timeout: 180_000 }, async () => {
+// Countries through a header the collector trusts from loopback: several regions. Client addresses for the network
+// lookup: 40, 40 and 20 of every 100 runs on AS 15169, AS 13335 and none (the two networks' equal runs are listed by name).
+const COUNTRIES = ['US', 'DE', 'JP', 'BR'];
+const CLIENTS = [...Array(2).fill('8.8.8.8'), ...Array(2).fill('1.1.1.1'), '10.0.0.1'];
+
+// Posts each of items (syntheticBeacons()) to every collector, 16 at a time, beacon k from COUNTRIES and CLIENTS by its
+// index k + from; every answer must be 204 (acknowledged).
+async function postToAll(collectors, items, from = 0) {
+  let k = 0;
+  const send = async () => {
+    while (k < items.length) {
+      const i = k++;
+      const body = JSON.stringify(items[i].beacon);
+      const headers = { 'CF-IPCountry': COUNTRIES[(i + from) % COUNTRIES.length], 'X-Forwarded-For': CLIENTS[(i + from) % CLIENTS.length] };
+      for (const c of collectors) {
+        const status = await new Promise((resolve, reject) => {
+          const req = http.request({ host: '127.0.0.1', port: c.port, method: 'POST', path: '/beacon', agent: false, headers },
+            (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
+          req.on('error', reject);
+          req.end(body);
+        });
+        assert.equal(status, 204);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, send));
+}
+
+// What each server of a cluster holds in its local tables of database db: [runs, run_records, distinct run_ids of
+// requests, request rows].
+async function localCounts(servers, db) {
+  const out = [];
+  for (const s of servers) {
+    out.push((await chQuery(`clickhouse://127.0.0.1:${s.httpPort}/${db}`, 'SELECT (SELECT count() FROM runs_local), '
+      + '(SELECT count() FROM run_records_local), (SELECT uniqExact(run_id) FROM requests_local), (SELECT count() FROM requests_local)'))
+      .trim().split('\t').map(Number));
+  }
+  return out;
+}
+
+// A cluster of shards × replicas (startClickHouseCluster()), stopped after the file's tests, and beside it two
+// collectors: one into the cluster through its first server (database db), one into SQLite (tag.sqlite).
+async function clusterAndCollectors(cluster, shards, db, tag, storeOptions = {}) {
+  const started = await startClickHouseCluster(cluster, shards, { fresh: true });
+  plans.push(...started.plans);
+  stops.push(started.stop);
+  const specOf = (s) => `clickhouse://127.0.0.1:${s.httpPort}/${db}?cluster=${cluster}`;
+  const chStore = await openClickHouseStore(specOf(started.servers[0]), core, { log: path.join(tmp, `${tag}-log.ndjson`), ...storeOptions });
+  const sqlitePath = path.join(tmp, `${tag}.sqlite`);
+  const sqliteStore = openStore(sqlitePath, core);
+  const collectors = [await startCollector({ port: 0, store: chStore, core, rateLimit: 0 }),
+    await startCollector({ port: 0, store: sqliteStore, core, rateLimit: 0 })];
+  return { started, specOf, chStore, sqlitePath, collectors,
+    async close() {
+      for (const c of collectors) await c.close();
+      await chStore.close();
+      sqliteStore.close();
+    } };
+}
+
+describe('ClickHouse clusters: replicated tables ON CLUSTER, a ZooKeeper, Distributed tables', () => {
+  test('2 shards × 1 replica: beacons through the collector; each shard holds part of the runs; the same report as SQLite', { timeout: 240_000 }, async () => {
     const cluster = 'h3probe_two_shards';
-    const started = await startClickHouseCluster(cluster, [`test-shard1-${process.pid}`, `test-shard2-${process.pid}`], { fresh: true });
-    const shardPlans = started.plans;
-    plans.push(...shardPlans);
-    servers.push(...started.servers);
-    const spec = `clickhouse://127.0.0.1:${shardPlans[0].httpPort}/sharded?cluster=${cluster}` +
-      `&shards=${shardPlans.map((p) => `127.0.0.1:${p.httpPort}`).join(',')}`;
-    const chStore = await openClickHouseStore(spec, core, { log: path.join(tmp, 'shards-log.ndjson') });
-    const sqlitePath = path.join(tmp, 'shards.sqlite');
-    const sqliteStore = openStore(sqlitePath, core);
-    const collectors = [await startCollector({ port: 0, store: chStore, core, rateLimit: 0 }),
-      await startCollector({ port: 0, store: sqliteStore, core, rateLimit: 0 })];
+    const setup = await clusterAndCollectors(cluster, [[`test-shard1-${process.pid}`], [`test-shard2-${process.pid}`]], 'sharded', 'shards');
+    const { started, chStore, sqlitePath, collectors } = setup;
+    const spec = setup.specOf(started.servers[0]);
     try {
-      // Countries through a header the collector trusts from loopback: several regions.
-      const countries = ['US', 'DE', 'JP', 'BR'];
-      // Client addresses for the network lookup: 40, 40 and 20 of every 100 runs on AS 15169, AS 13335 and none (the
-      // two networks' equal runs are listed by name).
-      const clients = [...Array(2).fill('8.8.8.8'), ...Array(2).fill('1.1.1.1'), '10.0.0.1'];
       const items = [...syntheticBeacons({ runs: 100, seed: 21, days: 1 })];
-      let k = 0;
-      const send = async () => {
-        while (k < items.length) {
-          const i = k++;
-          const body = JSON.stringify(items[i].beacon);
-          for (const c of collectors) {
-            const status = await new Promise((resolve, reject) => {
-              const req = http.request({ host: '127.0.0.1', port: c.port, method: 'POST', path: '/beacon', agent: false,
-                headers: { 'CF-IPCountry': countries[i % countries.length], 'X-Forwarded-For': clients[i % clients.length] } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
-              req.on('error', reject);
-              req.end(body);
-            });
-            assert.equal(status, 204);
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: 16 }, send));
+      await postToAll(collectors, items);
       await chStore.flushed();
       assert.equal(chStore.state().failures, 0);
       // Both shards hold part of the runs, and every run's rows are on one shard.
-      const perShard = [];
-      for (const p of shardPlans) {
-        const res = await fetch(`http://127.0.0.1:${p.httpPort}/?database=sharded`, { method: 'POST',
-          body: 'SELECT (SELECT count() FROM runs_local), (SELECT count() FROM run_records_local), (SELECT uniqExact(run_id) FROM requests_local)' });
-        perShard.push((await res.text()).trim().split('\t').map(Number));
-      }
+      const perShard = await localCounts(started.servers, 'sharded');
       for (const [runs, records, requestRuns] of perShard) {
         assert.ok(runs >= 20, `each shard holds runs: ${JSON.stringify(perShard)}`);
         assert.equal(records, runs);
@@ -312,10 +343,52 @@ describe('a 2-shard ClickHouse cluster', () => {
       assert.deepEqual(byNetwork.clickhouse.json.groups.map((g) => g.name),
         ['overall', 'AS13335 Cloudflare, Inc.', 'AS15169 Google LLC', 'other']);
       assertSame(byNetwork, ['generatedAt', 'received']);
+      // The same URL without the cluster is refused by name.
+      await assert.rejects(openClickHouseStore(spec.replace(`?cluster=${cluster}`, ''), core, { readOnly: true }),
+        /made on cluster h3probe_two_shards; the URL asks for one on one server, without a cluster/);
+      await assert.rejects(openClickHouseStore(spec.replace(cluster, 'nosuch'), core, { log: path.join(tmp, 'nosuch.ndjson') }),
+        /the server has no cluster nosuch in its remote_servers \(it has: .*h3probe_two_shards/);
     } finally {
-      for (const c of collectors) await c.close();
-      await chStore.close();
-      sqliteStore.close();
+      await setup.close();
+    }
+  });
+
+  test('1 shard × 2 replicas: with one replica stopped the collector keeps shipping; back, either replica reports as SQLite does', { timeout: 300_000 }, async () => {
+    const cluster = 'h3probe_two_replicas';
+    const setup = await clusterAndCollectors(cluster, [[`test-replica-a-${process.pid}`, `test-replica-b-${process.pid}`]], 'replicated',
+      'replicas', { flushMs: 200 });
+    const { started, specOf, chStore, sqlitePath, collectors } = setup;
+    const [a] = started.servers;
+    try {
+      const items = [...syntheticBeacons({ runs: 150, seed: 33, days: 2 })];
+      const [first, during, after] = [items.slice(0, 50), items.slice(50, 110), items.slice(110)];
+      await postToAll(collectors, first);
+      await chStore.flushed();
+      // Replica B stops (as a crash) while beacons keep coming: each is acknowledged and shipped to replica A.
+      await started.servers[1].kill();
+      await postToAll(collectors, during, 50);
+      await chStore.flushed();
+      assert.equal(chStore.state().failures, 0, `no batch failed: ${chStore.state().lastError}`);
+      assert.equal((await localCounts([a], 'replicated'))[0][0], first.length + during.length, 'replica A holds every run so far');
+      const b = await started.restart(started.servers[1]);
+      await postToAll(collectors, after, 110);
+      await chStore.flushed();
+      assert.equal(chStore.state().failures, 0, `no batch failed: ${chStore.state().lastError}`);
+      // Replica B catches up from its shard's log in ZooKeeper (once its old session has expired): then both hold every
+      // row once.
+      await started.caughtUp(b, 'replicated');
+      const counts = await localCounts([a, b], 'replicated');
+      assert.deepEqual(counts[1], counts[0], 'replica B holds what replica A holds');
+      const sqliteRequests = items.reduce((n, it) => n + it.beacon.samples.length, 0);
+      assert.deepEqual(counts[0], [items.length, items.length, items.length, sqliteRequests]);
+      const tomorrow = Date.now() + 3 * 86_400_000;
+      for (const [name, server] of [['a', a], ['b', b]]) {
+        const both = await bothReports(sqlitePath, specOf(server), {}, `replica-${name}`, { now: tomorrow });
+        for (const c of both.clickhouse.cells) assert.ok(c.summary > 0 && c.raw === 0, `replica ${name}: ${JSON.stringify(both.clickhouse.cells)}`);
+        assertSame(both, ['generatedAt', 'received']);
+      }
+    } finally {
+      await setup.close();
     }
   });
 });

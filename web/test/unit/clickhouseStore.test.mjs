@@ -64,10 +64,11 @@ describe('store spec', () => {
     assert.equal(ch.url, 'http://db.example:8124');
     assert.equal(ch.database, 'beacons');
     assert.equal(ch.log, '/var/spool/h3.ndjson');
-    assert.deepEqual(parseClickHouseUrl('clickhouse://a:1/d?cluster=c&shards=a:1,b:2').shards, ['http://a:1', 'http://b:2']);
+    assert.equal(parseClickHouseUrl('clickhouse://a:1/d?cluster=c').cluster, 'c');
+    assert.throws(() => parseClickHouseUrl('clickhouse://a:1/d?cluster=c-1'), /cluster name "c-1": letters, digits and _ only/);
     assert.throws(() => parseStoreSpec('postgres://x/y'), /only sqlite:PATH and clickhouse/);
     assert.throws(() => parseStoreSpec('clickhouse://h:1/bad-name'), /letters, digits and _/);
-    assert.throws(() => parseStoreSpec('clickhouse://h:1/d?shard=x'), /unknown ClickHouse URL parameter "shard"/);
+    assert.throws(() => parseStoreSpec('clickhouse://h:1/d?shards=x'), /unknown ClickHouse URL parameter "shards"/);
   });
 
   test('an option the store does not know is refused before anything is opened or written', async () => {
