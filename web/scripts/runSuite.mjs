@@ -17,10 +17,10 @@ export const SUITE_TIMEOUT_MS = 25 * 60_000; // the longest suite (end-to-end) t
  * about a timeout or processes left behind)}. echo(line): whether to print a line of stdout as it comes (stderr is passed
  * through). log(text): where the notes are printed.
  */
-export function runSuite({ cmd, args, echo = () => true, timeoutMs = SUITE_TIMEOUT_MS, log = console.log }) {
+export function runSuite({ cmd, args, env: extra = {}, echo = () => true, timeoutMs = SUITE_TIMEOUT_MS, log = console.log }) {
   const reports = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-test-reports-'));
   const nodeOptions = `--report-on-signal --report-signal=SIGUSR2 --report-directory=${reports} --trace-sigint`;
-  const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() };
+  const env = { ...process.env, ...extra, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${nodeOptions}`.trim() };
   const notes = [];
   const note = (text) => {
     notes.push(text);

@@ -12,6 +12,7 @@ import { engineMissing, ENGINES } from '../cli/browsers.mjs';
 import { repoRoot } from '../devstack/paths.mjs';
 import { webkitMissing } from '../devstack/webkit.mjs';
 import { runSuite } from './runSuite.mjs';
+import { ENGINE_ENV } from '../test/chdb/lane.mjs';
 
 const HOST_TESTS = path.join(repoRoot, 'build/native/h3probe_host_tests');
 const BENCH_TIMEOUT_MS = 5 * 60_000; // a tiny bench takes under a minute; five is a hang on a loaded machine
@@ -23,6 +24,15 @@ const environmentGaps = [
   ...ENGINES.map(engineMissing).filter(Boolean),
   ...[webkitMissing()].filter(Boolean),
 ];
+
+// The unit test files that take their ClickHouse from web/test/chdb/lane.mjs (and so can run on either engine).
+function chdbLaneFiles() {
+  const dir = path.join(repoRoot, 'web/test/unit');
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.test.mjs')
+    && fs.readFileSync(path.join(dir, f), 'utf8').includes("from '../chdb/lane.mjs'")).map((f) => `web/test/unit/${f}`);
+  if (files.length === 0) throw new Error('no unit test takes its ClickHouse from web/test/chdb/lane.mjs');
+  return files;
+}
 
 const benches = Object.keys(JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).scripts)
   .filter((name) => name.startsWith('bench:'));
@@ -36,6 +46,12 @@ const suites = [
   // (seconds per target, from the committed seeds) finds no crash and no broken invariant.
   { name: 'sanitizers (host tests; libFuzzer, 15 s per target)', cmd: 'bash', args: ['web/scripts/fuzz.sh', '--host-tests', '15'], parse: parseFuzz },
   { name: 'unit (node --test)', cmd: process.execPath, args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/unit/'], parse: parseTap },
+  // The ClickHouse tests once more on the current engine (chdb, ClickHouse 26.x; web/test/chdb/lane.mjs): every unit
+  // test file that takes its servers from the lane.
+  {
+    name: 'unit, ClickHouse tests on the current engine (chdb)', cmd: process.execPath, env: { [ENGINE_ENV]: 'chdb' },
+    args: ['--test', '--test-reporter=tap', '--test-concurrency=1', ...chdbLaneFiles()], parse: parseTap,
+  },
   {
     name: 'end-to-end (Chromium, Firefox, WebKitGTK + Caddy + SQLite)', cmd: process.execPath,
     args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/e2e/'], parse: parseTap,

@@ -15,13 +15,14 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { clickhouseScratch, startClickHouseCluster } from '../../devstack/clickhouse.mjs';
+import { startClickHouseCluster } from '../../devstack/clickhouse.mjs';
+import { clickhouseLane, needsServer } from '../chdb/lane.mjs';
 import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { assertSameReport as assertSame } from './sameReport.mjs';
 
 const core = await loadH3probeNode();
-const scratch = clickhouseScratch('h3probe-chreport-');
+const scratch = clickhouseLane('h3probe-chreport-');
 const { tmp, plans } = scratch;
 // The clusters' servers and ZooKeepers, stopped before the scratch space is removed.
 const stops = [];
@@ -310,7 +311,7 @@ async function clusterAndCollectors(cluster, shards, db, tag, storeOptions = {})
     } };
 }
 
-describe('ClickHouse clusters: replicated tables ON CLUSTER, a ZooKeeper, Distributed tables', () => {
+describe('ClickHouse clusters: replicated tables ON CLUSTER, a ZooKeeper, Distributed tables', needsServer, () => {
   test('2 shards × 1 replica: beacons through the collector; each shard holds part of the runs; the same report as SQLite', { timeout: 240_000 }, async () => {
     const cluster = 'h3probe_two_shards';
     const setup = await clusterAndCollectors(cluster, [[`test-shard1-${process.pid}`], [`test-shard2-${process.pid}`]], 'sharded', 'shards');

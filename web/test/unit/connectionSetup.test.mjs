@@ -12,10 +12,10 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
+import { clickhouseLane } from '../chdb/lane.mjs';
 
 const core = await loadH3probeNode();
-const scratch = clickhouseScratch('h3probe-setup-');
+const scratch = clickhouseLane('h3probe-setup-');
 const { tmp } = scratch;
 after(scratch.cleanup);
 

@@ -20,7 +20,7 @@ import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { CLICKHOUSE_GROUP_BY } from '../../server/clickhouseRunSql.mjs';
 import { GROUP_BY } from '../../report/readReportData.mjs';
 import { ARMS } from '../../report/makeReport.mjs';
-import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
+import { clickhouseLane } from '../chdb/lane.mjs';
 import { mulberry32 } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
@@ -35,7 +35,7 @@ const DRAWS = 6;
 
 const core = await loadH3probeNode();
 const schema = core.schema();
-const scratch = clickhouseScratch('h3probe-anystore-');
+const scratch = clickhouseLane('h3probe-anystore-');
 after(scratch.cleanup);
 
 /** "1-40" or "3,17,20-22" → [1, …, 40] / [3, 17, 20, 21, 22]. */

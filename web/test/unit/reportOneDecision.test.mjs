@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
+import { clickhouseLane } from '../chdb/lane.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
@@ -18,7 +18,7 @@ import { percentileLabel } from '../../report/formatReport.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 
 const core = await loadH3probeNode();
-const scratch = clickhouseScratch('h3probe-onedecision-');
+const scratch = clickhouseLane('h3probe-onedecision-');
 after(scratch.cleanup);
 const EXPERIMENTS = [[40, 31], [60, 32], [80, 33], [100, 34], [100, 35]];  // [runs, seed]
 const reports = [];  // {where, text, html, json}
