@@ -41,3 +41,15 @@ if ((needs_npm)); then
   fi
   touch "$stamp"
 fi
+
+# The current ClickHouse engine for the tests' second lane (web/test/chdb/chdbServer.mjs): npm's chdb, in a folder of
+# its own rather than in package.json (about 550 MB, and the mirror serves only this platform's build, so a lock file
+# naming it would not pass npm ci).
+chdb_version=3.4.0
+chdb_dir="$root/.h3probe/chdb"
+if [[ "$(node -p "try { require('$chdb_dir/node_modules/chdb/package.json').version } catch { '' }")" != "$chdb_version" ]]; then
+  echo "ensure_deps: installing chdb $chdb_version into .h3probe/chdb" >&2
+  mkdir -p "$chdb_dir"
+  [[ -f "$chdb_dir/package.json" ]] || echo '{ "private": true }' > "$chdb_dir/package.json"
+  npm install --prefix "$chdb_dir" --no-audit --no-fund --loglevel=error "chdb@$chdb_version" >/dev/null
+fi

@@ -8,18 +8,24 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { stateDir } from '../../devstack/paths.mjs';
 
 const gunzip = promisify(zlib.gunzip);
 // The client's own parameters, not settings (ClickHouse's HTTP handler reads them).
 const HANDLER_PARAMS = new Set(['query', 'query_id', 'database', 'default_format', 'wait_end_of_query']);
 
-/** Whether chdb is installed (a devDependency: npm run deps). */
+// Where npm run deps installs chdb (web/scripts/ensure_deps.sh), outside the project's node_modules.
+const CHDB_DIR = path.join(stateDir, 'chdb');
+const requireChdb = () => createRequire(path.join(CHDB_DIR, 'package.json'))('chdb');
+
+/** Whether chdb is installed (npm run deps installs it). */
 export function chdbInstalled() {
   try {
-    createRequire(import.meta.url).resolve('chdb');
+    createRequire(path.join(CHDB_DIR, 'package.json')).resolve('chdb');
     return true;
   } catch {
     return false;
@@ -42,7 +48,7 @@ export function withSettings(sql, settings) {
 // The server itself, in a process of its own (a test that waits on a child process synchronously would otherwise
 // stop the server it waits for): `node chdbServer.mjs DIR` prints {"port", "version"} once it listens.
 async function serve(dir) {
-  const { Session } = createRequire(import.meta.url)('chdb');
+  const { Session } = requireChdb();
   fs.mkdirSync(dir, { recursive: true });
   const session = new Session(dir);
   let queue = Promise.resolve();
