@@ -2,7 +2,7 @@
 // id with sprintf("%p") when RTTI is off (emscripten 3.1.6, system/lib/embind/bind.cpp; the call is to musl's
 // integer-only siprintf). That one call alone links musl's printf core into the browser module: about 3.7 KB of code,
 // 2 KB gzip. This definition is linked ahead of libc's and writes exactly that format; any other format traps, so a
-// later use of sprintf in the browser module fails loudly instead of printing wrong text. See docs/module-size.md.
+// later use of sprintf in the browser module fails loudly instead of printing wrong text. See docs/record/module-size.md.
 #include <cstdarg>
 #include <cstdint>
 

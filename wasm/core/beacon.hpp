@@ -57,7 +57,7 @@ RunSummary summarize_run(const std::vector<Sample>& samples);
     X(wasm_compile, "the .wasm did not compile or instantiate for another reason")
 
 // X(name, what): why a run left its Worker and ran on the page's main thread, the beacon's context.worker_fallback.
-// web/src/run.js names them, telling apart what Chromium, Firefox and WebKit let a page see (docs/platform-notes.md,
+// web/src/run.js names them, telling apart what Chromium, Firefox and WebKit let a page see (docs/record/platform-notes.md,
 // "The probe's Worker in each engine"); a unit test checks run.js against this list. Closed: any other value is
 // refused, and a run in the Worker has none.
 #define H3PROBE_WORKER_FALLBACK_REASONS(X)                                                                 \

@@ -1,5 +1,5 @@
 // A small JSON writer for what the core sends (the beacon) and the number text of its messages. The browser module
-// links this instead of a JSON library; the collector still parses with nlohmann/json (docs/module-size.md).
+// links this instead of a JSON library; the collector still parses with nlohmann/json (docs/record/module-size.md).
 #pragma once
 
 #include <optional>

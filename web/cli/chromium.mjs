@@ -5,7 +5,7 @@ import { chromium } from 'playwright-core';
 export const CHROMIUM_PATH = process.env.H3PROBE_CHROMIUM ?? '/usr/bin/chromium';
 
 /**
- * Flags tried on this machine (docs/platform-notes.md); no --user-data-dir: playwright's launch() makes a temp profile
+ * Flags tried on this machine (docs/record/platform-notes.md); no --user-data-dir: playwright's launch() makes a temp profile
  * and rejects that flag. spki: the servers' certificate key hashes (base64 SHA-256, comma-separated), trusted without
  * a public root. quicOrigins: ['HOST:PORT', ...] forced onto QUIC when forceQuic. hostResolverRules: a
  * --host-resolver-rules value, or null for the system's resolver. extra: more flags.

@@ -11,7 +11,7 @@ export const FIREFOX_PATH = process.env.H3PROBE_FIREFOX ?? '/usr/bin/firefox-esr
 
 /**
  * The Firefox prefs that point the browser at a stack ({hosts, ports}: its h3 and h3b origins) at address
- * (docs/platform-notes.md, "Firefox"); a caller overrides what does not fit (doctor: no forced resolution).
+ * (docs/record/platform-notes.md, "Firefox"); a caller overrides what does not fit (doctor: no forced resolution).
  */
 export function firefoxPrefs(stack, address = '127.0.0.1') {
   const { hosts, ports } = stack;

@@ -9,14 +9,14 @@ import { openStore, storeLayout } from '../server/store.mjs';
 
 // 3: written through the decoder and the store (whose version is part of the parameters too). 4: a browser per run.
 // 5: cold QUIC connections in the pre-warm (the connection-setup view). 6: each run's cold-setup record stored.
-export const GENERATOR_VERSION = 6;
+const GENERATOR_VERSION = 6;
 
 // The browser the collector would have named for a run (browserFor.mjs), by the run's number rather than a random draw so
 // that every other value stays as earlier versions drew it: 7 in 10 Chromium, 2 Firefox, 1 WebKit.
 const BROWSER_CYCLE = [...Array(7).fill(['chromium', 131]), ['firefox', 128], ['firefox', 128], ['webkit', 17]];
 
 // share of runs, median network time on a warm connection (ms), share of lossy runs, share of UDP-blocked runs, a country
-export const REGION_MIX = Object.freeze([
+const REGION_MIX = Object.freeze([
   { region: 'North America', share: 0.55, medianMs: 60, lossy: 0.06, udpBlocked: 0.02, country: 'US' },
   { region: 'Europe', share: 0.25, medianMs: 120, lossy: 0.08, udpBlocked: 0.03, country: 'DE' },
   { region: 'Asia', share: 0.15, medianMs: 180, lossy: 0.14, udpBlocked: 0.05, country: 'JP' },

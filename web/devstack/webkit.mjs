@@ -1,6 +1,6 @@
 // End-to-end helper: drive WebKitGTK (Debian `webkit2gtk-driver`: WebKitWebDriver, which starts WebKitGTK's MiniBrowser)
 // against a running stack, over classic WebDriver with `selenium-webdriver` (npm). WebKitGTK has no headless mode and no
-// host-resolver switch (docs/platform-notes.md, "WebKitGTK"), so:
+// host-resolver switch (docs/record/platform-notes.md, "WebKitGTK"), so:
 // - the browser draws into its own Xvfb display;
 // - the driver and everything it starts run in a private mount namespace (`unshare -m`) where a hosts file of our own
 //   is bind-mounted over /etc/hosts: the test host names resolve to 127.0.0.1 there, and nowhere else;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { REGIONS, regionForCountry } from '../server/regionForCountry.mjs';
 import { RELAY_PATH, relaySettings } from './startRelay.mjs';
 
-export const PROFILE_FORMAT = 'h3probe-field-profile/1';
+const PROFILE_FORMAT = 'h3probe-field-profile/1';
 export const PROFILES_DIR = path.join(path.dirname(new URL(import.meta.url).pathname), 'profiles');
 // z of the 90th percentile of the standard normal: a lognormal's sigma from its median and p90.
 const Z90 = 1.2815515655446004;

@@ -67,7 +67,7 @@ export async function runField({ profile, loads, seed = 1, order = 'random', dbP
     db = new Database(dbPath, { readonly: true, fileMustExist: true });
     const browser = await lab.launchBrowser();
     // A UDP-blocking network's page loads: Chromium cannot be made to try QUIC to the lab's private-root origins and
-    // then fall back (docs/platform-notes.md: forced QUIC never falls back, unforced QUIC is never tried), so they run
+    // then fall back (docs/record/platform-notes.md: forced QUIC never falls back, unforced QUIC is never tried), so they run
     // in a Chromium without the force flag, whose HTTP/3 requests go over TCP, as behind a network that drops UDP.
     const blockedBrowser = clients.some((c) => c.network?.udpBlocked) ? await lab.launchBrowser({ forceQuic: false }) : null;
     const random = seededRandom(seed);

@@ -23,7 +23,7 @@ const loads = args.tiny ? 1 : Number(args.loads);
 const rounds = args.tiny ? 1 : Number(args.rounds);
 const rate = Number(args.rate);
 const OFFSETS_MS = [0, 50, 100, 200];
-// The budget of docs/module-size.md: a click's input delay within this of the control's (reported, not asserted).
+// The budget of docs/record/module-size.md: a click's input delay within this of the control's (reported, not asserted).
 const BUDGET_MS = 2;
 // arm -> [config, the target (stack and browser) that loads it]
 const compared = args.compare.map((dir) => [path.basename(path.resolve(dir)), path.resolve(dir)]);

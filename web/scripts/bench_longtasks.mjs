@@ -17,7 +17,7 @@ import { startStack } from '../devstack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
 import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US, quantile, tasksByLabel, unseenRequests } from '../devstack/longTasks.mjs';
 
-// The budgets of docs/module-size.md ("Main-thread cost"), reported, not asserted: timings on a shared machine are no test.
+// The budgets of docs/record/module-size.md ("Main-thread cost"), reported, not asserted: timings on a shared machine are no test.
 export const MAIN_THREAD_BUDGET_MS = 3;
 
 const { values: args } = parseArgs({ options: {

@@ -59,7 +59,7 @@ const suites = [
   ...benches.map((name) => ({
     // A tiny bench checks that the bench's path runs, not its figures. One that hangs is ended, diagnosed, and run once
     // more; the closing lines say so. (bench:report hung at start in 1 run of 23 until the core compiled synchronously,
-    // h3probeNode.mjs; the same Node deadlock can still strike a process as it exits: docs/platform-notes.md.)
+    // h3probeNode.mjs; the same Node deadlock can still strike a process as it exits: docs/record/platform-notes.md.)
     name: `${name} --tiny`, cmd: 'npm', args: ['run', '--silent', name, '--', '--tiny'], timeoutMs: BENCH_TIMEOUT_MS, againAfterTimeout: true,
     parse: (out, code) => ({ passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, skipped: [] }),
   })),

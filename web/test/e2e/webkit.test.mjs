@@ -1,7 +1,7 @@
 // The experiment end to end in WebKit: WebKitGTK's MiniBrowser driven by WebKitWebDriver (Debian webkit2gtk-driver) over
 // classic WebDriver (selenium-webdriver), real Caddy, the C++ validator, real SQLite. WebKitGTK speaks no HTTP/3: the
 // test checks that the probe records what it does get, that nothing is counted in the HTTP/3 arm, and that nothing
-// breaks in the page. What WebKitGTK exposes is in docs/platform-notes.md ("WebKitGTK").
+// breaks in the page. What WebKitGTK exposes is in docs/record/platform-notes.md ("WebKitGTK").
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { By, Key } from 'selenium-webdriver';

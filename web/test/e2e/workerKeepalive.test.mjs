@@ -1,5 +1,5 @@
 // What each engine does with fetch(url, {method: 'POST', keepalive: true}) from a dedicated module Worker, the way the
-// probe's worker sends a run's beacon (docs/platform-notes.md, "keepalive in a Worker"): Chromium, Firefox ESR and
+// probe's worker sends a run's beacon (docs/record/platform-notes.md, "keepalive in a Worker"): Chromium, Firefox ESR and
 // WebKitGTK against the real collector. A beacon sent while the worker lives arrives in each; a worker ended right
 // after the call (the page terminating it, as a page being left does) loses it in Chromium and keeps it in Firefox and
 // WebKitGTK (where it is lost, a request already under way may still arrive: the test asks for one try in five lost);
@@ -30,7 +30,7 @@ const PAGE = `(url, body, keepalive, end) => new Promise((resolve) => {
   worker.postMessage({ url, body, keepalive, end });
 })`;
 
-// What each engine keeps of a keepalive beacon whose worker ends right after the call (docs/platform-notes.md).
+// What each engine keeps of a keepalive beacon whose worker ends right after the call (docs/record/platform-notes.md).
 const KEPT_WHEN_TERMINATED = { chromium: false, firefox: true, webkit: true };
 const TRIES = 5;
 
