@@ -22,11 +22,11 @@ export function nextTask() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-// onError(where, error) records a problem; send(url, body) gives a beacon to the browser (or to the thread that can) and
+// onError(where, error) records a problem; sendBeacon(url, body) gives a beacon to the browser (or to the thread that can) and
 // returns whether it was taken; onRunEnded(queued) is called once the run's beacon has been sent: sending it is a run's
 // last call to the host whichever way the run ended (see send_beacon in wasm/core/platform.hpp). afterCall() runs
 // after each call into the core.
-export function createBrowserHost({ onError, send, onRunEnded = () => {}, afterCall = () => {} }) {
+export function createBrowserHost({ onError, sendBeacon, onRunEnded = () => {}, afterCall = () => {} }) {
   let session = null;
   let closed = false;
   const requests = new Map(); // request id -> { controller, reason, timer }
@@ -164,7 +164,7 @@ export function createBrowserHost({ onError, send, onRunEnded = () => {}, afterC
         pending = null;
         let queued = false;
         try {
-          queued = send(url, body);
+          queued = sendBeacon(url, body);
         } catch (error) {
           onError('sendBeacon', error);
         }

@@ -46,7 +46,7 @@ function record(where, error) {
 // Gives a beacon to the browser with navigator.sendBeacon, the one way a page being hidden or left can still send:
 // the partial beacon of a page hidden mid-run, a beacon the worker could not send, a load_error beacon. Returns
 // whether the browser took it.
-function queueBeacon(url, body) {
+function sendBeacon(url, body) {
   try {
     return navigator.sendBeacon(url, body);
   } catch (error) {
@@ -100,7 +100,7 @@ function sendLoadError(reason) {
       error: [...String(errors.at(-1))].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
       sample_rate: config.sampleRate, context: { page_origin: location.origin }, samples: [], // no sample_rate: 1
     });
-    detail = { pageLoadId, beacon: body, beaconQueued: queueBeacon(url, body) };
+    detail = { pageLoadId, beacon: body, beaconQueued: sendBeacon(url, body) };
   } catch (error) {
     record('beacon', error);
   }
@@ -155,7 +155,7 @@ async function start() {
   const { startRun } = await import('./run.js').catch((error) => {
     throw Object.assign(error, { loadError: 'run_import' });
   });
-  active = startRun({ record, send: queueBeacon, watch: watchVisibility, onEnd: end, csp: () => (watchCsp(), blocked) });
+  active = startRun({ record, sendBeacon, watch: watchVisibility, onEnd: end, csp: () => (watchCsp(), blocked) });
   return active.start(args);
 }
 
@@ -191,7 +191,7 @@ function inWorker(args) {
     // A page being hidden may never be shown again, and cannot wait for the worker: the run's latest partial beacon
     // goes from here, synchronously, and the worker stops.
     const hidden = () => {
-      if (partial) Object.assign(detail, { run: 'done', beacon: partial[1], beaconQueued: queueBeacon(...partial) });
+      if (partial) Object.assign(detail, { run: 'done', beacon: partial[1], beaconQueued: sendBeacon(...partial) });
       worker.terminate();
       stop();
     };
@@ -206,9 +206,9 @@ function inWorker(args) {
         resolve(data.outcome);
         if (data.outcome === 'started') unwatch = watchVisibility(hidden);
       }
-      // The run is over: its beacon sent by the worker, or handed to the page (toSend), or none.
+      // The run is over: its beacon sent by the worker, or handed to the page (unsent), or none.
       if (data.end) {
-        if (detail.beacon) detail.beaconQueued = !data.toSend || queueBeacon(...data.toSend);
+        if (detail.beacon) detail.beaconQueued = !data.unsent || sendBeacon(...data.unsent);
         stop();
       }
     };

@@ -24,12 +24,12 @@ function moduleFiles(moduleUrl) {
 const TRIED = ['constructor', 'worker_load', 'core_load'];
 
 /**
- * record(where, error) keeps a problem in the gate's status and sends it on to the core; send(url, body) gives a beacon
+ * record(where, error) keeps a problem in the gate's status and sends it on to the core; sendBeacon(url, body) gives a beacon
  * to the browser; watch(hidden) calls hidden() when the page is hidden and returns a function that stops watching;
  * onEnd() is called once, when the run is over; csp() says whether a CSP was seen blocking the gate's worker, and stops
  * listening for it. Returns the run's handle for the gate.
  */
-export function startRun({ record, send, watch, onEnd, csp }) {
+export function startRun({ record, sendBeacon, watch, onEnd, csp }) {
   let core = null;
   let beaconQueued = false;
   let closed = false;
@@ -65,13 +65,13 @@ export function startRun({ record, send, watch, onEnd, csp }) {
     const workerFallback = () => (csp() && ['constructor', 'worker_load'].includes(fallback) ? 'csp' : fallback);
     const { worker, glue, wasm } = moduleFiles(moduleUrl);
     // The reason for worker.js itself: its own tagging (failed()) cannot run when it does not load.
-    const { coreRun, postBeacon } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
+    const { coreRun, sendBeaconByFetch } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
       throw Object.assign(error, { loadError: 'worker_import' });
     });
     // The beacon by sendBeacon, or by a keepalive fetch where the browser refuses it (its beacons turned off).
     core = coreRun({
       onError: record,
-      send: (url, body) => send(url, body) || (postBeacon(url, body).catch((error) => record('beacon fetch', error)), true),
+      sendBeacon: (url, body) => sendBeacon(url, body) || (sendBeaconByFetch(url, body).catch((error) => record('beacon fetch', error)), true),
       onRunEnded: close,
     });
     // The problems met so far; from now on record() hands them to the core.

@@ -73,12 +73,12 @@ async function loadCore(moduleUrl, files) {
 }
 
 /**
- * One run of the core. onError(where, error) records a problem; send(url, body) gives the beacon to the browser and
+ * One run of the core. onError(where, error) records a problem; sendBeacon(url, body) gives the beacon to the browser and
  * returns whether it was taken; onRunEnded(queued) is called once, when the run is over; onPartial([url, body]), if
  * given, receives after each step of the run (progress() in wasm/core/experiment.hpp) the beacon that the page being
  * hidden at that moment would send. Returns { start, pageHidden, noteError, close, detail, loaded }.
  */
-export function coreRun({ onError, send, onRunEnded, onPartial }) {
+export function coreRun({ onError, sendBeacon, onRunEnded, onPartial }) {
   let session = null;
   let host = null; // the browser host of this run, until the run ends
   let closed = false;
@@ -125,7 +125,7 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
       const wasm = await loadCore(local.moduleUrl, files);
       run.loaded = true;
       await nextTask();
-      host = createBrowserHost({ onError, send, onRunEnded: close, afterCall });
+      host = createBrowserHost({ onError, sendBeacon, onRunEnded: close, afterCall });
       session = new wasm.Session(host);
       host.bind(session);
 
@@ -191,12 +191,12 @@ export function coreRun({ onError, send, onRunEnded, onPartial }) {
 // itself), with the first partial beacon; {partial: [url, body]} after each later step of the run (the beacon the page
 // sends if it is hidden before the end: it cannot wait for this thread then); {error: text} for each problem; and
 // {end} once the run is over: its beacon sent from here with fetch keepalive (the page's main thread pays nothing for
-// it), or, where the browser refuses the fetch, handed to the page to send ({toSend: [url, body]}: navigator.sendBeacon
+// it), or, where the browser refuses the fetch, handed to the page to send ({unsent: [url, body]}: navigator.sendBeacon
 // exists only there). A run that does not start ends with its outcome. Each message has the run's state, page load id
 // and beacon (status).
 // A beacon by fetch keepalive, from the worker or, where sendBeacon refused it, from run.js: credentials omitted (the
 // collector needs none); no-cors, as sendBeacon: a collector on another origin need not answer CORS for it to arrive.
-export const postBeacon = (url, body) => fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' });
+export const sendBeaconByFetch = (url, body) => fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' });
 
 function serve() {
   let run = null;
@@ -215,9 +215,9 @@ function serve() {
     post({ error: text });
   };
   // A beacon URL that is a path is on the page's origin (this worker's own URL may be a blob: or a bundler's).
-  const send = (url, body) => {
-    sending = postBeacon(new URL(url, pageOrigin), body)
-      .then(() => ({ end: true }), (error) => (onError('beacon fetch', error), { end: true, toSend: [url, body] }));
+  const sendBeacon = (url, body) => {
+    sending = sendBeaconByFetch(new URL(url, pageOrigin), body)
+      .then(() => ({ end: true }), (error) => (onError('beacon fetch', error), { end: true, unsent: [url, body] }));
     if (answered) sending.then(post);
     return true;
   };
@@ -226,7 +226,7 @@ function serve() {
     ({ pageOrigin } = data.start);
     run = coreRun({
       onError,
-      send,
+      sendBeacon,
       onRunEnded() {},
       onPartial: (beacon) => (answered ? post({ partial: beacon }) : (partial = beacon)),
     });
