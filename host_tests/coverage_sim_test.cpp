@@ -1,4 +1,4 @@
-// Coverage and width of the report's intervals on simulated run-clustered experiments (native_stub/coverage_sim).
+// Coverage and width of the report's intervals on simulated run-clustered experiments (host_tests/sim/coverage_sim).
 #include <doctest/doctest.h>
 
 #include <cstdio>

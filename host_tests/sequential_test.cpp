@@ -1,5 +1,5 @@
 // The anytime-valid interval (confidence_sequence.hpp) and the multiplicity adjustment (multiplicity.hpp): their
-// formulas, and simulated experiments looked at every day and A/A reports over many cells (native_stub/sequential_sim),
+// formulas, and simulated experiments looked at every day and A/A reports over many cells (host_tests/sim/sequential_sim),
 // each look inferred by the report's own path.
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // `npm run calibration`: the calibration table of docs/design.md (R9) — coverage and reported SE ÷ the true SD of the
 // estimate, by data model, group size and percentile, for Δ ms, Δ % and the HTTP/2 arm's own interval, each experiment
-// inferred through infer_report() (native_stub/coverage_sim). Prints the table as Markdown.
+// inferred through infer_report() (host_tests/sim/coverage_sim). Prints the table as Markdown.
 // Options: --experiments N (default 2000), --sizes 30,100,300,1500 (runs per group), --models lognormal,field,
 // --seed S.
 #include <cstdio>

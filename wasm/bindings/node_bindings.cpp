@@ -17,6 +17,7 @@
 #include <emscripten/val.h>
 
 #include "beacon.hpp"
+#include "comparability.hpp"
 #include "connection_setup.hpp"
 #include "confidence_sequence.hpp"
 #include "json_writer.hpp"
@@ -225,6 +226,19 @@ val group_js(const GroupReport& g, const ReportOptions& o) {
     fallback.set("rate", js(fallback_rate(g)));
     fallback.set("completed", static_cast<double>(treatment_ok(g)));
     out.set("fallback", fallback);
+    // Exclusions whose share differs between the arms (comparability.hpp): the verdict leads with them.
+    val unequal = val::array();
+    int k = 0;
+    for (const auto& u : unequal_exclusions(g)) {
+        val e = val::object();
+        e.set("class", std::string(to_string(u.cls)));
+        e.set("control", static_cast<double>(u.control));
+        e.set("treatment", static_cast<double>(u.treatment));
+        e.set("control_requests", static_cast<double>(u.control_requests));
+        e.set("treatment_requests", static_cast<double>(u.treatment_requests));
+        unequal.set(k++, e);
+    }
+    out.set("unequal", unequal);
     val arms = val::object();
     val h2 = val::object(), h3 = val::object();
     h2.set("n", static_cast<double>(g.analysis.n_h2));
@@ -560,6 +574,8 @@ val schema_js() {
     limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     limits.set("csTightestRuns", kCsTightestRuns);
     limits.set("maxReportGroups", static_cast<double>(kMaxReportGroups));
+    limits.set("unequalExclusionShare", kUnequalExclusionShare);
+    limits.set("unequalExclusionMinRequests", static_cast<double>(kUnequalExclusionMinRequests));
     out.set("limits", limits);
     // The report's defaults (ReportOptions) and the daily series' and connection-setup view's percentiles.
     const ReportOptions defaults;

@@ -212,7 +212,7 @@ struct ArmsAnalysis {
 // method's symmetric interval for r, evaluated at the estimate, answered another question and could disagree.
 //
 // The bootstrap (bootstrap.hpp) keeps these point estimates and replaces the intervals. Coverage and width of both:
-// native_stub/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
+// host_tests/sim/coverage_sim.hpp, host_tests/coverage_sim_test.cpp.
 
 // Sets significant (the Delta ms interval is defined and excludes 0) and significant_cs (its sequence's, likewise).
 void mark_significance(QuantileDifferenceRow& row);

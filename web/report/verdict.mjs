@@ -9,6 +9,22 @@ import { fixed, snap } from './numberText.mjs';
 /** Above this share of a report's runs on the page's main thread (not in the Worker), the verdict carries a caution. */
 export const MAIN_THREAD_CAUTION_SHARE = 0.01;
 
+// What to fix when an exclusion is unequal between the arms (the rule: comparability.hpp, the group's `unequal`), by
+// class, and what `h3probe doctor` checks for it. `origin` is the arm's origin, named by the arm that has more.
+const UNEQUAL_FIX = {
+  timing_unavailable: (origin) => `the ${origin} origin's /noop lacks Timing-Allow-Origin for the page, so the browser zeroes its timings (h3probe doctor checks the /noop headers)`,
+  protocol_unknown: (origin) => `the ${origin} origin's /noop lacks Timing-Allow-Origin for the page, so the browser hides its protocol (h3probe doctor checks the /noop headers)`,
+  http_error: (origin) => `the ${origin} origin's /noop answers with an error for some page loads (h3probe doctor checks its status; see the origin's logs)`,
+  timeout: (origin) => `requests to the ${origin} origin time out for some page loads (its reachability from users' networks; h3probe doctor checks /noop from one)`,
+  network_error: (origin) => `requests to the ${origin} origin fail for some page loads (TLS, DNS, CORS or a blocked port; h3probe doctor checks each from one network)`,
+  no_timing_entry: (origin) => `the ${origin} origin's requests leave no Resource Timing entry in time (a CSP or an extension; h3probe doctor --browser runs the page)`,
+  aborted: (origin) => `the ${origin} arm's requests are cut off when the run ends (a page that navigates away early)`,
+  redirected: (origin) => `the ${origin} origin redirects /noop (h3probe doctor checks that it answers 204)`,
+  cache_hit: (origin) => `a cache serves the ${origin} origin's /noop (Cache-Control: no-store; h3probe doctor checks the headers)`,
+  protocol_mismatch: (origin) => `something between browsers and the ${origin} origin ends their connections (a proxy: Server-Timing names another protocol than the browser used)`,
+};
+const share = (n, of) => `${of ? ((100 * n) / of).toFixed(1) : '0.0'}%`;
+
 const signed = (v, d) => `${snap(v, d) > 0 ? '+' : ''}${fixed(v, d)}`;
 // A significant cell's Δ % interval: its bounds, or unbounded (Fieller's set without finite bounds).
 const pctCi = (x) => (x.ci_pct_unbounded ? `${UNBOUNDED} in %` : Array.isArray(x.ci_pct) && x.ci_pct.every(Number.isFinite)
@@ -51,6 +67,15 @@ export function verdict(report) {
   if (noCi.length) parts.push(`no interval at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
   if (!rows.length) parts.push('no table: an arm has no usable samples');
 
+  // Exclusions unequal between the arms: the arms measure different page loads, and the answer is that, first.
+  const unequal = overall?.unequal ?? [];
+  const notComparable = unequal.map((u) => {
+    const origin = u.treatment / u.treatment_requests >= u.control / u.control_requests ? L.treatment : L.control;
+    const fix = UNEQUAL_FIX[u.class]?.(origin) ?? `the ${origin} arm loses these requests`;
+    return `${u.class} excluded ${count(u.treatment)} of ${count(u.treatment_requests)} ${L.treatment} requests ` +
+      `(${share(u.treatment, u.treatment_requests)}) and ${count(u.control)} of ${count(u.control_requests)} ${L.control} ` +
+      `(${share(u.control, u.control_requests)}): ${fix}`;
+  });
   const cautions = [];
   const regions = report.regions ?? [];
   if (runs > 0 && regions.length === 1 && regions[0] === LOOPBACK_REGION) {
@@ -72,13 +97,16 @@ export function verdict(report) {
   const stops = stopping(report);
   const counted = `${fdr.survivors.length} of ${fdr.cells} ${report.by ?? 'region'} × percentile cells ` +
     `survive${fdr.survivors.length ? `: ${fdr.survivors.map((x) => `${x.group} ${percentileLabel(x.p)}`).join(', ')}` : ''}`;
-  const text = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of Δ): ` +
-    `${parts.join('; ')}` +
-    (fdr.cells ? `\ncounting every comparison (Benjamini–Hochberg, false discovery rate ${pctLevel(fdr.level)}): ${counted}` : '') +
-    (rows.length ? `\nmay we stop? (the ${conf} confidence sequence, valid however often this is read): ` +
-      `${stops.map((x) => stopText(x, L)).join('; ')}` : '') +
-    cautions.map((c) => `\nCAUTION: ${c}`).join('');
-  return { text, cautions, runs, received: report.received,
+  const head = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of Δ): `;
+  const text = notComparable.length
+    ? `${head}NOT COMPARABLE until fixed: the arms no longer measure the same page loads, so no difference is read ` +
+      `from them. ${notComparable.join('; ')}` + cautions.map((c) => `\nCAUTION: ${c}`).join('')
+    : `${head}${parts.join('; ')}` +
+      (fdr.cells ? `\ncounting every comparison (Benjamini–Hochberg, false discovery rate ${pctLevel(fdr.level)}): ${counted}` : '') +
+      (rows.length ? `\nmay we stop? (the ${conf} confidence sequence, valid however often this is read): ` +
+        `${stops.map((x) => stopText(x, L)).join('; ')}` : '') +
+      cautions.map((c) => `\nCAUTION: ${c}`).join('');
+  return { text, cautions, comparable: notComparable.length === 0, unequal, runs, received: report.received,
     percentiles: percentiles.map((x, i) => ({ ...x, q_value: rows[i].q_value ?? null, discovery: Boolean(rows[i].discovery),
       cs_ms: rows[i].cs_ms ?? null, significant_cs: Boolean(rows[i].significant_cs), stop: stops[i] })),
     fdr };

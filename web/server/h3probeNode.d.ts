@@ -145,6 +145,8 @@ export interface GroupReport {
   /** Excluded requests by class (every class but the usable ones and prewarm), then missing_metric. */
   excluded: Record<Exclude<RequestClass, 'usable_control' | 'usable_treatment' | 'prewarm'> | 'missing_metric', number>;
   fallback: { fallbacks: number; rate: number | null; completed: number };
+  /** The classes excluded unequally between the arms (limits.unequalExclusionShare): the arms are then not comparable. */
+  unequal: Array<{ class: RequestClass; control: number; treatment: number; control_requests: number; treatment_requests: number }>;
   arms: { h2: { n: number; runs: number }; h3: { n: number; runs: number } };
   analysis: { method: 'delta' | 'bootstrap'; confidence: number; runs_paired: number; rows: QuantileRow[] };
   paired: { n: number; mean: number | null; median: number | null; p10: number | null; p90: number | null;
@@ -169,7 +171,10 @@ export interface Schema {
   /** Why a run left its Worker for the page's main thread: the beacon's context.worker_fallback. */
   workerFallbackReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
-    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxReportGroups: number };
+    minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxReportGroups: number;
+    /** An exclusion whose share of one arm's requests exceeds the other's by more than this, and by at least
+     *  unequalExclusionMinRequests requests, makes the arms not comparable (comparability.hpp). */
+    unequalExclusionShare: number; unequalExclusionMinRequests: number };
   /** Every report's defaults (ReportOptions, report.hpp), and the percentiles of the daily series and of the
    *  connection-setup view. */
   reportDefaults: { percentiles: number[]; confidence: number; sampleSize: { p: number; mde: number; alpha: number; power: number };

@@ -1,0 +1,107 @@
+// When the two arms no longer measure the same page loads (an exclusion in one arm and not the other: a
+// Timing-Allow-Origin missing on one origin, one origin timing out), the verdict says so first, in the text, HTML and
+// JSON reports, from SQLite and from ClickHouse alike; a clean, symmetric store shows nothing of it. The rule is the
+// core's (comparability.hpp, schema().limits.unequalExclusion*).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { loadH3probeNode } from '../../server/h3probeNode.mjs';
+import { openStore } from '../../server/store.mjs';
+import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
+import { makeReport } from '../../report/makeReport.mjs';
+import { clickhouseLane } from '../chdb/lane.mjs';
+import { assertSameReport } from './sameReport.mjs';
+
+const core = await loadH3probeNode();
+const scratch = clickhouseLane('h3probe-comparable-');
+after(scratch.cleanup);
+const { limits } = core.schema();
+
+function sample(phase, idx, ms, extra = {}) {
+  const protocol = phase === 'treatment' ? 'h3' : 'h2';
+  return { phase, idx, origin: phase === 'treatment' ? 'h3' : 'h2', result: 'ok', http_status: 204, protocol, reused: true,
+    network_ms: ms, queue_ms: 0.5, dns_ms: 0, connect_ms: 0, tls_ms: 0, request_ms: ms / 2, response_ms: 1, start_ms: 100,
+    fetch_ms: ms + 1, ...extra };
+}
+
+// runs runs of 5 + 5 requests (values spread around 50 and 45 ms); bad(run, phase, k): the extra fields of that
+// request (an exclusion), or null.
+function store(runs, bad) {
+  return Array.from({ length: runs }, (_, i) => {
+    const arm = (phase, base) => Array.from({ length: 5 }, (__, k) => sample(phase, k, base + ((7 * i + 3 * k) % 11), bad(i, phase, k) ?? {}));
+    return { beacon: { schema: 'h3probe/1', run_id: `c${i}`, page_load_id: `pl-c${i}`, config_id: 'comparable', module_version: '0.1.0',
+      order: i % 2 ? 'h3-first' : 'h2-first', arms: 'h2-h3', outcome: 'complete', error: '',
+      samples: [sample('prewarm', 0, 300), ...arm('control', 50), ...arm('treatment', 45)] },
+    meta: { receivedAt: '2024-05-01T12:00:00.000Z', region: 'Europe', country: 'DE' } };
+  });
+}
+
+const TAO = { result: 'timing_unavailable', network_ms: 0, protocol: '' };
+const TIMEOUT = { result: 'timeout', network_ms: null, protocol: '' };
+const CASES = {
+  // The issue's case: Timing-Allow-Origin missing on the HTTP/3 origin for 4 of 20 page loads: 20 of 100 requests.
+  tao: store(20, (i, phase) => (phase === 'treatment' && i < 4 ? TAO : null)),
+  // The HTTP/2 origin timing out for 2 of 20 page loads: 10 of 100.
+  timeouts: store(20, (i, phase) => (phase === 'control' && i >= 18 ? TIMEOUT : null)),
+  // The same exclusion in both arms, and one arm 5 requests worse at most: comparable.
+  symmetric: store(20, (i, phase, k) => ((i < 3 && k === 0) || (phase === 'treatment' && i === 5 && k < 4) ? TAO : null)),
+};
+
+async function reports(name, items) {
+  const sqlitePath = path.join(scratch.tmp, `${name}.sqlite`);
+  const sqlite = openStore(sqlitePath, core);
+  const server = await scratch.fresh(name);
+  const chSpec = `clickhouse://127.0.0.1:${server.httpPort}/${name}`;
+  const ch = await openClickHouseStore(chSpec, core, { log: path.join(scratch.tmp, `${name}.ndjson`) });
+  for (const { beacon, meta } of items) {
+    const text = JSON.stringify(beacon);
+    sqlite.insertBeacon(core.decodeBeacon(text), meta);
+    await ch.queueBeacon(core.decodeBeacon(text), meta);
+  }
+  sqlite.close();
+  await ch.flushed();
+  await ch.close();
+  const out = {};
+  for (const [kind, source] of [['sqlite', { dbPath: sqlitePath }], ['clickhouse', { store: chSpec }]]) {
+    const r = await makeReport(core, { ...source, htmlPath: path.join(scratch.tmp, `${name}-${kind}.html`), jsonPath: path.join(scratch.tmp, `${name}-${kind}.json`) });
+    out[kind] = { text: r.text, html: fs.readFileSync(r.htmlPath, 'utf8'), json: JSON.parse(fs.readFileSync(r.jsonPath, 'utf8')) };
+  }
+  assertSameReport(out);
+  return out.sqlite;
+}
+
+describe('the verdict when the arms are not comparable', () => {
+  test('the rule\'s thresholds are the core\'s', () => {
+    assert.equal(limits.unequalExclusionShare, 0.05);
+    assert.equal(limits.unequalExclusionMinRequests, 5);
+  });
+
+  test('Timing-Allow-Origin missing on the HTTP/3 origin for a fifth of the loads: NOT COMPARABLE first, with the fix', { timeout: 120_000 }, async () => {
+    const r = await reports('tao', CASES.tao);
+    const first = r.text.split('\n').find((l) => l.startsWith('verdict ('));
+    assert.match(first, /: NOT COMPARABLE until fixed: the arms no longer measure the same page loads/);
+    assert.match(first, /timing_unavailable excluded 20 of 100 HTTP\/3 requests \(20\.0%\) and 0 of 100 HTTP\/2 \(0\.0%\): the HTTP\/3 origin's \/noop lacks Timing-Allow-Origin/);
+    assert.match(first, /h3probe doctor checks the \/noop headers/);
+    assert.doesNotMatch(r.text, /^may we stop\?/m, 'no stopping line from arms that are not comparable');
+    assert.equal(r.json.verdict.comparable, false);
+    assert.deepEqual(r.json.verdict.unequal, [{ class: 'timing_unavailable', control: 0, treatment: 20, control_requests: 100, treatment_requests: 100 }]);
+    assert.match(r.html, /NOT COMPARABLE until fixed/);
+    // The verdict is the first thing of the HTML's body.
+    assert.ok(r.html.indexOf('NOT COMPARABLE') < r.html.indexOf('<table'), 'before any table');
+  });
+
+  test('the HTTP/2 origin timing out for a tenth of the loads: the same, naming that arm', { timeout: 120_000 }, async () => {
+    const r = await reports('timeouts', CASES.timeouts);
+    assert.match(r.text, /NOT COMPARABLE until fixed: .*timeout excluded 0 of 100 HTTP\/3 requests \(0\.0%\) and 10 of 100 HTTP\/2 \(10\.0%\): requests to the HTTP\/2 origin time out/);
+    assert.equal(r.json.verdict.comparable, false);
+  });
+
+  test('the same exclusion in both arms, or a gap under the threshold: the verdict reads the Δ as usual', { timeout: 120_000 }, async () => {
+    const r = await reports('symmetric', CASES.symmetric);
+    assert.doesNotMatch(r.text, /NOT COMPARABLE/);
+    assert.equal(r.json.verdict.comparable, true);
+    assert.deepEqual(r.json.verdict.unequal, []);
+    assert.match(r.text, /^may we stop\?/m);
+  });
+});
