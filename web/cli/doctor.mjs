@@ -10,7 +10,9 @@ import { parseArgs } from 'node:util';
 import { MODULE_FILES, NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS, PAYLOAD } from '../server/originRules.mjs';
 
 /** run_id, page_load_id and config_id of everything doctor sends. */
-export const DOCTOR_ID = 'h3probe-doctor';
+import { DOCTOR_ID } from '../report/testBeacons.mjs';
+
+export { DOCTOR_ID };
 
 export const USAGE = `usage: h3probe doctor --page URL --h2 ORIGIN --h3 ORIGIN --collector URL [options]
 

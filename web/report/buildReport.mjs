@@ -141,7 +141,7 @@ export function assemble(schema, data, groups, { method, confidence, percentiles
   if (data.pooled) shown.sort((a, b) => (a.name === OTHER_GROUP) - (b.name === OTHER_GROUP));
   const report = {
     metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', by: data.by ?? 'region', method, confidence,
-    percentiles: [...percentiles], storedRuns: data.storedRuns, regions: data.regions ?? [],
+    percentiles: [...percentiles], storedRuns: data.storedRuns, testBeacons: data.testBeacons ?? 0, regions: data.regions ?? [],
     received: data.received ?? { first: null, last: null },
     sampleSizeTarget: sampleSize,
     // Why a request is not in its arm, in the core's order: its classes other than usable and pre-warm, then the

@@ -28,6 +28,7 @@ import { classCountColumns } from '../server/clickhouseStore.mjs';
 import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
   valueMomentSums } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkGroupCount, checkMinGroupRuns } from './readReportData.mjs';
+import { DOCTOR_ID } from './testBeacons.mjs';
 
 
 export { CLICKHOUSE_GROUP_BY };
@@ -746,7 +747,10 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
     AND arms = ${sqlString(arms)} AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} GROUP BY reason`))
     .map((r) => ({ reason: r.reason, n: Number(r.n) }));
   const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM run_records
-    WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} GROUP BY bytes ORDER BY bytes`))
-    .map((r) => ({ bytes: Number(r.bytes), runs: Number(r.runs) }));
-  return { loadErrors, mainThread, payloadModes };
+    WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}
+    GROUP BY bytes ORDER BY bytes`)).map((r) => ({ bytes: Number(r.bytes), runs: Number(r.runs) }));
+  // The doctor's test beacon, left out of every count above and named in the report.
+  const [doctor] = await pass('test-beacons', `SELECT uniqExact(run_id) AS n FROM runs WHERE run_id = ${sqlString(DOCTOR_ID)}
+    AND received_at >= ${sqlString(since)}`);
+  return { loadErrors, mainThread, payloadModes, testBeacons: Number(doctor?.n ?? 0) };
 }

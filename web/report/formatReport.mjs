@@ -91,6 +91,18 @@ const payloadName = (bytes) => (bytes ? `${int(bytes)} B` : '0 B (the no-op)');
  * pooled): "payload: 131,072 B per measured request (--payload-bytes); other payload modes stored: 0 B (the no-op) 120
  * runs". '' when every run of the arms mode fetched the no-op. The HTML report shows the same line.
  */
+/**
+ * Which stored runs the report reads: "N stored runs" and, where they differ, how many have a measured request (the
+ * verdict's and the tables' runs) and how many have none (a run that ended before its first request); the doctor's test
+ * beacons are in no count and named here.
+ */
+export function storedRunsText({ storedRuns, testBeacons = 0, groups = [] }) {
+  const measured = groups[0]?.runs ?? 0;
+  const without = storedRuns - measured;
+  return `${int(storedRuns)} stored runs${without > 0 ? ` (${int(measured)} with a measured request, ${int(without)} without)` : ''}` +
+    `${testBeacons ? `, ${int(testBeacons)} doctor test beacon${testBeacons === 1 ? '' : 's'} left out` : ''}`;
+}
+
 export function payloadLine({ payloadBytes = 0, payloadModes = [] }) {
   const others = payloadModes.filter((m) => m.bytes !== payloadBytes);
   if (!payloadBytes && others.length === 0) return '';
@@ -104,7 +116,7 @@ export function formatReport(report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const L = armLabels(report.arms);
   const lines = [
-    `h3probe report: ${report.metric}, ${int(report.storedRuns)} stored runs${report.since ? ` received since ${report.since}` : ''}` +
+    `h3probe report: ${report.metric}, ${storedRunsText(report)}${report.since ? ` received since ${report.since}` : ''}` +
       `${L.aa ? ` with arms ${report.arms}` : ''}; ` +
       `${conf} intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'}, the run (page load) as the unit`,
     ...(L.aa ? [L.aa] : []),

@@ -11,6 +11,7 @@ import { normalizeSince, readReportData, checkPayloadBytes } from './readReportD
 import { addDailySeries, assemble, buildReport, inferFromSource, reportShape } from './buildReport.mjs';
 import { clickhouseAggregateSource, clickhouseReportFacts, queryRecorder } from './clickhouseAggregates.mjs';
 import { formatReport } from './formatReport.mjs';
+import { DOCTOR_ID } from './testBeacons.mjs';
 import { SETUP_ARMS } from './connectionSetup.mjs';
 import { clickhouseConnectionSetup } from './clickhouseConnectionSetup.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
@@ -71,7 +72,9 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   checkPayloadBytes(payloadBytes, schema);
   const mode = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)}`;
-  const common = { columns: [{ C: m.control, T: m.treatment, missing: m.missing }], where: `${mode} AND received_at >= ${sqlString(since)}`,
+  // The doctor's test beacon is in no count (testBeacons.mjs); it holds no value, so the value summary has none of it.
+  const common = { columns: [{ C: m.control, T: m.treatment, missing: m.missing }],
+    where: `${mode} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}`,
     summary: `${mode} AND metric = ${sqlString(metric)}`, readSummary, now };
   const passes = [];
   const source = clickhouseAggregateSource(client, schema, { ...common, sets: daily ? [by, 'day'] : [by], minGroupRuns, passes });

@@ -4,6 +4,8 @@
 // run_records and arm_values, no run or request row: the C++ core then does all the counting and statistics
 // (buildReport.mjs).
 
+import { DOCTOR_ID } from './testBeacons.mjs';
+
 // Runs per query: the concatenated records of this many runs are one BLOB (~200 bytes a run).
 const CHUNK_RUNS = 16384;
 
@@ -65,7 +67,9 @@ export function readReportData(db, schema, {
   if (!Object.hasOwn(GROUP_BY, by)) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
   const sinceIso = normalizeSince(since);
   checkPayloadBytes(payloadBytes, schema);
-  const mode = `c.arms = ? AND c.payload_bytes = ${Number(payloadBytes)}`;
+  // The doctor's test beacon is in no count (testBeacons.mjs): its run's number, or 0 when it is not stored.
+  const doctorRun = db.prepare('SELECT rowid FROM runs WHERE run_id = ?').pluck().get(DOCTOR_ID) ?? 0;
+  const mode = `c.arms = ? AND c.payload_bytes = ${Number(payloadBytes)} AND c.run != ${Number(doctorRun)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
   const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   // Runs per payload mode and region (and day, for the daily series), from the (arms, payload_bytes, region,
@@ -74,7 +78,7 @@ export function readReportData(db, schema, {
   // (a third of the read, so only when the days are wanted).
   const all = db.prepare(`SELECT c.payload_bytes AS bytes, c.region AS region, ${daily ? `${GROUP_BY.day.sql} AS day` : 'NULL AS day'},
     count(*) AS n, min(c.received_at) AS first, max(c.received_at) AS last FROM run_records c WHERE c.arms = ? AND c.received_at >= ?
-    GROUP BY c.payload_bytes, c.region${daily ? ', day' : ''}`).all(arms, sinceIso);
+    AND c.run != ${Number(doctorRun)} GROUP BY c.payload_bytes, c.region${daily ? ', day' : ''}`).all(arms, sinceIso);
   const cells = all.filter((c) => c.bytes === Number(payloadBytes));
   const payloadModes = [...all.reduce((m, c) => m.set(c.bytes, (m.get(c.bytes) ?? 0) + c.n), new Map())]
     .map(([bytes, runs]) => ({ bytes, runs })).sort((a, b) => a.bytes - b.bytes);
@@ -131,6 +135,7 @@ export function readReportData(db, schema, {
     regions: byRegion.map((r) => r.name), groups, daily, days, setup, records: parts, ...(pooled ? { pooled } : {}),
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso),
+    testBeacons: db.prepare('SELECT count(*) FROM runs WHERE run_id = ? AND received_at >= ?').pluck().get(DOCTOR_ID, sinceIso),
     mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }) };
 }
 

@@ -2,7 +2,7 @@
 // Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
 // ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
 // percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, MARKS, markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel,
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, storedRunsText, MARKS, markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel,
   pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
@@ -32,7 +32,7 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
     ...(report.verdict ? [verdictSection(report.verdict)] : []),
     ...(L.aa ? [`<p class="aa"><b>${esc(L.aa)}.</b> Arms <code>${esc(report.arms)}</code>.</p>`] : []),
     `<p class="lede">Network time of the ${report.payloadBytes ? `${int(report.payloadBytes)}-byte` : 'no-op'} requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
-      ${int(report.storedRuns)} stored runs${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
+      ${esc(storedRunsText(report))}${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
       ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
       negative means ${L.treatment} was faster; <b>*</b> marks a cell whose Δ excludes 0 (in ms and in %: one test, so both intervals exclude 0 together).</p>`,
     payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : '',

@@ -1,4 +1,4 @@
-// When the two arms no longer measure the same page loads (an exclusion in one arm and not the other: a
+// Which runs the report reads, and what could bias its answer. When the two arms no longer measure the same page loads (an exclusion in one arm and not the other: a
 // Timing-Allow-Origin missing on one origin, one origin timing out), the verdict says so first, in the text, HTML and
 // JSON reports, from SQLite and from ClickHouse alike; a clean, symmetric store shows nothing of it. The rule is the
 // core's (comparability.hpp, schema().limits.unequalExclusion*).
@@ -12,6 +12,7 @@ import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
 import { assertSameReport } from './sameReport.mjs';
+import { doctorBeacon } from '../../cli/doctor.mjs';
 
 const core = await loadH3probeNode();
 const scratch = clickhouseLane('h3probe-comparable-');
@@ -103,5 +104,25 @@ describe('the verdict when the arms are not comparable', () => {
     assert.equal(r.json.verdict.comparable, true);
     assert.deepEqual(r.json.verdict.unequal, []);
     assert.match(r.text, /^may we stop\?/m);
+  });
+});
+
+describe('counts that add up', () => {
+  test('the header says which stored runs have a measured request; the doctor\'s test beacon is left out and named', { timeout: 120_000 }, async () => {
+    const items = [...store(12, () => null),
+      // A run that ended before its first request, and the doctor's test beacon.
+      { beacon: { schema: 'h3probe/1', run_id: 'early', page_load_id: 'pl-early', config_id: 'comparable', module_version: '0.1.0',
+        order: 'h2-first', arms: 'h2-h3', outcome: 'error', error: 'stopped', samples: [] },
+      meta: { receivedAt: '2024-05-01T12:00:00.000Z', region: 'Europe', country: 'DE' } },
+      { beacon: doctorBeacon('0.1.0'), meta: { receivedAt: '2024-05-01T12:00:00.000Z', region: 'local', country: null } }];
+    const r = await reports('counts', items);
+    assert.match(r.text, /^h3probe report: network_ms, 13 stored runs \(12 with a measured request, 1 without\), 1 doctor test beacon left out;/m);
+    assert.match(r.text, /^verdict \(12 runs,/m);
+    assert.equal(r.json.storedRuns, 13);
+    assert.equal(r.json.testBeacons, 1);
+    assert.equal(r.json.groups[0].runs, 12);
+    // The doctor's beacon came from loopback: left out, it neither adds a region nor the loopback caution.
+    assert.deepEqual(r.json.regions, ['Europe']);
+    assert.match(r.html, /13 stored runs \(12 with a measured request, 1 without\), 1 doctor test beacon left out/);
   });
 });
