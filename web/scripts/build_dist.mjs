@@ -6,9 +6,11 @@
 //   worker.js             the core's side of the run, a module Worker (or imported by run.js when no Worker can run)
 //   run.js                the run on the main thread, imported by h3probe.js only where no Worker can run the core
 //   h3probe_browser.mjs   the Emscripten glue (minified) and h3probe_browser.wasm, located next to worker.js
-//   node/                 the same core built for Node: the collector's decoder and the report
+//   node/                 the same core built for Node: the collector's decoder and the report (its glue minified,
+//                         its .wasm gzipped: the loader, h3probeNode.mjs, inflates it, a few ms once per process)
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { build } from 'esbuild';
 import { minify } from 'terser';
 import { repoRoot } from '../devstack/paths.mjs';
@@ -69,5 +71,7 @@ await writeMinified('run.js', await bundle('run.js'), EAGER);
 await writeMinified('worker.js', await bundle('worker.js'), EAGER, HOISTED);
 await writeMinified('h3probe_browser.mjs', cutGlue(fs.readFileSync(path.join(wasmBuild, 'h3probe_browser.mjs'), 'utf8')), EAGER, GLUE);
 fs.copyFileSync(path.join(wasmBuild, 'h3probe_browser.wasm'), path.join(dist, 'h3probe_browser.wasm'));
-for (const file of ['h3probe_node.cjs', 'h3probe_node.wasm']) fs.copyFileSync(path.join(wasmBuild, file), path.join(dist, 'node', file));
+await writeMinified('node/h3probe_node.cjs', fs.readFileSync(path.join(wasmBuild, 'h3probe_node.cjs'), 'utf8'), '', { ...TERSER, module: false });
+fs.writeFileSync(path.join(dist, 'node', 'h3probe_node.wasm.gz'),
+  zlib.gzipSync(fs.readFileSync(path.join(wasmBuild, 'h3probe_node.wasm')), { level: 9 }));
 console.log(`build:dist: ${fs.readdirSync(dist).join(', ')} in web/dist/`);

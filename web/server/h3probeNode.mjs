@@ -1,6 +1,7 @@
 // Loads the C++ core compiled for Node (web/dist/node/h3probe_node.cjs): the beacon decoder, the report and the schema.
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -13,12 +14,14 @@ let loading = null;
 export function loadH3probeNode(dir = buildRoot) {
   if (!loading) {
     const gluePath = path.join(dir, 'h3probe_node.cjs');
-    const wasmPath = path.join(dir, 'h3probe_node.wasm');
-    if (!fs.existsSync(gluePath) || !fs.existsSync(wasmPath)) {
+    // The package's .wasm is gzipped (build_dist.mjs); a tree built otherwise (web/devstack/besideTree.mjs) has it plain.
+    const packed = path.join(dir, 'h3probe_node.wasm.gz');
+    const plain = path.join(dir, 'h3probe_node.wasm');
+    if (!fs.existsSync(gluePath) || !(fs.existsSync(packed) || fs.existsSync(plain))) {
       return Promise.reject(new Error(`${gluePath} is missing: run "npm run build" first`));
     }
     const create = createRequire(import.meta.url)(gluePath);
-    const bytes = fs.readFileSync(wasmPath);
+    const bytes = fs.existsSync(packed) ? zlib.gunzipSync(fs.readFileSync(packed)) : fs.readFileSync(plain);
     loading = create({
       // Compiled and instantiated synchronously (a few ms). Awaiting V8's asynchronous compile leaves Node's event loop
       // with nothing to do, and Node then blocks until V8's background tasks end (NodePlatform::DrainTasks); in Node 20
