@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import tls from 'node:tls';
 import { parseArgs } from 'node:util';
 import { MODULE_FILES, NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS, PAYLOAD } from '../server/originRules.mjs';
@@ -36,6 +37,9 @@ options:
                       only /beacon, as the generated Caddyfile does, makes that check SKIP: give the collector's own
                       address, e.g. http://127.0.0.1:8787/healthz, from its machine)
   --ca FILE           also trust this CA certificate (PEM), e.g. a staging or local CA
+  --resolve HOST:PORT:ADDRESS  connect to ADDRESS for HOST:PORT (curl's form; repeatable), for a deployment not yet in
+                      DNS: TLS and the Host header still name HOST (with --browser: Chromium maps HOST to ADDRESS, Firefox
+                      takes one address for every name)
   --browser NAME      chromium or firefox: also one real run in that browser, printing the protocols seen
                       (from a checkout of the repository with npm run deps: the browser drivers are not in the package)
   --payload-bytes N   the page config's payloadBytes: also check that both origins answer /noop?bytes=N with N bytes,
@@ -67,7 +71,7 @@ export async function main(argv) {
       page: { type: 'string' }, h2: { type: 'string' }, h3: { type: 'string' }, collector: { type: 'string' },
       module: { type: 'string' }, wasm: { type: 'string' }, worker: { type: 'string' }, healthz: { type: 'string' }, ca: { type: 'string' },
       browser: { type: 'string' }, timeout: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-      'payload-bytes': { type: 'string' },
+      'payload-bytes': { type: 'string' }, resolve: { type: 'string', multiple: true },
     },
   });
   if (a.help) {
@@ -86,7 +90,8 @@ export async function main(argv) {
 }
 
 /**
- * The parsed options ({page, h2, h3, collector, module, wasm, worker, healthz, ca, browser, timeoutMs, payloadBytes})
+ * The parsed options ({page, h2, h3, collector, module, wasm, worker, healthz, ca, browser, timeoutMs, payloadBytes,
+ * resolve: Map 'host:port' → address})
  * and every problem.
  */
 export function doctorOptions(a) {
@@ -122,8 +127,22 @@ export function doctorOptions(a) {
   if (!/^\d+$/.test(a['payload-bytes'] ?? '0') || payloadBytes > PAYLOAD.maxBytes) {
     problems.push(`--payload-bytes: "${a['payload-bytes']}" is not a number of bytes from 0 to ${PAYLOAD.maxBytes}`);
   }
-  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, worker, healthz, ca, browser: a.browser, timeoutMs, payloadBytes },
-    problems };
+  // --resolve HOST:PORT:ADDRESS (curl's form, repeatable): connect there for that host and port, for a deployment not
+  // yet in DNS; TLS and the Host header still name the host.
+  const resolve = new Map();
+  for (const entry of [a.resolve ?? []].flat()) {
+    const m = /^([^:[\]]+):(\d{1,5}):\[?([^\]]+)\]?$/.exec(entry);
+    if (!m || net.isIP(m[3]) === 0 || Number(m[2]) > 65535) {
+      problems.push(`--resolve: "${entry}" is not HOST:PORT:ADDRESS (an IP address: 203.0.113.7, or [2001:db8::7])`);
+    } else {
+      resolve.set(`${m[1].toLowerCase()}:${Number(m[2])}`, m[3]);
+    }
+  }
+  if (resolve.size && a.browser === 'firefox' && new Set(resolve.values()).size > 1) {
+    problems.push('--resolve with --browser firefox: Firefox maps every host name to one address (network.dns.forceResolve): give one address, or use --browser chromium');
+  }
+  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, worker, healthz, ca, browser: a.browser, timeoutMs, payloadBytes,
+    resolve }, problems };
 }
 
 /** Runs every check; resolves to [{ status: PASS|FAIL|WARN|SKIP, check, detail, fix }]. */
@@ -132,7 +151,8 @@ export async function runDoctor(o) {
   const add = (status, check, detail, fix = '') => checks.push({ status, check, detail, fix });
   const pageOrigin = o.page.origin;
   const ca = o.ca ? [...tls.rootCertificates, o.ca] : undefined;
-  const get = (url, opts = {}) => request(url, { ca, timeoutMs: o.timeoutMs, ...opts });
+  const resolve = o.resolve ?? new Map();
+  const get = (url, opts = {}) => request(url, { ca, timeoutMs: o.timeoutMs, resolve, ...opts });
 
   // TLS, once per host, with the ALPN protocols an HTTP/2 client offers.
   const hosts = new Map();
@@ -145,7 +165,7 @@ export async function runDoctor(o) {
   const alpn = {};
   const spkis = [];
   for (const [host, { u, roles }] of hosts) {
-    const r = await tlsHandshake(u, { ca, timeoutMs: o.timeoutMs });
+    const r = await tlsHandshake(u, { ca, timeoutMs: o.timeoutMs, resolve });
     alpn[host] = r.alpn;
     if (r.spki && !spkis.includes(r.spki)) spkis.push(r.spki);
     if (r.error) {
@@ -324,9 +344,13 @@ const allows = (acao, origin) => acao === '*' || acao === origin;
 
 const PACKAGE_VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
-function tlsHandshake(u, { ca, timeoutMs }) {
+// The address --resolve gives for a URL's host and port (undefined: the system's resolver).
+const resolvedAddress = (u, resolve) => resolve?.get(`${u.hostname.toLowerCase()}:${Number(u.port || (u.protocol === 'https:' ? 443 : 80))}`);
+
+function tlsHandshake(u, { ca, timeoutMs, resolve: map }) {
   return new Promise((resolve) => {
-    const socket = tls.connect({ host: u.hostname, port: Number(u.port || 443), servername: u.hostname, ca, ALPNProtocols: ['h2', 'http/1.1'] });
+    const socket = tls.connect({ host: resolvedAddress(u, map) ?? u.hostname, port: Number(u.port || 443), servername: u.hostname, ca,
+      ALPNProtocols: ['h2', 'http/1.1'] });
     const done = (r) => { clearTimeout(timer); socket.destroy(); resolve(r); };
     const timer = setTimeout(() => done({ error: `no TLS answer in ${timeoutMs} ms` }), timeoutMs);
     socket.once('secureConnect', () => {
@@ -339,10 +363,14 @@ function tlsHandshake(u, { ca, timeoutMs }) {
 }
 
 /** One HTTP/1.1 request; resolves to { status, headers, body, size } (body as text, at most 64 KB kept; size: its bytes). */
-function request(u, { method = 'GET', headers = {}, body, ca, timeoutMs }) {
+function request(u, { method = 'GET', headers = {}, body, ca, timeoutMs, resolve: map }) {
   return new Promise((resolve, reject) => {
     const lib = u.protocol === 'https:' ? https : http;
-    const req = lib.request(u, { method, headers: { 'user-agent': 'h3probe-doctor', ...headers }, ca, agent: false, timeout: timeoutMs }, (res) => {
+    const address = resolvedAddress(u, map);
+    const lookup = address && ((host, options, done) => (options?.all ? done(null, [{ address, family: net.isIP(address) }])
+      : done(null, address, net.isIP(address))));
+    const req = lib.request(u, { method, headers: { 'user-agent': 'h3probe-doctor', ...headers }, ca, agent: false, timeout: timeoutMs,
+      ...(lookup ? { lookup } : {}) }, (res) => {
       let text = '';
       let size = 0;
       res.on('data', (d) => {
@@ -396,14 +424,15 @@ async function browserRun(o, add, spkis) {
   const stackLike = {
     hosts: { h3: o.h3.hostname }, ports: { h3: h3Port },
     chromiumArgs: ({ forceQuic, extra = [] }) => drivers.chromiumArgs({ spki: spkis.join(','),
-      quicOrigins: [`${o.h3.hostname}:${h3Port}`], forceQuic, extra }),
+      quicOrigins: [`${o.h3.hostname}:${h3Port}`], forceQuic, extra,
+      hostResolverRules: o.resolve?.size ? [...o.resolve].map(([hostPort, address]) => `MAP ${hostPort.split(':')[0]} ${address}`).join(', ') : null }),
   };
   let launched;
   try {
     if (o.browser === 'chromium') {
       launched = await drivers.launchEngine('chromium', stackLike, { forceQuic: privateCa });
     } else {
-      const browser = await drivers.launchFirefox(stackLike, { extraPrefs: { 'network.dns.forceResolve': '',
+      const browser = await drivers.launchFirefox(stackLike, { extraPrefs: { 'network.dns.forceResolve': o.resolve?.size ? [...o.resolve.values()][0] : '',
         ...(privateCa ? {} : { 'network.http.http3.alt-svc-mapping-for-testing': '' }) } });
       launched = { engine: 'firefox', browser, close: () => browser.close() };
     }

@@ -43,6 +43,15 @@ test('options: defaults next to the page and the beacon URL, and every problem a
   for (const bad of ['128k', '-1', '1048577']) {
     assert.match(doctorOptions({ ...good, 'payload-bytes': bad }).problems.join('\n'), /--payload-bytes: .* is not a number of bytes from 0 to 1048576/);
   }
+  // --resolve HOST:PORT:ADDRESS, curl's form: by host (any case) and port, IPv4 or bracketed IPv6.
+  const resolved = doctorOptions({ ...good, resolve: ['H2.example.com:443:203.0.113.2', 'h3.example.com:8443:[2001:db8::3]'] });
+  assert.deepEqual(resolved.problems, []);
+  assert.deepEqual([...resolved.options.resolve], [['h2.example.com:443', '203.0.113.2'], ['h3.example.com:8443', '2001:db8::3']]);
+  for (const wrong of ['h2.example.com:443', 'h2.example.com:443:not-an-ip', 'h2.example.com:99999:203.0.113.2']) {
+    assert.match(doctorOptions({ ...good, resolve: [wrong] }).problems.join('\n'), /--resolve: .* is not HOST:PORT:ADDRESS/, wrong);
+  }
+  assert.match(doctorOptions({ ...good, browser: 'firefox', resolve: ['a.example:443:203.0.113.2', 'b.example:443:203.0.113.3'] }).problems.join('\n'),
+    /Firefox maps every host name to one address/);
 });
 
 test('the table: one line per check, the fix under failing and skipped lines only, and a count', () => {
