@@ -29,10 +29,12 @@ module's glue, worker and .wasm are served with their types (the worker from the
   --collector URL     the beacon URL, as in the page config (beaconUrl)
 
 options:
-  --module URL        the glue h3probe_browser.mjs as served (default: next to the page); the config key moduleUrl
-  --wasm URL          the .wasm as served (default: h3probe_browser.wasm next to the glue)
-  --worker URL        the worker as served (default: worker.js next to the glue, where the page finds it with
-                      moduleUrl or after the esbuild recipe; a bundler that renames it, e.g. Vite, needs this)
+  --module URL        the glue h3probe_browser.mjs as served; the config key moduleUrl
+  --wasm URL          the .wasm as served
+  --worker URL        the worker as served
+                      (each default: the file the page's own scripts lead to, a bundler's renamed one included: the
+                      worker its gate starts, the glue and .wasm that worker names; where none is found, next to the
+                      page, the .wasm and worker beside the glue)
   --healthz URL       the collector's /healthz (default: /healthz on the beacon URL's origin; a proxy that forwards
                       only /beacon, as the generated Caddyfile does, makes that check SKIP: give the collector's own
                       address, e.g. http://127.0.0.1:8787/healthz, from its machine)
@@ -141,8 +143,10 @@ export function doctorOptions(a) {
   if (resolve.size && a.browser === 'firefox' && new Set(resolve.values()).size > 1) {
     problems.push('--resolve with --browser firefox: Firefox maps every host name to one address (network.dns.forceResolve): give one address, or use --browser chromium');
   }
+  // Which module files were named: the others are looked for in what the page loads (moduleFiles()), then guessed.
+  const named = { module: a.module !== undefined, worker: a.worker !== undefined, wasm: a.wasm !== undefined };
   return { options: { page, h2, h3, collector, module: moduleUrl, wasm, worker, healthz, ca, browser: a.browser, timeoutMs, payloadBytes,
-    resolve }, problems };
+    resolve, named }, problems };
 }
 
 /** Runs every check; resolves to [{ status: PASS|FAIL|WARN|SKIP, check, detail, fix }]. */
@@ -246,10 +250,13 @@ export async function runDoctor(o) {
 
   // The module's files, fetched as the page fetches them (with its Origin when they are on another origin). Each one
   // fails the deployment: without the glue or the .wasm there is no run, and without the worker every run falls back
-  // to the page's main thread.
+  // to the page's main thread. Those not named by a flag are the ones the page's own scripts lead to, where found.
   const flags = { glue: 'module', worker: 'worker', wasm: 'wasm' };
+  const found = await moduleFiles(o, get);
+  // The files checked, and those the browser run uses: named by a flag, else found, else beside the page.
+  const files = Object.fromEntries(Object.values(flags).map((flag) => [flag, (!o.named?.[flag] && found[flag]) || o[flag]]));
   for (const file of ['glue', 'worker', 'wasm']) {
-    const u = o[file === 'glue' ? 'module' : file];
+    const u = files[flags[file]];
     const rule = MODULE_FILES[file];
     const label = `module ${file} ${u.pathname.split('/').pop()}`;
     let res;
@@ -320,8 +327,54 @@ export async function runDoctor(o) {
     add('FAIL', 'collector test beacon', err.message, 'make the beacon URL reachable');
   }
 
-  if (o.browser) await browserRun(o, add, spkis);
+  if (o.browser) await browserRun({ ...o, ...files }, add, spkis);
   return checks;
+}
+
+/**
+ * The module files the page loads, as its own scripts name them: the worker that the gate's code in one of the page's
+ * scripts (or a module they import) starts (`new URL('./worker.js', import.meta.url)`, or a bundler's renamed worker-HASH.js), then the glue and
+ * the .wasm that worker names. { worker, module, wasm }: each a URL, or undefined where not found (a page that loads
+ * the gate from elsewhere, moduleUrl set at run time): the checks then use the default beside the page.
+ */
+async function moduleFiles(o, get) {
+  const fetched = new Map();
+  const text = async (u) => {
+    if (!fetched.has(u.href)) {
+      fetched.set(u.href, await get(u).then((r) => (r.status === 200 ? r.body : null), () => null));
+    }
+    return fetched.get(u.href);
+  };
+  // Every quoted relative or absolute path whose file name matches, taken relative to the file that names it.
+  const named = (body, base, file) => [...body.matchAll(new RegExp(`["'\`]((?:[^"'\`\\s]*/)?${file})["'\`]`, 'g'))]
+    .flatMap((m) => { try { return [new URL(m[1], base)]; } catch { return []; } });
+  // Of the paths a file names, the first that is served (and, when asked, says `needle`); else the first named.
+  const pick = async (urls, needle = '') => {
+    for (const u of urls) if ((await text(u))?.includes(needle)) return u;
+    return urls[0];
+  };
+  const html = (await text(o.page)) ?? '';
+  // The page's scripts, then the modules they import (a path, not a package name), breadth first, at most 30 files.
+  const queue = [...html.matchAll(/<script\b[^>]*\bsrc\s*=\s*["']([^"']+)["']/gi)].map((m) => new URL(m[1], o.page));
+  const seen = new Set();
+  let worker;
+  while (queue.length && seen.size < 30 && !worker) {
+    const script = queue.shift();
+    if (seen.has(script.href)) continue;
+    seen.add(script.href);
+    const body = (await text(script)) ?? '';
+    // The gate names worker.js twice (beside the glue, and beside itself): the one served, which imports the glue.
+    const workers = named(body, script, 'worker(?:[-.][\\w-]+)?\\.js');
+    if (workers.length) worker = await pick(workers, 'h3probe_browser');
+    for (const m of body.matchAll(/\b(?:from|import)\s*\(?\s*["']((?:\.{1,2}\/|\/)[^"']+)["']/g)) {
+      try { queue.push(new URL(m[1], script)); } catch { /* not a URL */ }
+    }
+  }
+  if (!worker) return {};
+  const code = (await text(worker)) ?? '';
+  const glue = named(code, worker, 'h3probe_browser[\\w.-]*\\.m?js');
+  const wasm = named(code, worker, 'h3probe_browser[\\w.-]*\\.wasm');
+  return { worker, module: glue.length ? await pick(glue) : undefined, wasm: wasm.length ? await pick(wasm) : undefined };
 }
 
 /** Why a /noop response header breaks its rule (null: it holds), for a page at pageOrigin. */
@@ -446,14 +499,14 @@ async function browserRun(o, add, spkis) {
     const dist = (file) => fs.readFileSync(new URL(`../dist/${file}`, import.meta.url), 'utf8');
     const config = { h2Origin: o.h2.origin, h3Origin: o.h3.origin, beaconUrl: o.collector.href, configId: DOCTOR_ID,
       sampleRate: 1, moduleUrl: o.module.href };
-    const r = await tab.page.evaluate(async ({ gate, run, config }) => {
+    const r = await tab.page.evaluate(async ({ gate, run, config, workerUrl }) => {
       const beacons = [];
       navigator.sendBeacon = (url, body) => { beacons.push(String(body)); return true; };
       const blob = (text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));
       // The served worker, run from a wrapper whose keepalive fetch (the beacon's) posts the beacon to the page.
       const NativeWorker = Worker;
       window.Worker = function DoctorWorker(url, options) {
-        const worker = new NativeWorker(blob(`import ${JSON.stringify(String(new URL(url, location.href)))};
+        const worker = new NativeWorker(blob(`import ${JSON.stringify(workerUrl)};
           const send = fetch;
           self.fetch = (url, init) => (init && init.keepalive ? (postMessage({ doctorBeacon: String(init.body) }),
             Promise.resolve(new Response(null, { status: 204 }))) : send(url, init));`), options);
@@ -469,13 +522,13 @@ async function browserRun(o, add, spkis) {
       } catch (err) {
         return { outcome: 'import_failed', errors: [String(err)], beacon: null };
       }
-    }, { gate: dist('h3probe.js'), run: dist('run.js'), config });
+    }, { gate: dist('h3probe.js'), run: dist('run.js'), config, workerUrl: o.worker.href });
     const samples = r.beacon ? JSON.parse(r.beacon).samples : [];
     const seen = (phase) => samples.filter((x) => x.phase === phase).map((x) => `${x.result}/${x.protocol || '-'}`);
     const tally = (list) => Object.entries(list.reduce((acc, k) => ({ ...acc, [k]: (acc[k] ?? 0) + 1 }), {})).map(([k, n]) => `${k}×${n}`).join(' ');
     const control = seen('control');
     const treatment = seen('treatment');
-    // Where the core ran: in this run the worker is the one beside the glue (moduleUrl), which --worker may not be.
+    // Where the core ran: in this run the worker is the one the page loads (named by --worker, or found from the page).
     const context = r.beacon ? JSON.parse(r.beacon).context ?? {} : {};
     const where = context.run_context === 'main' ? `; on the main thread (worker_fallback ${context.worker_fallback})` : '';
     const detail = `control ${tally(control) || 'none'}; treatment ${tally(treatment) || 'none'}${where}${r.errors.length ? `; errors: ${r.errors.join('; ')}` : ''}`;

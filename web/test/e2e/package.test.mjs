@@ -5,7 +5,8 @@
 // and whose load_error beacon the report and /metrics count. Also: what a page-only install weighs, and that the
 // package's types check under tsc --strict.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -82,6 +83,18 @@ async function runPage(config = {}) {
   } finally {
     await tab.context.close();
   }
+}
+
+// `h3probe doctor` of the installed package against the served site as its docs say to run it, with no flag for the
+// module's files (it finds them from the page) and --resolve for the stack's names (in no DNS): { check: {status, detail} }.
+async function doctorOfSite() {
+  const { urls, hosts, ports } = stack;
+  const resolve = [[hosts.page, ports.page], [hosts.h2, ports.h2], [hosts.h3, ports.h3]].flatMap(([h, p]) => ['--resolve', `${h}:${p}:127.0.0.1`]);
+  const bin = path.join(project, 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs');
+  const out = await promisify(execFile)(process.execPath, [bin, 'doctor', '--page', `${urls.page}index.html`, '--h2', urls.h2Origin,
+    '--h3', urls.h3Origin, '--collector', urls.beacon, '--ca', stack.certPath, '--json', ...resolve], { encoding: 'utf8', timeout: 120_000 })
+    .catch((err) => err);
+  return Object.fromEntries(JSON.parse(out.stdout).map((c) => [c.check, c]));
 }
 
 // context: where the core must have run; fallback: why it left the Worker ('' in it); errors: what status() must hold.
@@ -233,6 +246,12 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
         assert.deepEqual(lost.uncaught, []);
       }
       assertCompleteRun(await runPage(recipe.config));
+      // The doctor, run as documented, passes the working page: it checks the worker, glue and .wasm the page's own
+      // scripts lead to (Vite's renamed ones too), not files guessed beside the page.
+      const checks = await doctorOfSite();
+      const notPassed = Object.values(checks).filter((c) => c.status !== 'PASS').map((c) => `${c.status} ${c.check}: ${c.detail}`);
+      assert.deepEqual(notPassed.filter((c) => !c.startsWith('SKIP collector /healthz')), [], JSON.stringify(checks, null, 1));
+      console.log(`# ${name}: doctor checked ${Object.keys(checks).filter((k) => k.startsWith('module ')).join(', ')}`);
       // The main-thread fallback of the same bundle: run.js names worker.js, the glue and the .wasm with
       // new URL(…, import.meta.url), which Vite emits as they are and esbuild leaves for the copied files.
       assertCompleteRun(await runPage({ ...recipe.config, worker: 'false' }), { context: 'main', fallback: 'disabled' });
