@@ -14,6 +14,10 @@ import { stateDir } from './paths.mjs';
 
 export const CLICKHOUSE_BINARY = '/usr/sbin/clickhouse-server';
 
+/** The environment variable that picks the ClickHouse tests' engine: unset, Debian's server; chdb, the current engine
+ *  behind web/test/chdb/chdbServer.mjs (npm test sets it for its second ClickHouse lane). */
+export const CLICKHOUSE_ENGINE_ENV = 'H3PROBE_CLICKHOUSE_ENGINE';
+
 /** Whether the server binary is installed (web/scripts/ensure_deps.sh installs it). */
 export const clickhouseInstalled = () => fs.existsSync(CLICKHOUSE_BINARY);
 

@@ -12,7 +12,7 @@ import { engineMissing, ENGINES } from '../cli/browsers.mjs';
 import { repoRoot } from '../devstack/paths.mjs';
 import { webkitMissing } from '../devstack/webkit.mjs';
 import { runSuite } from './runSuite.mjs';
-import { ENGINE_ENV } from '../test/chdb/lane.mjs';
+import { CLICKHOUSE_ENGINE_ENV } from '../devstack/clickhouse.mjs';
 
 const HOST_TESTS = path.join(repoRoot, 'build/native/h3probe_host_tests');
 const BENCH_TIMEOUT_MS = 5 * 60_000; // a tiny bench takes under a minute; five is a hang on a loaded machine
@@ -49,7 +49,7 @@ const suites = [
   // The ClickHouse tests once more on the current engine (chdb, ClickHouse 26.x; web/test/chdb/lane.mjs): every unit
   // test file that takes its servers from the lane.
   {
-    name: 'unit, ClickHouse tests on the current engine (chdb)', cmd: process.execPath, env: { [ENGINE_ENV]: 'chdb' },
+    name: 'unit, ClickHouse tests on the current engine (chdb)', cmd: process.execPath, env: { [CLICKHOUSE_ENGINE_ENV]: 'chdb' },
     args: ['--test', '--test-reporter=tap', '--test-concurrency=1', ...chdbLaneFiles()], parse: parseTap,
   },
   {

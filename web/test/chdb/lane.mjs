@@ -3,11 +3,10 @@
 // what only a server process gives (killed and restarted, TLS, users, replicas) says so with needsServer and runs in
 // the first lane only.
 import path from 'node:path';
-import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
+import { CLICKHOUSE_ENGINE_ENV, clickhouseScratch } from '../../devstack/clickhouse.mjs';
 import { chdbInstalled, startChdbServer } from './chdbServer.mjs';
 
-export const ENGINE_ENV = 'H3PROBE_CLICKHOUSE_ENGINE';
-export const onChdb = process.env[ENGINE_ENV] === 'chdb';
+export const onChdb = process.env[CLICKHOUSE_ENGINE_ENV] === 'chdb';
 
 /** A test option: { skip } in the chdb lane, where no clickhouse-server process runs. */
 export const needsServer = onChdb ? { skip: 'a clickhouse-server process (Debian 18.16 lane); the chdb lane runs the SQL path' } : {};
