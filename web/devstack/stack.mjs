@@ -75,6 +75,8 @@ export async function startStack(opts = {}) {
     };
     return {
       urls, hosts: HOSTS, ports, spki, certPath, runDir, store, collector, caddy, stop, writeFixture,
+      // The page's and both origins' names, which no DNS holds, as h3probe doctor's --resolve flags (all on loopback).
+      resolveArgs: ['page', 'h2', 'h3'].flatMap((k) => ['--resolve', `${HOSTS[k]}:${ports[k]}:127.0.0.1`]),
       chromiumArgs: ({ forceQuic = true, extra = [] } = {}) => chromiumArgs({ spki, h3Port: ports.h3, h3bPort: ports.h3b, forceQuic, extra }),
     };
   } catch (err) {

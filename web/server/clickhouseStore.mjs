@@ -136,7 +136,7 @@ export function connectionOf(target, url = target.url) {
 // current versions) authentication failed.
 const AUTH_CODES = new Set([192, 193, 194, 516]);
 // The handler's own URL parameters: not settings, so a user whose profile is readonly=1 may send them.
-const HANDLER_PARAMS = new Set(['query', 'query_id', 'database', 'default_format', 'wait_end_of_query']);
+export const HANDLER_PARAMS = new Set(['query', 'query_id', 'database', 'default_format', 'wait_end_of_query']);
 const INT64_TYPE = /^(Nullable\()?U?Int(64|128|256)\)?$/;
 const INT64_ARRAY = /^Array\((Nullable\()?U?Int(64|128|256)\)?\)$/;
 

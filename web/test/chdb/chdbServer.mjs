@@ -13,19 +13,19 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { stateDir } from '../../devstack/paths.mjs';
+// The client's own parameters, not settings: the store's list (ClickHouse's HTTP handler reads them).
+import { HANDLER_PARAMS } from '../../server/clickhouseStore.mjs';
 
 const gunzip = promisify(zlib.gunzip);
-// The client's own parameters, not settings (ClickHouse's HTTP handler reads them).
-const HANDLER_PARAMS = new Set(['query', 'query_id', 'database', 'default_format', 'wait_end_of_query']);
 
 // Where npm run deps installs chdb (web/scripts/ensure_deps.sh), outside the project's node_modules.
 const CHDB_DIR = path.join(stateDir, 'chdb');
-const requireChdb = () => createRequire(path.join(CHDB_DIR, 'package.json'))('chdb');
+const chdbRequire = () => createRequire(path.join(CHDB_DIR, 'package.json'));
 
 /** Whether chdb is installed (npm run deps installs it). */
 export function chdbInstalled() {
   try {
-    createRequire(path.join(CHDB_DIR, 'package.json')).resolve('chdb');
+    chdbRequire().resolve('chdb');
     return true;
   } catch {
     return false;
@@ -48,13 +48,16 @@ export function withSettings(sql, settings) {
 // The server itself, in a process of its own (a test that waits on a child process synchronously would otherwise
 // stop the server it waits for): `node chdbServer.mjs DIR` prints {"port", "version"} once it listens.
 async function serve(dir) {
-  const { Session } = requireChdb();
+  const { Session } = chdbRequire()('chdb');
   fs.mkdirSync(dir, { recursive: true });
   const session = new Session(dir);
   let queue = Promise.resolve();
-  // One query at a time, as a session allows.
-  const run = (sql, format) => {
-    const next = queue.then(() => session.queryAsync(sql, { format }));
+  // One request at a time, as a session allows: its database chosen, then its query, with no other request's between.
+  const run = (database, sql, format) => {
+    const next = queue.then(async () => {
+      await session.queryAsync(`USE ${database}`, { format: 'TabSeparated' });
+      return session.queryAsync(sql, { format });
+    });
     queue = next.catch(() => {});
     return next;
   };
@@ -70,8 +73,7 @@ async function serve(dir) {
         const text = body.toString('utf8');
         const sql = withSettings(given !== null ? (text ? `${given}\n${text}` : given) : text,
           Object.fromEntries([...u.searchParams].filter(([k]) => !HANDLER_PARAMS.has(k))));
-        await run(`USE ${u.searchParams.get('database') ?? 'default'}`, 'TabSeparated');
-        const result = await run(sql, u.searchParams.get('default_format') ?? 'TabSeparated');
+        const result = await run(u.searchParams.get('database') ?? 'default', sql, u.searchParams.get('default_format') ?? 'TabSeparated');
         res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
         res.end(Buffer.from(result.bytes()));
       } catch (err) {
@@ -83,7 +85,7 @@ async function serve(dir) {
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const version = (await run('SELECT version()', 'TabSeparated')).text().trim();
+  const version = (await run('default', 'SELECT version()', 'TabSeparated')).text().trim();
   console.log(JSON.stringify({ port: server.address().port, version }));
   process.on('SIGTERM', () => server.close(async () => {
     await queue;

@@ -31,11 +31,9 @@ test('without --resolve the stack\'s names resolve nowhere: the TLS checks fail 
 });
 
 test('with --resolve for each host and port: every check passes but the collector\'s /healthz (behind the page\'s proxy)', { timeout: 180_000 }, async () => {
-  const { hosts, ports } = stack;
-  const resolve = [[hosts.page, ports.page], [hosts.h2, ports.h2], [hosts.h3, ports.h3]].flatMap(([h, p]) => ['--resolve', `${h}:${p}:127.0.0.1`]);
   // The stack serves web/dist under /h3probe/ on the page's origin: the doctor finds the module files from the page's
   // own scripts (no --module), as it does for any page.
-  const checks = await doctor(resolve);
+  const checks = await doctor(stack.resolveArgs);
   assert.equal(checks['module worker worker.js']?.detail.includes('200'), true, JSON.stringify(checks['module worker worker.js']));
   const notPassed = Object.values(checks).filter((c) => c.status !== 'PASS').map((c) => `${c.status} ${c.check}`);
   assert.deepEqual(notPassed, ['SKIP collector /healthz']);

@@ -88,11 +88,10 @@ async function runPage(config = {}) {
 // `h3probe doctor` of the installed package against the served site as its docs say to run it, with no flag for the
 // module's files (it finds them from the page) and --resolve for the stack's names (in no DNS): { check: {status, detail} }.
 async function doctorOfSite() {
-  const { urls, hosts, ports } = stack;
-  const resolve = [[hosts.page, ports.page], [hosts.h2, ports.h2], [hosts.h3, ports.h3]].flatMap(([h, p]) => ['--resolve', `${h}:${p}:127.0.0.1`]);
+  const { urls } = stack;
   const bin = path.join(project, 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs');
   const out = await promisify(execFile)(process.execPath, [bin, 'doctor', '--page', `${urls.page}index.html`, '--h2', urls.h2Origin,
-    '--h3', urls.h3Origin, '--collector', urls.beacon, '--ca', stack.certPath, '--json', ...resolve], { encoding: 'utf8', timeout: 120_000 })
+    '--h3', urls.h3Origin, '--collector', urls.beacon, '--ca', stack.certPath, '--json', ...stack.resolveArgs], { encoding: 'utf8', timeout: 120_000 })
     .catch((err) => err);
   return Object.fromEntries(JSON.parse(out.stdout).map((c) => [c.check, c]));
 }
