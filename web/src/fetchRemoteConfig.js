@@ -6,7 +6,7 @@ export async function fetchRemoteConfig(url, timeoutMs) {
   try {
     // (A browser without AbortSignal.timeout waits for as long as the fetch takes.)
     const response = await fetch(url, { cache: 'no-store', credentials: 'omit', signal: AbortSignal.timeout?.(timeoutMs) });
-    if (!response.ok) return `HTTP ${response.status} from ${url}`;
+    if (!response.ok) return `HTTP ${response.status}`;
     const config = await response.json();
     return config !== null && typeof config === 'object' && !Array.isArray(config) ? config : 'not a JSON object';
   } catch (error) {

@@ -38,7 +38,7 @@ function keep(text) {
 }
 
 function record(where, error) {
-  const text = `${where}: ${String((error && error.message) || error)}`;
+  const text = `${where}: ${String(error?.message || error)}`;
   keep(text);
   active?.noteError(text); // never throws (run.js)
 }
@@ -116,7 +116,8 @@ function end() {
 
 async function start() {
   if (!options) return 'not_configured';
-  if (!(self.fetch && self.PerformanceObserver && self.WebAssembly && self.AbortController)) return 'unsupported';
+  // (Every engine had fetch() before WebAssembly, so WebAssembly stands for both.)
+  if (!(self.PerformanceObserver && self.WebAssembly && self.AbortController)) return 'unsupported';
   if (document.visibilityState === 'hidden') return 'hidden';
   const local = options;
   const draw = random(1)[0] / 2 ** 32;
@@ -160,8 +161,8 @@ async function start() {
 }
 
 // The run in a dedicated Worker. Resolves to its outcome, or to null when no worker could run the core: why in
-// args.fallback, a code run.js names (TRIED: 0 the constructor threw, 1 the worker did not load, 2 the core did not
-// load in it), the problem in the errors. The worker, written so that bundlers follow it to a file of its own; beside the glue when
+// args.fallback (a name of H3PROBE_WORKER_FALLBACK_REASONS: the constructor threw, the worker did not load, the core
+// did not load in it), the problem in the errors. The worker, written so that bundlers follow it to a file of its own; beside the glue when
 // moduleUrl is set. A Worker must come from the page's own origin: elsewhere the constructor throws or the worker fails
 // to load, and the run falls back to the main thread.
 function inWorker(args) {
@@ -169,7 +170,7 @@ function inWorker(args) {
     const { moduleUrl } = args.local;
     let worker;
     const fallBack = (reason, problem) => {
-      record('worker', problem);
+      record('worker', problem || reason); // Firefox tells no more than that the worker did not load
       worker?.terminate();
       args.fallback = reason;
       resolve(null);
@@ -180,7 +181,7 @@ function inWorker(args) {
       worker = moduleUrl ? new Worker(new URL('worker.js', moduleUrl), { type: 'module' })
         : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
     } catch (error) {
-      return fallBack(0, error);
+      return fallBack('constructor', error);
     }
     let answered = false; // the outcome is known
     let partial = null; // the latest partial beacon, [url, body]
@@ -196,7 +197,7 @@ function inWorker(args) {
       stop();
     };
     worker.onmessage = ({ data }) => {
-      if (data.outcome === null) return fallBack(2, data.error);
+      if (data.outcome === null) return fallBack('core_load', data.error);
       keep(data.error);
       Object.assign(detail, data.status);
       partial = data.partial || partial;
@@ -216,7 +217,7 @@ function inWorker(args) {
     // page runs the core.
     worker.onerror = (event) => {
       event.preventDefault();
-      if (!answered) return fallBack(1, event.message || 'not loaded');
+      if (!answered) return fallBack('worker_load', event.message);
       record('worker', event.message);
       stop();
     };
@@ -248,7 +249,7 @@ export function searchCompleted() {
 // What the module did so far, for the host page's own diagnostics and for tests.
 export function status() {
   // detail after the main thread's run: the load_error beacon, if its core did not load.
-  return { state, errors: errors.slice(), ...active?.detail(), ...detail };
+  return { state, errors: [...errors], ...active?.detail(), ...detail };
 }
 
 // Resolves with status() once this page load's run is over: its beacon sent, or no run (not sampled, disabled,

@@ -19,10 +19,6 @@ function moduleFiles(moduleUrl) {
   }
 }
 
-// What the gate's Worker met, by the code it gives (h3probe.js, inWorker): new Worker() threw, the worker did not load
-// or run, the core did not load in it.
-const TRIED = ['constructor', 'worker_load', 'core_load'];
-
 /**
  * record(where, error) keeps a problem in the gate's status and sends it on to the core; sendBeacon(url, body) gives a beacon
  * to the browser; watch(hidden) calls hidden() when the page is hidden and returns a function that stops watching;
@@ -50,13 +46,14 @@ export function startRun({ record, sendBeacon, watch, onEnd, csp }) {
     onEnd();
   }
 
-  // args: the gate's, with fallback, the code of why its Worker could not run the core (TRIED), where it tried one.
+  // args: the gate's, with fallback, why its Worker could not run the core (constructor, worker_load, core_load), where
+  // it tried one.
   async function start(args) {
     const { moduleUrl } = args.local;
     // Why the run left its Worker: a name from H3PROBE_WORKER_FALLBACK_REASONS in wasm/core/beacon.hpp. A Worker starts
     // only from the page's origin (Chromium and WebKit throw, Firefox fails to load it): named here, so that every
     // engine names it alike.
-    let fallback = TRIED[args.fallback];
+    let { fallback } = args;
     if (moduleUrl && new URL(moduleUrl).origin !== location.origin) fallback = 'cross_origin';
     if (typeof Worker !== 'function') fallback = 'no_worker';
     if (args.local.worker === false) fallback = 'disabled';

@@ -289,7 +289,7 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
     const { outcome, result, uncaught } = await runPage();
     assert.equal(outcome, 'error');
     assert.deepEqual(uncaught, []);
-    assert.match(result.errors.join('\n'), /^worker: not loaded$/m);
+    assert.match(result.errors.join('\n'), /^worker: worker_load$/m);
     await stack.collector.waitForRuns(runsBefore + 1, 30000);
     const stored = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(result.pageLoadId);
     assert.equal(stored.outcome, 'load_error');

@@ -1,6 +1,6 @@
 // Why a run left its Worker (the beacon's context.worker_fallback) is the core's closed list (H3PROBE_WORKER_FALLBACK_REASONS
-// in wasm/core/beacon.hpp, through the Node module's schema): every name run.js gives (from the gate's codes for what its
-// Worker met, or its own) is in it, every name in it is given by run.js, and the decoder takes each listed name on a run
+// in wasm/core/beacon.hpp, through the Node module's schema): every name the gate (what its Worker met) and run.js (its
+// own) give is in it, every name in it is given by one of them, and the decoder takes each listed name on a run
 // of the main thread and refuses anything else.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,22 +12,20 @@ import { repoRoot } from '../../devstack/paths.mjs';
 const core = await loadH3probeNode();
 const listed = core.schema().workerFallbackReasons.map((r) => r.name);
 
-test('every reason run.js gives is in the core list, and every listed reason is given', () => {
+test('every reason the gate and run.js give is in the core list, and every listed reason is given', () => {
   assert.ok(listed.length >= 6, listed.join(', '));
   for (const r of core.schema().workerFallbackReasons) assert.ok(r.description.length > 10, r.name);
-  const text = fs.readFileSync(path.join(repoRoot, 'web', 'src', 'run.js'), 'utf8');
-  // The ways run.js names a reason: TRIED, what the gate's Worker met by the code the gate gives; the choices of
-  // `fallback = …` where the gate tried none; and the CSP's late word in workerFallback: the quoted names of TRIED, and
-  // a quoted name after `? ` or `= ` on the other lines.
-  const given = new Set();
-  for (const [line] of text.matchAll(/^.*(?:const TRIED = |fallback = |const workerFallback = ).*$/gm)) {
-    for (const q of line.matchAll(line.includes('TRIED = ') ? /'([^']*)'/g : /(?:\?|[^=!]=) '([^']*)'/g)) given.add(q[1]);
-  }
-  // The gate gives each code of TRIED: fallBack(N, problem) in h3probe.js.
+  // What the gate's Worker met, by name: fallBack('name', problem) in h3probe.js.
   const gate = fs.readFileSync(path.join(repoRoot, 'web', 'src', 'h3probe.js'), 'utf8');
-  const codes = [...gate.matchAll(/fallBack\((\d), /g)].map((m) => Number(m[1])).sort();
-  const tried = text.match(/const TRIED = \[([^\]]*)\]/)[1].split(',').length;
-  assert.deepEqual(codes, [...Array(tried).keys()], 'the gate gives each code of TRIED');
+  const tried = [...gate.matchAll(/fallBack\('([^']*)', /g)].map((m) => m[1]);
+  assert.equal(tried.length, 3, 'the gate names the constructor, the worker and the core');
+  // run.js's own: the choices of `fallback = …` where the gate tried none, and the CSP's late word in workerFallback
+  // (a quoted name after `? ` or `= `).
+  const text = fs.readFileSync(path.join(repoRoot, 'web', 'src', 'run.js'), 'utf8');
+  const given = new Set(tried);
+  for (const [line] of text.matchAll(/^.*(?:fallback = |const workerFallback = ).*$/gm)) {
+    for (const q of line.matchAll(/(?:\?|[^=!]=) '([^']*)'/g)) given.add(q[1]);
+  }
   assert.deepEqual([...given].sort(), [...listed].sort());
 });
 
