@@ -1,7 +1,7 @@
 // embind's __getTypeName, which the JS glue calls only to name an unbound type in an error message, formats a type's
 // id with sprintf("%p") when RTTI is off (emscripten 3.1.6, system/lib/embind/bind.cpp; the call is to musl's
-// integer-only siprintf). That one call alone links musl's printf core into the browser module: about 3.7 KB of code,
-// 2 KB gzip. This definition is linked ahead of libc's and writes exactly that format; any other format traps, so a
+// integer-only siprintf). That one call alone links musl's printf core into the browser module, as large as a
+// good part of the gate's whole budget. This definition is linked ahead of libc's and writes exactly that format; any other format traps, so a
 // later use of sprintf in the browser module fails loudly instead of printing wrong text. See docs/record/module-size.md.
 #include <cstdarg>
 #include <cstdint>

@@ -1,8 +1,9 @@
 // strtod for the Node module (linked with -Wl,--wrap=strtod, so every call in the module comes here). nlohmann/json's
 // lexer converts each number of a beacon with strtod, and musl's does its arithmetic in long double, which is 128-bit
-// floating point in software on WebAssembly: 39 % of the beacon decoder's time. fast_float (Debian's
-// libfast-float-dev) rounds correctly, as musl does, so both give the same double; anything it does not take whole
-// (leading space or '+', hex, inf and nan, overflow and underflow, where errno matters) goes to musl's as before.
+// floating point in software on WebAssembly: the largest share of the beacon decoder's time (docs/record/collector.md).
+// fast_float (Debian's libfast-float-dev) rounds correctly, as musl does, so both give the same double; anything it
+// does not take whole (leading space or '+', hex, inf and nan, overflow and underflow, where errno matters) goes to
+// musl's as before.
 #include <cctype>
 #include <cmath>
 #include <cstring>

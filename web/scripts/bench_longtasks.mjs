@@ -121,7 +121,15 @@ try {
     targets[name] = { stack };
     targets[name].browser = await launchBrowser(stack);
   }
-  console.log(`main-thread ms: thread CPU time of the page's tasks (trace RunTask tdur): a message from the module's Worker counts whole less its samples of the page's own script, and so does a task Chromium runs on the page for the Worker (its requests reported to the page, its start, its bookkeeping), a compilation of a module script whole, any other task by its share of CPU-profile samples (${PROFILE_INTERVAL_US} µs) with a module frame (under /h3probe/ or WebAssembly) on the stack; wall: the same over wall time; [samples alone]: every task by its share of samples with a module frame (this benchmark's measure before 2 December)${compared.map(([name, dir]) => `; "${name}": the Worker arm of ${dir}`).join('')}`);
+  console.log([
+    "main-thread ms: thread CPU time of the page's tasks (trace RunTask tdur), counted as follows:",
+    "  a message from the module's Worker: whole, less its samples of the page's own script;",
+    '  a task Chromium runs on the page for the Worker (its requests reported to the page, its start, its bookkeeping): the same;',
+    '  a compilation of a module script: whole;',
+    `  any other task: by its share of CPU-profile samples (${PROFILE_INTERVAL_US} µs) with a module frame (under /h3probe/ or WebAssembly) on the stack.`,
+    'wall: the same over wall time; [samples alone]: every task by its share of samples with a module frame.',
+    ...compared.map(([name, dir]) => `"${name}": the Worker arm of ${dir}.`),
+  ].join('\n'));
   wrong += await round(targets, 'quiet', loads);
   if (hogLoads > 0) {
     const stopHog = startHog();

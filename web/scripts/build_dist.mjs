@@ -1,6 +1,6 @@
 // `npm run build:dist`: the files the package ships, in web/dist/ (git-ignored), from web/src and the Emscripten
-// build (build/wasm). Bundled with esbuild, minified with terser (1.2 KB gzip smaller than esbuild's minifier on the
-// glue).
+// build (build/wasm). Bundled with esbuild, minified with terser (smaller than esbuild's minifier on the glue;
+// each option's gain: docs/record/module-size.md).
 //   h3probe.js            the gate: all a page loads before its first search (kill switch, sampling, remote config);
 //                         for a sampled page load, after its search, it starts worker.js in a Worker
 //   worker.js             the core's side of the run, a module Worker (or imported by run.js when no Worker can run)
@@ -32,8 +32,7 @@ const TERSER = { module: true, ecma: 2020, compress: { passes: 3, pure_getters: 
 // it, at 4x CPU throttling). Other browsers read a comment.
 const EAGER = '//# allFunctionsCalledOnLoad\n';
 // For the glue and the worker, function declarations hoisted to the top of their scope (hoist_funs: the same program,
-// 33 and 7 B less gzip), and in the glue the function values of object literals written as methods (unsafe_methods: 28 B
-// less gzip). A method cannot be called with `new`: the glue's are embind's type converters and Emval's helpers,
+// smaller), and in the glue the function values of object literals written as methods (unsafe_methods: smaller). A method cannot be called with `new`: the glue's are embind's type converters and Emval's helpers,
 // only ever called as methods (the e2e tests run the glue in Chromium, Firefox and WebKitGTK).
 const HOISTED = { ...TERSER, compress: { ...TERSER.compress, hoist_funs: true } };
 const GLUE = { ...HOISTED, compress: { ...HOISTED.compress, unsafe_methods: true } };

@@ -173,7 +173,7 @@ export function openStore(dbPath, core, { readOnly = false } = {}) {
   // Group commit: beacons that arrive in the same event-loop turn share one transaction (one WAL commit) instead of
   // paying one commit each. Should the batch fail (a beacon SQLite refuses: none is known), it is rolled back and each
   // beacon is tried again in a transaction of its own, so that one bad beacon is refused alone and the rest kept. (A
-  // savepoint per beacon would do the same in one pass, but cost 13 % of the store's CPU time on every beacon.)
+  // savepoint per beacon would do the same in one pass, but costs CPU on every beacon for a failure never seen.)
   let queue = [];
   const insertAll = db.transaction((batch) => {
     for (const item of batch) item.result = insertOne(item.decoded, item.meta);

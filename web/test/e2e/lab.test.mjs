@@ -47,7 +47,7 @@ describe('lab (network namespaces, TUN relay, Caddy, Chromium)', { skip: unavail
 
   // One request per arm: with 5 in parallel the zero-delay intercept includes CPU queueing on a busy machine (docs/lab.md).
   // The two settings alternate in blocks (0, 40, 0, 40 ms) and each pools its blocks' warm requests, so that a stretch of
-  // CPU load lands on both settings rather than moving one median (a single block of 10 at 0 ms once read 6.35 ms on h3).
+  // CPU load lands on both settings rather than moving one median.
   test('raising the injected RTT by 40 ms raises the median warm-connection network time by 40 ms (3 ms or 5%), both arms', async () => {
     const blocks = { 0: [], [RTT]: [] };
     for (let round = 0; round < FIDELITY_ROUNDS; round++) {
