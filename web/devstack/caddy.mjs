@@ -5,7 +5,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { caddyfile } from './caddyfile.mjs';
 import { startDelayedNoop } from './delayedNoop.mjs';
-import { canBindUdp } from './ports.mjs';
+import { canBindUdp } from '../cli/ports.mjs';
 import { pageRoot, distRoot } from './paths.mjs';
 import { supervise } from './supervise.mjs';
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureCerts } from './certs.mjs';
-import { freePort } from './ports.mjs';
+import { freePort } from '../cli/ports.mjs';
 import { startCaddy } from './caddy.mjs';
 import { startCollector } from '../server/collector.mjs';
 import { openStore } from '../server/store.mjs';
