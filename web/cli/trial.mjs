@@ -38,8 +38,8 @@ report. Whatever it started or wrote is removed when it ends, also on Ctrl-C.
   --open            no headless run: print the Chromium command line that opens the page against the trial's
                     servers, wait for Ctrl-C, then print the report
 
-Needs caddy, openssl, Chromium (H3PROBE_CHROMIUM, default /usr/bin/chromium), and the npm packages better-sqlite3 and,
-without --open, playwright-core. Exit status 1 when a load sent no beacon (the reason is printed), 2 on a bad option.`;
+Needs caddy, openssl, Chromium (H3PROBE_CHROMIUM, default /usr/bin/chromium), and the npm packages better-sqlite3@12
+and, without --open, playwright-core. Exit status 1 when a load sent no beacon (the reason is printed), 2 on a bad option.`;
 
 export class TrialError extends Error {}
 
@@ -182,7 +182,8 @@ export async function startTrial(o) {
     const core = await loadH3probeNode();
     const store = openStore(path.join(dir, 'beacons.sqlite'), core);
     stoppers.push(async () => store.close());
-    const collector = await startCollector({ port: ports.collector, store, core });
+    // Every client is this machine (region "local"): no country or network database is read, so none need be installed.
+    const collector = await startCollector({ port: ports.collector, store, core, location: { lookupCountry: () => null, asnDb: 'off' } });
     stoppers.push(() => collector.close());
 
     // The production Caddyfile for the origins and the beacon site, every site bound to loopback, plus the page's site
