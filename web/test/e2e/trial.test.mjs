@@ -1,0 +1,95 @@
+// `h3probe trial` with the bundled demo page (web/page, the package's web/dist beside it): 10 headless loads through
+// the real Caddy origins and collector, the report counting 10 runs with requests on both arms; a page that never calls
+// searchCompleted() fails by name; Ctrl-C (SIGINT) leaves no process and no temporary folder. The pages built by the
+// recipes of docs/embedding.md are tried from the installed package in package.test.mjs.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { repoRoot, pageRoot, distRoot } from '../../devstack/paths.mjs';
+import { overallCounts, runTrial } from './trialRun.mjs';
+
+const BIN = path.join(repoRoot, 'web/bin/h3probe.mjs');
+const ORIGINS = { h2Origin: 'https://h2-test.example.com:8443', h3Origin: 'https://h3-test.example.com', beaconUrl: 'https://beacon.example.com/beacon' };
+// The demo page reads its config from the query string.
+const PAGE = `/?${new URLSearchParams({ ...ORIGINS, sampleRate: '1' })}`;
+const FLAGS = ['--h2', ORIGINS.h2Origin, '--h3', ORIGINS.h3Origin, '--beacon', ORIGINS.beaconUrl, '--page', PAGE];
+let site;
+
+before(() => {
+  site = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-test-'));
+  fs.cpSync(pageRoot, site, { recursive: true });
+  fs.cpSync(distRoot, path.join(site, 'h3probe'), { recursive: true });
+});
+after(() => fs.rmSync(site, { recursive: true, force: true }));
+
+const trialDirs = () => new Set(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('h3probe-trial-') && !n.startsWith('h3probe-trial-test-')));
+const added = (before, now) => [...now].filter((d) => !before.has(d));
+
+// The live descendants of pid, from /proc (field 4 of stat is the parent; the name field may hold spaces).
+function descendants(pid) {
+  const parent = new Map();
+  for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] !== 'Z') parent.set(Number(p), Number(fields[1]));
+    } catch { /* gone */ }
+  }
+  const out = [];
+  for (const [p] of parent) for (let q = parent.get(p); q; q = parent.get(q)) if (q === pid) { out.push(p); break; }
+  return out;
+}
+// A zombie has exited: only its parent (or init, once the parent is gone) has not reaped it yet.
+const alive = (pids) => pids.filter((p) => {
+  try { return fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1][0] !== 'Z'; } catch { return false; }
+});
+
+test('the demo page: 10 loads, each searching, and a report of 10 runs with requests on both arms', { timeout: 300_000 }, async () => {
+  const dirs = trialDirs();
+  const r = await runTrial(process.execPath, [BIN, 'trial', '--site', site, ...FLAGS, '--loads', '10', '--search', 'submit #query quarterly report']);
+  assert.equal(r.code, 0, r.stderr);
+  const counts = overallCounts(r.stdout);
+  assert.ok(counts, r.stdout);
+  assert.equal(counts.runs, 10);
+  assert.deepEqual([counts.h2.runs, counts.h3.runs], [10, 10]);
+  assert.ok(counts.h2.requests > 0 && counts.h3.requests > 0, JSON.stringify(counts));
+  assert.equal(r.stderr.match(/beacon stored/g)?.length, 10, r.stderr);
+  assert.deepEqual(added(dirs, trialDirs()), [], 'the temporary folder is removed');
+});
+
+test('a page that never calls searchCompleted(): exit status 1, naming it', { timeout: 120_000 }, async () => {
+  // Clicking the heading searches nothing.
+  const r = await runTrial(process.execPath, [BIN, 'trial', '--site', site, ...FLAGS, '--loads', '2', '--timeout', '4', '--search', 'click h1']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /page load 1 of 2: no beacon in 4 s, and the page never loaded the probe's run: it never called searchCompleted\(\) after --search "click h1"/);
+  assert.equal(overallCounts(r.stdout), null, 'no report without a run');
+});
+
+test('a bad option: exit status 2 and every problem named', async () => {
+  const r = await runTrial(process.execPath, [BIN, 'trial', '--site', path.join(site, 'nope'), '--h2', 'http://h2.example.com',
+    '--h3', ORIGINS.h3Origin, '--beacon', ORIGINS.beaconUrl, '--search', 'tap #go', '--loads', '0']);
+  assert.equal(r.code, 2);
+  for (const flag of ['--h2', '--site', '--search', '--loads']) assert.match(r.stderr, new RegExp(`^(h3probe trial: )?${flag} `, 'm'), r.stderr);
+});
+
+test('Ctrl-C (SIGINT) during the loads: Caddy, Chromium and the temporary folder are gone', { timeout: 180_000 }, async () => {
+  const dirs = trialDirs();
+  let children = [];
+  let sent = false;
+  const r = await runTrial(process.execPath, [BIN, 'trial', '--site', site, ...FLAGS, '--loads', '50', '--search', 'submit #query'], {
+    onStderr: (text, child) => {
+      if (sent || !text.includes('page load 2 of 50: beacon stored')) return;
+      sent = true;
+      children = descendants(child.pid);
+      child.kill('SIGINT');
+    },
+  });
+  assert.ok(sent, r.stderr);
+  assert.ok(children.length >= 2, `caddy and chromium ran: ${children}`);
+  assert.match(r.stderr, /SIGINT, stopping/);
+  assert.equal(r.code, 130, r.stderr);
+  assert.deepEqual(alive(children), []);
+  assert.deepEqual(added(dirs, trialDirs()), []);
+});
