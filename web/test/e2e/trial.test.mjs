@@ -1,6 +1,6 @@
 // `h3probe trial` with the bundled demo page (web/page, the package's web/dist beside it): 10 headless loads through
-// the real Caddy origins and collector, the report counting 10 runs with requests on both arms; a page that never calls
-// searchCompleted() fails by name; Ctrl-C (SIGINT) leaves no process and no temporary folder. The pages built by the
+// the real Caddy origins and collector, the report counting 10 runs with requests on both arms; a --search script; a
+// page that never calls searchCompleted() fails by name; Ctrl-C (SIGINT) leaves no process and no temporary folder. The pages built by the
 // recipes of docs/embedding.md are tried from the installed package in package.test.mjs.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -57,6 +57,18 @@ test('the demo page: 10 loads, each searching, and a report of 10 runs with requ
   assert.ok(counts.h2.requests > 0 && counts.h3.requests > 0, JSON.stringify(counts));
   assert.equal(r.stderr.match(/beacon stored/g)?.length, 10, r.stderr);
   assert.deepEqual(added(dirs, trialDirs()), [], 'the temporary folder is removed');
+});
+
+test('--search script FILE: the module is given each load\'s Playwright Page', { timeout: 180_000 }, async () => {
+  const script = path.join(site, 'search.trial.mjs');
+  fs.writeFileSync(script, `export default async (page) => {
+  await page.fill('#query', 'from a script');
+  await page.click('button[type=submit]');
+  await page.waitForFunction(() => document.body.dataset.searches === '1');
+};\n`);
+  const r = await runTrial(process.execPath, [BIN, 'trial', '--site', site, ...FLAGS, '--loads', '2', '--search', `script ${script}`]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(overallCounts(r.stdout)?.runs, 2, r.stdout);
 });
 
 test('a page that never calls searchCompleted(): exit status 1, naming it', { timeout: 120_000 }, async () => {
