@@ -1,7 +1,7 @@
 // `h3probe trial` with the bundled demo page (web/page, the package's web/dist beside it): 10 headless loads through
 // the real Caddy origins and collector, the report counting 10 runs with requests on both arms; a --search script; a
-// page that never calls searchCompleted() fails by name; Ctrl-C (SIGINT) leaves no process and no temporary folder. The pages built by the
-// recipes of docs/embedding.md are tried from the installed package in package.test.mjs.
+// page that never calls searchCompleted() fails by name; Ctrl-C (SIGINT) leaves no process and no temporary folder.
+// The pages built by the recipes of docs/embedding.md are tried from the installed package in package.test.mjs.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
