@@ -39,7 +39,8 @@ report. Whatever it started or wrote is removed when it ends, also on Ctrl-C.
                     servers, wait for Ctrl-C, then print the report
 
 Needs caddy, openssl, Chromium (H3PROBE_CHROMIUM, default /usr/bin/chromium), and the npm packages better-sqlite3@12
-and, without --open, playwright-core. Exit status 1 when a load sent no beacon (the reason is printed), 2 on a bad option.`;
+and, without --open, playwright-core. Exit status 1 when a load sent no beacon or a server did not start (the reason
+is printed), 2 on a bad option.`;
 
 export class TrialError extends Error {}
 
@@ -120,12 +121,16 @@ export async function main(argv) {
     process.exit(2);
   }
   if (o.help) return console.log(USAGE);
-  const trial = await startTrial(o);
+  const trial = await startTrial(o).catch((err) => {
+    if (!(err instanceof TrialError)) throw err;
+    console.error(`h3probe trial: ${err.message}`);
+    process.exit(1);
+  });
   let interrupted = false;
   const stopOnSignal = (signal) => {
     interrupted = true;
     console.error(`\nh3probe trial: ${signal}, stopping`);
-    void trial.stop().finally(() => process.exit(o.open ? 0 : 130));
+    void trial.stop().finally(() => process.exit(128 + os.constants.signals[signal]));
   };
   if (o.open) {
     // Ctrl-C ends the hand-driven trial: the report first, then the cleanup.

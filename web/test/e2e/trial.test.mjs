@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
 import { repoRoot, pageRoot, distRoot } from '../../devstack/paths.mjs';
+import { CHROMIUM_PATH } from '../../cli/chromium.mjs';
 import { overallCounts, runTrial } from './trialRun.mjs';
 
 const BIN = path.join(repoRoot, 'web/bin/h3probe.mjs');
@@ -70,6 +72,44 @@ test('--search script FILE: the module is given each load\'s Playwright Page', {
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(overallCounts(r.stdout)?.runs, 2, r.stdout);
 });
+
+test('--open: Chromium started with the printed flags runs the page against the trial; Ctrl-C prints the report', { timeout: 180_000 }, async () => {
+  const dirs = trialDirs();
+  let opened = null;
+  const r = await runTrial(process.execPath, [BIN, 'trial', '--open', '--site', site, ...FLAGS], {
+    onStdout: (text, child) => {
+      const line = /^\S*chromium .*$/m.exec(text)?.[0];
+      if (!line || opened) return;
+      // The quoted words: the flags, then the page's URL (the throwaway profile is left to playwright).
+      const words = [...line.matchAll(/'([^']*)'/g)].map((m) => m[1]);
+      opened = (async () => {
+        const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: words.slice(0, -1) });
+        try {
+          const page = await browser.newPage();
+          await page.goto(words.at(-1));
+          await page.fill('#query', 'opened by hand');
+          await page.press('#query', 'Enter');
+          await page.waitForFunction(() => window.h3probeStatus?.().beaconQueued === true, null, { timeout: 30_000 });
+          // The beacon reaches the collector once the worker's keepalive fetch is answered.
+          await page.evaluate(() => window.h3probeDone());
+        } finally {
+          await browser.close();
+        }
+        child.kill('SIGINT');
+      })().catch((err) => { child.kill('SIGKILL'); throw err; });
+    },
+  });
+  assert.ok(opened, r.stdout);
+  await opened;
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(words(r.stdout), ['--enable-quic', '--origin-to-force-quic-on', '--ignore-certificate-errors-spki-list', '--host-resolver-rules']);
+  const counts = overallCounts(r.stdout);
+  assert.equal(counts?.runs, 1, r.stdout);
+  assert.deepEqual([counts.h2.runs, counts.h3.runs], [1, 1]);
+  assert.deepEqual(added(dirs, trialDirs()), []);
+});
+// The flags of the printed command line, by name.
+const words = (text) => [.../^\S*chromium .*$/m.exec(text)[0].matchAll(/'(--[\w-]+)/g)].map((m) => m[1]);
 
 test('a page that never calls searchCompleted(): exit status 1, naming it', { timeout: 120_000 }, async () => {
   // Clicking the heading searches nothing.

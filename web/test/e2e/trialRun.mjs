@@ -3,16 +3,16 @@
 import { spawn } from 'node:child_process';
 
 /**
- * Runs `command args` (e.g. node BIN trial …, or sh -c LINE) in cwd; onStderr(text so far, child) is called on each
- * chunk of stderr. Resolves to { code, signal, stdout, stderr }.
+ * Runs `command args` (e.g. node BIN trial …, or sh -c LINE) in cwd; onStdout and onStderr(text so far, child) are
+ * called on each chunk of its output. Resolves to { code, signal, stdout, stderr }.
  */
-export function runTrial(command, args, { cwd, env = process.env, onStderr = () => {}, timeoutMs = 300_000 } = {}) {
+export function runTrial(command, args, { cwd, env = process.env, onStderr = () => {}, onStdout = () => {}, timeoutMs = 300_000 } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`trial still running after ${timeoutMs} ms:\n${stderr}`)); }, timeoutMs);
-    child.stdout.on('data', (d) => { stdout += d; });
+    child.stdout.on('data', (d) => { stdout += d; onStdout(stdout, child); });
     child.stderr.on('data', (d) => { stderr += d; onStderr(stderr, child); });
     child.once('exit', (code, signal) => { clearTimeout(timer); resolve({ code, signal, stdout, stderr, pid: child.pid }); });
   });
