@@ -73,7 +73,9 @@ export function trialOptions(argv) {
   if (h2 && h3 && h2.hostname === h3.hostname) problems.push('--h2 and --h3 must be different host names');
   if (beacon && [h2, h3].some((o) => o?.hostname === beacon.hostname)) problems.push('--beacon must have a host name of its own');
   if (beacon && beacon.pathname !== '/beacon') problems.push(`--beacon: the collector answers at /beacon (as h3probe origins serves it), not ${beacon.pathname}`);
-  if (!a.site || !fs.statSync(a.site, { throwIfNoEntry: false })?.isDirectory()) problems.push(`--site must be a folder (the built site), not "${a.site ?? ''}"`);
+  if (!a.site || /["\n]/.test(a.site) || !fs.statSync(a.site, { throwIfNoEntry: false })?.isDirectory()) {
+    problems.push(`--site must be a folder (the built site) whose path has no quote, not "${a.site ?? ''}"`);
+  }
   if (!a.page.startsWith('/')) problems.push(`--page must be a path starting with /, not "${a.page}"`);
   const loads = Number(a.loads);
   if (!/^\d+$/.test(a.loads) || loads < 1) problems.push(`--loads must be a whole number of at least 1, not "${a.loads}"`);
@@ -182,7 +184,8 @@ export async function startTrial(o) {
     const cert = await makeCertificate(dir, names.map((n) => `DNS:${n}`), { days: 2 });
     const certPath = path.join(dir, 'cert.pem');
     const ports = {};
-    for (const key of ['page', 'h2', 'h3', 'collector']) ports[key] = await freePort({ udp: key === 'h3', exclude: Object.values(ports) });
+    // The page's listener speaks HTTP/3 too (Caddy's default where no protocols are set): it needs its UDP port free.
+    for (const key of ['page', 'h2', 'h3', 'collector']) ports[key] = await freePort({ udp: key === 'page' || key === 'h3', exclude: Object.values(ports) });
 
     const core = await loadH3probeNode();
     const store = openStore(path.join(dir, 'beacons.sqlite'), core);

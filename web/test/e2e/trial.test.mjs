@@ -113,9 +113,9 @@ const words = (text) => [.../^\S*chromium .*$/m.exec(text)[0].matchAll(/'(--[\w-
 
 test('a page that never calls searchCompleted(): exit status 1, naming it', { timeout: 120_000 }, async () => {
   // Clicking the heading searches nothing.
-  const r = await runTrial(process.execPath, [BIN, 'trial', '--site', site, ...FLAGS, '--loads', '2', '--timeout', '4', '--search', 'click h1']);
+  const r = await runTrial(process.execPath, [BIN, 'trial', '--site', site, ...FLAGS, '--loads', '2', '--timeout', '10', '--search', 'click h1']);
   assert.equal(r.code, 1, r.stderr);
-  assert.match(r.stderr, /page load 1 of 2: no beacon in 4 s, and the page never loaded the probe's run: it never called searchCompleted\(\) after --search "click h1"/);
+  assert.match(r.stderr, /page load 1 of 2: no beacon in 10 s, and the page never loaded the probe's run: it never called searchCompleted\(\) after --search "click h1"/);
   assert.equal(overallCounts(r.stdout), null, 'no report without a run');
 });
 
