@@ -287,6 +287,7 @@ async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
     .catch((err) => { throw new TrialError(`Chromium did not start from ${executablePath}: ${err.message.split('\n')[0]}`); });
   stoppers.push(() => browser.close());
   const origins = [o.h2.origin, o.h3.origin];
+  const incomplete = [];
   for (let load = 1; load <= o.loads; load++) {
     const before = store.countRuns();
     const context = await browser.newContext();
@@ -308,7 +309,15 @@ async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
     } finally {
       await context.close().catch(() => {});
     }
-    process.stderr.write(`h3probe trial: page load ${load} of ${o.loads}: beacon stored\n`);
+    // A beacon without a complete run: the page's module could not load (load_error) or its run failed.
+    const run = store.db.prepare('SELECT outcome, reason, error FROM runs ORDER BY rowid DESC LIMIT 1').get();
+    const why = run.outcome === 'complete' ? '' : `, outcome ${run.outcome}${run.reason || run.error ? ` (${run.reason || run.error})` : ''}`;
+    if (why) incomplete.push(`${load}${why}`);
+    process.stderr.write(`h3probe trial: page load ${load} of ${o.loads}: beacon stored${why}\n`);
+  }
+  if (incomplete.length) {
+    throw new TrialError(`${incomplete.length} of ${o.loads} page loads sent a beacon without a complete run (load ${incomplete.join('; load ')}):` +
+      ' the report counts them; h3probe doctor names what is misserved');
   }
 }
 

@@ -1,6 +1,6 @@
 // `h3probe trial` with the bundled demo page (web/page, the package's web/dist beside it): 10 headless loads through
 // the real Caddy origins and collector, the report counting 10 runs with requests on both arms; a --search script; a
-// page that never calls searchCompleted() fails by name; Ctrl-C (SIGINT) leaves no process and no temporary folder.
+// page that never calls searchCompleted(), and one whose worker.js is missing, fail by name; Ctrl-C (SIGINT) leaves no process and no temporary folder.
 // The pages built by the recipes of docs/embedding.md are tried from the installed package in package.test.mjs.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -117,6 +117,21 @@ test('a page that never calls searchCompleted(): exit status 1, naming it', { ti
   assert.equal(r.code, 1, r.stderr);
   assert.match(r.stderr, /page load 1 of 2: no beacon in 10 s, and the page never loaded the probe's run: it never called searchCompleted\(\) after --search "click h1"/);
   assert.equal(overallCounts(r.stdout), null, 'no report without a run');
+});
+
+test('a site without worker.js: its load_error beacon is stored and reported, and the trial exits 1 naming it', { timeout: 120_000 }, async () => {
+  const broken = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-test-'));
+  try {
+    fs.cpSync(site, broken, { recursive: true });
+    fs.rmSync(path.join(broken, 'h3probe', 'worker.js'));
+    const r = await runTrial(process.execPath, [BIN, 'trial', '--site', broken, ...FLAGS, '--loads', '2', '--search', 'submit #query']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /page load 1 of 2: beacon stored, outcome load_error \(worker_import\)/);
+    assert.match(r.stderr, /2 of 2 page loads sent a beacon without a complete run \(load 1, outcome load_error \(worker_import\); load 2, /);
+    assert.match(r.stdout, /^load errors: 2 \(worker_import 2\)$/m, 'the report is printed');
+  } finally {
+    fs.rmSync(broken, { recursive: true, force: true });
+  }
 });
 
 test('a bad option: exit status 2 and every problem named', async () => {
