@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeCertificate, spkiHash } from './certificate.mjs';
-import { chromiumArgs } from './chromium.mjs';
+import { CHROMIUM_PATH, chromiumArgs } from './chromiumArgs.mjs';
 import { canBindUdp, freePort } from './ports.mjs';
 import { originsCaddyfile } from '../server/originsCaddyfile.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
@@ -224,7 +224,7 @@ https://${PAGE_HOST}:${ports.page} {
     return {
       pageUrl, flags, stop,
       runs: () => store.countRuns(),
-      openCommand: () => `${process.env.H3PROBE_CHROMIUM ?? 'chromium'} --user-data-dir="$(mktemp -d)" ${openFlags.map((f) => `'${f}'`).join(' ')} '${pageUrl}'`,
+      openCommand: () => `${CHROMIUM_PATH} --user-data-dir="$(mktemp -d)" ${openFlags.map((f) => `'${f}'`).join(' ')} '${pageUrl}'`,
       report: async () => (await makeReport(core, { db: store.db, htmlPath: null })).text,
       run: () => drive(o, { flags, pageUrl, collector, store, stoppers }),
     };
@@ -276,15 +276,14 @@ async function waitReady(caddy, certPath, sites, udpPort) {
 
 /** The headless page loads: each one opens the page, searches, and waits for its beacon at the collector. */
 async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
-  let chromium;
+  let launchBrowser;
   try {
-    ({ chromium } = await import('playwright-core'));
+    ({ launchBrowser } = await import('./chromium.mjs'));
   } catch {
     throw new TrialError('the headless run needs the npm package playwright-core (npm install playwright-core), or use --open');
   }
-  const executablePath = process.env.H3PROBE_CHROMIUM ?? '/usr/bin/chromium';
-  const browser = await chromium.launch({ executablePath, headless: true, args: flags })
-    .catch((err) => { throw new TrialError(`Chromium did not start from ${executablePath}: ${err.message.split('\n')[0]}`); });
+  const browser = await launchBrowser({ chromiumArgs: () => flags })
+    .catch((err) => { throw new TrialError(`Chromium did not start from ${CHROMIUM_PATH}: ${err.message.split('\n')[0]}`); });
   stoppers.push(() => browser.close());
   const origins = [o.h2.origin, o.h3.origin];
   const incomplete = [];

@@ -9,7 +9,7 @@ import { startCollector } from '../server/collector.mjs';
 import { openStore } from '../server/store.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { hookSignals, once } from './hookSignals.mjs';
-import { chromiumArgs as chromiumFlags } from '../cli/chromium.mjs';
+import { chromiumArgs as chromiumFlags } from '../cli/chromiumArgs.mjs';
 
 const tempDirs = new Set();
 // 'exit' handlers cannot await stop(); removing our temp run directories synchronously is the part that still can be done.

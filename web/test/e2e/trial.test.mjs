@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { repoRoot, pageRoot, distRoot } from '../../devstack/paths.mjs';
-import { CHROMIUM_PATH } from '../../cli/chromium.mjs';
+import { CHROMIUM_PATH } from '../../cli/chromiumArgs.mjs';
 import { overallCounts, runTrial } from './trialRun.mjs';
 
 const BIN = path.join(repoRoot, 'web/bin/h3probe.mjs');

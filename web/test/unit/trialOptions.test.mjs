@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { TrialError, parseSearch, trialOptions } from '../../cli/trial.mjs';
+import { repoRoot } from '../../devstack/paths.mjs';
 
 const site = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-options-'));
 after(() => fs.rmSync(site, { recursive: true, force: true }));
@@ -42,4 +43,23 @@ test('every problem is named at once', () => {
   });
   assert.throws(() => trialOptions([...base.slice(0, 4), '--h3', 'https://h2-test.example.com', ...base.slice(6)]), /--h2 and --h3 must be different host names/);
   assert.throws(() => trialOptions([...base.slice(0, 2), '--h2', 'https://127.0.0.1:8443', ...base.slice(4)]), /--h2 must be the https:\/\/ URL with a host name/);
+});
+
+// The packages a module needs before it runs: the bare specifiers of its static imports and of theirs, transitively.
+function staticPackages(file, seen = new Set()) {
+  if (seen.has(file)) return new Set();
+  seen.add(file);
+  const out = new Set();
+  const text = fs.readFileSync(file, 'utf8');
+  for (const m of text.matchAll(/^\s*(?:import|export)\b[^'"()]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm)) {
+    const spec = m[1] ?? m[2];
+    if (spec.startsWith('.')) for (const p of staticPackages(path.resolve(path.dirname(file), spec), seen)) out.add(p);
+    else if (!spec.startsWith('node:')) out.add(spec);
+  }
+  return out;
+}
+
+test('h3probe trial starts without playwright-core (only the headless run imports it, on demand): --open needs none', () => {
+  assert.ok(staticPackages(path.join(repoRoot, 'web/cli/chromium.mjs')).has('playwright-core'), 'the scan sees the driver\'s import');
+  assert.deepEqual([...staticPackages(path.join(repoRoot, 'web/cli/trial.mjs'))].filter((p) => p === 'playwright-core'), []);
 });
