@@ -181,7 +181,8 @@ export async function startTrial(o) {
   })());
   try {
     const names = [o.h2.hostname, o.h3.hostname, o.beacon.hostname, PAGE_HOST];
-    const cert = await makeCertificate(dir, names.map((n) => `DNS:${n}`), { days: 2 });
+    const cert = await makeCertificate(dir, names.map((n) => `DNS:${n}`), { days: 2 })
+      .catch((err) => { throw new TrialError(`openssl could not make the certificate (is openssl installed?): ${err.message.split('\n')[0]}`); });
     const certPath = path.join(dir, 'cert.pem');
     const ports = {};
     // The page's listener speaks HTTP/3 too (Caddy's default where no protocols are set): it needs its UDP port free.
@@ -220,6 +221,8 @@ https://${PAGE_HOST}:${ports.page} {
       hostResolverRules: maps.map(([u, p]) => `MAP ${u.hostname}:${port(u)} ${LOOPBACK}:${p}`).join(', '),
     });
     const pageUrl = new URL(o.page, `https://${PAGE_HOST}:${ports.page}`).href;
+    const pageStatus = await statusOf(fs.readFileSync(certPath), [PAGE_HOST, ports.page, o.page]);
+    if (pageStatus !== 200) throw new TrialError(`${o.page} of --site ${o.site} answers ${pageStatus}: give the built folder (with its index.html) and --page its path`);
     const openFlags = flags.filter((f) => /^--(origin-to-force-quic-on|ignore-certificate-errors-spki-list|host-resolver-rules|enable-quic)/.test(f));
     return {
       pageUrl, flags, stop,
@@ -256,16 +259,20 @@ async function startCaddy(dir, stoppers) {
   return child;
 }
 
-async function waitReady(caddy, certPath, sites, udpPort) {
-  const ca = fs.readFileSync(certPath);
-  const answers = ([host, p, urlPath]) => new Promise((resolve) => {
+// The status of GET https://host:port/urlPath on loopback (0: no answer).
+function statusOf(ca, [host, p, urlPath]) {
+  return new Promise((resolve) => {
     const req = https.get({ host: LOOPBACK, port: p, path: urlPath, servername: host, ca, agent: false, headers: { host }, timeout: 2000 },
-      (res) => { res.resume(); resolve(true); });
-    req.on('error', () => resolve(false));
+      (res) => { res.resume(); resolve(res.statusCode); });
+    req.on('error', () => resolve(0));
     req.on('timeout', () => req.destroy());
   });
+}
+
+async function waitReady(caddy, certPath, sites, udpPort) {
+  const ca = fs.readFileSync(certPath);
   const deadline = Date.now() + 15_000;
-  const ready = async () => (await Promise.all(sites.map(answers))).every(Boolean) && !(await canBindUdp(udpPort));
+  const ready = async () => (await Promise.all(sites.map((site) => statusOf(ca, site)))).every(Boolean) && !(await canBindUdp(udpPort));
   await Promise.race([caddy.exited, (async () => {
     while (!(await ready())) {
       if (Date.now() > deadline) throw new TrialError('caddy did not answer on its listeners in 15 s');

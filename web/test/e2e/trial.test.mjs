@@ -134,6 +134,18 @@ test('a site without worker.js: its load_error beacon is stored and reported, an
   }
 });
 
+test('a --site without the page: exit status 1 before any load, naming the status', { timeout: 60_000 }, async () => {
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-test-'));
+  try {
+    const r = await runTrial(process.execPath, [BIN, 'trial', '--site', empty, ...FLAGS]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /^h3probe trial: \/\?h2Origin=\S+ of --site \S+ answers 404: give the built folder/m);
+    assert.doesNotMatch(r.stderr, /page load/);
+  } finally {
+    fs.rmSync(empty, { recursive: true, force: true });
+  }
+});
+
 test('a bad option: exit status 2 and every problem named', async () => {
   const r = await runTrial(process.execPath, [BIN, 'trial', '--site', path.join(site, 'nope'), '--h2', 'http://h2.example.com',
     '--h3', ORIGINS.h3Origin, '--beacon', ORIGINS.beaconUrl, '--search', 'tap #go', '--loads', '0']);
