@@ -7,6 +7,7 @@ const COMMANDS = {
   report: 'the report of a collector database: text table, HTML page',
   export: 'a collector database as NDJSON, one run per line',
   doctor: 'checks a deployment from outside: TLS, the origins, the module files, the collector',
+  trial: 'tries your built page locally: origins, collector and N page loads in headless Chromium, then the report',
 };
 
 const [command, ...argv] = process.argv.slice(2);

@@ -5,7 +5,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { caddyfile } from './caddyfile.mjs';
 import { startDelayedNoop } from './delayedNoop.mjs';
-import { canBindUdp } from './ports.mjs';
+import { canBindUdp } from '../cli/ports.mjs';
 import { pageRoot, distRoot } from './paths.mjs';
 import { supervise } from './supervise.mjs';
 
@@ -16,7 +16,8 @@ import { supervise } from './supervise.mjs';
  * claimProtocol (the origins' Server-Timing names this protocol, e.g. 'HTTP/1.1', whatever the request came over);
  * bindAddress (default 127.0.0.1); commandPrefix: argv put before `caddy` (the lab: ['ip', 'netns', 'exec', NS]);
  * waitReady: async ({hosts, ports, certPath, h3, h2Down}, timeoutMs) replacing the loopback readiness check, for a Caddy
- * whose listeners this process cannot reach.
+ * whose listeners this process cannot reach. editCaddyfile: (text) => text, a change made to the rendered Caddyfile
+ * (a fault a test injects).
  */
 export async function startCaddy(opts) {
   const { runDir, ports, readyTimeoutMs = 15_000, noopDelayMs = 0, noopStatus = 204 } = opts;
@@ -25,7 +26,8 @@ export async function startCaddy(opts) {
   fs.mkdirSync(runDir, { recursive: true });
   const delayed = noopDelayMs > 0 ? await startDelayedNoop({ delayMs: noopDelayMs, status: noopStatus }) : null;
   const config = path.join(runDir, 'Caddyfile');
-  fs.writeFileSync(config, caddyfile({ ...opts, roots, noopStatus, noopUpstream: delayed?.port ?? 0 }));
+  const text = caddyfile({ ...opts, roots, noopStatus, noopUpstream: delayed?.port ?? 0 });
+  fs.writeFileSync(config, opts.editCaddyfile ? opts.editCaddyfile(text) : text);
   const logPath = path.join(runDir, 'caddy.log');
   const log = fs.openSync(logPath, 'a');
   const [command, ...prefixArgs] = [...(opts.commandPrefix ?? []), 'caddy'];

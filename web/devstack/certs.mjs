@@ -1,12 +1,10 @@
 // Makes (once) and reuses the self-signed ECDSA P-256 certificate shared by the test origins, and its SPKI hash for Chromium.
-import { execFile } from 'node:child_process';
-import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { makeCertificate, spkiHash } from '../cli/certificate.mjs';
 import { stateDir } from './paths.mjs';
 
-const run = promisify(execFile);
 const SANS = ['DNS:*.h3probe.test', 'DNS:h3probe.test', 'DNS:localhost', 'IP:127.0.0.1'];
 const MIN_REMAINING_MS = 24 * 3600 * 1000;
 
@@ -25,11 +23,6 @@ export async function ensureCerts(dir = path.join(stateDir, 'tls')) {
   return { certPath, keyPath, spki: spkiHash(cert) };
 }
 
-export function spkiHash(cert) {
-  const der = cert.publicKey.export({ type: 'spki', format: 'der' });
-  return createHash('sha256').update(der).digest('base64');
-}
-
 function readValid(certPath, keyPath) {
   try {
     const cert = new X509Certificate(fs.readFileSync(certPath));
@@ -46,16 +39,9 @@ function readValid(certPath, keyPath) {
 async function generate(dir, certPath, keyPath) {
   const tmp = fs.mkdtempSync(path.join(dir, '.gen-'));
   try {
-    const tmpCert = path.join(tmp, 'cert.pem');
-    const tmpKey = path.join(tmp, 'key.pem');
-    await run('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', tmpKey, '-out', tmpCert, '-days', '365', '-subj', '/CN=h3probe.test',
-      '-addext', `subjectAltName=${SANS.join(',')}`,
-    ]);
-    fs.chmodSync(tmpKey, 0o600);
-    fs.renameSync(tmpKey, keyPath);
-    fs.renameSync(tmpCert, certPath);
+    await makeCertificate(tmp, SANS);
+    fs.renameSync(path.join(tmp, 'key.pem'), keyPath);
+    fs.renameSync(path.join(tmp, 'cert.pem'), certPath);
     return new X509Certificate(fs.readFileSync(certPath));
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

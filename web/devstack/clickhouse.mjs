@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { clickhouseClient } from '../server/clickhouseStore.mjs';
-import { freePort } from './ports.mjs';
+import { freePort } from '../cli/ports.mjs';
 import { startZooKeeper } from './zookeeper.mjs';
 import { stateDir } from './paths.mjs';
 

@@ -3,13 +3,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ensureCerts } from './certs.mjs';
-import { freePort } from './ports.mjs';
+import { freePort } from '../cli/ports.mjs';
 import { startCaddy } from './caddy.mjs';
 import { startCollector } from '../server/collector.mjs';
 import { openStore } from '../server/store.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { hookSignals, once } from './hookSignals.mjs';
-import { chromiumArgs as chromiumFlags } from '../cli/chromium.mjs';
+import { chromiumArgs as chromiumFlags } from '../cli/chromiumArgs.mjs';
 
 const tempDirs = new Set();
 // 'exit' handlers cannot await stop(); removing our temp run directories synchronously is the part that still can be done.
@@ -62,7 +62,8 @@ export async function startStack(opts = {}) {
     const writeFixture = (name, body) => fs.writeFileSync(path.join(fixtures, path.basename(name)), body);
     for (const [name, body] of Object.entries(opts.fixtures ?? {})) writeFixture(name, body);
     const roots = { ...opts.roots, fixtures };
-    const caddy = await startCaddy({ ...opts, roots, certPath, keyPath, hosts: HOSTS, ports, runDir });
+    const caddyOptions = { ...opts, roots, certPath, keyPath, hosts: HOSTS, ports, runDir };
+    let caddy = await startCaddy(caddyOptions);
     stoppers.push(() => caddy.stop());
 
     const urls = {
@@ -74,7 +75,13 @@ export async function startStack(opts = {}) {
       beacon: `https://${HOSTS.page}:${ports.page}/beacon`,
     };
     return {
-      urls, hosts: HOSTS, ports, spki, certPath, runDir, store, collector, caddy, stop, writeFixture,
+      urls, hosts: HOSTS, ports, spki, certPath, runDir, store, collector, stop, writeFixture,
+      get caddy() { return caddy; },
+      // Caddy again on the same ports, its Caddyfile passed through editCaddyfile (a fault injected; none: as started).
+      async restartCaddy(editCaddyfile) {
+        await caddy.stop();
+        caddy = await startCaddy({ ...caddyOptions, editCaddyfile });
+      },
       // The page's and both origins' names, which no DNS holds, as h3probe doctor's --resolve flags (all on loopback).
       resolveArgs: ['page', 'h2', 'h3'].flatMap((k) => ['--resolve', `${HOSTS[k]}:${ports[k]}:127.0.0.1`]),
       chromiumArgs: ({ forceQuic = true, extra = [] } = {}) => chromiumArgs({ spki, h3Port: ports.h3, h3bPort: ports.h3b, forceQuic, extra }),

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Builder } from 'selenium-webdriver';
-import { freePort } from './ports.mjs';
+import { freePort } from '../cli/ports.mjs';
 import { once } from './hookSignals.mjs';
 
 export const WEBKIT_DRIVER_PATH = process.env.H3PROBE_WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';

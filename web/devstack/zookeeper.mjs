@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { freePort } from './ports.mjs';
+import { freePort } from '../cli/ports.mjs';
 import { stateDir } from './paths.mjs';
 
 // The jar's manifest names its dependencies in /usr/share/java; the config folder carries log4j.properties.

@@ -2,7 +2,7 @@
 // on the lab address and its QUIC (UDP) port is held, 1 on timeout. The lab's Caddy cannot be reached from the host.
 import fs from 'node:fs';
 import https from 'node:https';
-import { canBindUdp } from '../devstack/ports.mjs';
+import { canBindUdp } from '../cli/ports.mjs';
 
 const { address, sites, udpPorts, certPath, timeoutMs } = JSON.parse(process.argv[2]);
 const ca = fs.readFileSync(certPath);

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { clickhouseClient } from '../server/clickhouseStore.mjs';
 import { planClickHouse, startClickHouse } from '../devstack/clickhouse.mjs';
-import { freePort } from '../devstack/ports.mjs';
+import { freePort } from '../cli/ports.mjs';
 import { syntheticBeacons } from '../devstack/syntheticBeacons.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

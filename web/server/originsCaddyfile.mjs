@@ -6,6 +6,8 @@
 //   bind   the two hosts on two addresses of the machine (each name's DNS record points at its own address), both on 443;
 //   port   the HTTP/2 origin on another TCP port (h2Port, e.g. 8443), the HTTP/3 origin on 443;
 //   only   one origin per Caddy (two machines, or two Caddy instances with their own addresses): `only: 'h2'` or 'h3'.
+// h3Port and collectorPort (default 443, no flag) move the HTTP/3 origin and the collector site: `h3probe trial` serves
+// every site on a free loopback port.
 import net from 'node:net';
 import { NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS, OTHER_PATHS_STATUS, caddyPayloadLines } from './originRules.mjs';
 
@@ -13,8 +15,8 @@ const HTTPS_PORT = 443;
 
 /** Every problem with the options, as messages (empty: usable). */
 export function originsProblems(opts) {
-  const { h2, h3, h2Bind, h3Bind, h2Port = HTTPS_PORT, only, pageOrigins = [], collector, collectorUpstream, collectorBind,
-    email, tls = 'acme', admin = 'off' } = opts;
+  const { h2, h3, h2Bind, h3Bind, h2Port = HTTPS_PORT, h3Port = HTTPS_PORT, collectorPort = HTTPS_PORT, only, pageOrigins = [],
+    collector, collectorUpstream, collectorBind, email, tls = 'acme', admin = 'off' } = opts;
   const problems = [];
   if (only !== undefined && only !== 'h2' && only !== 'h3') problems.push(`--only must be h2 or h3, not "${only}"`);
   const wants = { h2: only !== 'h3', h3: only !== 'h2' };
@@ -29,14 +31,16 @@ export function originsProblems(opts) {
   for (const [flag, addr] of [['--h2-bind', h2Bind], ['--h3-bind', h3Bind], ['--collector-bind', collectorBind]]) {
     if (addr !== undefined && !net.isIP(addr)) problems.push(`${flag}: "${addr}" is not an IPv4 or IPv6 address`);
   }
-  if (!Number.isInteger(h2Port) || h2Port < 1 || h2Port > 65535) problems.push(`--h2-port: "${h2Port}" is not a port number`);
+  for (const [flag, port] of [['--h2-port', h2Port], ['h3Port', h3Port], ['collectorPort', collectorPort]]) {
+    if (!Number.isInteger(port) || port < 1 || port > 65535) problems.push(`${flag}: "${port}" is not a port number`);
+  }
   if (!only) {
     const binds = h2Bind !== undefined || h3Bind !== undefined;
     if (binds && (h2Bind === undefined || h3Bind === undefined)) {
       problems.push('--h2-bind and --h3-bind go together: one address for each origin');
-    } else if (binds && h2Bind === h3Bind && h2Port === HTTPS_PORT) {
+    } else if (binds && h2Bind === h3Bind && h2Port === h3Port) {
       problems.push('--h2-bind and --h3-bind must differ (or give --h2-port): both origins would share one listener');
-    } else if (!binds && h2Port === HTTPS_PORT) {
+    } else if (!binds && h2Port === h3Port) {
       problems.push('the HTTP/2-only and the HTTP/3 origin cannot share one listener (Caddy sets protocols per address:port): ' +
         'give --h2-bind IP --h3-bind IP (two addresses, both on 443), or --h2-port PORT (the HTTP/2 origin on another port), ' +
         'or --only h2|h3 (one origin per machine)');
@@ -72,11 +76,11 @@ export function originsProblems(opts) {
 export function originsCaddyfile(opts) {
   const problems = originsProblems(opts);
   if (problems.length) throw new Error(problems.join('\n'));
-  const { h2, h3, h2Bind, h3Bind, h2Port = HTTPS_PORT, only, pageOrigins = [], collector, collectorUpstream, collectorBind,
-    email, tls = 'acme', admin = 'off' } = opts;
+  const { h2, h3, h2Bind, h3Bind, h2Port = HTTPS_PORT, h3Port = HTTPS_PORT, collectorPort = HTTPS_PORT, only, pageOrigins = [],
+    collector, collectorUpstream, collectorBind, email, tls = 'acme', admin = 'off' } = opts;
   const origins = [];
   if (only !== 'h3') origins.push({ kind: 'h2', host: h2.toLowerCase(), bind: h2Bind, port: h2Port });
-  if (only !== 'h2') origins.push({ kind: 'h3', host: h3.toLowerCase(), bind: h3Bind, port: HTTPS_PORT });
+  if (only !== 'h2') origins.push({ kind: 'h3', host: h3.toLowerCase(), bind: h3Bind, port: h3Port });
   const tlsLine = tlsDirective(tls);
 
   // Caddy's admin API (default localhost:2019) changes the running config without authentication: any local process could
@@ -97,7 +101,7 @@ export function originsCaddyfile(opts) {
     blocks.push(siteBlock(siteAddress(o.host, o.port), o.bind, tlsLine, noopRoutes(pageOrigins)));
   }
   if (collector) {
-    blocks.push(siteBlock(siteAddress(collector.toLowerCase(), HTTPS_PORT), collectorBind, tlsLine, collectorRoutes(collectorUpstream)));
+    blocks.push(siteBlock(siteAddress(collector.toLowerCase(), collectorPort), collectorBind, tlsLine, collectorRoutes(collectorUpstream)));
   }
   return `${blocks.join('\n\n')}\n`;
 }

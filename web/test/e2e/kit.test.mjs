@@ -14,7 +14,7 @@ import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
-import { spkiHash } from '../../devstack/certs.mjs';
+import { spkiHash } from '../../cli/certificate.mjs';
 import { chromiumArgs } from '../../devstack/stack.mjs';
 import { CHROMIUM_PATH } from '../../cli/chromium.mjs';
 import { ENGINES, engineMissing } from '../../cli/browsers.mjs';

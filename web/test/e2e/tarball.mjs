@@ -55,9 +55,10 @@ const BUNDLERS = ['esbuild', 'vite'];
 /**
  * Follows a recipe of docRecipes() as written, in a fresh app folder `dir`: the installed package (linked from
  * project), the bundlers (linked from this checkout: offline), the consumer's app.js and an index.html that loads it
- * (Vite's entry), then the recipe's commands run by sh, each one that fails failing it. Returns dir.
+ * (Vite's entry; app and page replace the two), then the recipe's commands run by sh, each one that fails failing it.
+ * Returns dir.
  */
-export function followRecipe(project, { commands }, dir) {
+export function followRecipe(project, { commands }, dir, { app = APP, page = html('/app.js') } = {}) {
   const modules = path.join(dir, 'node_modules');
   fs.mkdirSync(path.join(modules, '.bin'), { recursive: true });
   fs.symlinkSync(path.join(project, 'node_modules', 'h3probe'), path.join(modules, 'h3probe'), 'dir');
@@ -66,8 +67,8 @@ export function followRecipe(project, { commands }, dir) {
     fs.symlinkSync(path.join(repoRoot, 'node_modules', '.bin', name), path.join(modules, '.bin', name));
   }
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  fs.writeFileSync(path.join(dir, 'app.js'), APP);
-  fs.writeFileSync(path.join(dir, 'index.html'), html('/app.js'));
+  fs.writeFileSync(path.join(dir, 'app.js'), app);
+  fs.writeFileSync(path.join(dir, 'index.html'), page);
   execFileSync('sh', ['-e', '-c', commands], { cwd: dir, stdio: 'pipe', env: { ...process.env, npm_config_offline: 'true' } });
   return dir;
 }

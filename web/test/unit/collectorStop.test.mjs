@@ -10,7 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
-import { freePort } from '../../devstack/ports.mjs';
+import { freePort } from '../../cli/ports.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { groupMembers } from '../../devstack/supervise.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';

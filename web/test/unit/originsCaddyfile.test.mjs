@@ -44,6 +44,17 @@ test('the port split puts the HTTP/2 origin on its own port and the HTTP/3 origi
   assert.ok(site(text, 'https://h3.example.com'));
 });
 
+test('h3Port and collectorPort (h3probe trial): every site on a port of its own on one address, or refused when the origins share one', () => {
+  const opts = { ...base, h2Bind: '127.0.0.1', h3Bind: '127.0.0.1', h2Port: 40001, h3Port: 40002, collectorPort: 40003,
+    collector: 'beacon.example.com', collectorUpstream: '127.0.0.1:8787', collectorBind: '127.0.0.1' };
+  const text = originsCaddyfile(opts);
+  assert.equal(listener(text, '127.0.0.1:40001'), 'h1 h2');
+  assert.equal(listener(text, '127.0.0.1:40002'), 'h1 h2 h3');
+  assert.ok(site(text, 'https://h2.example.com:40001') && site(text, 'https://h3.example.com:40002') && site(text, 'https://beacon.example.com:40003'), text);
+  assert.match(originsProblems({ ...opts, h3Port: 40001 }).join('\n'), /must differ/);
+  assert.match(originsProblems({ ...opts, h3Port: 70000 }).join('\n'), /h3Port: "70000" is not a port number/);
+});
+
 test('--only emits one origin, without the other host', () => {
   const h2only = originsCaddyfile({ h2: 'h2.example.com', only: 'h2' });
   assert.equal(listener(h2only, ':443'), 'h1 h2');

@@ -1,6 +1,7 @@
 // The README's quick start, run as written: its origins command makes a Caddyfile that Caddy accepts, its collector
-// and doctor commands parse, the page config of its snippet names the origins and the beacon URL those commands serve,
-// and the newcomer reads at most 300 words (code included) before the first beacon.
+// and doctor commands parse, its trial command parses with the real CLI, the page config of its snippet names the
+// origins and the beacon URL those commands serve, and the newcomer reads at most 300 words (code included) before the
+// first beacon (the trial's). web/test/e2e/package.test.mjs runs the trial command literally.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,13 +11,14 @@ import { test } from 'node:test';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { parseCollectorArgs } from '../../server/collectorOptions.mjs';
 import { doctorOptions } from '../../cli/doctor.mjs';
+import { trialOptions } from '../../cli/trial.mjs';
 
 const README = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
 const start = README.indexOf('## Quick start');
 const quick = README.slice(start, README.indexOf('\n## ', start + 1));
 // The fenced blocks of the quick start, by language, in order.
 const blocks = [...quick.matchAll(/```(\w+)\n([\s\S]*?)\n```/g)].map((m) => ({ lang: m[1], text: m[2] }));
-// The shell commands of step 3: continuation lines joined, a trailing & dropped, as argv.
+// The shell commands of the deployment step (the last block): continuation lines joined, a trailing & dropped, as argv.
 const commands = blocks.filter((b) => b.lang === 'sh').at(-1).text.replace(/\\\n\s*/g, ' ').split('\n')
   .map((l) => l.replace(/\s*&\s*$/, '').trim().split(/\s+/));
 const command = (...head) => {
@@ -56,7 +58,33 @@ test('the doctor command parses and checks the origins and beacon URL the snippe
   assert.deepEqual([options.h2.origin, options.h3.origin, String(options.collector)], [config.h2Origin, config.h3Origin, config.beaconUrl]);
 });
 
-test('at most 300 words, code included, from the top of the README to the first beacon (the end of step 3)', () => {
+// The trial command (step 3) as the shell splits it: `sh -c` prints each word of the joined line.
+const trialLine = (text) => /^npx h3probe trial .*$/m.exec(text.replace(/\\\n\s*/g, ' '))?.[0];
+const trialArgv = () => spawnSync('sh', ['-c', `printf '%s\\n' ${trialLine(quick)}`], { encoding: 'utf8' }).stdout.trim().split('\n');
+
+test('the trial command parses with the real CLI and serves the origins and beacon URL the snippet configures', () => {
+  const argv = trialArgv();
+  assert.deepEqual(argv.slice(0, 3), ['npx', 'h3probe', 'trial']);
+  // --site names the user's build folder: a folder of this test stands in for it.
+  const site = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-quick-site-'));
+  const args = argv.slice(3);
+  args[args.indexOf('--site') + 1] = site;
+  const options = trialOptions(args);
+  fs.rmSync(site, { recursive: true, force: true });
+  assert.deepEqual([options.h2.href, options.h3.href, options.beacon.href],
+    [new URL(config.h2Origin).href, new URL(config.h3Origin).href, config.beaconUrl]);
+  assert.equal(options.search.verb, 'click');
+  assert.equal(options.loads, 10);
+  assert.equal(flag(argv, 'site'), 'dist/', 'Vite\'s build folder, as the recipe builds it');
+});
+
+test('docs/deploying.md gives the README\'s trial command, word for word', () => {
+  const deploying = fs.readFileSync(path.join(repoRoot, 'docs', 'deploying.md'), 'utf8');
+  assert.ok(trialLine(quick));
+  assert.equal(trialLine(deploying), trialLine(quick));
+});
+
+test('at most 300 words, code included, from the top of the README to the first beacon (the end of step 3, the trial)', () => {
   const words = README.slice(0, README.indexOf('**4.')).split(/\s+/).filter(Boolean).length;
   assert.ok(words <= 300, `${words} words`);
 });

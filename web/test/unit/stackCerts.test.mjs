@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { ensureCerts } from '../../devstack/certs.mjs';
-import { canBindUdp, freePort } from '../../devstack/ports.mjs';
+import { canBindUdp, freePort } from '../../cli/ports.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-certs-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-// Picks free loopback ports (TCP, or TCP and UDP at once for the HTTP/3 origin), unless an environment variable fixes one.
+// Picks free loopback ports (TCP, or TCP and UDP at once for an HTTP/3 listener), unless an environment variable fixes one.
 import dgram from 'node:dgram';
 import net from 'node:net';
 

@@ -1,0 +1,341 @@
+// `h3probe trial --site DIR --h2 URL --h3 URL --beacon URL`: a local trial of the user's own built page in one command:
+// the site, the two test origins (Caddy, `h3probe origins`' Caddyfile) and the collector (SQLite) on loopback under a
+// private certificate, N page loads in headless Chromium (or the command line to open it by hand), then the report.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { makeCertificate, spkiHash } from './certificate.mjs';
+import { CHROMIUM_PATH, chromiumArgs } from './chromiumArgs.mjs';
+import { canBindUdp, freePort } from './ports.mjs';
+import { originsCaddyfile } from '../server/originsCaddyfile.mjs';
+import { loadH3probeNode } from '../server/h3probeNode.mjs';
+import { openStore } from '../server/store.mjs';
+import { startCollector } from '../server/collector.mjs';
+import { makeReport } from '../report/makeReport.mjs';
+
+export const USAGE = `usage: h3probe trial --site DIR --h2 URL --h3 URL --beacon URL [options]
+
+Tries your built page on this machine: serves DIR at https://localhost:PORT/, the HTTP/2-only and the HTTP/3 test
+origins (Caddy 2.6+, the Caddyfile of h3probe origins) and the collector (SQLite), all on loopback under a private
+certificate made in a temporary folder; runs --loads page loads in headless Chromium, each doing --search; prints the
+report. Whatever it started or wrote is removed when it ends, also on Ctrl-C.
+
+  --site DIR        the built site (e.g. dist/), the page's origin
+  --h2 URL          the h2Origin, --h3 URL the h3Origin and --beacon URL the beaconUrl your page's configure() names.
+                    Chromium maps each name and port to the local servers (--host-resolver-rules): nothing binds the
+                    ports the URLs name, and no DNS or hosts file is touched
+  --page PATH       the page to open, with any query string (default /)
+  --loads N         page loads, each in a fresh browser context (default 10)
+  --search ACTION   what a user does to search; the page must then call searchCompleted():
+                      click SELECTOR           click the element
+                      submit SELECTOR [TEXT]   type TEXT (default "test") into the field and press Enter
+                      script FILE              an ES module whose default export is called with Playwright's Page
+                    (default: none, for a page that calls searchCompleted() by itself)
+  --timeout S       seconds each load may take to send its beacon (default 30)
+  --open            no headless run: print the Chromium command line that opens the page against the trial's
+                    servers, wait for Ctrl-C, then print the report
+
+Needs caddy, openssl, Chromium (H3PROBE_CHROMIUM, default /usr/bin/chromium), and the npm packages better-sqlite3@12
+and, without --open, playwright-core. Exit status 1 when a load sent no beacon or a server did not start (the reason
+is printed), 2 on a bad option.`;
+
+export class TrialError extends Error {}
+
+const LOOPBACK = '127.0.0.1';
+const PAGE_HOST = 'localhost';
+
+/** The options, checked: throws TrialError naming every problem. */
+export function trialOptions(argv) {
+  const { values: a } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      site: { type: 'string' }, h2: { type: 'string' }, h3: { type: 'string' }, beacon: { type: 'string' },
+      page: { type: 'string', default: '/' }, loads: { type: 'string', default: '10' }, search: { type: 'string', default: '' },
+      timeout: { type: 'string', default: '30' }, open: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (a.help) return { help: true };
+  const problems = [];
+  const url = (flag) => {
+    let u;
+    try { u = new URL(a[flag]); } catch { /* reported below */ }
+    if (u?.protocol === 'https:' && u.hostname !== PAGE_HOST && !/^[\d.[\]:]+$/.test(u.hostname)) return u;
+    problems.push(`--${flag} must be the https:// URL with a host name that your page's configure() names, not "${a[flag] ?? ''}"`);
+    return null;
+  };
+  const h2 = url('h2');
+  const h3 = url('h3');
+  const beacon = url('beacon');
+  if (h2 && h3 && h2.hostname === h3.hostname) problems.push('--h2 and --h3 must be different host names');
+  if (beacon && [h2, h3].some((o) => o?.hostname === beacon.hostname)) problems.push('--beacon must have a host name of its own');
+  if (beacon && beacon.pathname !== '/beacon') problems.push(`--beacon: the collector answers at /beacon (as h3probe origins serves it), not ${beacon.pathname}`);
+  if (!a.site || /["\n]/.test(a.site) || !fs.statSync(a.site, { throwIfNoEntry: false })?.isDirectory()) {
+    problems.push(`--site must be a folder (the built site) whose path has no quote, not "${a.site ?? ''}"`);
+  }
+  if (!a.page.startsWith('/')) problems.push(`--page must be a path starting with /, not "${a.page}"`);
+  const loads = Number(a.loads);
+  if (!/^\d+$/.test(a.loads) || loads < 1) problems.push(`--loads must be a whole number of at least 1, not "${a.loads}"`);
+  const timeoutMs = Number(a.timeout) * 1000;
+  if (!(timeoutMs > 0)) problems.push(`--timeout must be a number of seconds, not "${a.timeout}"`);
+  let search = null;
+  try {
+    search = parseSearch(a.search);
+  } catch (err) {
+    problems.push(err.message);
+  }
+  if (problems.length) throw new TrialError(problems.join('\n'));
+  return { site: path.resolve(a.site), h2, h3, beacon, page: a.page, loads, search, timeoutMs, open: a.open };
+}
+
+/** --search: '' (none), 'click SELECTOR', 'submit SELECTOR [TEXT]' or 'script FILE'. */
+export function parseSearch(text) {
+  const [verb, ...rest] = text.trim().split(/\s+/);
+  if (!verb) return null;
+  if (verb === 'click' && rest.length === 1) return { verb, selector: rest[0] };
+  if (verb === 'submit' && rest.length >= 1) return { verb, selector: rest[0], text: rest.slice(1).join(' ') || 'test' };
+  if (verb === 'script' && rest.length === 1) return { verb, file: path.resolve(rest[0]) };
+  throw new TrialError(`--search must be "click SELECTOR", "submit SELECTOR [TEXT]" or "script FILE" (selectors without spaces), not "${text}"`);
+}
+
+async function doSearch(page, search) {
+  if (!search) return;
+  if (search.verb === 'click') await page.click(search.selector);
+  if (search.verb === 'submit') {
+    await page.fill(search.selector, search.text);
+    await page.press(search.selector, 'Enter');
+  }
+  if (search.verb === 'script') await (await import(search.file)).default(page);
+}
+
+const port = (u) => Number(u.port || 443);
+
+export async function main(argv) {
+  let o;
+  try {
+    o = trialOptions(argv);
+  } catch (err) {
+    if (!(err instanceof TrialError) && err.code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw err;
+    console.error(`h3probe trial: ${err.message}\n\nh3probe trial --help for the options`);
+    process.exit(2);
+  }
+  if (o.help) return console.log(USAGE);
+  const trial = await startTrial(o).catch((err) => {
+    if (!(err instanceof TrialError)) throw err;
+    console.error(`h3probe trial: ${err.message}`);
+    process.exit(1);
+  });
+  let interrupted = false;
+  const stopOnSignal = (signal) => {
+    interrupted = true;
+    console.error(`\nh3probe trial: ${signal}, stopping`);
+    void trial.stop().finally(() => process.exit(128 + os.constants.signals[signal]));
+  };
+  if (o.open) {
+    // Ctrl-C ends the hand-driven trial: the report first, then the cleanup.
+    console.log(`Open the page in Chromium with the trial's servers, then press Ctrl-C here for the report:\n\n${trial.openCommand()}\n`);
+    await new Promise((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
+    try {
+      console.log(await trial.report());
+      if (trial.runs() === 0) {
+        console.error('\nh3probe trial: no beacon arrived: open the page with the command above and search (the page must call searchCompleted())');
+        process.exitCode = 1;
+      }
+    } finally {
+      await trial.stop();
+    }
+    return;
+  }
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  try {
+    await trial.run();
+    console.log(await trial.report());
+  } catch (err) {
+    if (interrupted) return;
+    if (!(err instanceof TrialError)) throw err;
+    if (trial.runs() > 0) console.log(await trial.report());
+    console.error(`\nh3probe trial: ${err.message}`);
+    process.exitCode = 1;
+  } finally {
+    await trial.stop();
+  }
+}
+
+/** Starts the servers; resolves to { pageUrl, flags, openCommand(), run(), runs(), report(), stop() }. */
+export async function startTrial(o) {
+  const stoppers = [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-'));
+  // A last resort: 'exit' handlers cannot await stop(), but these steps are synchronous.
+  let caddy = null;
+  const onExit = () => { caddy?.kill('SIGKILL'); fs.rmSync(dir, { recursive: true, force: true }); };
+  process.on('exit', onExit);
+  let stopping = null;
+  const stop = () => (stopping ??= (async () => {
+    for (const fn of stoppers.reverse()) await fn().catch(() => {});
+    onExit();
+    process.off('exit', onExit);
+  })());
+  try {
+    const names = [o.h2.hostname, o.h3.hostname, o.beacon.hostname, PAGE_HOST];
+    const cert = await makeCertificate(dir, names.map((n) => `DNS:${n}`), { days: 2 })
+      .catch((err) => { throw new TrialError(`openssl could not make the certificate (is openssl installed?): ${err.message.split('\n')[0]}`); });
+    const certPath = path.join(dir, 'cert.pem');
+    const ports = {};
+    // The page's listener speaks HTTP/3 too (Caddy's default where no protocols are set): it needs its UDP port free.
+    for (const key of ['page', 'h2', 'h3', 'collector']) ports[key] = await freePort({ udp: key === 'page' || key === 'h3', exclude: Object.values(ports) });
+
+    const core = await loadH3probeNode();
+    const store = openStore(path.join(dir, 'beacons.sqlite'), core);
+    stoppers.push(async () => store.close());
+    // Every client is this machine (region "local"): no country or network database is read, so none need be installed.
+    const collector = await startCollector({ port: ports.collector, store, core, location: { lookupCountry: () => null, asnDb: 'off' } });
+    stoppers.push(() => collector.close());
+
+    // The production Caddyfile for the origins and the beacon site, every site bound to loopback, plus the page's site
+    // (sharing the beacon site's listener).
+    const caddyfile = `${originsCaddyfile({
+      h2: o.h2.hostname, h3: o.h3.hostname, h2Bind: LOOPBACK, h3Bind: LOOPBACK, h2Port: ports.h2, h3Port: ports.h3,
+      collector: o.beacon.hostname, collectorUpstream: `${LOOPBACK}:${ports.collector}`, collectorBind: LOOPBACK,
+      collectorPort: ports.page, tls: `${certPath},${path.join(dir, 'key.pem')}`,
+    })}
+https://${PAGE_HOST}:${ports.page} {
+\tbind ${LOOPBACK}
+\ttls "${certPath}" "${path.join(dir, 'key.pem')}"
+\theader Cache-Control no-store
+\troot * "${o.site}"
+\tfile_server
+}
+`;
+    fs.writeFileSync(path.join(dir, 'Caddyfile'), caddyfile);
+    caddy = await startCaddy(dir, stoppers);
+    await waitReady(caddy, certPath, [[PAGE_HOST, ports.page, '/'], [o.h2.hostname, ports.h2, '/noop'], [o.h3.hostname, ports.h3, '/noop']], ports.h3);
+
+    const spki = spkiHash(cert);
+    const maps = [[o.h2, ports.h2], [o.h3, ports.h3], [o.beacon, ports.page]];
+    const flags = chromiumArgs({
+      spki, quicOrigins: [`${o.h3.hostname}:${port(o.h3)}`],
+      hostResolverRules: maps.map(([u, p]) => `MAP ${u.hostname}:${port(u)} ${LOOPBACK}:${p}`).join(', '),
+    });
+    const pageUrl = new URL(o.page, `https://${PAGE_HOST}:${ports.page}`).href;
+    const pageStatus = await statusOf(fs.readFileSync(certPath), [PAGE_HOST, ports.page, o.page]);
+    if (pageStatus !== 200) throw new TrialError(`${o.page} of --site ${o.site} answers ${pageStatus}: give the built folder (with its index.html) and --page its path`);
+    const openFlags = flags.filter((f) => /^--(origin-to-force-quic-on|ignore-certificate-errors-spki-list|host-resolver-rules|enable-quic)/.test(f));
+    return {
+      pageUrl, flags, stop,
+      runs: () => store.countRuns(),
+      openCommand: () => `${CHROMIUM_PATH} --user-data-dir="$(mktemp -d)" ${openFlags.map((f) => `'${f}'`).join(' ')} '${pageUrl}'`,
+      report: async () => (await makeReport(core, { db: store.db, htmlPath: null })).text,
+      run: () => drive(o, { flags, pageUrl, collector, store, stoppers }),
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function startCaddy(dir, stoppers) {
+  const log = fs.openSync(path.join(dir, 'caddy.log'), 'a');
+  const child = spawn('caddy', ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {
+    stdio: ['ignore', log, log], env: { ...process.env, XDG_CONFIG_HOME: path.join(dir, 'xdg'), XDG_DATA_HOME: path.join(dir, 'xdg') },
+  });
+  fs.closeSync(log);
+  const exited = new Promise((resolve) => { child.once('exit', resolve); child.once('error', resolve); });
+  child.exited = exited.then(() => {
+    const text = fs.readFileSync(path.join(dir, 'caddy.log'), 'utf8').split('\n').slice(-8).join('\n');
+    throw new TrialError(`caddy stopped (is Caddy 2.6+ installed?):\n${text}`);
+  });
+  child.exited.catch(() => {});
+  stoppers.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  });
+  return child;
+}
+
+// The status of GET https://host:port/urlPath on loopback (0: no answer).
+function statusOf(ca, [host, p, urlPath]) {
+  return new Promise((resolve) => {
+    const req = https.get({ host: LOOPBACK, port: p, path: urlPath, servername: host, ca, agent: false, headers: { host }, timeout: 2000 },
+      (res) => { res.resume(); resolve(res.statusCode); });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+  });
+}
+
+async function waitReady(caddy, certPath, sites, udpPort) {
+  const ca = fs.readFileSync(certPath);
+  const deadline = Date.now() + 15_000;
+  const ready = async () => (await Promise.all(sites.map((site) => statusOf(ca, site)))).every(Boolean) && !(await canBindUdp(udpPort));
+  await Promise.race([caddy.exited, (async () => {
+    while (!(await ready())) {
+      if (Date.now() > deadline) throw new TrialError('caddy did not answer on its listeners in 15 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })()]);
+}
+
+/** The headless page loads: each one opens the page, searches, and waits for its beacon at the collector. */
+async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
+  let launchBrowser;
+  try {
+    ({ launchBrowser } = await import('./chromium.mjs'));
+  } catch {
+    throw new TrialError('the headless run needs the npm package playwright-core (npm install playwright-core), or use --open');
+  }
+  const browser = await launchBrowser({ chromiumArgs: () => flags })
+    .catch((err) => { throw new TrialError(`Chromium did not start from ${CHROMIUM_PATH}: ${err.message.split('\n')[0]}`); });
+  stoppers.push(() => browser.close());
+  const origins = [o.h2.origin, o.h3.origin];
+  const incomplete = [];
+  for (let load = 1; load <= o.loads; load++) {
+    const before = store.countRuns();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(o.timeoutMs);
+    const seen = { module: false, origins: false, errors: [] };
+    page.on('request', (r) => {
+      if (/h3probe_browser[^/]*\.(mjs|wasm)$|\/(run|worker)[-.\w]*\.js$/.test(new URL(r.url()).pathname)) seen.module = true;
+      if (origins.includes(new URL(r.url()).origin)) seen.origins = true;
+    });
+    page.on('pageerror', (err) => seen.errors.push(String(err.message)));
+    page.on('console', (m) => m.type() === 'error' && seen.errors.push(m.text()));
+    try {
+      await page.goto(pageUrl, { timeout: o.timeoutMs });
+      await doSearch(page, o.search);
+      await collector.waitForRuns(before + 1, o.timeoutMs);
+    } catch (err) {
+      throw new TrialError(`page load ${load} of ${o.loads}: ${noBeaconWhy(o, seen, err)}`);
+    } finally {
+      await context.close().catch(() => {});
+    }
+    // A beacon without a complete run: the page's module could not load (load_error) or its run failed.
+    const run = store.db.prepare('SELECT outcome, reason, error FROM runs ORDER BY rowid DESC LIMIT 1').get();
+    const why = run.outcome === 'complete' ? '' : `, outcome ${run.outcome}${run.reason || run.error ? ` (${run.reason || run.error})` : ''}`;
+    if (why) incomplete.push(`${load}${why}`);
+    process.stderr.write(`h3probe trial: page load ${load} of ${o.loads}: beacon stored${why}\n`);
+  }
+  if (incomplete.length) {
+    throw new TrialError(`${incomplete.length} of ${o.loads} page loads sent a beacon without a complete run (load ${incomplete.join('; load ')}):` +
+      ' the report counts them; h3probe doctor names what is misserved');
+  }
+}
+
+function noBeaconWhy(o, seen, err) {
+  const errors = seen.errors.length ? `\npage errors:\n  ${seen.errors.slice(0, 5).join('\n  ')}` : '';
+  if (!err.message.startsWith('waited ')) return `${err.message.split('\n')[0]}${errors}`;
+  if (!seen.module) {
+    return `no beacon in ${o.timeoutMs / 1000} s, and the page never loaded the probe's run: it never called searchCompleted()` +
+      ` after --search${o.search ? ` "${o.search.verb} ${o.search.selector ?? o.search.file}"` : ' (none given)'}, or its sampleRate` +
+      ` left the load unsampled (configure({ sampleRate: 1 }) for the trial), or the module refused its config${errors}`;
+  }
+  return `no beacon in ${o.timeoutMs / 1000} s: the page called searchCompleted() and loaded the probe, but ` +
+    `${seen.origins ? 'after its requests to the test origins no beacon arrived' : 'it made no request to the test origins'}:` +
+    ` check that --h2, --h3 and --beacon are the URLs its configure() names, and the page's Content-Security-Policy${errors}`;
+}
