@@ -27,12 +27,15 @@ export const MARKS = Object.freeze({
   significant: { mark: '*', what: 'Δ excludes 0 (its interval in ms and in %: one test)' },
   includesZero: { mark: '', what: 'the interval includes 0: no difference shown' },
   noInterval: { mark: '?', what: 'no interval: fewer runs in an arm than the percentile needs' },
+  notComparable: { mark: '!', what: 'the arms are not comparable (see the verdict): no difference is read' },
 });
 /**
- * The mark of a row (a cell: a group × percentile): significant, includesZero or noInterval. One decision, the core's
- * `significant`: the Δ ms interval excludes 0, and the Δ % interval (the same test, inverted for the ratio) with it.
+ * The mark of a row (a cell: a group × percentile): significant, includesZero, noInterval or notComparable (the
+ * report's arms are not comparable: withoutSignificance() of buildReport.mjs). One decision, the core's `significant`:
+ * the Δ ms interval excludes 0, and the Δ % interval (the same test, inverted for the ratio) with it.
  */
-export const markOf = (r) => (!hasInterval(r) ? 'noInterval' : r.significant ? 'significant' : 'includesZero');
+export const markOf = (r) => (r.not_comparable ? 'notComparable' : !hasInterval(r) ? 'noInterval'
+  : r.significant ? 'significant' : 'includesZero');
 const starOf = (r) => (markOf(r) === 'significant' ? '*' : '');
 /** What "n/a" means wherever an interval is printed. */
 export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the percentile needs)';

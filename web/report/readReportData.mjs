@@ -55,7 +55,8 @@ function poolGroups(counts, minRuns) {
  * load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
  * included), mainThread: [{reason, n}] (the selected runs whose core ran on the page's main thread, by why they left
- * the Worker: context.worker_fallback, 'unknown' from a module older than it), and for a pooled grouping pooled:
+ * the Worker: context.worker_fallback, 'unknown' from a module older than it), outcomes: [{outcome, n}] (the selected
+ * runs by how they ended: complete, deadline, stopped, error), and for a pooled grouping pooled:
  * {minRuns, values (how many values went into OTHER_GROUP)} }.
  */
 export function readReportData(db, schema, {
@@ -136,7 +137,9 @@ export function readReportData(db, schema, {
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso),
     testBeacons: db.prepare('SELECT count(*) FROM runs WHERE run_id = ? AND received_at >= ?').pluck().get(DOCTOR_ID, sinceIso),
-    mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }) };
+    mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }),
+    outcomes: db.prepare(`SELECT outcome, count(*) AS n FROM runs WHERE arms = ? AND coalesce(payload_bytes, 0) = ?
+      AND received_at >= ? AND run_id != ? GROUP BY outcome`).all(arms, Number(payloadBytes), sinceIso, DOCTOR_ID) };
 }
 
 /**

@@ -27,16 +27,23 @@ function sample(phase, idx, ms, extra = {}) {
 }
 
 // runs runs of 5 + 5 requests (values spread around 50 and 45 ms); bad(run, phase, k): the extra fields of that
-// request (an exclusion), or null.
-function store(runs, bad) {
+// request (an exclusion), or null. Options: prefix of the run ids, region, outcome(run): how the run ended.
+function store(runs, bad, { prefix = 'c', region = 'Europe', outcome = () => 'complete' } = {}) {
   return Array.from({ length: runs }, (_, i) => {
     const arm = (phase, base) => Array.from({ length: 5 }, (__, k) => sample(phase, k, base + ((7 * i + 3 * k) % 11), bad(i, phase, k) ?? {}));
-    return { beacon: { schema: 'h3probe/1', run_id: `c${i}`, page_load_id: `pl-c${i}`, config_id: 'comparable', module_version: '0.1.0',
-      order: i % 2 ? 'h3-first' : 'h2-first', arms: 'h2-h3', outcome: 'complete', error: '',
+    const ended = outcome(i);
+    return { beacon: { schema: 'h3probe/1', run_id: `${prefix}${i}`, page_load_id: `pl-${prefix}${i}`, config_id: 'comparable', module_version: '0.1.0',
+      order: i % 2 ? 'h3-first' : 'h2-first', arms: 'h2-h3', outcome: ended, error: ended === 'complete' ? '' : `run ${ended}`,
       samples: [sample('prewarm', 0, 300), ...arm('control', 50), ...arm('treatment', 45)] },
-    meta: { receivedAt: '2024-05-01T12:00:00.000Z', region: 'Europe', country: 'DE' } };
+    meta: { receivedAt: '2024-05-01T12:00:00.000Z', region, country: region === 'Asia' ? 'JP' : 'DE' } };
   });
 }
+
+// n load_error beacons (the gate's: a sampled page load that could not load the run).
+const loadErrors = (n) => Array.from({ length: n }, (_, i) => ({ beacon: { schema: 'h3probe/1', run_id: `le${i}`, page_load_id: `pl-le${i}`,
+  config_id: 'comparable', outcome: 'load_error', reason: 'wasm_type', error: 'start: the .wasm answered 200 text/plain', samples: [] },
+meta: { receivedAt: '2024-05-01T12:00:00.000Z', region: 'Europe', country: 'DE' } }));
+const FALLBACK = { protocol: 'h2' };
 
 const TAO = { result: 'timing_unavailable', network_ms: 0, protocol: '' };
 const TIMEOUT = { result: 'timeout', network_ms: null, protocol: '' };
@@ -47,6 +54,13 @@ const CASES = {
   timeouts: store(20, (i, phase) => (phase === 'control' && i >= 18 ? TIMEOUT : null)),
   // The same exclusion in both arms, and one arm 5 requests worse at most: comparable.
   symmetric: store(20, (i, phase, k) => ((i < 3 && k === 0) || (phase === 'treatment' && i === 5 && k < 4) ? TAO : null)),
+  // 3 runs past their deadline and 2 ended by an error, of 25: the runs still measured what they could.
+  failed: store(25, () => null, { outcome: (i) => (i < 3 ? 'deadline' : i < 5 ? 'error' : 'complete') }),
+  // HTTP/3 falling back to HTTP/2 for 2 of 5 requests in half of Asia's runs, never in Europe's.
+  fallbackGap: [...store(20, () => null), ...store(20, (i, phase, k) => (phase === 'treatment' && i < 10 && k < 2 ? FALLBACK : null),
+    { prefix: 'a', region: 'Asia' })],
+  // 6 of 26 sampled page loads could not load the run.
+  loadErrors: [...store(20, () => null), ...loadErrors(6)],
 };
 
 async function reports(name, items) {
@@ -90,6 +104,19 @@ describe('the verdict when the arms are not comparable', () => {
     assert.match(r.html, /NOT COMPARABLE until fixed/);
     // The verdict is the first thing of the HTML's body.
     assert.ok(r.html.indexOf('NOT COMPARABLE') < r.html.indexOf('<table'), 'before any table');
+    // One decision, one voice: HTTP/3 is 5 ms faster in these loads, yet no table, dot or stopping line claims it.
+    assert.ok(r.json.groups[0].analysis.rows.some((x) => x.diff_ms < -2), 'a difference the tables would otherwise mark');
+    for (const g of r.json.groups) {
+      for (const x of g.analysis.rows) {
+        assert.deepEqual([x.significant, x.discovery, x.significant_cs, x.not_comparable], [false, false, false, true]);
+      }
+    }
+    assert.ok(r.json.verdict.percentiles.every((x) => x.verdict === 'not comparable' && x.stop.decided === null));
+    const table = r.text.split('\n').filter((l) => /^p\d+ /.test(l));
+    assert.ok(table.length >= 5);
+    for (const l of table) assert.doesNotMatch(l, /\*/, `no significance mark: ${l}`);
+    assert.doesNotMatch(r.html, /class="(sig|q sig|cs sig)"|data-mark="significant"/);
+    assert.match(r.html, /data-mark="notComparable"/);
   });
 
   test('the HTTP/2 origin timing out for a tenth of the loads: the same, naming that arm', { timeout: 120_000 }, async () => {
@@ -104,6 +131,50 @@ describe('the verdict when the arms are not comparable', () => {
     assert.equal(r.json.verdict.comparable, true);
     assert.deepEqual(r.json.verdict.unequal, []);
     assert.match(r.text, /^may we stop\?/m);
+    // Clean: nothing could bias it. The one caution left says how far 20 runs reach (p90 and up need more), and comes
+    // after the answer's lines, not under its first.
+    assert.deepEqual(r.json.verdict.bias, []);
+    assert.deepEqual(r.json.verdict.cautions, ['20 runs are too few for intervals at p90, p95, p99']);
+    assert.match(secondLine(r.text), /^counting every comparison/);
+    assert.doesNotMatch(r.html, /class="caution">Caution: (?!20 runs are too few)/);
+  });
+});
+
+// The verdict's lines after its first: what could bias it, each with its numbers, before any other line.
+const secondLine = (text) => text.split('\n')[text.split('\n').findIndex((l) => l.startsWith('verdict (')) + 1];
+
+describe('what could bias the answer leads the verdict', () => {
+  test('the thresholds are the core\'s', () => {
+    assert.deepEqual([limits.failedRunShare, limits.failedRunMinRuns, limits.loadErrorShare, limits.loadErrorMinLoads,
+      limits.mainThreadShare, limits.mainThreadMinRuns, limits.fallbackGapShare, limits.fallbackGapMinRequests],
+    [0.02, 5, 0.02, 5, 0.01, 1, 0.05, 5]);
+  });
+
+  test('5 of 25 runs failed or timed out: a caution right under the verdict\'s first line, with the numbers', { timeout: 120_000 }, async () => {
+    const r = await reports('failed', CASES.failed);
+    assert.equal(secondLine(r.text), 'CAUTION: 5 of 25 runs (20.0%) failed or timed out (error 2, deadline 3): a run that ends ' +
+      'early loses the slowest page loads first, so the rest lean to faster networks (the run\'s error names why; h3probe doctor --browser runs the page)');
+    assert.equal(r.json.verdict.comparable, true);
+    assert.deepEqual(r.json.verdict.bias, [{ kind: 'failed_runs', n: 5, of: 25 }]);
+    assert.deepEqual(r.json.outcomes, { complete: 20, deadline: 3, stopped: 0, error: 2 });
+    assert.equal(r.json.verdict.cautions[0], secondLine(r.text).slice('CAUTION: '.length));
+    const caution = r.html.indexOf('5 of 25 runs (20.0%) failed or timed out');
+    assert.ok(caution > 0 && caution < r.html.indexOf('<table'), 'in the HTML before any table');
+  });
+
+  test('a region whose HTTP/3 falls back far more often than the others\': named, with both rates', { timeout: 120_000 }, async () => {
+    const r = await reports('fallbacks', CASES.fallbackGap);
+    assert.equal(secondLine(r.text), 'CAUTION: region Asia: HTTP/3 fell back for 20 of 100 completed requests (20.0%), against 0 of 100 ' +
+      '(0.0%) in the other regions: there HTTP/3 is measured only where it gets through (UDP blocked elsewhere), so its Δ is not the ' +
+      'same users\' as in the others');
+    assert.deepEqual(r.json.verdict.bias, [{ kind: 'fallback_gap', n: 20, of: 100, group: 'Asia', rest_n: 0, rest_of: 100 }]);
+    assert.match(r.html, /<p class="caution">Caution: region Asia: HTTP\/3 fell back for 20 of 100/);
+  });
+
+  test('6 of 26 sampled page loads could not load the run: a caution with the reasons', { timeout: 120_000 }, async () => {
+    const r = await reports('loaderrors', CASES.loadErrors);
+    assert.match(secondLine(r.text), /^CAUTION: 6 of 26 sampled page loads \(23\.1%\) could not load the run \(wasm_type 6\): those users are in neither arm/);
+    assert.deepEqual(r.json.verdict.bias, [{ kind: 'load_errors', n: 6, of: 26 }]);
   });
 });
 
