@@ -138,8 +138,17 @@ export function readReportData(db, schema, {
       GROUP BY reason`).all(sinceIso),
     testBeacons: db.prepare('SELECT count(*) FROM runs WHERE run_id = ? AND received_at >= ?').pluck().get(DOCTOR_ID, sinceIso),
     mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }),
-    outcomes: db.prepare(`SELECT outcome, count(*) AS n FROM runs WHERE arms = ? AND coalesce(payload_bytes, 0) = ?
-      AND received_at >= ? AND run_id != ? GROUP BY outcome`).all(arms, Number(payloadBytes), sinceIso, DOCTOR_ID) };
+    outcomes: readOutcomes(db, { arms, payloadBytes, since: sinceIso, storedRuns }) };
+}
+
+/**
+ * The runs of an arms mode and payload mode received since `since` by how they ended: [{outcome, n}], complete being
+ * the rest of storedRuns. From the store's partial index of the runs that did not complete, not from every run row.
+ */
+function readOutcomes(db, { arms, payloadBytes, since, storedRuns }) {
+  const unfinished = db.prepare(`SELECT outcome, count(*) AS n FROM runs WHERE outcome IN ('deadline', 'stopped', 'error')
+    AND received_at >= ? AND arms = ? AND coalesce(payload_bytes, 0) = ? AND run_id != ? GROUP BY outcome`).all(since, arms, Number(payloadBytes), DOCTOR_ID);
+  return [{ outcome: 'complete', n: storedRuns - unfinished.reduce((sum, r) => sum + r.n, 0) }, ...unfinished];
 }
 
 /**
