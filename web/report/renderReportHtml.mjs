@@ -108,10 +108,8 @@ const FONT = 12;
 const CHAR_W = 0.62 * FONT;
 const LABEL_GAP = 48;
 
-// Why the layout is so: every table sits in a box of its own (.wide) that scrolls sideways only when the table cannot fit
-// (a phone), with its first column held in place, so that a row keeps its name while the reader scrolls; reflowing the
-// rows into stacked cards would lose the columns a reader compares down (one percentile across groups or days). A shadow
-// at the box's right edge says there is more (the "local" layer covers it once the table is scrolled to its end or fits).
+// Why the layout is so: on a wide screen a table that cannot fit scrolls in a box of its own (.wide) with its first
+// column held in place and a shadow at the right edge while there is more; on a narrow one each row is a card (below).
 // The charts are drawn at about the width they are shown at (W) and scale to their column of the grid, so that their
 // text stays near 11 px from a 390 px phone to a 1,280 px screen, three charts a row.
 const CSS = `
