@@ -132,8 +132,22 @@ function mainThreadCounts(runs, rows) {
 }
 
 // The runs read by how they ended, every outcome named (0 when none).
-const OUTCOMES = Object.freeze(['complete', 'deadline', 'stopped', 'error']);
+const OUTCOMES = Object.freeze(['complete', 'deadline', 'stopped', 'error', 'load_error']);
 const outcomeCounts = (rows) => Object.fromEntries(OUTCOMES.map((o) => [o, Number(rows.find((r) => r.outcome === o)?.n ?? 0)]));
+
+/**
+ * Every run the store holds but the doctor's test beacon, each in one count with its reason: { stored, read (this arms
+ * and payload mode, received since: storedRuns), otherPayloads (this arms mode, another payload mode), otherArms:
+ * [{arms, runs}], loadErrors (load_error beacons of no arms mode; one that names its arms is of that mode), beforeSince (received before --since) }; the parts add up to stored.
+ */
+function runCounts({ armsModes = [], arms = 'h2-h3', storedRuns = 0 }) {
+  const sum = (xs) => xs.reduce((n, r) => n + r.n, 0);
+  const recent = armsModes.filter((r) => r.recent);
+  return { stored: sum(armsModes), read: storedRuns, otherPayloads: sum(recent.filter((r) => r.arms === arms)) - storedRuns,
+    otherArms: recent.filter((r) => r.arms !== arms && r.arms !== '').map((r) => ({ arms: r.arms, runs: r.n }))
+      .sort((a, b) => (a.arms < b.arms ? -1 : 1)),
+    loadErrors: sum(recent.filter((r) => r.arms === '')), beforeSince: sum(armsModes.filter((r) => !r.recent)) };
+}
 
 /**
  * A row (a cell) of arms that are not comparable (an exclusion unequal between them, comparability.hpp): no decision
@@ -171,6 +185,7 @@ export function assemble(core, data, groups, { method, confidence, percentiles, 
     loadErrors: countsByReason(data.loadErrors ?? []),
     mainThread: mainThreadCounts(data.storedRuns, data.mainThread ?? []),
     outcomes: outcomeCounts(data.outcomes ?? []),
+    runCounts: runCounts(data),
     // A pooled grouping (network): {minRuns, values}, the values with fewer runs being the group OTHER_GROUP.
     ...(data.pooled ? { pooled: data.pooled } : {}),
     // The payload mode read (0: the no-op) and every mode stored for the arms mode, each read on its own.

@@ -756,5 +756,9 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
   const outcomes = (await pass('outcomes', `SELECT outcome, uniqExact(run_id) AS n FROM runs WHERE arms = ${sqlString(arms)}
     AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}
     GROUP BY outcome`)).map((r) => ({ outcome: r.outcome, n: Number(r.n) }));
-  return { loadErrors, mainThread, payloadModes, outcomes, testBeacons: Number(doctor?.n ?? 0) };
+  // Every run stored but the doctor's, by arms mode and whether received since (readReportData's armsModes).
+  const armsModes = (await pass('arms-modes', `SELECT arms, received_at >= ${sqlString(since)} AS recent, count() AS n
+    FROM run_records WHERE run_id != ${sqlString(DOCTOR_ID)} GROUP BY arms, recent`))
+    .map((r) => ({ arms: r.arms, recent: Number(r.recent), n: Number(r.n) }));
+  return { loadErrors, mainThread, payloadModes, outcomes, armsModes, testBeacons: Number(doctor?.n ?? 0) };
 }

@@ -56,7 +56,8 @@ function poolGroups(counts, minRuns) {
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
  * included), mainThread: [{reason, n}] (the selected runs whose core ran on the page's main thread, by why they left
  * the Worker: context.worker_fallback, 'unknown' from a module older than it), outcomes: [{outcome, n}] (the selected
- * runs by how they ended: complete, deadline, stopped, error), and for a pooled grouping pooled:
+ * runs by how they ended: complete, deadline, stopped, error), armsModes: [{arms, recent (1: received since), n}] (every
+ * run stored but the doctor's test beacon, by arms mode, '' for a load_error beacon), and for a pooled grouping pooled:
  * {minRuns, values (how many values went into OTHER_GROUP)} }.
  */
 export function readReportData(db, schema, {
@@ -138,16 +139,25 @@ export function readReportData(db, schema, {
       GROUP BY reason`).all(sinceIso),
     testBeacons: db.prepare('SELECT count(*) FROM runs WHERE run_id = ? AND received_at >= ?').pluck().get(DOCTOR_ID, sinceIso),
     mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }),
-    outcomes: readOutcomes(db, { arms, payloadBytes, since: sinceIso, storedRuns }) };
+    outcomes: readOutcomes(db, { arms, payloadBytes, since: sinceIso, storedRuns }),
+    // Every run stored but the doctor's, by arms mode ('' for a load_error beacon) and whether received since: the
+    // header's accounting (storedRunsText()), from the run_records index alone.
+    armsModes: db.prepare(`SELECT arms, received_at >= ? AS recent, count(*) AS n FROM run_records WHERE run != ?
+      GROUP BY arms, recent`).all(sinceIso, doctorRun).map((r) => ({ arms: r.arms ?? '', recent: Number(r.recent), n: r.n })) };
 }
 
 /**
  * The runs of an arms mode and payload mode received since `since` by how they ended: [{outcome, n}], complete being
- * the rest of storedRuns. From the store's partial index of the runs that did not complete, not from every run row.
+ * the rest of storedRuns. From the store's partial indexes of the runs that did not complete and of the load errors,
+ * not from every run row.
  */
 function readOutcomes(db, { arms, payloadBytes, since, storedRuns }) {
-  const unfinished = db.prepare(`SELECT outcome, count(*) AS n FROM runs WHERE outcome IN ('deadline', 'stopped', 'error')
-    AND received_at >= ? AND arms = ? AND coalesce(payload_bytes, 0) = ? AND run_id != ? GROUP BY outcome`).all(since, arms, Number(payloadBytes), DOCTOR_ID);
+  const args = [since, arms, Number(payloadBytes), DOCTOR_ID];
+  const unfinished = [...db.prepare(`SELECT outcome, count(*) AS n FROM runs WHERE outcome IN ('deadline', 'stopped', 'error')
+    AND received_at >= ? AND arms = ? AND coalesce(payload_bytes, 0) = ? AND run_id != ? GROUP BY outcome`).all(...args),
+  // A gate that knew its config's arms names them in its load_error beacon: such a run is of this arms mode too.
+  ...db.prepare(`SELECT outcome, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ? AND arms = ?
+    AND coalesce(payload_bytes, 0) = ? AND run_id != ? GROUP BY outcome`).all(...args)];
   return [{ outcome: 'complete', n: storedRuns - unfinished.reduce((sum, r) => sum + r.n, 0) }, ...unfinished];
 }
 

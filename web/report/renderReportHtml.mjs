@@ -3,7 +3,7 @@
 // (Δ % with its interval per percentile, overall and per group); then the tables: the summary per group (region,
 // browser, ... as --by chose) with the fallback rates, and per group its percentiles; folded below, per group the tail
 // (CCDF on log-log axes) and the CDF, the methods, and the daily series with its looks.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, storedRunsText, MARKS, markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel,
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, notReadText, storedRunsText, MARKS, markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel,
   pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
@@ -37,7 +37,8 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
     forestFigure(report, L),
     ...(report.verdict ? [verdictMore(report.verdict)] : []),
     ...(L.aa ? [`<p class="aa"><b>${esc(L.aa)}.</b> Arms <code>${esc(report.arms)}</code>.</p>`] : []),
-    `<p class="runs">Runs: ${esc(storedRunsText(report))}${report.since ? ` received since ${esc(report.since)}` : ''}.</p>`,
+    `<p class="runs">Runs: ${esc(storedRunsText(report))}${report.since ? ` received since ${esc(report.since)}` : ''}` +
+      `${notReadText(report) ? `; ${esc(notReadText(report))}` : ''}.</p>`,
     groups.length >= 1 ? summarySection(report) : '',
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
       ? `<section class="group-same" data-group="${esc(g.name)}"><h2>${esc(by)} ${esc(g.name)}</h2><p class="meta">Every run is in this ${esc(by)}: see Overall.</p></section>`
@@ -178,8 +179,8 @@ function legend(report) {
   return `<p class="legend"><b>*</b> ${esc(MARKS.significant.what)}. No mark: ${esc(MARKS.includesZero.what)}.
 <b>?</b> and <b>n/a</b>: ${esc(NA_TEXT.replace(/^n\/a: /, ''))}; the fewest runs per arm: ${esc(minRunsText(report.groups[0]?.analysis?.rows ?? []))}.
 <b>${UNBOUNDED}</b>: ${esc(unboundedText(report.arms).slice(UNBOUNDED.length + 2))}.
-<b>!</b>: ${esc(MARKS.notComparable.what)}.
-In the Δ charts: filled dot = Δ excludes 0, open dot = the interval includes 0, grey diamond = no interval, grey ring = not comparable.</p>`;
+${report.verdict?.comparable === false ? `<b>!</b>: ${esc(MARKS.notComparable.what)}.
+` : ''}In the Δ charts: filled dot = Δ excludes 0, open dot = the interval includes 0, grey diamond = no interval, grey ring = not comparable.</p>`;
 }
 
 function summarySection(report) {
@@ -228,7 +229,7 @@ ${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence seque
   const t = report.sampleSizeTarget;
   return `<section class="group" id="group-${index}" data-group="${esc(g.name)}">
 <h2>${esc(g.name === 'overall' ? 'Overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`)}</h2>
-<p class="meta">${int(g.runs)} runs, ${int(g.requests)} measured requests; used: ${L.control} ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
+<p class="meta">${int(g.runs)} runs${g.name === 'overall' ? ' (every stored run read with a measured request)' : ''}, ${int(g.requests)} measured requests; used: ${L.control} ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
 ${L.treatment} ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Excluded: ${excluded.length ? esc(excluded.join(', ')) : 'none'}.
 ${L.treatment} fallback rate ${pct(g.fallback.rate)}.</p>
 ${table}

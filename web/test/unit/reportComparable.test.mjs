@@ -63,7 +63,7 @@ const CASES = {
   loadErrors: [...store(20, () => null), ...loadErrors(6)],
 };
 
-async function reports(name, items) {
+async function reports(name, items, options = {}) {
   const sqlitePath = path.join(scratch.tmp, `${name}.sqlite`);
   const sqlite = openStore(sqlitePath, core);
   const server = await scratch.fresh(name);
@@ -79,7 +79,7 @@ async function reports(name, items) {
   await ch.close();
   const out = {};
   for (const [kind, source] of [['sqlite', { dbPath: sqlitePath }], ['clickhouse', { store: chSpec }]]) {
-    const r = await makeReport(core, { ...source, htmlPath: path.join(scratch.tmp, `${name}-${kind}.html`), jsonPath: path.join(scratch.tmp, `${name}-${kind}.json`) });
+    const r = await makeReport(core, { ...source, ...options, htmlPath: path.join(scratch.tmp, `${name}-${kind}.html`), jsonPath: path.join(scratch.tmp, `${name}-${kind}.json`) });
     out[kind] = { text: r.text, html: fs.readFileSync(r.htmlPath, 'utf8'), json: JSON.parse(fs.readFileSync(r.jsonPath, 'utf8')) };
   }
   assertSameReport(out);
@@ -156,7 +156,7 @@ describe('what could bias the answer leads the verdict', () => {
       'early loses the slowest page loads first, so the rest lean to faster networks (the run\'s error names why; h3probe doctor --browser runs the page)');
     assert.equal(r.json.verdict.comparable, true);
     assert.deepEqual(r.json.verdict.bias, [{ kind: 'failed_runs', n: 5, of: 25 }]);
-    assert.deepEqual(r.json.outcomes, { complete: 20, deadline: 3, stopped: 0, error: 2 });
+    assert.deepEqual(r.json.outcomes, { complete: 20, deadline: 3, stopped: 0, error: 2, load_error: 0 });
     // SQLite counts them from its partial index of the runs that did not complete, not from every run row.
     const db = openStore(path.join(scratch.tmp, 'failed.sqlite'), core, { readOnly: true });
     const plan = db.db.prepare("EXPLAIN QUERY PLAN SELECT outcome, count(*) FROM runs WHERE outcome IN ('deadline', 'stopped', 'error') " +
@@ -185,21 +185,34 @@ describe('what could bias the answer leads the verdict', () => {
 });
 
 describe('counts that add up', () => {
-  test('the header says which stored runs have a measured request; the doctor\'s test beacon is left out and named', { timeout: 120_000 }, async () => {
-    const items = [...store(12, () => null),
+  test('every stored run is in one count with its reason; the header, the verdict and overall agree; the doctor\'s test beacon is left out and named', { timeout: 120_000 }, async () => {
+    const at = (day) => ({ receivedAt: `2024-05-0${day}T12:00:00.000Z`, region: 'Europe', country: 'DE' });
+    const other = (id, fields) => ({ beacon: { ...store(1, () => null)[0].beacon, run_id: id, page_load_id: `pl-${id}`, ...fields }, meta: at(2) });
+    const items = [...store(12, () => null).map((x) => ({ ...x, meta: at(2) })),
       // A run that ended before its first request, and the doctor's test beacon.
       { beacon: { schema: 'h3probe/1', run_id: 'early', page_load_id: 'pl-early', config_id: 'comparable', module_version: '0.1.0',
-        order: 'h2-first', arms: 'h2-h3', outcome: 'error', error: 'stopped', samples: [] },
-      meta: { receivedAt: '2024-05-01T12:00:00.000Z', region: 'Europe', country: 'DE' } },
-      { beacon: doctorBeacon('0.1.0'), meta: { receivedAt: '2024-05-01T12:00:00.000Z', region: 'local', country: null } }];
-    const r = await reports('counts', items);
-    assert.match(r.text, /^h3probe report: network_ms, 13 stored runs \(12 with a measured request, 1 without\), 1 doctor test beacon left out;/m);
+        order: 'h2-first', arms: 'h2-h3', outcome: 'error', error: 'stopped', samples: [] }, meta: at(2) },
+      { beacon: doctorBeacon('0.1.0'), meta: { ...at(2), region: 'local', country: null } },
+      // Not this report's: another payload mode, an A/A run, a load error, and two runs received before --since.
+      other('big', { payload_bytes: 1000 }), other('aa', { arms: 'h2-h2', samples: other('x', {}).beacon.samples.map((x) => ({ ...x, origin: 'h2', protocol: 'h2' })) }),
+      ...loadErrors(1).map((x) => ({ ...x, meta: at(2) })), { ...other('old1', {}), meta: at(1) }, { ...other('old2', {}), meta: at(1) }];
+    const r = await reports('counts', items, { since: '2024-05-02' });
+    const [first, second] = r.text.split('\n');
+    assert.match(first, /^h3probe report: network_ms, 13 stored runs \(12 with a measured request, 1 without; complete 12, error 1\), 1 doctor test beacon left out received since 2024-05-02/);
+    assert.equal(second, 'not read: 1 of other payload modes, 1 of arms h2-h2, 1 load errors (no run), 2 received before --since; 18 stored in all');
+    assert.deepEqual(r.json.runCounts, { stored: 18, read: 13, otherPayloads: 1, otherArms: [{ arms: 'h2-h2', runs: 1 }], loadErrors: 1, beforeSince: 2 });
+    const c = r.json.runCounts;
+    assert.equal(c.read + c.otherPayloads + c.otherArms.reduce((n, a) => n + a.runs, 0) + c.loadErrors + c.beforeSince, c.stored);
+    // The verdict's runs are the header's with a measured request, and overall's, which says so.
     assert.match(r.text, /^verdict \(12 runs,/m);
+    assert.match(r.text, /^== overall: 12 runs \(every stored run read with a measured request\),/m);
     assert.equal(r.json.storedRuns, 13);
     assert.equal(r.json.testBeacons, 1);
     assert.equal(r.json.groups[0].runs, 12);
+    assert.deepEqual(r.json.outcomes, { complete: 12, deadline: 0, stopped: 0, error: 1, load_error: 0 });
     // The doctor's beacon came from loopback: left out, it neither adds a region nor the loopback caution.
     assert.deepEqual(r.json.regions, ['Europe']);
-    assert.match(r.html, /13 stored runs \(12 with a measured request, 1 without\), 1 doctor test beacon left out/);
+    assert.match(r.html, /13 stored runs \(12 with a measured request, 1 without; complete 12, error 1\), 1 doctor test beacon left out/);
+    assert.match(r.html, /not read: 1 of other payload modes, 1 of arms h2-h2, 1 load errors \(no run\), 2 received before --since; 18 stored in all/);
   });
 });
