@@ -78,9 +78,12 @@ export function readReportData(db, schema, {
   // received_at) index alone: the payload modes stored, and of the mode read the regions, the days, the runs and the
   // dates received, in one walk. By payload mode and region SQLite walks the index in its order; by day too it sorts
   // (a third of the read, so only when the days are wanted).
-  const all = db.prepare(`SELECT c.payload_bytes AS bytes, c.region AS region, ${daily ? `${GROUP_BY.day.sql} AS day` : 'NULL AS day'},
-    count(*) AS n, min(c.received_at) AS first, max(c.received_at) AS last FROM run_records c WHERE c.arms = ? AND c.received_at >= ?
-    AND c.run != ${Number(doctorRun)} GROUP BY c.payload_bytes, c.region${daily ? ', day' : ''}`).all(arms, sinceIso);
+  // The same walk counts the mode's runs received before `since` (the header's accounting): cells of those alone go.
+  const walk = db.prepare(`SELECT c.payload_bytes AS bytes, c.region AS region, ${daily ? `${GROUP_BY.day.sql} AS day` : 'NULL AS day'},
+    sum(c.received_at >= ?) AS n, count(*) AS stored, min(CASE WHEN c.received_at >= ? THEN c.received_at END) AS first,
+    max(c.received_at) AS last FROM run_records c WHERE c.arms = ? AND c.run != ${Number(doctorRun)}
+    GROUP BY c.payload_bytes, c.region${daily ? ', day' : ''}`).all(sinceIso, sinceIso, arms);
+  const all = walk.filter((c) => c.n > 0);
   const cells = all.filter((c) => c.bytes === Number(payloadBytes));
   const payloadModes = [...all.reduce((m, c) => m.set(c.bytes, (m.get(c.bytes) ?? 0) + c.n), new Map())]
     .map(([bytes, runs]) => ({ bytes, runs })).sort((a, b) => a.bytes - b.bytes);
@@ -141,9 +144,12 @@ export function readReportData(db, schema, {
     mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }),
     outcomes: readOutcomes(db, { arms, payloadBytes, since: sinceIso, storedRuns }),
     // Every run stored but the doctor's, by arms mode ('' for a load_error beacon) and whether received since: the
-    // header's accounting (storedRunsText()), from the run_records index alone.
-    armsModes: db.prepare(`SELECT arms, received_at >= ? AS recent, count(*) AS n FROM run_records WHERE run != ?
-      GROUP BY arms, recent`).all(sinceIso, doctorRun).map((r) => ({ arms: r.arms ?? '', recent: Number(r.recent), n: r.n })) };
+    // header's accounting (notReadText()). This mode's from the walk above; the others' from the index on either side
+    // of it (two ranges: one OR would walk the whole index).
+    armsModes: [{ arms, recent: 1, n: all.reduce((sum, c) => sum + c.n, 0) }, { arms, recent: 0, n: walk.reduce((sum, c) => sum + c.stored - c.n, 0) },
+      ...db.prepare(['<', '>'].map((op) => `SELECT arms, received_at >= ? AS recent, count(*) AS n FROM run_records
+        WHERE arms ${op} ? AND run != ? GROUP BY arms, recent`).join(' UNION ALL ')).all(sinceIso, arms, doctorRun, sinceIso, arms, doctorRun)
+        .map((r) => ({ arms: r.arms ?? '', recent: Number(r.recent), n: r.n }))] };
 }
 
 /**
