@@ -40,3 +40,42 @@ TEST_CASE("equal exclusions, small gaps, few requests and fallbacks leave the ar
     CHECK(unequal_exclusions(group(100, RequestClass::fallback, 0, 30)).empty());       // the fallback rate's, not this
     CHECK(unequal_exclusions(GroupReport{}).empty());                                   // no requests
 }
+
+TEST_CASE("runs that failed or timed out, load errors and runs on the main thread: a caution past share and count") {
+    CHECK(sample_biases({100, 0, 0, 0, 0}, {}).empty());
+    auto b = sample_biases({100, 2, 3, 0, 0}, {});  // 5 of 100: past 2 % and 5 runs
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].kind == SampleBiasKind::failed_runs);
+    CHECK(b[0].n == 5);
+    CHECK(b[0].of == 100);
+    CHECK(sample_biases({100, 2, 2, 0, 0}, {}).empty());    // 4 runs: under the count
+    CHECK(sample_biases({1000, 10, 10, 0, 0}, {}).empty()); // 2.0 %: not past it
+    b = sample_biases({95, 0, 0, 5, 0}, {});                // 5 of 100 sampled page loads
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].kind == SampleBiasKind::load_errors);
+    CHECK(b[0].of == 100);
+    CHECK(sample_biases({995, 0, 0, 5, 0}, {}).empty());    // 0.5 %
+    b = sample_biases({203, 0, 0, 0, 3}, {});               // 1.5 % on the main thread
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].kind == SampleBiasKind::main_thread);
+    CHECK(sample_biases({201, 0, 0, 0, 1}, {}).empty());    // 0.5 %
+    CHECK(sample_biases({100, 10, 0, 10, 10}, {}).size() == 3);
+    CHECK(sample_biases({0, 0, 0, 0, 0}, {}).empty());
+}
+
+TEST_CASE("a group whose fallback rate exceeds the other groups' together is named, not the others") {
+    const std::vector<GroupFallbacks> gap = {{"overall", 30, 300}, {"Asia", 25, 100}, {"Europe", 5, 200}};
+    const auto b = sample_biases({60, 0, 0, 0, 0}, gap);
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].kind == SampleBiasKind::fallback_gap);
+    CHECK(b[0].group == "Asia");
+    CHECK(b[0].n == 25);
+    CHECK(b[0].of == 100);
+    CHECK(b[0].rest_n == 5);
+    CHECK(b[0].rest_of == 200);
+    // The same rate everywhere; a gap of 5 points; few fallbacks; one group only: none.
+    CHECK(sample_biases({60, 0, 0, 0, 0}, {{"overall", 30, 300}, {"Asia", 10, 100}, {"Europe", 20, 200}}).empty());
+    CHECK(sample_biases({60, 0, 0, 0, 0}, {{"overall", 25, 300}, {"Asia", 11, 100}, {"Europe", 14, 200}}).empty());
+    CHECK(sample_biases({6, 0, 0, 0, 0}, {{"overall", 4, 30}, {"Asia", 4, 10}, {"Europe", 0, 20}}).empty());
+    CHECK(sample_biases({6, 0, 0, 0, 0}, {{"overall", 30, 300}, {"Asia", 30, 300}}).empty());
+}

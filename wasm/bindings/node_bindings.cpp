@@ -395,6 +395,38 @@ val infer_report_js(const val& aggregates, const val& options, int round) {
     return out;
 }
 
+// sampleBiases(facts, groups) -> [{kind, n, of, group?, rest_n?, rest_of?}]: what makes the sample unlike the users'
+// (comparability.hpp). facts: {runs, failed, timedOut, loadErrors, mainThread}; groups: [{name, fallbacks, completed}],
+// overall first. A count that is not a whole number from 0 reads as 0.
+val sample_biases_js(const val& facts, const val& groups) {
+    const auto count = [](const val& o, const char* key) {
+        const double v = number_or(o, key, 0);
+        return v >= 0 && v < 9.0e15 ? static_cast<std::size_t>(v) : std::size_t{0};
+    };
+    const SampleFacts f{count(facts, "runs"), count(facts, "failed"), count(facts, "timedOut"), count(facts, "loadErrors"),
+                        count(facts, "mainThread")};
+    std::vector<GroupFallbacks> gs;
+    for (std::size_t i = 0, n = groups["length"].isNumber() ? groups["length"].as<std::size_t>() : 0; i < n; ++i) {
+        const val g = groups[i];
+        gs.push_back({g["name"].isString() ? g["name"].as<std::string>() : std::string(), count(g, "fallbacks"), count(g, "completed")});
+    }
+    val out = val::array();
+    int k = 0;
+    for (const SampleBias& b : sample_biases(f, gs)) {
+        val e = val::object();
+        e.set("kind", std::string(to_string(b.kind)));
+        e.set("n", static_cast<double>(b.n));
+        e.set("of", static_cast<double>(b.of));
+        if (b.kind == SampleBiasKind::fallback_gap) {
+            e.set("group", b.group);
+            e.set("rest_n", static_cast<double>(b.rest_n));
+            e.set("rest_of", static_cast<double>(b.rest_of));
+        }
+        out.set(k++, e);
+    }
+    return out;
+}
+
 val groups_js(const std::vector<GroupReport>& groups, const ReportOptions& o) {
     val out = val::array();
     for (std::size_t i = 0; i < groups.size(); ++i) out.set(i, group_js(groups[i], o));
@@ -576,6 +608,14 @@ val schema_js() {
     limits.set("maxReportGroups", static_cast<double>(kMaxReportGroups));
     limits.set("unequalExclusionShare", kUnequalExclusionShare);
     limits.set("unequalExclusionMinRequests", static_cast<double>(kUnequalExclusionMinRequests));
+    limits.set("failedRunShare", kFailedRunShare);
+    limits.set("failedRunMinRuns", static_cast<double>(kFailedRunMinRuns));
+    limits.set("loadErrorShare", kLoadErrorShare);
+    limits.set("loadErrorMinLoads", static_cast<double>(kLoadErrorMinLoads));
+    limits.set("mainThreadShare", kMainThreadShare);
+    limits.set("mainThreadMinRuns", static_cast<double>(kMainThreadMinRuns));
+    limits.set("fallbackGapShare", kFallbackGapShare);
+    limits.set("fallbackGapMinRequests", static_cast<double>(kFallbackGapMinRequests));
     out.set("limits", limits);
     // The report's defaults (ReportOptions) and the daily series' and connection-setup view's percentiles.
     const ReportOptions defaults;
@@ -647,6 +687,7 @@ EMSCRIPTEN_BINDINGS(h3probe_node) {
     emscripten::function("decodeBeaconColumns", &h3probe::decode_beacon_columns_js);
     emscripten::function("buildReport", &h3probe::build_report_js);
     emscripten::function("inferReport", &h3probe::infer_report_js);
+    emscripten::function("sampleBiases", &h3probe::sample_biases_js);
     emscripten::function("quantiles", &h3probe::quantiles_js);
     emscripten::function("schema", &h3probe::schema_js);
     emscripten::constant("version", std::string(H3PROBE_VERSION));

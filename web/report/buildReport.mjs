@@ -30,11 +30,11 @@ export function buildReport(core, data, { method = 'delta', confidence, percenti
   const shape = reportShape(schema, { method, confidence, percentiles, sampleSize, cdf });
   const out = core.buildReport(data.records, { groups: data.groups, days: data.days ?? [], setup: Boolean(data.setup) }, shape.options);
   if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
-  const report = assemble(schema, data, out.groups, shape);
+  const report = assemble(core, data, out.groups, shape);
   report.connectionSetup = data.setup ? assembleSetup(schema, out.setup) : null;
   if (data.daily) {
     // No day: no run selected, and the core gives no groups.
-    const days = data.days.length ? assemble(schema, { ...data, by: 'day', pooled: null }, out.days, reportShape(schema, { method,
+    const days = data.days.length ? assemble(core, { ...data, by: 'day', pooled: null }, out.days, reportShape(schema, { method,
       confidence, percentiles: schema.reportDefaults.seriesPercentiles, sampleSize })).groups.slice(1) : [];
     addDailySeries(report, schema.reportDefaults.seriesPercentiles, days, out.looks ?? []);
   }
@@ -91,6 +91,8 @@ export function reportShape(schema, { method = 'delta', confidence, percentiles,
  * is read).
  */
 export function addDailySeries(report, percentiles, days, looks = []) {
+  // Arms that are not comparable: no look claims a difference either (withoutSignificance()).
+  if (!report.verdict.comparable) for (const g of looks) g.analysis.rows = g.analysis.rows.map(withoutSignificance);
   const byName = new Map(looks.map((g) => [g.name, g]));
   const lookDays = looks.filter((g) => g.runs > 0).map((g) => g.name);
   report.daily = {
@@ -129,9 +131,41 @@ function mainThreadCounts(runs, rows) {
   return { runs, main, share: runs ? main / runs : null, byReason };
 }
 
+// The runs read by how they ended, every outcome named (0 when none).
+const OUTCOMES = Object.freeze(['complete', 'deadline', 'stopped', 'error', 'load_error']);
+const outcomeCounts = (rows) => Object.fromEntries(OUTCOMES.map((o) => [o, Number(rows.find((r) => r.outcome === o)?.n ?? 0)]));
+
+/**
+ * Every run the store holds but the doctor's test beacon, each in one count with its reason: { stored, read (this arms
+ * and payload mode, received since: storedRuns), otherPayloads (this arms mode, another payload mode), otherArms:
+ * [{arms, runs}], loadErrors (load_error beacons of no arms mode; one that names its arms is of that mode), beforeSince (received before --since) }; the parts add up to stored.
+ */
+function runCounts({ armsModes = [], arms = 'h2-h3', storedRuns = 0 }) {
+  const sum = (xs) => xs.reduce((n, r) => n + r.n, 0);
+  const recent = armsModes.filter((r) => r.recent);
+  return { stored: sum(armsModes), read: storedRuns, otherPayloads: sum(recent.filter((r) => r.arms === arms)) - storedRuns,
+    otherArms: recent.filter((r) => r.arms !== arms && r.arms !== '').map((r) => ({ arms: r.arms, runs: r.n }))
+      .sort((a, b) => (a.arms < b.arms ? -1 : 1)),
+    loadErrors: sum(recent.filter((r) => r.arms === '')), beforeSince: sum(armsModes.filter((r) => !r.recent)) };
+}
+
+/**
+ * A row (a cell) of arms that are not comparable (an exclusion unequal between them, comparability.hpp): no decision
+ * of its own is left standing, so no mark, highlight, dot or stopping line claims a difference the verdict does not.
+ * markOf() reads not_comparable.
+ */
+export function withoutSignificance(r) {
+  return { ...r, significant: false, discovery: false, significant_cs: false, cs_decided_side: 0, cs_decided_look: null,
+    not_comparable: true };
+}
+
 /** The report object from the core's groups (overall first, then one per name in data.groups' order). */
-export function assemble(schema, data, groups, { method, confidence, percentiles, sampleSize }) {
+export function assemble(core, data, groups, { method, confidence, percentiles, sampleSize }) {
+  const schema = core.schema();
   const [overall, ...rest] = groups;
+  if (overall?.unequal?.length) {
+    for (const g of groups) if (g.analysis) g.analysis.rows = g.analysis.rows.map(withoutSignificance);
+  }
   // Overall first, then the groups with the most runs (days in date order); groups without any measured request are
   // left out.
   const order = data.by === 'day' ? (a, b) => (a.name < b.name ? -1 : 1)
@@ -150,6 +184,8 @@ export function assemble(schema, data, groups, { method, confidence, percentiles
     minRunsForInterval: schema.limits.minRunsForInterval,
     loadErrors: countsByReason(data.loadErrors ?? []),
     mainThread: mainThreadCounts(data.storedRuns, data.mainThread ?? []),
+    outcomes: outcomeCounts(data.outcomes ?? []),
+    runCounts: runCounts(data),
     // A pooled grouping (network): {minRuns, values}, the values with fewer runs being the group OTHER_GROUP.
     ...(data.pooled ? { pooled: data.pooled } : {}),
     // The payload mode read (0: the no-op) and every mode stored for the arms mode, each read on its own.
@@ -157,6 +193,10 @@ export function assemble(schema, data, groups, { method, confidence, percentiles
     payloadModes: data.payloadModes ?? [],
     groups: [overall, ...shown],
   };
+  // What could bias the answer (the core's rule, comparability.hpp): the verdict leads with it.
+  report.bias = core.sampleBiases({ runs: report.storedRuns, failed: report.outcomes.error, timedOut: report.outcomes.deadline,
+    loadErrors: report.loadErrors.total, mainThread: report.mainThread.main },
+  report.groups.map((g) => ({ name: g.name, fallbacks: g.fallback.fallbacks, completed: g.fallback.completed })));
   report.verdict = verdict(report);
   return report;
 }

@@ -752,5 +752,13 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
   // The doctor's test beacon, left out of every count above and named in the report.
   const [doctor] = await pass('test-beacons', `SELECT uniqExact(run_id) AS n FROM runs WHERE run_id = ${sqlString(DOCTOR_ID)}
     AND received_at >= ${sqlString(since)}`);
-  return { loadErrors, mainThread, payloadModes, testBeacons: Number(doctor?.n ?? 0) };
+  // The runs read by how they ended (readReportData's outcomes).
+  const outcomes = (await pass('outcomes', `SELECT outcome, uniqExact(run_id) AS n FROM runs WHERE arms = ${sqlString(arms)}
+    AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}
+    GROUP BY outcome`)).map((r) => ({ outcome: r.outcome, n: Number(r.n) }));
+  // Every run stored but the doctor's, by arms mode and whether received since (readReportData's armsModes).
+  const armsModes = (await pass('arms-modes', `SELECT arms, received_at >= ${sqlString(since)} AS recent, count() AS n
+    FROM run_records WHERE run_id != ${sqlString(DOCTOR_ID)} GROUP BY arms, recent`))
+    .map((r) => ({ arms: r.arms, recent: Number(r.recent), n: Number(r.n) }));
+  return { loadErrors, mainThread, payloadModes, outcomes, armsModes, testBeacons: Number(doctor?.n ?? 0) };
 }

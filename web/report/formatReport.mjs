@@ -27,12 +27,15 @@ export const MARKS = Object.freeze({
   significant: { mark: '*', what: 'Δ excludes 0 (its interval in ms and in %: one test)' },
   includesZero: { mark: '', what: 'the interval includes 0: no difference shown' },
   noInterval: { mark: '?', what: 'no interval: fewer runs in an arm than the percentile needs' },
+  notComparable: { mark: '!', what: 'the arms are not comparable (see the verdict): no difference is read' },
 });
 /**
- * The mark of a row (a cell: a group × percentile): significant, includesZero or noInterval. One decision, the core's
- * `significant`: the Δ ms interval excludes 0, and the Δ % interval (the same test, inverted for the ratio) with it.
+ * The mark of a row (a cell: a group × percentile): significant, includesZero, noInterval or notComparable (the
+ * report's arms are not comparable: withoutSignificance() of buildReport.mjs). One decision, the core's `significant`:
+ * the Δ ms interval excludes 0, and the Δ % interval (the same test, inverted for the ratio) with it.
  */
-export const markOf = (r) => (!hasInterval(r) ? 'noInterval' : r.significant ? 'significant' : 'includesZero');
+export const markOf = (r) => (r.not_comparable ? 'notComparable' : !hasInterval(r) ? 'noInterval'
+  : r.significant ? 'significant' : 'includesZero');
 const starOf = (r) => (markOf(r) === 'significant' ? '*' : '');
 /** What "n/a" means wherever an interval is printed. */
 export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the percentile needs)';
@@ -93,14 +96,28 @@ const payloadName = (bytes) => (bytes ? `${int(bytes)} B` : '0 B (the no-op)');
  */
 /**
  * Which stored runs the report reads: "N stored runs" and, where they differ, how many have a measured request (the
- * verdict's and the tables' runs) and how many have none (a run that ended before its first request); the doctor's test
- * beacons are in no count and named here.
+ * verdict's and the tables' runs) and how many have none (a run that ended before its first request), and by how they
+ * ended where any did not complete; the doctor's test beacons are in no count and named here.
  */
-export function storedRunsText({ storedRuns, testBeacons = 0, groups = [] }) {
+export function storedRunsText({ storedRuns, testBeacons = 0, groups = [], outcomes }) {
   const measured = groups[0]?.runs ?? 0;
   const without = storedRuns - measured;
-  return `${int(storedRuns)} stored runs${without > 0 ? ` (${int(measured)} with a measured request, ${int(without)} without)` : ''}` +
+  const ended = outcomes && outcomes.complete !== storedRuns
+    ? `; ${Object.entries(outcomes).filter(([, n]) => n).map(([o, n]) => `${o} ${int(n)}`).join(', ')}` : '';
+  return `${int(storedRuns)} stored runs${without > 0 || ended ? ` (${int(measured)} with a measured request, ${int(without)} without${ended})` : ''}` +
     `${testBeacons ? `, ${int(testBeacons)} doctor test beacon${testBeacons === 1 ? '' : 's'} left out` : ''}`;
+}
+
+/**
+ * The stored runs this report does not read, each count with its reason (report.runCounts): "not read: 40 of other
+ * payload modes, 12 of arms h2-h2, 3 load errors (no run), 7 received before --since; 1,062 stored in all". '' when it
+ * reads every stored run.
+ */
+export function notReadText({ runCounts: c }) {
+  if (!c || c.read === c.stored) return '';
+  const parts = [[c.otherPayloads, 'of other payload modes'], ...c.otherArms.map((a) => [a.runs, `of arms ${a.arms}`]),
+    [c.loadErrors, 'load errors (no run)'], [c.beforeSince, 'received before --since']].filter(([n]) => n > 0);
+  return `not read: ${parts.map(([n, what]) => `${int(n)} ${what}`).join(', ')}; ${int(c.stored)} stored in all`;
 }
 
 export function payloadLine({ payloadBytes = 0, payloadModes = [] }) {
@@ -119,6 +136,7 @@ export function formatReport(report) {
     `h3probe report: ${report.metric}, ${storedRunsText(report)}${report.since ? ` received since ${report.since}` : ''}` +
       `${L.aa ? ` with arms ${report.arms}` : ''}; ` +
       `${conf} intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'}, the run (page load) as the unit`,
+    ...(notReadText(report) ? [notReadText(report)] : []),
     ...(L.aa ? [L.aa] : []),
     `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * = Δ excludes 0 (in ms and in %: one test, ` +
       'so the two intervals exclude 0 together)',
@@ -147,7 +165,8 @@ export function formatReport(report) {
 function formatGroup(g, report) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const L = armLabels(report.arms);
-  const lines = [`== ${g.name === 'overall' ? 'overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`}: ${int(g.runs)} runs, ${int(g.requests)} measured requests; ` +
+  const which = g.name === 'overall' ? ' (every stored run read with a measured request)' : '';
+  const lines = [`== ${g.name === 'overall' ? 'overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`}: ${int(g.runs)} runs${which}, ${int(g.requests)} measured requests; ` +
     `used ${L.control} ${int(g.arms.h2.n)} (${int(g.arms.h2.runs)} runs), ${L.treatment} ${int(g.arms.h3.n)} (${int(g.arms.h3.runs)} runs)`];
   const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r} ${int(g.excluded[r])}`);
   lines.push(`excluded: ${excluded.length ? excluded.join(', ') : 'none'}`);
@@ -221,7 +240,9 @@ export const survivorsOf = (g) => (g.analysis?.rows ?? []).filter((r) => r.disco
 
 // Δ% with the mark of its own interval, padded so that the numbers line up whatever the mark.
 const markedPct = (r) => (r ? `${signed(r.diff_pct, 1)}${MARKS[markOf(r)].mark || ' '}` : '-');
-const legend = () => `${Object.values(MARKS).filter((m) => m.mark).map((m) => `${m.mark} ${m.what}`).join('; ')}; ` +
+// The notComparable mark only where the report's arms are not comparable.
+const legend = (report) => `${Object.entries(MARKS).filter(([k, m]) => m.mark && (k !== 'notComparable' || report.verdict?.comparable === false))
+  .map(([, m]) => `${m.mark} ${m.what}`).join('; ')}; ` +
   'no mark: the interval includes 0';
 
 function formatGroupSummary(report) {
@@ -237,7 +258,7 @@ function formatGroupSummary(report) {
   });
   const L = armLabels(report.arms);
   return [`by ${by} (Δ% of ${L.treatment} vs ${L.control}; runs needed per arm for the sample-size target above):`,
-    ...alignTable(header, cells), `${legend()}; ${DISCOVERY_MARK.mark} survives BH: the percentiles whose Δ ms ${DISCOVERY_MARK.what}`,
+    ...alignTable(header, cells), `${legend(report)}; ${DISCOVERY_MARK.mark} survives BH: the percentiles whose Δ ms ${DISCOVERY_MARK.what}`,
     ...pooledNote(report)];
 }
 
@@ -252,7 +273,7 @@ function formatDaily(report) {
       return r ? `${markedPct(r)} ${pctInterval(r, '')}` : '-';
     })];
   });
-  return ['by day received (is the effect stable from day to day?):', ...alignTable(header, cells), legend()];
+  return ['by day received (is the effect stable from day to day?):', ...alignTable(header, cells), legend(report)];
 }
 
 // The daily looks: per day, Δ ms over every run received up to then, with the fixed-horizon interval (valid for one

@@ -83,7 +83,7 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
   if (shape.method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
   const { sets, groups } = await inferFromSource(core, source, [reportOf, ...(daily ? [seriesOf] : [])], 'the report');
   const facts = await clickhouseReportFacts(queryRecorder(client, passes), { since, arms, payloadBytes });
-  const report = assemble(schema, { ...sets[0], ...facts, metric, since, arms, payloadBytes }, groups[0], reportOf);
+  const report = assemble(core, { ...sets[0], ...facts, metric, since, arms, payloadBytes }, groups[0], reportOf);
   const setupPasses = [];
   report.connectionSetup = arms === SETUP_ARMS ? await clickhouseConnectionSetup(client, core, { since, by, payloadBytes,
     confidence: reportOf.confidence, shown: sets[0].shown, passes: setupPasses }) : null;
@@ -95,7 +95,7 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
     const lookShape = reportShape(schema, { ...shape, method: 'delta', cdf: false });
     const { groups: [cumulative] } = await inferFromSource(core, looks, [{ ...lookShape, options: { ...lookShape.options, cumulative: true } }],
       'the daily series');
-    const days = assemble(schema, { ...sets[1], metric, since, arms }, groups[1], seriesOf);
+    const days = assemble(core, { ...sets[1], metric, since, arms }, groups[1], seriesOf);
     addDailySeries(report, schema.reportDefaults.seriesPercentiles, days.groups.slice(1), cumulative.slice(1));
     passes.push(...lookPasses.map((p) => ({ ...p, name: `cumulative ${p.name}` })));
   }

@@ -55,7 +55,9 @@ function poolGroups(counts, minRuns) {
  * load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
  * included), mainThread: [{reason, n}] (the selected runs whose core ran on the page's main thread, by why they left
- * the Worker: context.worker_fallback, 'unknown' from a module older than it), and for a pooled grouping pooled:
+ * the Worker: context.worker_fallback, 'unknown' from a module older than it), outcomes: [{outcome, n}] (the selected
+ * runs by how they ended: complete, deadline, stopped, error), armsModes: [{arms, recent (1: received since), n}] (every
+ * run stored but the doctor's test beacon, by arms mode, '' for a load_error beacon), and for a pooled grouping pooled:
  * {minRuns, values (how many values went into OTHER_GROUP)} }.
  */
 export function readReportData(db, schema, {
@@ -76,9 +78,12 @@ export function readReportData(db, schema, {
   // received_at) index alone: the payload modes stored, and of the mode read the regions, the days, the runs and the
   // dates received, in one walk. By payload mode and region SQLite walks the index in its order; by day too it sorts
   // (a third of the read, so only when the days are wanted).
-  const all = db.prepare(`SELECT c.payload_bytes AS bytes, c.region AS region, ${daily ? `${GROUP_BY.day.sql} AS day` : 'NULL AS day'},
-    count(*) AS n, min(c.received_at) AS first, max(c.received_at) AS last FROM run_records c WHERE c.arms = ? AND c.received_at >= ?
-    AND c.run != ${Number(doctorRun)} GROUP BY c.payload_bytes, c.region${daily ? ', day' : ''}`).all(arms, sinceIso);
+  // The same walk counts the mode's runs received before `since` (the header's accounting): cells of those alone go.
+  const walk = db.prepare(`SELECT c.payload_bytes AS bytes, c.region AS region, ${daily ? `${GROUP_BY.day.sql} AS day` : 'NULL AS day'},
+    sum(c.received_at >= ?) AS n, count(*) AS stored, min(CASE WHEN c.received_at >= ? THEN c.received_at END) AS first,
+    max(c.received_at) AS last FROM run_records c WHERE c.arms = ? AND c.run != ${Number(doctorRun)}
+    GROUP BY c.payload_bytes, c.region${daily ? ', day' : ''}`).all(sinceIso, sinceIso, arms);
+  const all = walk.filter((c) => c.n > 0);
   const cells = all.filter((c) => c.bytes === Number(payloadBytes));
   const payloadModes = [...all.reduce((m, c) => m.set(c.bytes, (m.get(c.bytes) ?? 0) + c.n), new Map())]
     .map(([bytes, runs]) => ({ bytes, runs })).sort((a, b) => a.bytes - b.bytes);
@@ -136,7 +141,30 @@ export function readReportData(db, schema, {
     loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
       GROUP BY reason`).all(sinceIso),
     testBeacons: db.prepare('SELECT count(*) FROM runs WHERE run_id = ? AND received_at >= ?').pluck().get(DOCTOR_ID, sinceIso),
-    mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }) };
+    mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }),
+    outcomes: readOutcomes(db, { arms, payloadBytes, since: sinceIso, storedRuns }),
+    // Every run stored but the doctor's, by arms mode ('' for a load_error beacon) and whether received since: the
+    // header's accounting (notReadText()). This mode's from the walk above; the others' from the index on either side
+    // of it (two ranges: one OR would walk the whole index).
+    armsModes: [{ arms, recent: 1, n: all.reduce((sum, c) => sum + c.n, 0) }, { arms, recent: 0, n: walk.reduce((sum, c) => sum + c.stored - c.n, 0) },
+      ...db.prepare(['<', '>'].map((op) => `SELECT arms, received_at >= ? AS recent, count(*) AS n FROM run_records
+        WHERE arms ${op} ? AND run != ? GROUP BY arms, recent`).join(' UNION ALL ')).all(sinceIso, arms, doctorRun, sinceIso, arms, doctorRun)
+        .map((r) => ({ arms: r.arms ?? '', recent: Number(r.recent), n: r.n }))] };
+}
+
+/**
+ * The runs of an arms mode and payload mode received since `since` by how they ended: [{outcome, n}], complete being
+ * the rest of storedRuns. From the store's partial indexes of the runs that did not complete and of the load errors,
+ * not from every run row.
+ */
+function readOutcomes(db, { arms, payloadBytes, since, storedRuns }) {
+  const args = [since, arms, Number(payloadBytes), DOCTOR_ID];
+  const unfinished = [...db.prepare(`SELECT outcome, count(*) AS n FROM runs WHERE outcome IN ('deadline', 'stopped', 'error')
+    AND received_at >= ? AND arms = ? AND coalesce(payload_bytes, 0) = ? AND run_id != ? GROUP BY outcome`).all(...args),
+  // A gate that knew its config's arms names them in its load_error beacon: such a run is of this arms mode too.
+  ...db.prepare(`SELECT outcome, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ? AND arms = ?
+    AND coalesce(payload_bytes, 0) = ? AND run_id != ? GROUP BY outcome`).all(...args)];
+  return [{ outcome: 'complete', n: storedRuns - unfinished.reduce((sum, r) => sum + r.n, 0) }, ...unfinished];
 }
 
 /**

@@ -1,8 +1,9 @@
 // The report as one self-contained HTML page: inline CSS and hand-made SVG (no script, no external request; the page's own
-// Content-Security-Policy forbids any). First the verdict and its cautions; then the summary per group (region, browser,
-// ... as --by chose) with the fallback rates, the daily series; per group the tail (CCDF on log-log axes), the CDF, Δ% per
-// percentile with its confidence interval, and the table.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, storedRunsText, MARKS, markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel,
+// Content-Security-Policy forbids any). The answer on one screen: the verdict, what could bias it, and one forest plot
+// (Δ % with its interval per percentile, overall and per group); then the tables: the summary per group (region,
+// browser, ... as --by chose) with the fallback rates, and per group its percentiles; folded below, per group the tail
+// (CCDF on log-log axes) and the CDF, the methods, and the daily series with its looks.
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, notReadText, storedRunsText, MARKS, markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel,
   pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
@@ -27,26 +28,33 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
   const groups = report.groups.slice(1);
   const by = BY_LABELS[report.by ?? 'region'];
   const L = armLabels(report.arms);
+  const lede = `<p class="lede">Network time of the ${report.payloadBytes ? `${int(report.payloadBytes)}-byte` : 'no-op'} requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
+      ${conf} confidence intervals by the ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
+      negative means ${L.treatment} was faster; <b>*</b> marks a cell whose Δ excludes 0 (in ms and in %: one test, so both intervals exclude 0 together).</p>`;
   const body = [
     `<h1>${esc(title)}</h1>`,
     ...(report.verdict ? [verdictSection(report.verdict)] : []),
+    forestFigure(report, L),
+    ...(report.verdict ? [verdictMore(report.verdict)] : []),
     ...(L.aa ? [`<p class="aa"><b>${esc(L.aa)}.</b> Arms <code>${esc(report.arms)}</code>.</p>`] : []),
-    `<p class="lede">Network time of the ${report.payloadBytes ? `${int(report.payloadBytes)}-byte` : 'no-op'} requests, ${L.aa ? `${L.treatment} against ${L.control}` : 'HTTP/3 (treatment) against HTTP/2 (control)'}. Metric <code>${esc(report.metric)}</code>;
-      ${esc(storedRunsText(report))}${report.since ? ` received since ${esc(report.since)}` : ''}; ${conf} confidence intervals by the
-      ${report.method === 'delta' ? 'delta method' : 'cluster bootstrap'} with the run (page load) as the unit. Δ = ${L.treatment} − ${L.control}:
-      negative means ${L.treatment} was faster; <b>*</b> marks a cell whose Δ excludes 0 (in ms and in %: one test, so both intervals exclude 0 together).</p>`,
-    payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : '',
-    report.loadErrors?.total ? `<p class="load-errors">${esc(loadErrorLine(report.loadErrors))}: sampled page loads that could not load the run, its glue or its .wasm (no measurement).</p>` : '',
-    report.mainThread && mainThreadLine(report.mainThread) ? `<p class="main-thread">${esc(mainThreadLine(report.mainThread))}.</p>` : '',
+    `<p class="runs">Runs: ${esc(storedRunsText(report))}${report.since ? ` received since ${esc(report.since)}` : ''}` +
+      `${notReadText(report) ? `; ${esc(notReadText(report))}` : ''}.</p>`,
     groups.length >= 1 ? summarySection(report) : '',
-    report.daily?.days?.length ? dailySection(report) : '',
     ...report.groups.map((g, i) => (report.groups.length === 2 && i === 1 && g.runs === report.groups[0].runs
       ? `<section class="group-same" data-group="${esc(g.name)}"><h2>${esc(by)} ${esc(g.name)}</h2><p class="meta">Every run is in this ${esc(by)}: see Overall.</p></section>`
       : groupSection(g, report, i))),
     report.connectionSetup ? renderConnectionSetupHtml(report.connectionSetup, report) : '',
-    `<footer>Generated ${esc(generatedAt)} by h3probe. Quantiles are exact (linear interpolation, type 7).
-      Excluded requests (fallbacks, errors, missing timings) are counted, never used as latencies.</footer>`,
+    `<details class="methods"><summary>Methods: what is measured, and how</summary>
+${lede}
+${payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : ''}
+${report.loadErrors?.total ? `<p class="load-errors">${esc(loadErrorLine(report.loadErrors))}: sampled page loads that could not load the run, its glue or its .wasm (no measurement).</p>` : ''}
+${report.mainThread && mainThreadLine(report.mainThread) ? `<p class="main-thread">${esc(mainThreadLine(report.mainThread))}.</p>` : ''}
+<p class="meta">Quantiles are exact (linear interpolation, type 7). Excluded requests (fallbacks, errors, missing timings) are counted, never used as latencies.</p>
+</details>`,
+    report.daily?.days?.length ? `<details class="daily-looks"><summary>Day by day, and the daily looks</summary>${dailySection(report)}</details>` : '',
+    `<footer>Generated ${esc(generatedAt)} by h3probe.</footer>`,
   ];
+  const html = body.filter(Boolean).join('\n');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -54,20 +62,41 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(title)}</title>
-<style>${CSS}</style>
+<style>${CSS}@media (max-width: 600px) {\n${stackedLabels(html)}\n}\n</style>
 </head>
 <body>
-${body.filter(Boolean).join('\n')}
+${html}
 </body>
 </html>
 `;
 }
 
-// The verdict first, as the text report prints it; each caution on its own, loud.
+// On a narrow screen the CSS stacks each table row into a card of label-value lines, so that no figure is off-screen
+// and nothing scrolls sideways: each cell's label is its column's heading, from the CSS (one rule per table class and
+// column, the tables of a class sharing their headings), so the cells' markup stays as wide screens read it.
+function stackedLabels(html) {
+  const seen = new Map();
+  for (const [, cls, head] of html.matchAll(/<table class="([\w-]+)">\s*<thead>([\s\S]*?)<\/thead>/g)) {
+    if (seen.has(cls)) continue;
+    seen.set(cls, [...head.matchAll(/<th\b[^>]*>([\s\S]*?)<\/th>/g)].map((m) => m[1].replace(/<[^>]*>/g, '').replace(/\s+/g, ' ').trim()
+      .replace(/&(amp|lt|gt|quot|#39);/g, (e) => ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" })[e])));
+  }
+  const css = (t) => t.replace(/[\\"]/g, (c) => `\\${c}`).replace(/</g, '\\3c ');
+  return [...seen].flatMap(([cls, labels]) => labels.map((label, i) => (label && i > 0
+    ? `table.${cls} td:nth-child(${i + 1})::before { content: "${css(label)}"; }` : ''))).filter(Boolean).join('\n');
+}
+
+// The verdict first, as the text report prints it, with each caution on its own, loud (what could bias the answer
+// first: the verdict's cautions are in that order); its other lines (every comparison counted, may we stop?) follow the
+// forest plot (verdictMore()).
 function verdictSection(v) {
-  const [line, ...more] = v.text.split('\nCAUTION: ')[0].split('\n');
-  return [`<p class="verdict"><b>${esc(line)}</b></p>`, ...more.map((m) => `<p class="verdict-more">${esc(m)}</p>`),
-    ...v.cautions.map((c) => `<p class="caution">Caution: ${esc(c)}</p>`)].join('\n');
+  const [line] = v.text.split('\n');
+  return [`<p class="verdict"><b>${esc(line)}</b></p>`, ...v.cautions.map((c) => `<p class="caution">Caution: ${esc(c)}</p>`)].join('\n');
+}
+
+function verdictMore(v) {
+  const more = v.text.split('\n').slice(1).filter((l) => !l.startsWith('CAUTION: '));
+  return more.map((m) => `<p class="verdict-more">${esc(m)}</p>`).join('\n');
 }
 
 // Plot frame shared by the charts: drawn W wide, about the width of a column of .plots, which the SVG then fills.
@@ -80,10 +109,8 @@ const FONT = 12;
 const CHAR_W = 0.62 * FONT;
 const LABEL_GAP = 48;
 
-// Why the layout is so: every table sits in a box of its own (.wide) that scrolls sideways only when the table cannot fit
-// (a phone), with its first column held in place, so that a row keeps its name while the reader scrolls; reflowing the
-// rows into stacked cards would lose the columns a reader compares down (one percentile across groups or days). A shadow
-// at the box's right edge says there is more (the "local" layer covers it once the table is scrolled to its end or fits).
+// Why the layout is so: on a wide screen a table that cannot fit scrolls in a box of its own (.wide) with its first
+// column held in place and a shadow at the right edge while there is more; on a narrow one each row is a card (below).
 // The charts are drawn at about the width they are shown at (W) and scale to their column of the grid, so that their
 // text stays near 11 px from a 390 px phone to a 1,280 px screen, three charts a row.
 const CSS = `
@@ -110,10 +137,20 @@ td.noci { color: #6b7280; } details summary { cursor: default; color: #374151; m
 svg text { font: ${FONT}px system-ui, sans-serif; fill: #374151; } svg .axis { stroke: #9ca3af; stroke-width: 1; }
 svg .grid { stroke: #eef0f3; stroke-width: 1; } svg .zero { stroke: #6b7280; stroke-dasharray: 4 3; }
 footer { margin-top: 36px; color: #6b7280; font-size: 12px; }
+.forest-figure { max-width: 560px; margin: 8px 0 4px; } .forest-figure svg { display: block; width: 100%; height: auto; }
+.runs { color: #374151; margin: 10px 0 2px; } details.methods, details.daily-looks { margin: 24px 0 0; }
+details.methods > summary, details.daily-looks > summary { font-size: 17px; font-weight: 600; }
 @media (max-width: 600px) {
-  body { margin: 12px auto; padding: 0 12px; } h1 { font-size: 21px; } .verdict { font-size: 14.5px; }
-  table { font-size: 13px; } th, td { padding: 3px 5px; } th { min-width: 4.5em; } .summary td:first-child, .setup-groups td:first-child { width: 7.5em; min-width: 7.5em; overflow-wrap: anywhere; }
-  td:first-child, th:first-child { box-shadow: inset -1px 0 0 #e5e7eb; }
+  body { margin: 8px auto; padding: 0 12px; } h1 { font-size: 20px; margin-bottom: 4px; } .verdict { font-size: 13.5px; padding: 6px 10px; }
+  .caution { font-size: 13px; padding: 4px 10px; margin: 6px 0; } .verdict-more { font-size: 13px; }
+  .wide { overflow-x: visible; background: none; }
+  table, tbody, tr, td { display: block; width: auto; } thead { display: none; } table { font-size: 13px; }
+  tr { border: 1px solid #e5e7eb; border-radius: 4px; margin: 6px 0; padding: 2px 8px; }
+  td, .summary td:first-child, .setup-groups td:first-child, td.survivors { display: flow-root; text-align: right; white-space: normal; width: auto; min-width: 0;
+    border-bottom: 1px solid #f1f5f9; padding: 2px 0; overflow-wrap: anywhere; }
+  td::before { float: left; max-width: 58%; text-align: left; color: #6b7280; font-weight: 400; font-size: 12px; }
+  td:first-child, .summary td:first-child, .setup-groups td:first-child { position: static; font-weight: 700; text-align: left; border-bottom: 1px solid #e5e7eb; }
+  td:first-child::before { content: none; } td:last-child { border-bottom: 0; } .ci { display: inline; margin-left: 6px; }
 }
 `;
 
@@ -142,7 +179,8 @@ function legend(report) {
   return `<p class="legend"><b>*</b> ${esc(MARKS.significant.what)}. No mark: ${esc(MARKS.includesZero.what)}.
 <b>?</b> and <b>n/a</b>: ${esc(NA_TEXT.replace(/^n\/a: /, ''))}; the fewest runs per arm: ${esc(minRunsText(report.groups[0]?.analysis?.rows ?? []))}.
 <b>${UNBOUNDED}</b>: ${esc(unboundedText(report.arms).slice(UNBOUNDED.length + 2))}.
-In the Δ charts: filled dot = Δ excludes 0, open dot = the interval includes 0, grey diamond = no interval.</p>`;
+${report.verdict?.comparable === false ? `<b>!</b>: ${esc(MARKS.notComparable.what)}.
+` : ''}In the Δ charts: filled dot = Δ excludes 0, open dot = the interval includes 0, grey diamond = no interval, grey ring = not comparable.</p>`;
 }
 
 function summarySection(report) {
@@ -191,19 +229,18 @@ ${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence seque
   const t = report.sampleSizeTarget;
   return `<section class="group" id="group-${index}" data-group="${esc(g.name)}">
 <h2>${esc(g.name === 'overall' ? 'Overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`)}</h2>
-<p class="meta">${int(g.runs)} runs, ${int(g.requests)} measured requests; used: ${L.control} ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
+<p class="meta">${int(g.runs)} runs${g.name === 'overall' ? ' (every stored run read with a measured request)' : ''}, ${int(g.requests)} measured requests; used: ${L.control} ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
 ${L.treatment} ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Excluded: ${excluded.length ? esc(excluded.join(', ')) : 'none'}.
 ${L.treatment} fallback rate ${pct(g.fallback.rate)}.</p>
+${table}
+${rows.some((r) => markOf(r) === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the fewest runs per arm: ${esc(minRunsText(rows))}.</p>` : ''}
+<details class="more"><summary>The distributions, the paired Δ, the order effect, the sample size</summary>
 <div class="plots">
 <figure>${ccdfChart(g.cdf ?? { h2: [], h3: [] }, report.metric, L)}<figcaption>The tail: share of requests slower than x (1 − F, log scale, to 1 in 1,000):
 <span class="key" style="background:${COLORS.h2}"></span>${L.control} <span class="key" style="background:${COLORS.h3}"></span>${L.treatment}</figcaption></figure>
 <figure>${cdfChart(g.cdf ?? { h2: [], h3: [] }, report.metric, L)}<figcaption>CDF of ${esc(report.metric)}, log scale:
 <span class="key" style="background:${COLORS.h2}"></span>${L.control} <span class="key" style="background:${COLORS.h3}"></span>${L.treatment}</figcaption></figure>
-<figure>${deltaChart(rows, report.confidence, L)}<figcaption>Δ% (${L.treatment} − ${L.control}) per percentile with its ${conf} interval;
-filled: the interval excludes 0; open: it includes 0; grey diamond: no interval.</figcaption></figure>
 </div>
-${table}
-${rows.some((r) => markOf(r) === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the fewest runs per arm: ${esc(minRunsText(rows))}.</p>` : ''}
 <p class="meta">Paired within-run Δ (median ${L.treatment} − median ${L.control} of each run): ${p ? `${int(p.n)} runs, mean ${signed(p.mean)} ms ${ci(p.ci_mean, 2)},
 median ${signed(p.median)} ms ${ci(p.ci_median, 2)}, p10 ${signed(p.p10)} ms, p90 ${signed(p.p90)} ms.` : 'fewer than 2 runs with both arms.'}</p>
 <p class="meta">Order effect: ${o ? `mean paired Δ ${signed(o.mean_h2_first)} ms with ${L.control} first (${int(o.n_h2_first)} runs),
@@ -212,6 +249,7 @@ ${signed(o.mean_h3_first)} ms with ${L.treatment} first (${int(o.n_h3_first)} ru
 <p class="meta">Sample size to detect a ${Math.round(t.mde * 100)}% change at ${percentileLabel(t.p)} (α ${t.alpha}, power ${t.power}):
 ${s && Number.isFinite(s.runs_per_arm) ? `${int(Math.ceil(s.runs_per_arm))} runs per arm (design effect ${num(s.design_effect)},
 ${num(s.requests_per_run, 1)} requests per run).` : 'not enough data.'}</p>
+</details>
 </section>`;
 }
 
@@ -261,10 +299,81 @@ function armCurves(arms, metric, L, { sy, yGrid, yLabel, cls, emptyCls = `${cls}
   return svg(parts, `${cls}-chart`);
 }
 
-function deltaChart(rows, confidence, L) {
-  return intervalChart(rows.map((r) => ({ label: percentileLabel(r.p), key: r.p, row: r,
-    title: `${percentileLabel(r.p)}: ${signed(r.diff_ms)} ms, ${signed(r.diff_pct, 1)}%, ${Math.round(confidence * 100)}% CI ${ciPct(r, 1, '%')}` })),
-  `Δ % (${L.treatment} − ${L.control})`, 'delta-chart');
+// The answer in one figure (a forest plot): a column per percentile, a row for overall and each group, each cell Δ %
+// with its interval on one x scale shared by every column, a dashed line at 0. Every dot is the cell's mark (markOf(),
+// the tables' and the verdict's one decision): filled, Δ excludes 0; open, the interval includes 0; grey diamond, no
+// interval; grey ring, the arms are not comparable. The axis stops at −100 % and +200 %: an interval cut there has no
+// cap on that side.
+const FOREST = { label: 116, right: 4, gap: 6, top: 20, rowH: 18, bottom: 34, lo: -100, hi: 200 };
+
+function forestFigure(report, L) {
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  return `<figure class="forest-figure">${forestPlot(report)}<figcaption>Δ % (${L.treatment} − ${L.control}) per percentile with its
+${conf} interval, overall and per ${esc(BY_LABELS[report.by ?? 'region'])}; negative: ${L.treatment} faster. Filled dot: Δ excludes 0; open: the interval
+includes 0; grey diamond: no interval${report.verdict?.comparable === false ? '; grey ring: not comparable (see the verdict)' : ''}.</figcaption></figure>`;
+}
+
+function forestPlot(report) {
+  const F = FOREST;
+  const ps = report.percentiles;
+  const groups = report.groups.filter((g) => g.analysis?.rows?.length);
+  if (!groups.length || !ps.length) return emptyChart('no table: an arm has no usable samples', 'forest');
+  const cell = (g, p) => g.analysis.rows.find((r) => r.p === p);
+  const finite = (c) => Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1]);
+  const vals = groups.flatMap((g) => ps.map((p) => cell(g, p)).filter(Boolean)
+    .flatMap((r) => [r.diff_pct, ...(finite(r.ci_pct) ? r.ci_pct : [])])).filter(Number.isFinite);
+  let lo = Math.max(F.lo, Math.min(0, ...vals));
+  let hi = Math.min(F.hi, Math.max(0, ...vals));
+  const step = niceStep(Math.max(hi - lo, 1) / 4);
+  lo = Math.floor(lo / step - 1e-9) * step;
+  hi = Math.ceil(hi / step + 1e-9) * step;
+  const pw = (W - F.label - F.right - F.gap * (ps.length - 1)) / ps.length;
+  const height = F.top + groups.length * F.rowH + F.bottom;
+  const base = height - F.bottom;
+  const x0 = (j) => F.label + j * (pw + F.gap);
+  const sx = (j, v) => x0(j) + ((Math.min(hi, Math.max(lo, v)) - lo) / (hi - lo)) * pw;
+  const parts = [];
+  groups.forEach((g, i) => {
+    if (i % 2 === 0) parts.push(`<rect x="0" y="${F.top + i * F.rowH}" width="${W}" height="${F.rowH}" fill="#f8fafc"/>`);
+    const room = Math.floor((F.label - 6) / CHAR_W);
+    const name = g.name.length > room ? `${g.name.slice(0, room - 1)}…` : g.name;
+    parts.push(`<text x="2" y="${F.top + i * F.rowH + 13}"${i === 0 ? ' font-weight="700"' : ''}><title>${esc(g.name)}</title>${esc(name)}</text>`);
+  });
+  // A tick label at each end of a column where both fit, else 0 alone.
+  const tick = (v) => (v === 0 ? '0' : `${v > 0 ? '+' : '−'}${Number(Math.abs(v).toFixed(6))}`);
+  const ends = [[lo, 'start'], [hi, 'end']];
+  const fits = ends.reduce((w, [v]) => w + tick(v).length * CHAR_W, 0) + 2 * CHAR_W <= pw;
+  ps.forEach((p, j) => {
+    parts.push(`<text x="${f1(x0(j) + pw / 2)}" y="14" text-anchor="middle" font-weight="600">${percentileLabel(p)}</text>`);
+    for (let v = lo; v <= hi + step / 2; v += step) parts.push(`<line class="grid" x1="${f1(sx(j, v))}" x2="${f1(sx(j, v))}" y1="${F.top}" y2="${base}"/>`);
+    parts.push(`<line class="axis" x1="${f1(x0(j))}" x2="${f1(x0(j) + pw)}" y1="${base}" y2="${base}"/>`,
+      `<line class="zero" x1="${f1(sx(j, 0))}" x2="${f1(sx(j, 0))}" y1="${F.top}" y2="${base}"/>`);
+    if (fits) for (const [v, anchor] of ends) parts.push(`<text x="${f1(sx(j, v))}" y="${base + 13}" text-anchor="${anchor}">${tick(v)}</text>`);
+    else parts.push(`<text x="${f1(sx(j, 0))}" y="${base + 13}" text-anchor="middle">0</text>`);
+    groups.forEach((g, i) => {
+      const r = cell(g, p);
+      if (!r || !Number.isFinite(r.diff_pct)) return;
+      const y = F.top + i * F.rowH + F.rowH / 2;
+      const title = `${g.name} ${percentileLabel(p)}: ${signed(r.diff_ms)} ms, ${signed(r.diff_pct, 1)}%, ${Math.round(report.confidence * 100)}% CI ${ciPct(r, 1, '%')}`;
+      const mark = markOf(r);
+      const color = mark === 'notComparable' ? '#9ca3af' : COLORS.h3;
+      if (finite(r.ci_pct) || r.ci_pct_unbounded) {
+        const [a, b] = r.ci_pct_unbounded ? [lo, hi] : r.ci_pct;
+        const caps = [a, b].filter((v) => !r.ci_pct_unbounded && v >= lo && v <= hi)
+          .map((v) => `<line x1="${f1(sx(j, v))}" x2="${f1(sx(j, v))}" y1="${f1(y - 4)}" y2="${f1(y + 4)}"/>`).join('');
+        parts.push(`<g class="ci-bar" data-group="${esc(g.name)}" data-key="${p}" stroke="${color}" stroke-width="1.5"${r.ci_pct_unbounded ? ' stroke-dasharray="2 2"' : ''}>`
+          + `<title>${esc(title)}</title><line x1="${f1(sx(j, a))}" x2="${f1(sx(j, b))}" y1="${f1(y)}" y2="${f1(y)}"/>${caps}</g>`);
+      }
+      const x = f1(sx(j, r.diff_pct));
+      parts.push(mark === 'noInterval'
+        ? `<path class="delta-point no-interval" data-group="${esc(g.name)}" data-mark="${mark}" d="M${x},${f1(y - 5)}L${f1(x + 5)},${f1(y)}L${x},${f1(y + 5)}L${f1(x - 5)},${f1(y)}Z" `
+          + `fill="#fff" stroke="#9ca3af" stroke-width="2"><title>${esc(title)} (no interval)</title></path>`
+        : `<circle class="delta-point" data-group="${esc(g.name)}" data-mark="${mark}" cx="${x}" cy="${f1(y)}" r="3.5" stroke="${color}" stroke-width="2" `
+          + `fill="${mark === 'significant' ? COLORS.h3 : '#fff'}"><title>${esc(title)}</title></circle>`);
+    });
+  });
+  parts.push(`<text x="${f1(F.label + (W - F.label - F.right) / 2)}" y="${height - 4}" text-anchor="middle">Δ % in every column</text>`);
+  return `<svg class="forest" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${height}" role="img">${parts.join('')}</svg>`;
 }
 
 // The frame of a chart of n evenly spaced points (percentiles, days) against values: y spans the values and 0, padded

@@ -1,13 +1,12 @@
 // The report's answer in one line: at which percentiles the treatment arm is faster or slower with confidence, by how
 // much, over how many runs and which dates. It reads each cell's one decision (the core's `significant`, which every
-// mark, highlight and dot of the report reads too), and the cautions that must be read with it (too few runs, loopback
-// only, runs on the page's main thread). Text and HTML print it first; the JSON report carries it as data.
-import { armLabels, markOf, percentileLabel, UNBOUNDED } from './formatReport.mjs';
+// mark, highlight and dot of the report reads too). What could bias it comes next, with its numbers: the core's rule
+// (comparability.hpp: arms not comparable, runs failed or timed out, load errors, runs on the page's main thread, a
+// group's fallback rate out of line); then the cautions on how far it reaches (too few runs, loopback only). Text and
+// HTML print it first; the JSON report carries it as data.
+import { armLabels, BY_LABELS, markOf, percentileLabel, UNBOUNDED } from './formatReport.mjs';
 import { LOOPBACK_REGION } from '../server/regionFor.mjs';
 import { fixed, snap } from './numberText.mjs';
-
-/** Above this share of a report's runs on the page's main thread (not in the Worker), the verdict carries a caution. */
-export const MAIN_THREAD_CAUTION_SHARE = 0.01;
 
 // What to fix when an exclusion is unequal between the arms (the rule: comparability.hpp, the group's `unequal`), by
 // class, and what `h3probe doctor` checks for it. `origin` is the arm's origin, named by the arm that has more.
@@ -46,7 +45,8 @@ export function verdict(report) {
   const percentiles = rows.map((r) => {
     const mark = markOf(r);
     const hasCi = mark !== 'noInterval';
-    const word = !hasCi ? 'no interval' : mark !== 'significant' ? 'no difference shown' : r.diff_ms < 0 ? 'faster' : 'slower';
+    const word = mark === 'notComparable' ? 'not comparable' : !hasCi ? 'no interval'
+      : mark !== 'significant' ? 'no difference shown' : r.diff_ms < 0 ? 'faster' : 'slower';
     return { p: r.p, verdict: word, diff_ms: r.diff_ms, diff_pct: r.diff_pct, ci_ms: hasCi ? r.ci_ms : null,
       ci_pct: hasCi ? r.ci_pct : null, ci_pct_unbounded: Boolean(r.ci_pct_unbounded) };
   });
@@ -76,7 +76,9 @@ export function verdict(report) {
       `(${share(u.treatment, u.treatment_requests)}) and ${count(u.control)} of ${count(u.control_requests)} ${L.control} ` +
       `(${share(u.control, u.control_requests)}): ${fix}`;
   });
-  const cautions = [];
+  // What could bias the answer, past the core's thresholds: these lead the cautions.
+  const bias = (report.bias ?? []).map((b) => biasText(b, report, L));
+  const cautions = [...bias];
   const regions = report.regions ?? [];
   if (runs > 0 && regions.length === 1 && regions[0] === LOOPBACK_REGION) {
     cautions.push('every run came from loopback (region "local"): browser and origins on one machine, no real network; ' +
@@ -87,32 +89,52 @@ export function verdict(report) {
   } else if (noCi.length) {
     cautions.push(`${runs} runs are too few for intervals at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
   }
-  const main = report.mainThread;
-  if (main?.share > MAIN_THREAD_CAUTION_SHARE) {
-    cautions.push(`${mainThreadShare(main)} of the runs ran on the page's main thread, not in the Worker ` +
-      `(${main.byReason.map((r) => `${r.reason} ${r.n}`).join(', ')}): there the probe works on the page's own thread; ` +
-      'each reason and its fix: docs/embedding.md, "Where it runs"');
-  }
   const fdr = discoveries(report);
   const stops = stopping(report);
   const counted = `${fdr.survivors.length} of ${fdr.cells} ${report.by ?? 'region'} × percentile cells ` +
     `survive${fdr.survivors.length ? `: ${fdr.survivors.map((x) => `${x.group} ${percentileLabel(x.p)}`).join(', ')}` : ''}`;
   const head = `verdict (${runs.toLocaleString('en-US')} runs, received ${dates}; by the ${conf} interval of Δ): `;
+  // What could bias the answer follows it at once; the other cautions close the verdict.
+  const said = (cs) => cs.map((c) => `\nCAUTION: ${c}`).join('');
   const text = notComparable.length
     ? `${head}NOT COMPARABLE until fixed: the arms no longer measure the same page loads, so no difference is read ` +
-      `from them. ${notComparable.join('; ')}` + cautions.map((c) => `\nCAUTION: ${c}`).join('')
-    : `${head}${parts.join('; ')}` +
+      `from them. ${notComparable.join('; ')}` + said(cautions)
+    : `${head}${parts.join('; ')}${said(bias)}` +
       (fdr.cells ? `\ncounting every comparison (Benjamini–Hochberg, false discovery rate ${pctLevel(fdr.level)}): ${counted}` : '') +
       (rows.length ? `\nmay we stop? (the ${conf} confidence sequence, valid however often this is read): ` +
         `${stops.map((x) => stopText(x, L)).join('; ')}` : '') +
-      cautions.map((c) => `\nCAUTION: ${c}`).join('');
-  return { text, cautions, comparable: notComparable.length === 0, unequal, runs, received: report.received,
+      said(cautions.slice(bias.length));
+  return { text, cautions, comparable: notComparable.length === 0, unequal, bias: report.bias ?? [], runs, received: report.received,
     percentiles: percentiles.map((x, i) => ({ ...x, q_value: rows[i].q_value ?? null, discovery: Boolean(rows[i].discovery),
       cs_ms: rows[i].cs_ms ?? null, significant_cs: Boolean(rows[i].significant_cs), stop: stops[i] })),
     fdr };
 }
 
-const mainThreadShare = ({ main, runs, share }) => `${main.toLocaleString('en-US')} of ${runs.toLocaleString('en-US')} (${(100 * share).toFixed(1)}%)`;
+const byReason = (xs) => xs.map((r) => `${r.reason} ${count(r.n)}`).join(', ');
+
+// One finding of the core's sample rule (comparability.hpp, thresholds in schema().limits) as the verdict says it.
+function biasText(b, report, L) {
+  const of = `${count(b.n)} of ${count(b.of)}`;
+  if (b.kind === 'failed_runs') {
+    const o = report.outcomes ?? {};
+    return `${of} runs (${share(b.n, b.of)}) failed or timed out (error ${count(o.error ?? 0)}, deadline ${count(o.deadline ?? 0)}): ` +
+      'a run that ends early loses the slowest page loads first, so the rest lean to faster networks ' +
+      '(the run\'s error names why; h3probe doctor --browser runs the page)';
+  }
+  if (b.kind === 'load_errors') {
+    return `${of} sampled page loads (${share(b.n, b.of)}) could not load the run (${byReason(report.loadErrors?.byReason ?? [])}): ` +
+      'those users are in neither arm (each reason and its fix: docs/embedding.md; h3probe doctor checks the module files)';
+  }
+  if (b.kind === 'main_thread') {
+    return `${of} (${share(b.n, b.of)}) of the runs ran on the page's main thread, not in the Worker ` +
+      `(${byReason(report.mainThread?.byReason ?? [])}): there the probe works on the page's own thread; ` +
+      'each reason and its fix: docs/embedding.md, "Where it runs"';
+  }
+  const by = BY_LABELS[report.by ?? 'region'];
+  return `${by} ${b.group}: ${L.treatment} fell back for ${of} completed requests (${share(b.n, b.of)}), against ` +
+    `${count(b.rest_n)} of ${count(b.rest_of)} (${share(b.rest_n, b.rest_of)}) in the other ${by}s: there ${L.treatment} is ` +
+    'measured only where it gets through (UDP blocked elsewhere), so its Δ is not the same users\' as in the others';
+}
 const finite = (ci) => Array.isArray(ci) && ci.every(Number.isFinite);
 const count = (n) => Math.round(n).toLocaleString('en-US');
 const days = (n) => (n < 1.5 ? 'about a day' : `about ${count(n)} days`);

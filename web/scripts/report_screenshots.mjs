@@ -1,6 +1,7 @@
-// The screenshots in docs/report.md: the top of the widest realistic report (wideReports.mjs, by region) in headless
-// Chromium at a phone's 390 px and a laptop's 1,280 px, as docs/report-390.png and docs/report-1280.png, each cut to a
-// 256-colour palette by pngquant (the package ships docs/: a third of the bytes, the text as sharp).
+// The screenshots in docs/report.md: the first screen of the widest realistic report (wideReports.mjs, by region) in
+// headless Chromium at a phone's 390 × 844 px and a laptop's 1,280 × 800 px (the verdict, its cautions and the forest
+// plot), as docs/report-390.png and docs/report-1280.png, each cut to a 256-colour palette by pngquant (a third of the
+// bytes, the text as sharp).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,8 +12,8 @@ import { repoRoot, stateDir } from '../devstack/paths.mjs';
 import { writeWideReports } from '../devstack/wideReports.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
-// Width, and how much of the page's top: the verdict, the table by region, the fallback rates and the daily charts.
-const SHOTS = [{ width: 390, height: 2400 }, { width: 1280, height: 1900 }];
+// The viewports the layout test holds the answer to (web/test/e2e/reportLayout.test.mjs).
+const SHOTS = [{ width: 390, height: 844 }, { width: 1280, height: 800 }];
 
 const dir = path.join(stateDir, 'wide-reports');
 fs.mkdirSync(dir, { recursive: true });
@@ -21,7 +22,7 @@ const { htmlPath } = reports.find((r) => r.name === 'region');
 const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--headless=new', '--no-sandbox', '--disable-gpu'] });
 try {
   for (const { width, height } of SHOTS) {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const page = await browser.newPage({ viewport: { width, height } });
     await page.goto(pathToFileURL(htmlPath).href, { waitUntil: 'load' });
     const out = path.join(repoRoot, 'docs', `report-${width}.png`);
     await page.screenshot({ path: out, fullPage: true, clip: { x: 0, y: 0, width, height } });

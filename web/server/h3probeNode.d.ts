@@ -174,7 +174,10 @@ export interface Schema {
     minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxReportGroups: number;
     /** An exclusion whose share of one arm's requests exceeds the other's by more than this, and by at least
      *  unequalExclusionMinRequests requests, makes the arms not comparable (comparability.hpp). */
-    unequalExclusionShare: number; unequalExclusionMinRequests: number };
+    unequalExclusionShare: number; unequalExclusionMinRequests: number;
+    /** sampleBiases()' thresholds: a share (exceeded) and a count (reached), each (comparability.hpp). */
+    failedRunShare: number; failedRunMinRuns: number; loadErrorShare: number; loadErrorMinLoads: number;
+    mainThreadShare: number; mainThreadMinRuns: number; fallbackGapShare: number; fallbackGapMinRequests: number };
   /** Every report's defaults (ReportOptions, report.hpp), and the percentiles of the daily series and of the
    *  connection-setup view. */
   reportDefaults: { percentiles: number[]; confidence: number; sampleSize: { p: number; mde: number; alpha: number; power: number };
@@ -327,6 +330,12 @@ export interface H3probeNode {
   /** One round of the report from a warehouse's aggregates (delta intervals only): while needs is not null, add what it
    *  asks and call again with round + 1 (from 0); error says when a round fails to read or the rounds run out. */
   inferReport(aggregates: Aggregates, options: ReportOptions, round: number): { error: string; needs: Needs | null; groups: GroupReport[] };
+  /** What makes a report's sample unlike the users', past the thresholds in schema().limits (comparability.hpp):
+   *  runs that failed or timed out, load errors, runs on the main thread, a group whose fallback rate exceeds the
+   *  others' (groups: overall first). */
+  sampleBiases(facts: { runs: number; failed: number; timedOut: number; loadErrors: number; mainThread: number },
+    groups: { name: string; fallbacks: number; completed: number }[]): { kind: 'failed_runs' | 'load_errors' | 'main_thread' |
+    'fallback_gap'; n: number; of: number; group?: string; rest_n?: number; rest_of?: number }[];
   /** Exact type-7 quantiles (as numpy.percentile) of values at each p. */
   quantiles(values: Float64Array | number[], ps: Float64Array | number[]): Float64Array;
   schema(): Schema;

@@ -82,10 +82,12 @@ CREATE TABLE arm_values (
 -- The report reads one arms mode and one payload mode (never A/B and A/A runs together, nor two response sizes), groups
 -- its runs by region and filters by date from this index alone.
 CREATE INDEX run_records_mode ON run_records (arms, payload_bytes, region, received_at);
--- The report counts the load_error beacons (runs of no arms mode) by reason, and the runs whose core ran on the page's
--- main thread by why (few, once a deployment is right), from these indexes, not from every run row.
+-- The report counts the load_error beacons (runs of no arms mode) by reason, the runs whose core ran on the page's
+-- main thread by why, and the runs that did not complete by how they ended (each few, once a deployment is right), from
+-- these indexes, not from every run row.
 CREATE INDEX runs_load_errors ON runs (received_at, reason) WHERE outcome = 'load_error';
 CREATE INDEX runs_main_thread ON runs (received_at) WHERE run_context = 'main';
+CREATE INDEX runs_unfinished ON runs (received_at) WHERE outcome IN ('deadline', 'stopped', 'error');
 -- The layout the file was made with (storeLayout()): a file of another is refused.
 CREATE TABLE store_layout (layout TEXT NOT NULL);
 `;

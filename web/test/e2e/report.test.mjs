@@ -50,11 +50,16 @@ test('the HTML report renders from file:// with no console error and no request 
     name: el.dataset.group,
     cdf: Object.fromEntries([...el.querySelectorAll('svg.cdf-chart path.cdf')].map((p) => [p.dataset.arm,
       (p.getAttribute('d').match(/[ML]-?\d/g) ?? []).length])),
-    ciBars: el.querySelectorAll('svg.delta-chart g.ci-bar line').length,
-    points: el.querySelectorAll('svg.delta-chart .delta-point').length,
     ccdf: Object.fromEntries([...el.querySelectorAll('svg.ccdf-chart path.ccdf')].map((p) => [p.dataset.arm, Number(p.dataset.points)])),
     tableRows: el.querySelectorAll('table.arms tbody tr').length,
   })));
+  // The forest plot: per group a point per percentile, with its interval bar (a line and its two caps) where it has one.
+  const forest = await tab.page.$$eval('svg.forest .delta-point', (els) => els.map((el) => el.dataset.group));
+  const bars = await tab.page.$$eval('svg.forest g.ci-bar', (els) => els.map((el) => [el.dataset.group, el.querySelectorAll('line').length]));
+  for (const s of sections) {
+    s.points = forest.filter((g) => g === s.name).length;
+    s.ciBars = bars.filter(([g]) => g === s.name).reduce((n, [, lines]) => n + lines, 0);
+  }
   assert.equal(sections[0].name, 'overall');
   assert.deepEqual(sections.map((s) => s.name).slice(1, 4), ['North America', 'Europe', 'Asia']);
   for (const s of sections) {
@@ -67,9 +72,11 @@ test('the HTML report renders from file:// with no console error and no request 
   // Intervals need enough runs: the overall group and the big regions have one bar (3 lines) per percentile.
   for (const s of sections.slice(0, 3)) assert.equal(s.ciBars, 15, `${s.name}: CI bars`);
 
-  // What a reader meets first: the verdict, before any table or chart.
-  const first = await tab.page.$eval('body', (b) => [...b.children].slice(0, 3).map((el) => `${el.tagName}.${el.className}`));
+  // What a reader meets first: the verdict, its cautions (what could bias it first), the forest plot, before any table.
+  const first = await tab.page.$eval('body', (b) => [...b.children].map((el) => `${el.tagName}.${el.className}`));
+  const figure = first.indexOf('FIGURE.forest-figure');
   assert.deepEqual(first.slice(0, 2), ['H1.', 'P.verdict']);
+  assert.ok(figure >= 2 && first.slice(2, figure).every((x) => x === 'P.caution'), first.slice(0, figure + 1).join(' '));
   assert.match(await tab.page.$eval('p.verdict', (el) => el.textContent), /^verdict \(3,000 runs, received 2022-12-15 to 2022-12-28; by the 95% interval of Δ\): HTTP\/3 faster at /);
   // The daily series: a chart per percentile (p50, p90, p95) with a point per day of the 14, and the table.
   const daily = await tab.page.$$eval('#daily svg.daily-chart', (els) => els.map((el) => el.querySelectorAll('.delta-point').length));

@@ -1,7 +1,9 @@
 // The HTML report fits any screen, in real Chromium: the widest realistic reports (wideReports.mjs: long network names,
 // six weeks of days, an A/A test, written through the collector's store and the report command's code) at a phone's
-// 390 px and a laptop's 1,280 px. The page never scrolls sideways; a table may scroll only inside its own box, and at
-// 1,280 px none does; every chart lies inside the viewport, fills its column and keeps its text legible and inside it.
+// 390 × 844 px and a laptop's 1,280 × 800 px. The answer is on the first screen: the verdict, its cautions and the forest
+// plot lie within the first viewport. The page never scrolls sideways; at 1,280 px every table fits its box, at 390 px
+// each row is a stack of label-value lines and no cell lies outside the viewport's width; every chart (the folded ones
+// opened) lies inside the viewport, fills its column and keeps its text legible and inside it.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,8 +33,17 @@ after(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-// What the page shows at its viewport: widths of the page, of each table's scroll box and of each chart and its text.
+// Where the answer lies when the page opens (before any scroll): the verdict, the cautions and the forest plot.
+function firstScreen() {
+  const box = (el) => { const r = el.getBoundingClientRect(); return { top: Math.round(r.top), bottom: Math.round(r.bottom), cls: el.className?.baseVal ?? el.className }; };
+  return { vh: window.innerHeight, parts: [...document.querySelectorAll('p.verdict, p.caution, svg.forest')].map(box),
+    tablesBelow: [...document.querySelectorAll('table')].every((t) => t.getBoundingClientRect().top > document.querySelector('svg.forest').getBoundingClientRect().bottom) };
+}
+
+// What the page shows at its viewport, every fold opened: widths of the page, of each table's box and its cells, and of
+// each chart and its text.
 function measure() {
+  for (const d of document.querySelectorAll('details')) d.open = true;
   const vw = document.documentElement.clientWidth;
   const round = (v) => Math.round(v * 10) / 10;
   const tables = [...document.querySelectorAll('table')].map((t) => {
@@ -40,7 +51,10 @@ function measure() {
     const r = box?.getBoundingClientRect();
     return { cls: t.className, boxed: Boolean(box), overflowX: box ? getComputedStyle(box).overflowX : null,
       left: round(r?.left ?? 0), right: round(r?.right ?? 0), scrollWidth: box?.scrollWidth ?? 0, clientWidth: box?.clientWidth ?? 0,
-      rows: t.querySelectorAll('tbody tr').length };
+      rows: t.querySelectorAll('tbody tr').length,
+      // Cells laid out outside the viewport's width (a hidden heading row has no box).
+      cellsOutside: [...t.querySelectorAll('td, th')].filter((c) => c.getClientRects().length)
+        .map((c) => c.getBoundingClientRect()).filter((b) => b.left < -0.5 || b.right > vw + 0.5).length };
   });
   const charts = [...document.querySelectorAll('svg')].map((svg) => {
     const r = svg.getBoundingClientRect();
@@ -61,16 +75,24 @@ function measure() {
     tables, charts };
 }
 
-for (const width of [390, 1280]) {
+for (const [width, height] of [[390, 844], [1280, 800]]) {
   for (const { name } of WIDE_REPORTS) {
-    test(`the ${name} report at ${width} px: no sideways page scroll, tables in their own boxes${width === 1280 ? ' that fit' : ''}, charts inside and legible`, async () => {
+    test(`the ${name} report at ${width} × ${height} px: the answer on the first screen, no sideways scroll, ${width === 390 ? 'stacked tables' : 'tables that fit'}, charts inside and legible`, async () => {
       const { htmlPath, report } = reports.find((r) => r.name === name);
       const tab = await openPage(browser, null);
-      await tab.page.setViewportSize({ width, height: 900 });
+      await tab.page.setViewportSize({ width, height });
       await tab.page.goto(pathToFileURL(htmlPath).href, { waitUntil: 'load' });
+      const first = await tab.page.evaluate(firstScreen);
       const m = await tab.page.evaluate(measure);
       assert.deepEqual(await tab.errors(), []);
       await tab.context.close();
+
+      // The verdict, every caution and the one forest plot, all within the first viewport, before any table.
+      assert.equal(first.vh, height);
+      assert.deepEqual(first.parts.filter((x) => x.cls === 'verdict').length, 1);
+      assert.deepEqual(first.parts.filter((x) => x.cls === 'forest').length, 1);
+      for (const x of first.parts) assert.ok(x.top >= 0 && x.bottom <= height, `${x.cls} within the first ${width} × ${height} screen (${JSON.stringify(first.parts)})`);
+      assert.ok(first.tablesBelow, 'every table below the forest plot');
 
       assert.equal(m.vw, width);
       // Nothing hidden to pass: the page and body clip nothing, so scrollWidth is all that is laid out.
@@ -84,16 +106,17 @@ for (const width of [390, 1280]) {
       assert.equal(m.tables.find((t) => t.cls === 'cumulative').rows, WIDE_DAYS);
       assert.equal(m.tables.some((t) => t.cls === 'setup'), report.arms === 'h2-h3');
       for (const t of m.tables) {
-        assert.ok(t.boxed && t.overflowX === 'auto', `table.${t.cls} sits in a box of its own that scrolls (${JSON.stringify(t)})`);
-        assert.ok(t.left >= 0 && t.right <= width, `table.${t.cls}'s box lies within the viewport (${JSON.stringify(t)})`);
-        if (width === 1280) assert.ok(t.scrollWidth <= t.clientWidth, `table.${t.cls} fits its box at 1,280 px (${JSON.stringify(t)})`);
+        assert.ok(t.boxed && t.left >= 0 && t.right <= width, `table.${t.cls}'s box lies within the viewport (${JSON.stringify(t)})`);
+        assert.ok(t.scrollWidth <= t.clientWidth, `table.${t.cls} fits its box: nothing to scroll sideways (${JSON.stringify(t)})`);
+        assert.equal(t.cellsOutside, 0, `table.${t.cls}: every cell within the ${width} px viewport (${JSON.stringify(t)})`);
       }
-      // At 390 px the wide tables do scroll in their boxes: the test measures boxes that overflow, not empty ones.
-      if (width === 390) assert.ok(m.tables.some((t) => t.cls === 'summary' && t.scrollWidth > t.clientWidth));
 
-      // Charts: the fallback rates, per group tail, CDF and Δ %, three daily series and three cumulative looks.
-      assert.equal(m.charts.length, 1 + 3 * groups + 3 + 3);
+      // Charts: the forest plot, the fallback rates, per group the tail and the CDF, three daily series and three
+      // cumulative looks.
+      assert.equal(m.charts.length, 1 + 1 + 2 * groups + 3 + 3);
       assert.deepEqual(m.charts.filter((c) => c.cls.startsWith('daily-chart')).map((c) => c.points), Array(3).fill(WIDE_DAYS));
+      const shown = report.groups.filter((g) => g.analysis?.rows?.length).length;
+      assert.equal(m.charts.find((c) => c.cls === 'forest').points, shown * report.percentiles.length, 'a dot per group with a table and percentile');
       for (const c of m.charts) {
         const what = `svg.${c.cls.split(' ')[0]} ${JSON.stringify(c)}`;
         assert.ok(c.left >= 0 && c.right <= width, `${what} lies within the viewport`);
@@ -102,7 +125,7 @@ for (const width of [390, 1280]) {
         assert.deepEqual(c.outside, [], `${what}: every label inside the chart`);
       }
       // Three charts a row on a laptop; one, the phone's whole width, on a phone.
-      const plotWidths = m.charts.filter((c) => !c.cls.startsWith('fallback')).map((c) => c.width);
+      const plotWidths = m.charts.filter((c) => !c.cls.startsWith('fallback') && c.cls !== 'forest').map((c) => c.width);
       if (width === 390) assert.ok(Math.min(...plotWidths) >= 330, `phone charts ${Math.min(...plotWidths)} px wide`);
       else assert.ok(Math.max(...plotWidths) <= 1200 / 3, `laptop charts at most a third of the page (${Math.max(...plotWidths)} px)`);
     });

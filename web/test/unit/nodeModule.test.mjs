@@ -35,9 +35,9 @@ test('the .d.ts names every stored column, class and metric the core defines, an
   assert.deepEqual(union('RequestClass'), schema.requestClasses.map((c) => c.name));
   assert.deepEqual(union('Metric'), metrics);
   assert.deepEqual(union('SetupOutcome'), schema.setupOutcomes.map((o) => o.name));
-  assert.deepEqual(members('H3probeNode'), ['decodeBeacon', 'buildReport', 'inferReport', 'quantiles', 'schema', 'version']);
+  assert.deepEqual(members('H3probeNode'), ['decodeBeacon', 'buildReport', 'inferReport', 'sampleBiases', 'quantiles', 'schema', 'version']);
   assert.deepEqual(Object.keys(core).filter((k) => members('H3probeNode').includes(k)).sort(),
-    ['buildReport', 'decodeBeacon', 'inferReport', 'quantiles', 'schema', 'version']);
+    ['buildReport', 'decodeBeacon', 'inferReport', 'quantiles', 'sampleBiases', 'schema', 'version']);
 });
 
 test('the .d.ts types the aggregates that cross the binding with the fields the core declares, and no other', () => {

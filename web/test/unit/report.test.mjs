@@ -261,7 +261,7 @@ describe('report command', () => {
     const { status, stdout, stderr } = runReport('--html', html);
     assert.equal(status, 0, stderr);
     assert.match(stdout, /^h3probe report: network_ms, 5 stored runs/m);
-    assert.match(stdout, /^== overall: 5 runs, 26 measured requests; used HTTP\/2 9 \(5 runs\), HTTP\/3 7 \(4 runs\)$/m);
+    assert.match(stdout, /^== overall: 5 runs \(every stored run read with a measured request\), 26 measured requests; used HTTP\/2 9 \(5 runs\), HTTP\/3 7 \(4 runs\)$/m);
     assert.match(stdout, /^== region Europe: 2 runs, 14 measured requests/m);
     assert.match(stdout, /^excluded: fallback 2, timing_unavailable 1, timeout 1, network_error 1, http_error 1, no_timing_entry 1, aborted 1, protocol_mismatch 1$/m);
     assert.match(stdout, /^p50 /m);

@@ -348,16 +348,31 @@ function expected(store, o) {
   const inPeriod = store.runs.filter((r) => r.receivedAt >= since);
   const loadErrors = inPeriod.filter((r) => r.outcome === 'load_error').length;
   const mode = inPeriod.filter((r) => r.arms === o.arms && r.payloadBytes === o.payloadBytes);
-  return { storedRuns: mode.length, loadErrors, mainThread: mode.filter((r) => r.runContext === 'main').length };
+  return { storedRuns: mode.length, loadErrors, mainThread: mode.filter((r) => r.runContext === 'main').length,
+    stored: store.runs.length, beforeSince: store.runs.length - inPeriod.length,
+    loadErrorsNoArms: inPeriod.filter((r) => r.outcome === 'load_error' && r.arms === '').length };
 }
+
+// The header's runs with a measured request (all of them when it names no split), as the text's first line says.
+const headerMeasured = (first, storedRuns) => Number((/\(([\d,]+) with a measured request/.exec(first)?.[1] ?? String(storedRuns)).replaceAll(',', ''));
 
 function checkReport(out, o, store, where) {
   const want = expected(store, o);
   assert.ok(typeof out.text === 'string' && out.text.startsWith(`h3probe report: ${o.metric}, ${want.storedRuns} stored run`),
     `${where}: the text's first line names the stored runs (${want.storedRuns}):\n${out.text?.split('\n')[0]}`);
   if (o.html) assert.match(out.html, /^<!doctype html>[^]*<\/html>\n?$/i, `${where}: a whole HTML page`);
+  // The header and the verdict agree: the verdict's runs are the header's with a measured request.
+  const verdictRuns = /^verdict \(([\d,]+) runs,/m.exec(out.text);
+  assert.ok(verdictRuns, `${where}: a verdict line`);
+  assert.equal(Number(verdictRuns[1].replaceAll(',', '')), headerMeasured(out.text.split('\n')[0], want.storedRuns),
+    `${where}: the verdict's runs are the header's with a measured request:\n${out.text.split('\n')[0]}\n${verdictRuns[0]}`);
   if (!out.json) return;
   const { json } = out;
+  // Every stored run in one count with its reason, the parts adding up to the store's runs.
+  const c = json.runCounts;
+  assert.deepEqual([c.stored, c.read, c.loadErrors, c.beforeSince], [want.stored, want.storedRuns, want.loadErrorsNoArms, want.beforeSince], `${where}: runCounts`);
+  assert.equal(c.read + c.otherPayloads + c.otherArms.reduce((n, a) => n + a.runs, 0) + c.loadErrors + c.beforeSince, c.stored, `${where}: the counts add up`);
+  assert.equal(json.verdict.runs, json.groups[0].runs, `${where}: the verdict's runs are overall's`);
   assert.equal(json.storedRuns, want.storedRuns, `${where}: storedRuns`);
   assert.equal(json.loadErrors.total, want.loadErrors, `${where}: load errors`);
   const [overall, ...groups] = json.groups;

@@ -62,15 +62,15 @@ test('marks, highlights, dots and the verdict read the one decision; an unbounde
   const tableRow = (p) => overallHtml.match(new RegExp(`<tr><td>${p}</td>.*?</tr>`, 's'))[0];
   assert.match(tableRow('p75'), /<td class="sig">\+1\.70 \*<\/td><td class="sig">\[\+0\.01, \+3\.39\]<\/td><td class="sig">\+18\.3% \*<\/td><td class="sig">\[\+0\.1%, \+40\.2%\]<\/td>/);
   assert.match(tableRow('p90'), /<td class="sig">−40\.0% \*<\/td><td class="sig">unbounded<\/td>/);
-  // The Δ % chart's dots: filled for both, as the decision is.
-  const chart = overallHtml.slice(overallHtml.indexOf('class="delta-chart'));
+  // The forest plot's dots: filled for both, as the decision is.
+  const chart = html.match(/<svg class="forest"[\s\S]*?<\/svg>/)[0];
   for (const p of ['p75', 'p90']) {
-    const dot = chart.match(new RegExp(`<circle class="delta-point" data-mark="(\\w+)"[^>]*fill="([^"]+)"><title>${p}:`));
-    assert.ok(dot, `a ${p} dot in the Δ chart`);
+    const dot = chart.match(new RegExp(`<circle class="delta-point" data-group="overall" data-mark="(\\w+)"[^>]*fill="([^"]+)"><title>overall ${p}:`));
+    assert.ok(dot, `a ${p} dot in the forest plot`);
     assert.equal(dot[1], 'significant');
     assert.notEqual(dot[2], '#fff');
   }
-  assert.match(chart, /<title>p90: −8\.00 ms, −40\.0%, 95% CI unbounded<\/title>/);
+  assert.match(chart, /<title>overall p90: −8\.00 ms, −40\.0%, 95% CI unbounded<\/title>/);
   // The summary table's Δ % cell: highlighted, its interval unbounded.
   const summary = html.slice(html.indexOf('id="summary"'), html.indexOf('</table>', html.indexOf('id="summary"')));
   assert.match(summary, /<td class="sig">−40\.0% \*<span class="ci">unbounded<\/span><\/td>/);

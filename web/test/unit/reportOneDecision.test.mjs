@@ -159,6 +159,7 @@ test('the text: the marks after Δ ms and after Δ % are the one decision, in ev
 
 test('the HTML: table highlights, summary and daily cells, every chart\'s dots and the cumulative table follow it', () => {
   for (const { where, html, json } of reports) {
+    const forest = html.match(/<svg class="forest"[\s\S]*?<\/svg>/)[0];
     for (const [index, g] of json.groups.entries()) {
       const start = html.indexOf(`id="group-${index}"`);
       if (start < 0) continue;  // a region that holds every run is shown once, as overall
@@ -171,8 +172,9 @@ test('the HTML: table highlights, summary and daily cells, every chart\'s dots a
         for (const c of cells) assert.equal(Boolean(c[1]), r.significant, `${where}, ${g.name} ${label}: highlight of ${c[2]}`);
         const pct = printedExcludes(cells[3][2]);
         if (pct !== null) assert.equal(pct, r.significant, `${where}, ${g.name} ${label}: Δ % ${cells[3][2]}`);
-        const dot = section.match(new RegExp(`class="delta-point[^"]*" data-mark="(\\w+)"[^>]*><title>${label}:`));
-        assert.equal(dot?.[1], markWord(r), `${where}, ${g.name} ${label}: the Δ chart's dot`);
+        const name = g.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        const dot = forest.match(new RegExp(`class="delta-point[^"]*" data-group="${name}" data-mark="(\\w+)"[^>]*><title>${name} ${label}:`));
+        assert.equal(dot?.[1], markWord(r), `${where}, ${g.name} ${label}: the forest plot's dot`);
       }
     }
     const summary = html.slice(html.indexOf('<table class="summary">'), html.indexOf('</table>', html.indexOf('<table class="summary">')));
