@@ -1,12 +1,13 @@
 // The beacon collector: an HTTP server that validates POST <path> bodies and stores accepted runs (the client IP is never
 // stored), with GET /healthz and GET /metrics, CORS by page origin, a per-network rate limit, a connection cap, short
-// header/body/idle timeouts and a graceful drain. Run as a service by server/collectorService.mjs (`h3probe collector`).
+// header/body/idle timeouts and a graceful drain; with a report token, the live report (collectorReport.mjs). Run as a service by server/collectorService.mjs (`h3probe collector`).
 import http from 'node:http';
 import { browserFor } from './browserFor.mjs';
 import { createClientLocator } from './clientLocator.mjs';
 import { defaultOptions } from './collectorOptions.mjs';
 import { countStored, createMetrics, observeLatency, renderMetrics } from './metrics.mjs';
 import { createRateLimiter, networkKey } from './rateLimit.mjs';
+import { REPORT_ROUTES, createReportService, reportRoutes } from './collectorReport.mjs';
 import { isLoopback } from './regionFor.mjs';
 
 // Past this we stop draining an oversized body and drop the connection instead of answering politely.
@@ -15,15 +16,22 @@ const DEFAULTS = defaultOptions();
 
 /**
  * The store and rate limit of one process (a single-process service, the tests, the dev stack). A cluster worker gets a
- * backend with the same methods that asks the primary process instead (collectorService.mjs).
+ * backend with the same methods that asks the primary process instead (collectorService.mjs). report: the live
+ * report's {store (a --store spec), maxAge, rateLimit, rateBurst, schema}, or none.
  */
-export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst }) {
+export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst, report = null }) {
   const limiter = createRateLimiter({ perMinute: rateLimit, burst: rateBurst });
+  const reports = report && createReportService(report);
+  const reportLimiter = report && createRateLimiter({ perMinute: report.rateLimit ?? DEFAULTS.reportRateLimit,
+    burst: report.rateBurst ?? DEFAULTS.reportRateBurst });
   return {
     take: (key) => limiter.take(key),
     store: (decoded, meta) => store.queueBeacon(decoded, meta),
     health: () => store.checkWritable(),
     countRuns: () => store.countRuns(),
+    takeReport: (key) => reportLimiter.take(key),
+    report: (search) => reports.report(search),
+    close: () => reports?.close(),
     metrics: null,
   };
 }
@@ -35,17 +43,24 @@ export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst 
  * lookupNetwork); env vars otherwise.
  * The other options are collectorOptions.mjs's (path, allowedOrigins, rateLimit, rateBurst, maxConnections, and the
  * timeouts in seconds); backend replaces store (cluster workers); now: the clock that stamps each beacon's receivedAt,
- * in ms (default the time; tests: a store received over several days).
+ * in ms (default the time; tests: a store received over several days). report: the live report, {token, store (the
+ * --store spec the report thread opens read-only), maxAge (seconds), rateLimit, rateBurst} (collectorOptions.mjs's
+ * report* options; now: the clock in ms that ages the cached reports, for tests); without it the report routes do not exist. A cluster worker's backend brings its own, and report is
+ * then only {token}.
  */
 export async function startCollector({
   port = 0, host = '127.0.0.1', store, core, location = {}, backend,
   path = DEFAULTS.path, allowedOrigins = DEFAULTS.allowedOrigins, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst,
   maxConnections = DEFAULTS.maxConnections, headersTimeout = DEFAULTS.headersTimeout, requestTimeout = DEFAULTS.requestTimeout,
-  keepAliveTimeout = DEFAULTS.keepAliveTimeout, now = Date.now,
+  keepAliveTimeout = DEFAULTS.keepAliveTimeout, now = Date.now, report = null,
 }) {
   if ((!store && !backend) || typeof core?.decodeBeacon !== 'function') throw new Error('startCollector needs a store and the Node module');
   if (headersTimeout > requestTimeout) throw new Error('headersTimeout must not be longer than requestTimeout');
-  backend ??= localBackend({ store, rateLimit, rateBurst });
+  if (report && Object.hasOwn(REPORT_ROUTES, path)) throw new Error(`the beacon path ${path} is one of the report's routes`);
+  if (report && !report.token) throw new Error('the live report needs its token');
+  backend ??= localBackend({ store, rateLimit, rateBurst,
+    report: report && { store: report.store, maxAge: report.maxAge ?? DEFAULTS.reportMaxAge, rateLimit: report.rateLimit,
+      rateBurst: report.rateBurst, schema: core.schema(), ...(report.now ? { now: report.now } : {}) } });
   const maxBody = core.schema().limits.maxBeaconBytes;
   const locate = createClientLocator(location);
   const metrics = createMetrics();
@@ -94,11 +109,17 @@ export async function startCollector({
     reply(res, status, text, headers);
   }
 
+  // Reports are rate-limited per client network like beacons, but loopback included: a report is a computation.
+  const serveReport = report && reportRoutes({ token: report.token, backend, reply,
+    clientKey: (req) => networkKey(locate.client(req).address) });
+
   async function handle(req, res) {
-    const url = req.url.split('?')[0];
+    const q = req.url.indexOf('?');
+    const url = q < 0 ? req.url : req.url.slice(0, q);
     if (url !== path) {
       if (req.method === 'GET' && url === '/healthz') return healthz(res);
       if (req.method === 'GET' && url === '/metrics') return sendMetrics(res);
+      if (serveReport && Object.hasOwn(REPORT_ROUTES, url)) return serveReport(req, res, url, q < 0 ? '' : req.url.slice(q + 1));
       return reply(res, 404, 'not found');
     }
     const t0 = performance.now();
@@ -210,6 +231,7 @@ export async function startCollector({
      */
     drain(deadlineMs = DEFAULTS.drainTimeout * 1000) {
       draining = true;
+      // The report thread ends once no request can wait for it any more.
       return new Promise((resolve) => {
         let done = false;
         const timer = setTimeout(() => {
@@ -225,7 +247,7 @@ export async function startCollector({
           if (!done) { done = true; resolve(true); }
         });
         server.closeIdleConnections();
-      });
+      }).then(async (clean) => { await backend.close?.(); return clean; });
     },
     /** Stops at once: every connection cut. Resolves when the server has closed, or after 2 s: with maxConnections set,
      *  Node 20's count of open connections can stay above 0 after a dropped one, and server.close() would wait for ever. */
@@ -235,7 +257,7 @@ export async function startCollector({
         const timer = setTimeout(resolve, 2000);
         server.closeAllConnections();
         server.close(() => { clearTimeout(timer); resolve(); });
-      });
+      }).then(() => backend.close?.());
     },
   };
 }
