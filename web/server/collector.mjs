@@ -16,14 +16,13 @@ const DEFAULTS = defaultOptions();
 
 /**
  * The store and rate limit of one process (a single-process service, the tests, the dev stack). A cluster worker gets a
- * backend with the same methods that asks the primary process instead (collectorService.mjs). report: the live
- * report's {store (a --store spec), maxAge, rateLimit, rateBurst, schema}, or none.
+ * backend with the same methods that asks the primary process instead (collectorService.mjs). report:
+ * createReportService()'s options and rateLimit, rateBurst.
  */
 export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst, report = null }) {
   const limiter = createRateLimiter({ perMinute: rateLimit, burst: rateBurst });
   const reports = report && createReportService(report);
-  const reportLimiter = report && createRateLimiter({ perMinute: report.rateLimit ?? DEFAULTS.reportRateLimit,
-    burst: report.rateBurst ?? DEFAULTS.reportRateBurst });
+  const reportLimiter = report && createRateLimiter({ perMinute: report.rateLimit ?? DEFAULTS.reportRateLimit, burst: report.rateBurst ?? DEFAULTS.reportRateBurst });
   return {
     take: (key) => limiter.take(key),
     store: (decoded, meta) => store.queueBeacon(decoded, meta),
@@ -31,7 +30,6 @@ export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst 
     countRuns: () => store.countRuns(),
     takeReport: (key) => reportLimiter.take(key),
     report: (search) => reports.report(search),
-    close: () => reports?.close(),
     metrics: null,
   };
 }
@@ -43,10 +41,8 @@ export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst 
  * lookupNetwork); env vars otherwise.
  * The other options are collectorOptions.mjs's (path, allowedOrigins, rateLimit, rateBurst, maxConnections, and the
  * timeouts in seconds); backend replaces store (cluster workers); now: the clock that stamps each beacon's receivedAt,
- * in ms (default the time; tests: a store received over several days). report: the live report, {token, store (the
- * --store spec the report thread opens read-only), maxAge (seconds), rateLimit, rateBurst} (collectorOptions.mjs's
- * report* options; now: the clock in ms that ages the cached reports, for tests); without it the report routes do not exist. A cluster worker's backend brings its own, and report is
- * then only {token}.
+ * in ms (default the time; tests: a store received over several days). report: {token, store (a --store spec), maxAge,
+ * rateLimit, rateBurst, now}, the report* options (with a backend: {token}); without it, no report routes.
  */
 export async function startCollector({
   port = 0, host = '127.0.0.1', store, core, location = {}, backend,
@@ -109,8 +105,8 @@ export async function startCollector({
     reply(res, status, text, headers);
   }
 
-  // Reports are rate-limited per client network like beacons, but loopback included: a report is a computation.
-  const serveReport = report && reportRoutes({ token: report.token, backend, reply,
+  // Reports are rate-limited per client network like beacons, loopback included: a report is a computation.
+  const serveReport = report && reportRoutes({ token: report.token, backend, reply, readBody,
     clientKey: (req) => networkKey(locate.client(req).address) });
 
   async function handle(req, res) {
@@ -231,7 +227,6 @@ export async function startCollector({
      */
     drain(deadlineMs = DEFAULTS.drainTimeout * 1000) {
       draining = true;
-      // The report thread ends once no request can wait for it any more.
       return new Promise((resolve) => {
         let done = false;
         const timer = setTimeout(() => {
@@ -247,7 +242,7 @@ export async function startCollector({
           if (!done) { done = true; resolve(true); }
         });
         server.closeIdleConnections();
-      }).then(async (clean) => { await backend.close?.(); return clean; });
+      });
     },
     /** Stops at once: every connection cut. Resolves when the server has closed, or after 2 s: with maxConnections set,
      *  Node 20's count of open connections can stay above 0 after a dropped one, and server.close() would wait for ever. */
@@ -257,7 +252,7 @@ export async function startCollector({
         const timer = setTimeout(resolve, 2000);
         server.closeAllConnections();
         server.close(() => { clearTimeout(timer); resolve(); });
-      }).then(() => backend.close?.());
+      });
     },
   };
 }

@@ -14,7 +14,8 @@ import { after, before, describe, test } from 'node:test';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
-import { REPORT_HEADERS, REPORT_ROUTES, parseReportQuery } from '../../server/collectorReport.mjs';
+import { MIN_TOKEN_CHARS, REPORT_CACHE_ENTRIES, REPORT_COMPUTING, REPORT_COOKIE_MAX_AGE, REPORT_HEADERS, REPORT_ROUTES,
+  parseReportQuery } from '../../server/collectorReport.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { syntheticBeacons, writeSyntheticDb } from '../../devstack/syntheticBeacons.mjs';
 import { assertSameReport } from './sameReport.mjs';
@@ -287,6 +288,13 @@ async function service(args) {
 }
 
 describe('h3probe collector --report-token-file', () => {
+  test('docs/collector.md states the limits the code has', () => {
+    const doc = fs.readFileSync(path.join(repoRoot, 'docs/collector.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## The live report'), doc.indexOf('## Rate limit'));
+    for (const said of [`at least ${MIN_TOKEN_CHARS} printable ASCII characters`, `${REPORT_COOKIE_MAX_AGE / 86400} days`,
+      `Up to ${REPORT_CACHE_ENTRIES} queries are kept, ${REPORT_COMPUTING} made at once`]) assert.ok(section.includes(said), said);
+  });
+
   test('an unfit token file stops the service at start with exit code 2, never printing the token', { timeout: 60_000 }, () => {
     const short = path.join(tmp, 'short-token');
     fs.writeFileSync(short, 'shorty-secret\n');
