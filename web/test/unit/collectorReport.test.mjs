@@ -135,6 +135,10 @@ describe('the live report on SQLite', () => {
       assert.equal(bodies.size, 1, `${route}: one 401 body`);
       assert.doesNotMatch([...bodies][0], /runs|North America|Europe|verdict|network_ms/);
     }
+    // With the token, the empty store's report is the CLI's: no runs, not an error.
+    const none = await request(empty.port, '/report.txt', { headers: bearer() });
+    assert.equal(none.status, 200);
+    assert.match(none.body, /^h3probe report: network_ms, 0 stored runs/);
   });
 
   test('from another origin: no CORS allowance, even where beacons are allowed from anywhere; no preflight', { timeout: 60_000 }, async () => {
