@@ -28,8 +28,9 @@ export const REPORT_FORMAT = 'h3probe-report/3';
  * Options: metric, since, arms (one of ARMS: the runs of that mode only), payloadBytes (the runs of that payload mode
  * only, 0 the no-op), by (one of GROUP_BY: the groups; ClickHouse: CLICKHOUSE_GROUP_BY), minGroupRuns (by network: the
  * fewest runs of a shown network, readReportData.mjs), method, confidence, htmlPath (falsy: no HTML), jsonPath (falsy:
- * no JSON; the whole report as data, format REPORT_FORMAT), daily (the daily series as report.daily; default: when
- * HTML or JSON is written), readSummary (ClickHouse: false reads every value from run_records, not the value summary;
+ * no JSON; the whole report as data, format REPORT_FORMAT), pages (the HTML page and the JSON text in the result as html
+ * and json, as the files would hold them, no file written: the collector's /report), daily (the daily series as
+ * report.daily; default: when HTML or JSON is made), readSummary (ClickHouse: false reads every value from run_records, not the value summary;
  * for bench:clickhouse), now (ClickHouse: the clock in ms, whose UTC day is read from run_records, not the summary;
  * default the time).
  * Resolves to { report, text, htmlPath, jsonPath, timings: {read, stats, format, html} (milliseconds; ClickHouse's read
@@ -37,18 +38,18 @@ export const REPORT_FORMAT = 'h3probe-report/3';
  */
 export async function makeReport(core, {
   db, dbPath, store, metric = 'network_ms', since = '', arms = 'h2-h3', payloadBytes = 0, by = 'region', method = 'delta', confidence,
-  htmlPath = null, jsonPath = null, daily = Boolean(htmlPath || jsonPath), minGroupRuns, readSummary = true, now,
+  htmlPath = null, jsonPath = null, pages = false, daily = Boolean(htmlPath || jsonPath || pages), minGroupRuns, readSummary = true, now,
 } = {}) {
   if (!ARMS.includes(arms)) throw new Error(`--arms must be one of ${ARMS.join(', ')}, got "${arms}"`);
   const schema = core.schema();
   const spec = store ? parseStoreSpec(store) : null;
-  const shape = { method, confidence, cdf: Boolean(htmlPath) };
+  const shape = { method, confidence, cdf: Boolean(htmlPath || pages) };
   if (spec?.kind === 'clickhouse') {
     const ch = await openStoreSpec(spec, core, { readOnly: true });
     const t0 = performance.now();
     const { report, passes } = await clickhouseReport(core, ch.client, { metric, since: normalizeSince(since), arms, payloadBytes, by,
       minGroupRuns, daily, readSummary, now, shape });
-    return { ...finish(report, { read: 0, stats: performance.now() - t0 }, { htmlPath, jsonPath }), passes };
+    return { ...finish(report, { read: 0, stats: performance.now() - t0 }, { htmlPath, jsonPath, pages }), passes };
   }
   const own = db ? null : openStore(spec?.path ?? dbPath, core, { readOnly: true });
   try {
@@ -57,7 +58,7 @@ export async function makeReport(core, {
     const data = readReportData(db ?? own.db, schema, { metric, since, arms, payloadBytes, by, minGroupRuns, daily, setup: arms === SETUP_ARMS });
     const t1 = performance.now();
     const report = buildReport(core, data, shape);
-    return finish(report, { read: t1 - t0, stats: performance.now() - t1 }, { htmlPath, jsonPath });
+    return finish(report, { read: t1 - t0, stats: performance.now() - t1 }, { htmlPath, jsonPath, pages });
   } finally {
     own?.close();
   }
@@ -103,19 +104,21 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
 }
 
 // Text, HTML and JSON of a report, the same from either store.
-function finish(report, timings, { htmlPath, jsonPath }) {
+function finish(report, timings, { htmlPath, jsonPath, pages }) {
   const t2 = performance.now();
   const text = formatReport(report);
   const t3 = performance.now();
+  const html = htmlPath || pages ? renderReportHtml(report) : null;
+  const json = jsonPath || pages ? `${JSON.stringify({ format: REPORT_FORMAT, generatedAt: new Date().toISOString(), ...report }, null, 1)}\n` : null;
   if (htmlPath) {
     fs.mkdirSync(path.dirname(path.resolve(htmlPath)), { recursive: true });
-    fs.writeFileSync(htmlPath, renderReportHtml(report));
+    fs.writeFileSync(htmlPath, html);
   }
   if (jsonPath) {
     fs.mkdirSync(path.dirname(path.resolve(jsonPath)), { recursive: true });
-    fs.writeFileSync(jsonPath, `${JSON.stringify({ format: REPORT_FORMAT, generatedAt: new Date().toISOString(), ...report }, null, 1)}\n`);
+    fs.writeFileSync(jsonPath, json);
   }
   const t4 = performance.now();
   return { report, text, htmlPath: htmlPath ? path.resolve(htmlPath) : null, jsonPath: jsonPath ? path.resolve(jsonPath) : null,
-    timings: { ...timings, format: t3 - t2, html: t4 - t3 } };
+    ...(pages ? { html, json } : {}), timings: { ...timings, format: t3 - t2, html: t4 - t3 } };
 }

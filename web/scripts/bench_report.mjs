@@ -7,7 +7,11 @@
 // ≤ 2.5 s fresh with HTML and JSON. --beside COMMIT measures that commit of this repository in the same run
 // (besideTree.mjs: its files and its Node core built under .h3probe/beside), each version on a database its own
 // collector code wrote, alternating the two so that both meet the same load; every figure with the load average.
-import { execFileSync, spawnSync } from 'node:child_process';
+// Last, the collector's live report on the same database (`h3probe collector --report-token-file`): its first /report
+// against the fresh CLI's time with HTML and JSON (budget + 10 %), /healthz meanwhile (the beacons' event loop), and the
+// cached answers' p50/p99 (budget ≤ 50 ms).
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,10 +30,11 @@ const { values: args } = parseArgs({
     method: { type: 'string', default: 'delta' },
     repeat: { type: 'string', default: '5' },
     beside: { type: 'string' },
+    served: { type: 'string', default: '200' }, // cached /report requests timed
     tiny: { type: 'boolean', default: false }, // npm test: the same path at 2,000 runs
   },
 });
-if (args.tiny) Object.assign(args, { runs: '2000', repeat: '2' });
+if (args.tiny) Object.assign(args, { runs: '2000', repeat: '2', served: '10' });
 const runs = Number(args.runs);
 const repeat = Math.max(1, Number(args.repeat));
 const ms = (v) => `${Math.round(v)} ms`;
@@ -144,6 +149,81 @@ for (const [i, v] of versions.entries()) {
     `in process, median of ${repeat} per round: ${both(f.inProcess)}`);
 }
 console.log(`budgets: in process ≤ 1,000 ms, fresh text ≤ 1,500 ms, fresh with HTML and JSON ≤ 2,500 ms; ${load()}`);
+await servedReport(median(figures[0].files.map((r) => r.wall)));
 console.log('\nthe table:\n');
 console.log(last.text.split('\n== ')[0] + '\n== ' + last.text.split('\n== ')[1]);
 console.log(last.text.slice(last.text.indexOf('by region')));
+
+// One GET on its own connection: {status, bytes, ms}.
+function get(port, p, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const t = performance.now();
+    const req = http.request({ host: '127.0.0.1', port, path: p, headers, agent: false }, (res) => {
+      let bytes = 0;
+      res.on('data', (c) => { bytes += c.length; });
+      res.on('end', () => resolve({ status: res.statusCode, bytes, ms: performance.now() - t }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+function quantile(xs, q) {
+  return [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+}
+
+// The live report of this tree's collector on the benchmark's database: the first /report (computed in the report
+// thread) against the fresh CLI with --html and --json, what /healthz takes meanwhile, then the cached answers.
+async function servedReport(cliMs) {
+  const tokenFile = path.join(stateDir, 'bench-report-token');
+  fs.writeFileSync(tokenFile, `bench-${process.pid}-${Date.now()}-token\n`, { mode: 0o600 });
+  const auth = { Authorization: `Bearer ${fs.readFileSync(tokenFile, 'utf8').trim()}` };
+  const child = spawn(process.execPath, [path.join(repoRoot, 'web/bin/h3probe.mjs'), 'collector', '--db', dbPath, '--port', '0',
+    '--report-token-file', tokenFile, '--report-max-age', '3600', '--report-rate-limit', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+        const line = out.split('\n').find((l) => l.includes('"listening"'));
+        if (line) resolve(JSON.parse(line).port);
+      });
+      child.once('exit', (code) => reject(new Error(`h3probe collector exited ${code}`)));
+    });
+    // The first report, sent as the collector starts (its report thread still loading the core), with /healthz probed
+    // meanwhile; then, the thread warm, a query not yet made (since 2000: the same runs, another cache entry), and the
+    // cached answers.
+    const whileMade = async (query) => {
+      const health = [];
+      let making = true;
+      const probe = (async () => {
+        while (making) {
+          health.push((await get(port, '/healthz')).ms);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+      const r = await get(port, `/report${query}`, auth);
+      making = false;
+      await probe;
+      if (r.status !== 200) throw new Error(`/report${query} answered ${r.status}`);
+      return { ...r, health };
+    };
+    const first = await whileMade('');
+    const warm = await whileMade('?since=2000-01-01');
+    const cached = [];
+    for (let i = 0; i < Number(args.served); i++) {
+      const r = await get(port, '/report', auth);
+      if (r.status !== 200) throw new Error(`/report answered ${r.status}`);
+      cached.push(r.ms);
+    }
+    const json = await get(port, '/report.json', auth);
+    const versus = (r) => `${ms(r.ms)} (${r.ms <= cliMs * 1.1 ? 'within' : 'NOT within'} the CLI's + 10 %; /healthz meanwhile ` +
+      `${r.health.length} answers, median ${ms(quantile(r.health, 0.5))}, max ${ms(Math.max(...r.health))})`;
+    console.log(`\nserved (h3probe collector --report-token-file in a fresh process; the fresh CLI with --html and --json: ${ms(cliMs)}): ` +
+      `first /report, sent as the collector starts, ${versus(first)}; a query not made yet, the collector warm, ${versus(warm)}; ` +
+      `${(first.bytes / 1024).toFixed(0)} KiB (/report.json ${(json.bytes / 1024).toFixed(0)} KiB); cached /report over ${cached.length} ` +
+      `requests: p50 ${ms(quantile(cached, 0.5))}, p99 ${ms(quantile(cached, 0.99))}, max ${ms(Math.max(...cached))} (budget ≤ 50 ms); ${load()}`);
+  } finally {
+    await new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); });
+    fs.rmSync(tokenFile, { force: true });
+  }
+}

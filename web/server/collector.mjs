@@ -1,12 +1,13 @@
 // The beacon collector: an HTTP server that validates POST <path> bodies and stores accepted runs (the client IP is never
 // stored), with GET /healthz and GET /metrics, CORS by page origin, a per-network rate limit, a connection cap, short
-// header/body/idle timeouts and a graceful drain. Run as a service by server/collectorService.mjs (`h3probe collector`).
+// header/body/idle timeouts and a graceful drain; with a report token, the live report (collectorReport.mjs). Run as a service by server/collectorService.mjs (`h3probe collector`).
 import http from 'node:http';
 import { browserFor } from './browserFor.mjs';
 import { createClientLocator } from './clientLocator.mjs';
 import { defaultOptions } from './collectorOptions.mjs';
 import { countStored, createMetrics, observeLatency, renderMetrics } from './metrics.mjs';
 import { createRateLimiter, networkKey } from './rateLimit.mjs';
+import { REPORT_ROUTES, createReportService, reportRoutes } from './collectorReport.mjs';
 import { isLoopback } from './regionFor.mjs';
 
 // Past this we stop draining an oversized body and drop the connection instead of answering politely.
@@ -15,15 +16,20 @@ const DEFAULTS = defaultOptions();
 
 /**
  * The store and rate limit of one process (a single-process service, the tests, the dev stack). A cluster worker gets a
- * backend with the same methods that asks the primary process instead (collectorService.mjs).
+ * backend with the same methods that asks the primary process instead (collectorService.mjs). report:
+ * createReportService()'s options and rateLimit, rateBurst.
  */
-export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst }) {
+export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst, report = null }) {
   const limiter = createRateLimiter({ perMinute: rateLimit, burst: rateBurst });
+  const reports = report && createReportService(report);
+  const reportLimiter = report && createRateLimiter({ perMinute: report.rateLimit ?? DEFAULTS.reportRateLimit, burst: report.rateBurst ?? DEFAULTS.reportRateBurst });
   return {
     take: (key) => limiter.take(key),
     store: (decoded, meta) => store.queueBeacon(decoded, meta),
     health: () => store.checkWritable(),
     countRuns: () => store.countRuns(),
+    takeReport: (key) => reportLimiter.take(key),
+    report: (search) => reports.report(search),
     metrics: null,
   };
 }
@@ -35,17 +41,22 @@ export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst 
  * lookupNetwork); env vars otherwise.
  * The other options are collectorOptions.mjs's (path, allowedOrigins, rateLimit, rateBurst, maxConnections, and the
  * timeouts in seconds); backend replaces store (cluster workers); now: the clock that stamps each beacon's receivedAt,
- * in ms (default the time; tests: a store received over several days).
+ * in ms (default the time; tests: a store received over several days). report: {token, store (a --store spec), maxAge,
+ * rateLimit, rateBurst, now}, the report* options (with a backend: {token}); without it, no report routes.
  */
 export async function startCollector({
   port = 0, host = '127.0.0.1', store, core, location = {}, backend,
   path = DEFAULTS.path, allowedOrigins = DEFAULTS.allowedOrigins, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst,
   maxConnections = DEFAULTS.maxConnections, headersTimeout = DEFAULTS.headersTimeout, requestTimeout = DEFAULTS.requestTimeout,
-  keepAliveTimeout = DEFAULTS.keepAliveTimeout, now = Date.now,
+  keepAliveTimeout = DEFAULTS.keepAliveTimeout, now = Date.now, report = null,
 }) {
   if ((!store && !backend) || typeof core?.decodeBeacon !== 'function') throw new Error('startCollector needs a store and the Node module');
   if (headersTimeout > requestTimeout) throw new Error('headersTimeout must not be longer than requestTimeout');
-  backend ??= localBackend({ store, rateLimit, rateBurst });
+  if (report && Object.hasOwn(REPORT_ROUTES, path)) throw new Error(`the beacon path ${path} is one of the report's routes`);
+  if (report && !report.token) throw new Error('the live report needs its token');
+  backend ??= localBackend({ store, rateLimit, rateBurst,
+    report: report && { store: report.store, maxAge: report.maxAge ?? DEFAULTS.reportMaxAge, rateLimit: report.rateLimit,
+      rateBurst: report.rateBurst, schema: core.schema(), ...(report.now ? { now: report.now } : {}) } });
   const maxBody = core.schema().limits.maxBeaconBytes;
   const locate = createClientLocator(location);
   const metrics = createMetrics();
@@ -94,11 +105,17 @@ export async function startCollector({
     reply(res, status, text, headers);
   }
 
+  // Reports are rate-limited per client network like beacons, loopback included: a report is a computation.
+  const serveReport = report && reportRoutes({ token: report.token, backend, reply, readBody,
+    clientKey: (req) => networkKey(locate.client(req).address) });
+
   async function handle(req, res) {
-    const url = req.url.split('?')[0];
+    const q = req.url.indexOf('?');
+    const url = q < 0 ? req.url : req.url.slice(0, q);
     if (url !== path) {
       if (req.method === 'GET' && url === '/healthz') return healthz(res);
       if (req.method === 'GET' && url === '/metrics') return sendMetrics(res);
+      if (serveReport && Object.hasOwn(REPORT_ROUTES, url)) return serveReport(req, res, url, q < 0 ? '' : req.url.slice(q + 1));
       return reply(res, 404, 'not found');
     }
     const t0 = performance.now();

@@ -52,6 +52,13 @@ export const COLLECTOR_OPTIONS = Object.freeze([
     help: 'seconds SIGTERM waits for in-flight beacons before forcing exit (code 1)' },
   { name: 'workers', type: 'int', default: 1, check: int(0, 256),
     help: 'HTTP worker processes (0: one per CPU); beyond 1 the primary process owns the database and the rate limit' },
+  { name: 'reportTokenFile', type: 'string', default: '',
+    help: 'file of the token GET /report, /report.json and /report.txt need; empty: no such routes' },
+  { name: 'reportMaxAge', type: 'number', default: 300, check: num(1, 86400),
+    help: 'seconds a report is served again before it is made anew' },
+  { name: 'reportRateLimit', type: 'number', default: 12, check: num(0, 1e6),
+    help: 'report requests per minute per client network, loopback included; 0: no limit' },
+  { name: 'reportRateBurst', type: 'int', default: 10, check: int(1, 1e6), help: 'report requests a network may send at once' },
 ]);
 
 const BY_NAME = new Map(COLLECTOR_OPTIONS.map((o) => [o.name, o]));
@@ -75,7 +82,8 @@ export function collectorHelp() {
   return [
     'usage: h3probe collector [--config FILE] [options]',
     '',
-    'The beacon collector service: POST <path> stores beacons; GET /healthz; GET /metrics (Prometheus).',
+    'The beacon collector service: POST <path> stores beacons; GET /healthz; GET /metrics (Prometheus); GET /report',
+    '(also .json, .txt; ?by=&since=&payload-bytes=) behind the token of --report-token-file.',
     'Options come from the defaults, then the JSON --config file (keys as below in camelCase), then flags (flags win).',
     '',
     `  ${'--config FILE'.padEnd(width)}JSON file of options, e.g. {"port": 8787, "allowedOrigins": ["https://www.example.com"]}`,

@@ -11,6 +11,7 @@ import { mergeMetrics } from './metrics.mjs';
 import { openStoreSpec } from './storeSpec.mjs';
 import { redactStoreUrl } from './clickhouseStore.mjs';
 import { onStopSignals } from './stopSignals.mjs';
+import { readReportToken } from './collectorReport.mjs';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./collectorWorker.mjs', import.meta.url));
 const SNAPSHOT_TIMEOUT_MS = 2000;
@@ -30,11 +31,21 @@ export async function runCollectorService(options) {
   return options.workers > 1 ? runPrimary(options) : runSingle(options);
 }
 
+// The live report's options (startCollector's report, localBackend's), or null without a token file; the token is read
+// (and checked) before anything starts, so a bad file stops the service at once.
+function reportOf(options, core) {
+  if (!options.reportTokenFile) return null;
+  return { token: readReportToken(options.reportTokenFile), store: storeOf(options), maxAge: options.reportMaxAge,
+    rateLimit: options.reportRateLimit, rateBurst: options.reportRateBurst, schema: core.schema() };
+}
+
 async function runSingle(options) {
   const core = await loadH3probeNode();
+  const report = reportOf(options, core);
   const store = await openStoreSpec(storeOf(options), core);
-  const collector = await startCollector({ ...collectorArgs(options), store, core, maxConnections: options.maxConnections });
-  log({ listening: `http://${hostForUrl(options.host)}:${collector.port}${options.path}`, port: collector.port, store: shownStore(options), workers: 1 });
+  const collector = await startCollector({ ...collectorArgs(options), store, core, maxConnections: options.maxConnections, report });
+  log({ listening: `http://${hostForUrl(options.host)}:${collector.port}${options.path}`, port: collector.port, store: shownStore(options), workers: 1,
+    ...(report ? { report: '/report (token required)' } : {}) });
   const stopper = onSignals(async () => {
     const clean = await collector.drain(options.drainTimeout * 1000);
     const left = unshipped(await store.close());
@@ -46,8 +57,10 @@ async function runSingle(options) {
 
 async function runPrimary(options) {
   const core = await loadH3probeNode();
+  const report = reportOf(options, core);
   const store = await openStoreSpec(storeOf(options), core);
-  const local = localBackend({ store, rateLimit: options.rateLimit, rateBurst: options.rateBurst });
+  // The reports too are made (and cached, and rate-limited) here, once for all workers.
+  const local = localBackend({ store, rateLimit: options.rateLimit, rateBurst: options.rateBurst, report });
   const limiter = createRateLimiter({ perMinute: options.rateLimit, burst: options.rateBurst });
   let draining = false;
   let nextId = 1;
@@ -70,6 +83,8 @@ async function runPrimary(options) {
   const ops = {
     take: ([key]) => limiter.take(key),
     store: ([decoded, meta]) => local.store(decoded, meta),
+    takeReport: ([key]) => local.takeReport(key),
+    report: ([search]) => local.report(search),
     health: () => ({ ...local.health(), workers: Object.keys(cluster.workers).length }),
     metrics: async () => {
       const snaps = await Promise.all(Object.values(cluster.workers).map((w) => askWorker(w, 'snapshot')));
@@ -98,7 +113,8 @@ async function runPrimary(options) {
     listening.set(worker.id, port);
     if (!announced && listening.size === options.workers) {
       announced = true;
-      log({ listening: `http://${hostForUrl(options.host)}:${port}${options.path}`, port, store: shownStore(options), workers: options.workers });
+      log({ listening: `http://${hostForUrl(options.host)}:${port}${options.path}`, port, store: shownStore(options), workers: options.workers,
+        ...(report ? { report: '/report (token required)' } : {}) });
     }
   }
 
@@ -144,8 +160,11 @@ export async function runWorker(options) {
     health: () => ask('health'),
     metrics: () => ask('metrics'),
     countRuns: () => NaN,
+    takeReport: (key) => ask('takeReport', key),
+    report: (search) => ask('report', search),
   };
-  const collector = await startCollector({ ...collectorArgs(options), backend, core, maxConnections: options.maxConnections });
+  const report = options.reportTokenFile ? { token: readReportToken(options.reportTokenFile) } : null;
+  const collector = await startCollector({ ...collectorArgs(options), backend, core, maxConnections: options.maxConnections, report });
 
   let stopping = null;
   const stop = () => {

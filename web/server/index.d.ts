@@ -80,6 +80,12 @@ export function startCollector(options: {
   headersTimeout?: number; requestTimeout?: number; keepAliveTimeout?: number;
   /** The clock that stamps each beacon's receivedAt, in ms since the epoch; default Date.now. */
   now?: () => number;
+  /**
+   * The live report (GET /report, /report.json, /report.txt behind the token; docs/collector.md): the token, the store
+   * spec the report thread opens read-only (sqlite:PATH or clickhouse://…), and the cache's and the rate limit's
+   * settings (reportMaxAge in seconds, reportRateLimit per minute, reportRateBurst). Without it the routes do not exist.
+   */
+  report?: { token: string; store: string; maxAge?: number; rateLimit?: number; rateBurst?: number } | null;
 }): Promise<Collector>;
 
 export const DEFAULT_COUNTRY_HEADERS: readonly string[];
@@ -99,9 +105,12 @@ export function makeReport(core: H3probeNode, options?: {
   /** With by 'network': the fewest runs of a network shown on its own (the rest pooled as "other"); default 10. */
   minGroupRuns?: number;
   method?: 'delta' | 'bootstrap'; confidence?: number; htmlPath?: string | null; jsonPath?: string | null;
-  /** The daily series as report.daily; default: when HTML or JSON is written. */
+  /** The daily series as report.daily; default: when HTML or JSON is made. */
   daily?: boolean;
-}): Promise<{ report: unknown; text: string; htmlPath: string | null; jsonPath: string | null; timings: Record<string, number> }>;
+  /** The HTML page and the JSON text in the result (html, json), as the files would hold them; no file is written. */
+  pages?: boolean;
+}): Promise<{ report: unknown; text: string; htmlPath: string | null; jsonPath: string | null; html?: string; json?: string;
+  timings: Record<string, number> }>;
 
 /** The options of `h3probe origins` (see docs/deploying.md). */
 export interface OriginsOptions {
