@@ -26,8 +26,8 @@ double se_one_to_100() {
 }
 
 // Its degrees of freedom: 50 runs each with one value above the median (tail_runs 50, so 49), and the slope read from
-// the 100 * 3 sd(F^) values in the window: 1 / df = 1 / 49 + 1 / (2 * 300 sd(F^)).
-double df_one_to_100() { return 1 / (1.0 / 49 + 1 / (2 * 100 * 2 * kSeWindow * std::sqrt(25.0 / 9900))); }
+// the 100 * 3 sd(F^) values in the window: 1 / df = 1 / 49 + 1 / (300 sd(F^)).
+double df_one_to_100() { return 1 / (1.0 / 49 + 1 / (100 * 2 * kSeWindow * std::sqrt(25.0 / 9900))); }
 
 // The roots of R^2 (a^2 - c^2 va) - 2 R (a b - c^2 cov) + (b^2 - c^2 vb) = 0, in % (Fieller's bounds), computed here
 // from the quadratic formula.
@@ -129,7 +129,10 @@ TEST_CASE("arms measured in different runs combine their standard errors with no
     CHECK(r.corr == 0);
     CHECK(r.diff_ms == doctest::Approx(50.5));
     CHECK(r.diff_pct == doctest::Approx(100));
-    const double se_h2 = se_one_to_100();
+    // The row's se: the arm's without its slope's noise (quantile_slope_noise), the same m in both arms.
+    CHECK(a.h2[0].slope_noise == doctest::Approx(a.h3[0].slope_noise));
+    CHECK(a.h2[0].slope_noise > 0);
+    const double se_h2 = se_one_to_100() / std::sqrt(1 + a.h2[0].slope_noise);
     CHECK(r.se_h2 == doctest::Approx(se_h2));
     CHECK(r.se_h3 == doctest::Approx(2 * se_h2));
     const double se_ms = std::sqrt(5.0) * se_h2;
@@ -158,8 +161,9 @@ TEST_CASE("when every run's h3 value is twice its h2 value the arms correlate fu
     const auto& r = a.rows[0];
     CHECK(a.runs_paired == 100);
     CHECK(r.corr == doctest::Approx(1));
-    CHECK(r.ci_ms_lo == doctest::Approx(50.5 - t95(r.df) * se_one_to_100()));
-    CHECK(r.ci_ms_hi == doctest::Approx(50.5 + t95(r.df) * se_one_to_100()));
+    const double se_h2 = se_one_to_100() / std::sqrt(1 + a.h2[0].slope_noise);  // without its slope's noise
+    CHECK(r.ci_ms_lo == doctest::Approx(50.5 - t95(r.df) * se_h2));
+    CHECK(r.ci_ms_hi == doctest::Approx(50.5 + t95(r.df) * se_h2));
     CHECK(r.ci_pct_lo == doctest::Approx(100));
     CHECK(r.ci_pct_hi == doctest::Approx(100));
 }
@@ -174,9 +178,14 @@ TEST_CASE("a run with only one arm adds to its arm's variance and nothing to the
     const auto a = analyze(h2, h3, {0.5});
     const auto& r = a.rows[0];
     CHECK(a.runs_paired == 20);
-    CHECK(r.corr == doctest::Approx(1 / std::sqrt(2.0)));
-    const double se2 = a.h2[0].se;
-    const double se3 = a.h3[0].se;
+    // corr: rho less the arms' shared slope noise, over the de-noised arms (quantile_slope_noise, kSharedSlopeNoise).
+    const double n2 = a.h2[0].slope_noise, n3 = a.h3[0].slope_noise;
+    const double rho = 1 / std::sqrt(2.0);
+    CHECK(r.corr == doctest::Approx(rho / (1 + kSharedSlopeNoise * rho * std::sqrt(n2 * n3)) *
+                                    std::sqrt((1 + n2) * (1 + n3))));
+    CHECK(r.corr > rho);  // the de-noised arms correlate more than the noisy ones
+    const double se2 = a.h2[0].se / std::sqrt(1 + n2);
+    const double se3 = a.h3[0].se / std::sqrt(1 + n3);
     const double se = std::sqrt(se2 * se2 + se3 * se3 - 2 * r.corr * se2 * se3);
     CHECK(r.diff_ms == 0);
     CHECK(r.df == doctest::Approx(delta_df(se2, a.h2[0].df, se3, a.h3[0].df, 40)));  // 40 runs in either arm

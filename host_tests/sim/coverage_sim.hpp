@@ -36,6 +36,18 @@ struct Stalls {
     double lossy_share = 0, h2_hold = 0.6, h3_hit = 0.15, scale = 0;
 };
 
+// Field-like structure within a group (calibration_models(): "mixture", "pareto", "arm-state", "uneven", "field-mix").
+// A network a run is on: with probability `share` a run's requests are exp(h2_shift) (HTTP/2) or exp(h3_shift)
+// (HTTP/3) times the arm's draw, with the request sigma times sigma_scale. Empty: one network, no shift.
+struct Network {
+    double share = 1, h2_shift = 0, h3_shift = 0, sigma_scale = 1;
+};
+// A Pareto right tail: each request of an arm independently, with probability h2_share / h3_share, adds a delay of
+// scale * U^(-1 / alpha) ms (Pareto with minimum `scale` and index alpha: alpha <= 2 has no variance).
+struct ParetoTail {
+    double h2_share = 0, h3_share = 0, alpha = 1.5, scale = 0;
+};
+
 struct CoverageScenario {
     int experiments = 1000;
     int runs_per_arm = 400;  // with shared_runs: runs per experiment (each measures both arms unless single-arm)
@@ -49,6 +61,14 @@ struct CoverageScenario {
     // fallback or a failed arm leaves them. Either way the marginal of each arm is unchanged.
     double single_arm_share = 0;
     double h2_only_share = 0;  // with shared_runs: the share of runs whose HTTP/3 arm fell back (UDP blocked): h2 only
+    std::vector<Network> networks;  // a mixture of networks within the group; empty: one
+    ParetoTail pareto;
+    // Each arm's own network state within a run: a log factor N(0, arm_sigma^2) per run and arm on top of the run
+    // factor, so a run's requests correlate more within an arm than across the arms (the arms share run_sigma only).
+    double arm_sigma = 0;
+    // The share of runs whose HTTP/3 arm keeps only 3 or 4 of its requests (either, at random): fewer usable requests
+    // in one arm, independent of the values, so the arm's marginal is unchanged.
+    double short_arm_share = 0;
     bool ignore_runs = false;  // true: analyse every request as a run of its own (the mistake the run rule prevents)
     IntervalMethod method = IntervalMethod::delta;
     ArmPairing pairing = ArmPairing::by_run_id;
@@ -70,15 +90,25 @@ struct CoverageResult {
     // se_ms, se_pct (the ratio's delta-method SE; its interval is Fieller's) and se_h2; the bootstrap: what its
     // intervals imply, (hi - lo) / (2 z). The mean over the experiments with an interval, the SD over all of them.
     std::vector<double> se_ratio_ms, se_ratio_pct, se_ratio_h2;
+    // Where a width comes from (npm run calibration --diagnose): the HTTP/3 arm's SE / SD as se_ratio_h2; the mean
+    // stated covariance of the arms' quantiles (corr se_h2 se_h3) / their covariance across experiments; and the SD of
+    // (diff_ms - true) / se_ms, which is 1 for an instrument whose stated SE is the spread it shows.
+    std::vector<double> se_ratio_h3, cov_ratio, sd_z_ms;
+    // The HTTP/2 arm's se = sd(F^) * slope, taken apart: the mean stated sd(F^) / the SD across experiments of the
+    // share of values at or below the true quantile; and the mean stated slope / the true one (dQ/dp of the marginal).
+    std::vector<double> sd_F_ratio_h2, slope_ratio_h2;
+    // Share of experiments whose Δ ms interval (significant) and whose confidence sequence (significant_cs) excluded 0
+    // on the side of the true Δ: a decision, the power at this size when the effect is not 0.
+    std::vector<double> decided, decided_cs;
     std::vector<double> mean_corr;  // mean of the rows' corr (the estimated correlation of the arms' quantiles)
     std::vector<int> undefined_at;  // per p: experiments whose Δ interval came out null (counted as not covering)
     int undefined = 0;              // all of them
     std::vector<int> unbounded_pct_at;  // per p: of those, Δ % intervals that were unbounded (Fieller's set, quantile_ci.hpp)
 };
 
-// The true quantile p of an arm's marginal without stalls (closed form).
+// The true quantile p of an arm's marginal without stalls, networks, Pareto tail or arm state (closed form).
 double true_quantile(const ArmModel& arm, double run_sigma, double p);
-// The true quantiles at ps of both arms' marginals ([0]: h2, [1]: h3): closed form without stalls, else from
+// The true quantiles at ps of both arms' marginals ([0]: h2, [1]: h3): closed form for the plain model, else from
 // 2^22 runs drawn with a fixed seed (the sd of F at p99 about 5e-5, a twentieth of a 1,500-run experiment's).
 std::vector<std::vector<double>> true_quantiles(const CoverageScenario& scenario, const std::vector<double>& ps);
 
@@ -94,5 +124,13 @@ struct CalibrationModel {
     CoverageScenario scenario;  // experiments and runs_per_arm are set per row of the table
 };
 std::vector<CalibrationModel> calibration_models();
+
+// A Dropbox-like effect on the field-mix model (npm run calibration --decide): HTTP/3 about 15 % faster at p90 and
+// 20 % at p95 and 2 % at the median, all of it on the mobile network, whose runs make the tail.
+CoverageScenario decision_model();
+
+// The A/A twin of a scenario: HTTP/3 drawn as HTTP/2 is (the same request model, network shifts, Pareto share; no
+// stalls, whose HTTP/2 and HTTP/3 forms differ), so the true Δ is 0 at every percentile.
+CoverageScenario aa_twin(CoverageScenario scenario);
 
 }  // namespace h3probe::sim

@@ -65,7 +65,7 @@ double quantile_df(const DeltaFit& fit, std::size_t N, std::size_t runs) {
     const double of_variance = std::max(1.0, std::min(static_cast<double>(runs), fit.tail_runs) - 1);
     const double window_values = static_cast<double>(N) * (fit.window_hi - fit.window_lo);
     if (!(window_values > 0)) return of_variance;
-    return std::max(1.0, 1 / (1 / of_variance + 1 / (2 * window_values)));
+    return std::max(1.0, 1 / (1 / of_variance + 1 / window_values));
 }
 
 double quantile_se(double estimate, double q_lo, double q_hi, const DeltaFit& fit) {
@@ -78,6 +78,12 @@ double quantile_se(double estimate, double q_lo, double q_hi, const DeltaFit& fi
     const double slope = q_lo > 0 && estimate > 0 ? estimate * (std::log(q_hi) - std::log(q_lo)) / width
                                                   : (q_hi - q_lo) / width;
     return sd * slope;
+}
+
+double quantile_slope_noise(const DeltaFit& fit, std::size_t N) {
+    if (!fit.bounds) return kNaN;
+    const double window_values = static_cast<double>(N) * (fit.window_hi - fit.window_lo);
+    return window_values > 1 ? 1 / window_values : kNaN;
 }
 
 double delta_cross(const CrossSums& c, std::size_t N2, std::uint64_t below2, std::size_t N3, std::uint64_t below3) {
@@ -151,19 +157,28 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
         row.ci_h3_hi = q3.hi;
     }
     if (enough_runs && finite(s2) && finite(s3)) {
-        row.corr = rho;
+        // Each arm's se without its slope's noise (quantile_slope_noise): se^2 / (1 + n_a), n_a = 1 / m_a. The
+        // covariance rho s2 s3 carries the part of that noise the arms share, the product of their slopes' errors:
+        // kSharedSlopeNoise rho sqrt(n_2 n_3) (docs/design.md, R9), taken out likewise; the correlation of the de-noised
+        // arms is what stays, at most 1 (so Var(Delta) >= 0). Fieller's Delta % reads the same three.
+        const double n2 = finite(q2.slope_noise) && q2.slope_noise > 0 ? q2.slope_noise : 0;
+        const double n3 = finite(q3.slope_noise) && q3.slope_noise > 0 ? q3.slope_noise : 0;
+        const double k2 = 1 / std::sqrt(1 + n2), k3 = 1 / std::sqrt(1 + n3);
         // rho is NaN only when an arm's residuals are all zero (no run-level spread at this quantile): then that
         // arm's se is 0 too, and the covariance term vanishes either way.
-        const double cov = (finite(rho) ? rho : 0.0) * s2 * s3;
-        row.se_h2 = s2;
-        row.se_h3 = s3;
-        row.se_ms = std::sqrt(std::max(0.0, s3 * s3 + s2 * s2 - 2 * cov));
+        const double shared = finite(rho) ? rho / (1 + kSharedSlopeNoise * std::fabs(rho) * std::sqrt(n2 * n3)) : rho;
+        row.corr = finite(rho) ? std::max(-1.0, std::min(1.0, shared / (k2 * k3))) : rho;
+        const double cov = (finite(rho) ? row.corr : 0.0) * s2 * k2 * s3 * k3;
+        row.se_h2 = s2 * k2;
+        row.se_h3 = s3 * k3;
+        const double v2 = row.se_h2 * row.se_h2, v3 = row.se_h3 * row.se_h3;
+        row.se_ms = std::sqrt(std::max(0.0, v3 + v2 - 2 * cov));
         if (row.h2 > 0) {
             const double h2 = row.h2, h3 = row.h3;
-            const double var_r = s3 * s3 / (h2 * h2) + h3 * h3 * s2 * s2 / (h2 * h2 * h2 * h2) - 2 * h3 * cov / (h2 * h2 * h2);
+            const double var_r = v3 / (h2 * h2) + h3 * h3 * v2 / (h2 * h2 * h2 * h2) - 2 * h3 * cov / (h2 * h2 * h2);
             row.se_pct = 100 * std::sqrt(std::max(0.0, var_r));
         }
-        row.df = delta_df(s2, q2.df, s3, q3.df, units);
+        row.df = delta_df(row.se_h2, q2.df, row.se_h3, q3.df, units);
         const double critical = student_t_two_sided_critical(confidence, row.df);
         if (finite(critical)) {
             row.ci_ms_lo = row.diff_ms - critical * row.se_ms;

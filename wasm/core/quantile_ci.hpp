@@ -42,6 +42,7 @@ struct QuantileInterval {
     double se = 0;             // the estimate's standard error (quantile_se below); NaN when undefined
     double df = 0;             // degrees of freedom of se (quantile_df); NaN as se
     double design_effect = 0;  // Var(F^) with runs as units / Var(F^) if requests were independent, at the estimate
+    double slope_noise = 0;    // the relative variance of the slope se was read with (quantile_slope_noise); NaN as se
 };
 
 // The delta method's aggregates at one threshold q (the quantile estimate), with S_i = values of run i at or below q
@@ -79,11 +80,12 @@ constexpr double kSeWindow = 1.5;
 
 // The degrees of freedom of an arm's se, from two sources of noise: the variance of F^, a sum over the runs that make
 // the tail (nu_F = min(runs, tail_runs) - 1), and the slope, read from the m = N (window_hi - window_lo) values in
-// the window: 1 / df = 1 / nu_F + 1 / (2 m), at least 1. Spacing theory gives a slope read from m independent values
-// the weight 2 / m; a quarter of it is what the simulation calibrates, as the slope and the estimate err together
-// (a quantile that fell in a sparse stretch has both a larger error and a larger slope), which offsets most of the
-// slope's noise in Delta / se. With the slope left out, 5.6 % of A/A reports claim a difference after
-// Benjamini-Hochberg; with the full 2 / m the intervals over-cover (docs/design.md, R9). NaN without bounds.
+// the window: 1 / df = 1 / nu_F + 1 / m, at least 1. Spacing theory gives a slope read from m independent values
+// the weight 2 / m; half of it is what the simulation calibrates, as the slope and the estimate err together (a
+// quantile that fell in a sparse stretch has both a larger error and a larger slope), which offsets part of the
+// slope's noise in Delta / se. With a quarter, 5.9 % of A/A reports claim a difference after Benjamini-Hochberg once
+// the slope's noise is out of Var(Delta) (quantile_slope_noise); with the full 2 / m the intervals over-cover
+// (docs/design.md, R9). NaN without bounds.
 double quantile_df(const DeltaFit& fit, std::size_t N, std::size_t runs);
 
 // The standard error of the quantile estimate q^ from the fit and the quantiles at the window's ends, q_lo = Q(window_lo)
@@ -95,6 +97,19 @@ double quantile_df(const DeltaFit& fit, std::size_t N, std::size_t runs);
 // on log values Q is nearly linear in the body and mildly convex in the tail, so the slope is read there and turned
 // back by the chain rule (dQ/dp = Q d log Q / dp). NaN when the fit has no bounds or the window is empty.
 double quantile_se(double estimate, double q_lo, double q_hi, const DeltaFit& fit);
+// The relative variance of the slope quantile_se reads, 1 / m over the m = N (window_hi - window_lo) values in its
+// window: the difference of two order statistics m ranks apart is a sum of m spacings, and m exponential spacings sum
+// to a relative variance of 1 / m. The slope's noise inflates se^2 by that factor on average: E[se^2] = se_true^2 (1 + 1 / m).
+// Harmless in one arm (a percent at most), it does not cancel in Delta = h3 - h2: the two arms' slopes are read from
+// values of their own, so their noise is independent while the Bahadur terms correlate (rho), and
+// E[Var^(Delta)] - Var(Delta) = se_h2^2 / m_2 + se_h3^2 / m_3, against Var(Delta) = (se_h3 - se_h2)^2 + 2 (1 - rho) se_h2 se_h3:
+// at rho 0.88 and m = 60, a sixth of Var(Delta). delta_difference_row takes it out (docs/design.md, R9). NaN without bounds.
+double quantile_slope_noise(const DeltaFit& fit, std::size_t N);
+// The share of the slopes' noise the two arms have in common, as a fraction of rho sqrt(n_2 n_3): their windows'
+// counts move together through the runs they share, but less than the Bahadur terms at the quantile do (a narrow
+// window's count is mostly the run's own scatter). Calibrated on the simulation: 0 leaves the A/A mixture of networks
+// at 30 runs 10 % too narrow, rho itself (1) 3-6 % too wide at 30-100 runs (docs/design.md, R9).
+constexpr double kSharedSlopeNoise = 0.5;
 // sum_i e2_i e3_i (the residuals' cross sum) from the cross sums and each arm's N and sum S_i.
 double delta_cross(const CrossSums& c, std::size_t N2, std::uint64_t below2, std::size_t N3, std::uint64_t below3);
 
@@ -132,7 +147,9 @@ struct QuantileDifferenceRow {
     // The cell's one decision: its Δ ms interval is defined and excludes 0. The Δ % interval excludes 0 % exactly then
     // (it is the same test, inverted), so every mark, highlight, dot and verdict reads this field.
     bool significant = false;
-    double corr = 0;            // estimated correlation of the two arms' quantile estimates (rho below); NaN if none
+    // Estimated correlation of the two arms' quantile estimates: rho below, of the arms without their slopes' noise
+    // (quantile_slope_noise, kSharedSlopeNoise), at most 1; NaN if none.
+    double corr = 0;
     // The delta method's standard errors: of Δ ms (sqrt(Var(Delta)) below), of Δ % (100 sqrt(Var(r)) below: reported,
     // never used for an interval) and of each arm's quantile; NaN when none. The bootstrap replaces the intervals above
     // and keeps these: the sequence and the p-value read them.
@@ -187,6 +204,8 @@ struct ArmsAnalysis {
 //   rho       = sum_i e_2i e_3i / sqrt(sum_i e_2i^2 * sum_i e_3i^2)     (sums over all runs; the residuals sum to 0)
 //   Cov       = rho se_h2 se_h3
 //   Var(Delta) = se_h3^2 + se_h2^2 - 2 Cov,                       CI = Delta -/+ t sqrt(Var(Delta))
+// with each arm's se^2 and Cov less their slopes' noise (quantile_slope_noise: without that, the noise, which does not
+// cancel between the arms, made Var(Delta) too large wherever rho is high).
 //   Var(r)    = se_h3^2 / h2^2 + h3^2 se_h2^2 / h2^4 - 2 h3 Cov / h2^3   (the ratio's spread at the estimate: se_pct)
 // (Deng, Knoblich & Lu 2018, the quantile section: the same linearisation, for two metrics on the same units.)
 // |rho| <= 1 by Cauchy-Schwarz, so the variance stays >= 0. A run with only one arm (a fallback, a failed arm, or a

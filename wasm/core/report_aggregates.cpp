@@ -63,7 +63,7 @@ public:
         QuantileInterval qi;
         qi.p = p;
         qi.estimate = quantile(s, p);
-        qi.lo = qi.hi = qi.se = qi.df = qi.design_effect = kNaN;
+        qi.lo = qi.hi = qi.se = qi.df = qi.design_effect = qi.slope_noise = kNaN;
         fit = DeltaFit{};
         fit.sum_sq = kNaN;
         sums = nullptr;
@@ -79,6 +79,7 @@ public:
         if (!with_se) return qi;
         qi.se = quantile_se(qi.estimate, quantile(s, fit.window_lo), quantile(s, fit.window_hi), fit);
         qi.df = quantile_df(fit, static_cast<std::size_t>(a.n), static_cast<std::size_t>(a.runs));
+        qi.slope_noise = quantile_slope_noise(fit, static_cast<std::size_t>(a.n));
         return qi;
     }
 
