@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startCollector } from '../../server/collector.mjs';
@@ -14,6 +13,7 @@ import { clickhouseLane } from '../chdb/lane.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { repoRoot } from '../../devstack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
+import { httpRequest } from './httpRequest.mjs';
 
 const core = await loadH3probeNode();
 const scratch = clickhouseLane('h3probe-chlive-');
@@ -29,18 +29,7 @@ after(async () => {
   await scratch.cleanup();
 });
 
-function request(port, p, headers = {}, { method = 'GET', body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const request = (port, path, headers = {}, options = {}) => httpRequest(port, { path, headers, ...options });
 const bearer = { Authorization: `Bearer ${TOKEN}` };
 const beacons = (n, seed, prefix) => [...syntheticBeacons({ runs: n, seed, days: 2 })]
   .map(({ beacon }, i) => JSON.stringify({ ...beacon, run_id: `${prefix}-${i}`, page_load_id: `${prefix}-pl-${i}` }));

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +18,7 @@ import { MIN_TOKEN_CHARS, REPORT_CACHE_ENTRIES, REPORT_COMPUTING, REPORT_COOKIE_
 import { repoRoot } from '../../devstack/paths.mjs';
 import { syntheticBeacons, writeSyntheticDb } from '../../devstack/syntheticBeacons.mjs';
 import { assertSameReport } from './sameReport.mjs';
+import { httpRequest } from './httpRequest.mjs';
 
 const core = await loadH3probeNode();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-livereport-'));
@@ -37,19 +37,7 @@ before(async () => {
   await writeSyntheticDb(dbPath, core, { runs: 600, seed: 11, days: 3 });
 });
 
-/** One request on its own connection: {status, headers, body}. */
-function request(port, p, { method = 'GET', headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const request = (port, path, options = {}) => httpRequest(port, { path, ...options });
 const bearer = (token = TOKEN) => ({ Authorization: `Bearer ${token}` });
 /** n beacons' texts with run ids of their own (the synthetic store's are bench-…). */
 const newBeacons = (n, prefix) => [...syntheticBeacons({ runs: n, seed: 99 })]

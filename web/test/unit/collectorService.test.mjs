@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import { createClientLocator } from '../../server/clientLocator.mjs';
 import { createRateLimiter, networkKey } from '../../server/rateLimit.mjs';
 import { COLLECTOR_OPTIONS, OptionsError, collectorHelp, optionsMarkdownTable, parseCollectorArgs } from '../../server/collectorOptions.mjs';
 import { METRICS } from '../../server/metrics.mjs';
+import { httpRequest } from './httpRequest.mjs';
 
 const core = await loadH3probeNode();
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -36,19 +36,7 @@ const beacon = (runId) => JSON.stringify({ schema: 'h3probe/1', run_id: runId, p
   module_version: '0.1.0', order: 'h2-first', arms: 'h2-h3', outcome: 'complete', error: '',
   samples: [sample('control', 0, 'h2', 'h2'), sample('treatment', 0, 'h3', 'h3'), sample('treatment', 1, 'h3', 'h2')] });
 
-/** One request on its own connection: {status, headers, body}. */
-function request(port, { method = 'POST', path: p = '/beacon', headers = {}, body } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const request = (port, { method = 'POST', path = '/beacon', ...rest } = {}) => httpRequest(port, { method, path, ...rest });
 
 /** Prometheus text → Map of 'name{labels}' → number. */
 function parseMetrics(text) {
