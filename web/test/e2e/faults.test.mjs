@@ -55,6 +55,13 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   if (beforeSearch?.init) await tab.page.addInitScript(beforeSearch.init);
   const requests = [];
   tab.page.on('request', (r) => requests.push({ url: r.url(), headers: r.headers() }));
+  // What became of each beacon request the browser made, for a failure to say where a beacon was lost.
+  const beaconFates = [];
+  const isBeacon = (r) => new URL(r.url()).pathname === '/beacon';
+  // (Playwright's response() is a promise, puppeteer's not: either way, nothing here may throw into the driver.)
+  tab.page.on('requestfinished', (r) => isBeacon(r) && Promise.resolve().then(() => r.response())
+    .then((res) => res?.status() ?? 'no response', () => 'no response').then((fate) => beaconFates.push(String(fate))));
+  tab.page.on('requestfailed', (r) => isBeacon(r) && beaconFates.push(`failed: ${r.failure()?.errorText}`));
   await tab.page.goto(experimentUrl(stack, config));
   for (let i = 0; i < searches; i++) {
     await tab.page.fill('#query', `search ${i}`);
@@ -65,7 +72,11 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   let run = null;
   if (loadError) {
     // The gate's own beacon: one, with the reason, and nothing measured.
-    await stack.collector.waitForRuns(runsBefore + 1, 20000);
+    await stack.collector.waitForRuns(runsBefore + 1, 20000).catch(async (error) => {
+      const { state, beaconQueued, errors } = await tab.page.evaluate(() => window.h3probeStatus());
+      throw new Error(`${error.message}; the page: state ${state}, beaconQueued ${beaconQueued}, errors ${JSON.stringify(errors)}; ` +
+        `its beacon requests: ${JSON.stringify(beaconFates)}, sendBeacon calls ${await tab.page.evaluate(() => window.__pageBeacons.length)}`);
+    });
     const pageLoadId = await tab.page.evaluate(() => window.h3probeStatus().pageLoadId);
     run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(pageLoadId);
     assert.ok(run, 'the load_error beacon of this page load is stored');
