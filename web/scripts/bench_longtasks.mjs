@@ -17,8 +17,9 @@ import { startStack } from '../devstack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
 import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US, quantile, tasksByLabel, unseenRequests } from '../devstack/longTasks.mjs';
 
-// The budgets of docs/record/module-size.md ("Main-thread cost"), reported, not asserted: timings on a shared machine are no test.
-export const MAIN_THREAD_BUDGET_MS = 3;
+// Where the module's main-thread time goes, traced under throttling: an attribution, not the budget's count (CPU taken
+// under throttling includes the throttler's own spin; the budget is bench:mainthread's, by the OS at 1x). The long
+// animation frames' budget is reported, not asserted: timings on a shared machine are no test.
 
 const { values: args } = parseArgs({ options: {
   loads: { type: 'string', default: '20' }, 'hog-loads': { type: 'string', default: '20' }, rate: { type: 'string', default: '4' },
@@ -74,8 +75,8 @@ async function round(targets, title, n) {
   if (out.control) {
     for (const name of Object.keys(out).filter((a) => a !== 'control')) {
       const above = quantile(out[name].mainMs, 0.5) - quantile(out.control.mainMs, 0.5);
-      console.log(`${name}: median ${f1(above)} ms per load above the control's (budget ${MAIN_THREAD_BUDGET_MS} ms: ` +
-        `${above <= MAIN_THREAD_BUDGET_MS ? 'met' : 'not met'}); ${out[name].moduleFrames} long animation frame(s) holding module code ` +
+      console.log(`${name}: median ${f1(above)} ms per load above the control's (traced attribution; the budget is ` +
+        `bench:mainthread's); ${out[name].moduleFrames} long animation frame(s) holding module code ` +
         `(budget 0: ${out[name].moduleFrames ? 'not met' : 'met'}); load average ${load()}`);
     }
   }
