@@ -20,6 +20,6 @@ export function runTrial(command, args, { cwd, env = process.env, onStderr = () 
 
 /** The report's overall line: runs, and per arm its measured requests and the runs they came from (null: no such line). */
 export function overallCounts(report) {
-  const m = /^== overall: (\d+) runs, \d+ measured requests; used HTTP\/2 (\d+) \((\d+) runs\), HTTP\/3 (\d+) \((\d+) runs\)/m.exec(report);
+  const m = /^== overall: (\d+) runs(?: \([^)]*\))?, \d+ measured requests; used HTTP\/2 (\d+) \((\d+) runs\), HTTP\/3 (\d+) \((\d+) runs\)/m.exec(report);
   return m && { runs: Number(m[1]), h2: { requests: Number(m[2]), runs: Number(m[3]) }, h3: { requests: Number(m[4]), runs: Number(m[5]) } };
 }

@@ -16,7 +16,7 @@ const core = await loadH3probeNode();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-sequential-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 const dbPath = path.join(tmp, 'runs.sqlite');
-await writeSyntheticDb(dbPath, core, { runs: 1200, days: 6, seed: 5 });
+await writeSyntheticDb(dbPath, core, { runs: 1200, days: 6, seed: 1 });
 const jsonPath = path.join(tmp, 'report.json');
 const htmlPath = path.join(tmp, 'report.html');
 const made = await makeReport(core, { dbPath, jsonPath, htmlPath, daily: true });
@@ -106,7 +106,8 @@ test('the stopping line: decided since the first look whose sequence excluded 0,
       assert.match(line, new RegExp(`p${x.p * 100}: not yet; about [\\d,]+ more runs at this Δ and spread \\(about`));
     }
   }
-  // This data (1,200 runs over 6 days, a real tail effect) decides some percentiles and not others.
+  // This data (1,200 runs over 6 days, a real tail effect; a seed whose draw leaves one percentile undecided, so that
+  // both branches above run) decides some percentiles and not others.
   assert.ok(stops.some((x) => x.decided) && stops.some((x) => !x.decided), JSON.stringify(stops));
   // From the first look that decided, every later look carries that look and side.
   for (const x of stops.filter((s) => s.decided)) {
