@@ -1,6 +1,7 @@
 // The beacon collector: an HTTP server that validates POST <path> bodies and stores accepted runs (the client IP is never
 // stored), with GET /healthz and GET /metrics, CORS by page origin, a per-network rate limit, a connection cap, short
-// header/body/idle timeouts and a graceful drain; with a report token, the live report (collectorReport.mjs). Run as a service by server/collectorService.mjs (`h3probe collector`).
+// header/body/idle timeouts and a graceful drain; with a report token, the live report (collectorReport.mjs). Run as a
+// service by server/collectorService.mjs (`h3probe collector`).
 import http from 'node:http';
 import { browserFor } from './browserFor.mjs';
 import { createClientLocator } from './clientLocator.mjs';
