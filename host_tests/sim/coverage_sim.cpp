@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -84,6 +85,36 @@ private:
     const Network* network_ = nullptr;
     double arm_factor_[2] = {1, 1};
 };
+
+// The standard error of a cell's SE / SD itself, from the experiments' estimates x and stated SEs se (NaN where the
+// experiment has no interval): the delta method on log(mean se / SD x), whose influence per experiment is
+// (se - mean se) / mean se - ((x - mean x)^2 - SD^2) / (2 SD^2). A heavy-tailed estimate (few runs make the tail) has a
+// large fourth moment, so its SD, and the ratio, is known less well from the same number of experiments.
+double ratio_error(const std::vector<double>& x, const std::vector<double>& se) {
+    const double n = static_cast<double>(x.size());
+    double mx = 0, ms = 0, ns = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        mx += x[i];
+        if (std::isfinite(se[i])) {
+            ms += se[i];
+            ++ns;
+        }
+    }
+    mx /= n;
+    ms /= ns;
+    double v = 0;
+    for (double xi : x) v += (xi - mx) * (xi - mx);
+    v /= n - 1;
+    double m2 = 0, sum = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double a = std::isfinite(se[i]) ? (se[i] - ms) / ms * n / ns : 0;
+        const double b = ((x[i] - mx) * (x[i] - mx) - v) / (2 * v);
+        sum += a - b;
+        m2 += (a - b) * (a - b);
+    }
+    const double mean = sum / n;
+    return std::sqrt((m2 / n - mean * mean) / n) * ms / std::sqrt(v);
+}
 
 bool closed_form(const CoverageScenario& sc) {
     return sc.stalls.lossy_share <= 0 && sc.networks.empty() && sc.pareto.h2_share <= 0 && sc.pareto.h3_share <= 0 &&
@@ -167,6 +198,7 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
     }
     std::vector<Moments> est_ms(P), est_pct(P), est_h2(P), est_h3(P), se_ms(P), se_pct(P), se_h2(P), se_h3(P), cov(P), z_ms(P);
     std::vector<double> sum_h2h3(P, 0);
+    std::vector<std::vector<double>> x_ms(P), x_pct(P), s_ms(P), s_pct(P);
     std::vector<Moments> F_true(P), sd_F(P), slope(P);
     const double z = two_sided_z(sc.confidence);
     std::mt19937_64 rng(sc.seed);
@@ -226,6 +258,10 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
             const auto& row = a.rows[k];
             est_ms[k].add(row.diff_ms);
             est_pct[k].add(row.diff_pct);
+            x_ms[k].push_back(row.diff_ms);
+            x_pct[k].push_back(row.diff_pct);
+            s_ms[k].push_back(std::numeric_limits<double>::quiet_NaN());
+            s_pct[k].push_back(std::numeric_limits<double>::quiet_NaN());
             est_h2[k].add(row.h2);
             est_h3[k].add(row.h3);
             {
@@ -256,8 +292,10 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
             res.mean_width_ms[k] += row.ci_ms_hi - row.ci_ms_lo;
             // The bootstrap's SE is what its interval implies; the delta method's, what the row reports.
             const bool boot_ci = sc.method == IntervalMethod::bootstrap;
-            se_ms[k].add(boot_ci ? (row.ci_ms_hi - row.ci_ms_lo) / (2 * z) : row.se_ms);
-            se_pct[k].add(boot_ci ? (row.ci_pct_hi - row.ci_pct_lo) / (2 * z) : row.se_pct);
+            s_ms[k].back() = boot_ci ? (row.ci_ms_hi - row.ci_ms_lo) / (2 * z) : row.se_ms;
+            s_pct[k].back() = boot_ci ? (row.ci_pct_hi - row.ci_pct_lo) / (2 * z) : row.se_pct;
+            se_ms[k].add(s_ms[k].back());
+            se_pct[k].add(s_pct[k].back());
             se_h2[k].add(boot_ci ? (row.ci_h2_hi - row.ci_h2_lo) / (2 * z) : row.se_h2);
             se_h3[k].add(boot_ci ? (row.ci_h3_hi - row.ci_h3_lo) / (2 * z) : row.se_h3);
             cov[k].add((std::isfinite(row.corr) ? row.corr : 0) * row.se_h2 * row.se_h3);
@@ -275,6 +313,8 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
         res.decided_cs[k] /= sc.experiments;
         res.se_ratio_ms.push_back(se_ms[k].mean / est_ms[k].sd());
         res.se_ratio_pct.push_back(se_pct[k].mean / est_pct[k].sd());
+        res.se_ratio_ms_error.push_back(se_ms[k].n > 1 ? ratio_error(x_ms[k], s_ms[k]) : NAN);
+        res.se_ratio_pct_error.push_back(se_pct[k].n > 1 ? ratio_error(x_pct[k], s_pct[k]) : NAN);
         res.se_ratio_h2.push_back(se_h2[k].mean / est_h2[k].sd());
         res.se_ratio_h3.push_back(se_h3[k].mean / est_h3[k].sd());
         const double n = est_h2[k].n;

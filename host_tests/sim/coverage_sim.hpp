@@ -90,6 +90,9 @@ struct CoverageResult {
     // se_ms, se_pct (the ratio's delta-method SE; its interval is Fieller's) and se_h2; the bootstrap: what its
     // intervals imply, (hi - lo) / (2 z). The mean over the experiments with an interval, the SD over all of them.
     std::vector<double> se_ratio_ms, se_ratio_pct, se_ratio_h2;
+    // The standard error of se_ratio_ms and se_ratio_pct themselves over this many experiments (ratio_error in
+    // coverage_sim.cpp): what the table can resolve. Heavy-tailed cells need more experiments to judge 0.95-1.05.
+    std::vector<double> se_ratio_ms_error, se_ratio_pct_error;
     // Where a width comes from (npm run calibration --diagnose): the HTTP/3 arm's SE / SD as se_ratio_h2; the mean
     // stated covariance of the arms' quantiles (corr se_h2 se_h3) / their covariance across experiments; and the SD of
     // (diff_ms - true) / se_ms, which is 1 for an instrument whose stated SE is the spread it shows.

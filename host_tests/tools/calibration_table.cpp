@@ -1,10 +1,10 @@
 // `npm run calibration`: the calibration table of docs/design.md (R9) — coverage and reported SE ÷ the true SD of the
 // estimate, by data model, group size and percentile, for Δ ms, Δ % and the HTTP/2 arm's own interval, each experiment
 // inferred through infer_report() (host_tests/sim/coverage_sim). Prints the table as Markdown.
-// Options: --experiments N (default 2000), --sizes 30,100,300,1500 (runs per group), --models lognormal,field,...
-// (calibration_models()), --seed S; instead of the table, --diagnose prints where each Δ ms width comes from
-// (coverage_sim.hpp), --aa runs each model's A/A twin (aa_twin), and --decide prints the runs a Dropbox-like effect
-// needs (decision_model; sizes 100 to 3,200 runs, 500 experiments unless given).
+// Options: --experiments N (default 10000: each SE ÷ SD to about ±0.01, printed beside it), --sizes 30,100,300,1500
+// (runs per group), --models lognormal,field,... (calibration_models()), --seed S; instead of the table, --diagnose
+// prints where each Δ ms width comes from (coverage_sim.hpp), --aa runs each model's A/A twin (aa_twin), and --decide
+// prints the runs a Dropbox-like effect needs (decision_model; sizes 100 to 3,200 runs, 500 experiments unless given).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -82,7 +82,7 @@ int decide_table(const std::vector<int>& sizes, int experiments, unsigned long l
 }  // namespace
 
 int main(int argc, char** argv) {
-    int experiments = 2000;
+    int experiments = 10000;
     std::vector<int> sizes = {30, 100, 300, 1500};
     std::vector<std::string> models;
     for (const auto& m : calibration_models()) models.push_back(m.name);
@@ -148,9 +148,10 @@ int main(int argc, char** argv) {
                     continue;
                 }
                 const auto among = [&](double share) { return none ? std::string("–") : pct(share * experiments / defined); };
+                const auto within = [&](double x, double error) { return none ? std::string("–") : ratio(x) + " ± " + ratio(error); };
                 std::printf("| %s | %d | p%g | %s | %s | %s | %s | %s | %s | %s |\n", name.c_str(), size, r.ps[k] * 100,
-                            among(r.coverage_ms[k]).c_str(), none ? "–" : ratio(r.se_ratio_ms[k]).c_str(),
-                            among(r.coverage_pct[k]).c_str(), none ? "–" : ratio(r.se_ratio_pct[k]).c_str(),
+                            among(r.coverage_ms[k]).c_str(), within(r.se_ratio_ms[k], r.se_ratio_ms_error[k]).c_str(),
+                            among(r.coverage_pct[k]).c_str(), within(r.se_ratio_pct[k], r.se_ratio_pct_error[k]).c_str(),
                             among(r.coverage_h2[k]).c_str(), none ? "–" : ratio(r.se_ratio_h2[k]).c_str(),
                             pct(r.undefined_at[k] / static_cast<double>(experiments)).c_str());
             }
