@@ -102,6 +102,7 @@ const core = await loadH3probeNode();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-aa-'));
 const cells = [];  // { z, excludes } over every cell with an interval
 let reportsWithDiscovery = 0, groupsSeen = 0;
+const discoveries = [];  // experiment: group, percentile
 const t0 = performance.now();
 try {
   for (let e = 0; e < experiments; e++) {
@@ -134,8 +135,9 @@ try {
       groupsSeen++;
       for (const row of group.analysis?.rows ?? []) {
         discovery ||= row.discovery === true;
+        if (row.discovery === true) discoveries.push(`${e}: ${group.name} p${row.p * 100} (${group.runs} runs, q ${row.q_value.toPrecision(2)})`);
         if (!(Number.isFinite(row.se_ms) && row.se_ms > 0 && Number.isFinite(row.ci_ms?.[0]))) continue;
-        cells.push({ z: row.diff_ms / row.se_ms, excludes: row.significant, p: row.p, runs: group.runs });
+        cells.push({ z: row.diff_ms / row.se_ms, excludes: row.significant, p: row.p, pValue: row.p_value });
       }
     }
     reportsWithDiscovery += discovery;
@@ -165,6 +167,10 @@ console.log(`SD of Δ / SE: ${sdOf(cells.map((c) => c.z)).toFixed(3)} (calibrate
   `${(100 * excluding / n).toFixed(2)} % (5 %)`);
 console.log(`reports with a Benjamini-Hochberg discovery: ${reportsWithDiscovery} of ${experiments} ` +
   `(${(100 * reportsWithDiscovery / experiments).toFixed(1)} %, 95 % interval ${wilson(reportsWithDiscovery, experiments)}; budget ≤ 5 %)`);
+// The tail Benjamini-Hochberg reads: a report's smallest p-values, near 0.05 / cells.
+const below = (a) => `${(100 * cells.filter((c) => c.pValue < a).length / n).toFixed(2)} %`;
+console.log(`cells with p < 0.01: ${below(0.01)} (1 %), p < 0.001: ${below(0.001)} (0.1 %)`);
+if (discoveries.length) console.log(`discoveries: ${discoveries.join('; ')}`);
 for (const p of [...new Set(cells.map((c) => c.p))].sort()) {
   const at = cells.filter((c) => c.p === p);
   console.log(`  p${p * 100}: ${at.length} cells, SD of Δ / SE ${sdOf(at.map((c) => c.z)).toFixed(3)}, ` +
