@@ -160,14 +160,16 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
         // Each arm's se without its slope's noise (quantile_slope_noise): se^2 / (1 + n_a), n_a = 1 / m_a. The
         // covariance rho s2 s3 carries the part of that noise the arms share, the product of their slopes' errors:
         // kSharedSlopeNoise rho sqrt(n_2 n_3) (docs/design.md, R9), taken out likewise; the correlation of the de-noised
-        // arms is what stays, at most 1 (so Var(Delta) >= 0). Fieller's Delta % reads the same three.
+        // arms is what stays, closing at most kSlopeNoiseGapShare of rho's distance to 1 (so Var(Delta) > 0 where
+        // rho < 1). Fieller's Delta % reads the same three.
         const double n2 = finite(q2.slope_noise) && q2.slope_noise > 0 ? q2.slope_noise : 0;
         const double n3 = finite(q3.slope_noise) && q3.slope_noise > 0 ? q3.slope_noise : 0;
         const double k2 = 1 / std::sqrt(1 + n2), k3 = 1 / std::sqrt(1 + n3);
         // rho is NaN only when an arm's residuals are all zero (no run-level spread at this quantile): then that
         // arm's se is 0 too, and the covariance term vanishes either way.
         const double shared = finite(rho) ? rho / (1 + kSharedSlopeNoise * std::fabs(rho) * std::sqrt(n2 * n3)) : rho;
-        row.corr = finite(rho) ? std::max(-1.0, std::min(1.0, shared / (k2 * k3))) : rho;
+        const double top = finite(rho) && rho > 0 ? 1 - (1 - kSlopeNoiseGapShare) * (1 - rho) : 1.0;
+        row.corr = finite(rho) ? std::max(-1.0, std::min(top, shared / (k2 * k3))) : rho;
         const double cov = (finite(rho) ? row.corr : 0.0) * s2 * k2 * s3 * k3;
         row.se_h2 = s2 * k2;
         row.se_h3 = s3 * k3;

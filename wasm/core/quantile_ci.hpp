@@ -110,6 +110,13 @@ double quantile_slope_noise(const DeltaFit& fit, std::size_t N);
 // window's count is mostly the run's own scatter). Calibrated on the simulation: 0 leaves the A/A mixture of networks
 // at 30 runs 10 % too narrow, rho itself (1) 3-6 % too wide at 30-100 runs (docs/design.md, R9).
 constexpr double kSharedSlopeNoise = 0.5;
+// How much of the distance from rho to 1 taking the slopes' noise out may close, at most. The correction shifts the
+// correlation by about rho (1 - kSharedSlopeNoise rho) / m whatever rho is, which is right on average but, where a small
+// group's rho comes out near 1 by chance (every run's values on one side of the quantile in both arms), took it to 1
+// and Var(Delta) to about 0: on an A/A mixture of networks at 10-15 runs, Delta / se had an SD of 3-4 and 7 % of its
+// intervals missed. Half brings those groups to 94-96 % and moves no figure from 30 runs by more than a few tenths of
+// a point (docs/design.md, R9).
+constexpr double kSlopeNoiseGapShare = 0.5;
 // sum_i e2_i e3_i (the residuals' cross sum) from the cross sums and each arm's N and sum S_i.
 double delta_cross(const CrossSums& c, std::size_t N2, std::uint64_t below2, std::size_t N3, std::uint64_t below3);
 
