@@ -178,6 +178,7 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
     res.decided.assign(P, 0);
     res.decided_cs.assign(P, 0);
     res.undefined_at.assign(P, 0);
+    res.far_ms.assign(P, 0);
     res.unbounded_pct_at.assign(P, 0);
     // The true quantiles at ps, then (for the true slope dQ/dp of the HTTP/2 marginal, a central difference) at
     // p -/+ 0.005: one draw of the marginal for both.
@@ -300,6 +301,7 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
             se_h3[k].add(boot_ci ? (row.ci_h3_hi - row.ci_h3_lo) / (2 * z) : row.se_h3);
             cov[k].add((std::isfinite(row.corr) ? row.corr : 0) * row.se_h2 * row.se_h3);
             if (row.se_ms > 0) z_ms[k].add((row.diff_ms - res.true_diff_ms[k]) / row.se_ms);
+            res.far_ms[k] += !(std::fabs(row.diff_ms - res.true_diff_ms[k]) <= 5 * row.se_ms);
             res.mean_corr[k] += std::isfinite(row.corr) ? row.corr : 0;
         }
     }
@@ -311,6 +313,7 @@ CoverageResult run_coverage(const CoverageScenario& sc) {
         res.mean_corr[k] /= sc.experiments;
         res.decided[k] /= sc.experiments;
         res.decided_cs[k] /= sc.experiments;
+        res.far_ms[k] /= std::max(1, sc.experiments - res.undefined_at[k]);
         res.se_ratio_ms.push_back(se_ms[k].mean / est_ms[k].sd());
         res.se_ratio_pct.push_back(se_pct[k].mean / est_pct[k].sd());
         res.se_ratio_ms_error.push_back(se_ms[k].n > 1 ? ratio_error(x_ms[k], s_ms[k]) : NAN);

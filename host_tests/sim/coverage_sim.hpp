@@ -97,6 +97,10 @@ struct CoverageResult {
     // stated covariance of the arms' quantiles (corr se_h2 se_h3) / their covariance across experiments; and the SD of
     // (diff_ms - true) / se_ms, which is 1 for an instrument whose stated SE is the spread it shows.
     std::vector<double> se_ratio_h3, cov_ratio, sd_z_ms;
+    // The share of experiments with an interval whose |Δ ms - true| exceeds 5 stated SEs: Student's t with 5 degrees of
+    // freedom puts 0.4 % there. An SE that collapses towards 0 in a few experiments shows here first, and it is those
+    // cells whose p-values Benjamini-Hochberg reads as discoveries.
+    std::vector<double> far_ms;
     // The HTTP/2 arm's se = sd(F^) * slope, taken apart: the mean stated sd(F^) / the SD across experiments of the
     // share of values at or below the true quantile; and the mean stated slope / the true one (dQ/dp of the marginal).
     std::vector<double> sd_F_ratio_h2, slope_ratio_h2;
