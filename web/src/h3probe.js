@@ -97,9 +97,10 @@ function sendLoadError(reason) {
   const pageLoadId = random(2).join('');
   // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
   const body = JSON.stringify({
-    schema: 'h3probe/1', run_id: pageLoadId, page_load_id: pageLoadId, config_id: configId, outcome: 'load_error', reason,
-    error: [...String(errors.slice(-1))].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
-    sample_rate: config.sampleRate, context: { page_origin: location.origin }, samples: [], // no sample_rate: 1
+    schema: 'h3probe/1', run_id: pageLoadId, page_load_id: pageLoadId, config_id: configId, outcome: 'load_error',
+    reason, error: [...String(errors.slice(-1))].slice(0, 120).join(''),
+    run_ms: Math.round(performance.now() - started), sample_rate: config.sampleRate,
+    context: { page_origin: location.origin }, samples: [], // no sample_rate: 1
   });
   detail = { pageLoadId, beacon: body, beaconQueued: sendBeacon(url, body) };
 }

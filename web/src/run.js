@@ -21,9 +21,9 @@ function moduleFiles(moduleUrl) {
 
 /**
  * record(where, error) keeps a problem in the gate's status and sends it on to the core; sendBeacon(url, body) gives a beacon
- * to the browser (by navigator.sendBeacon, else a keepalive fetch); watch(hidden) calls hidden() when the page is hidden and returns a function that stops watching;
- * onEnd() is called once, when the run is over; csp() says whether a CSP was seen blocking the gate's worker, and stops
- * listening for it. Returns the run's handle for the gate.
+ * to the browser (by navigator.sendBeacon, else a keepalive fetch); watch(hidden) calls hidden() when the page is hidden
+ * and returns a function that stops watching; onEnd() is called once, when the run is over; csp() says whether a CSP was
+ * seen blocking the gate's worker, and stops listening for it. Returns the run's handle for the gate.
  */
 export function startRun({ record, sendBeacon, watch, onEnd, csp }) {
   let core = null;

@@ -195,7 +195,6 @@ export function coreRun({ onError, sendBeacon, onRunEnded, onPartial }) {
 // it), or, where the browser refuses the fetch, handed to the page to send ({unsent: [url, body]}: navigator.sendBeacon
 // exists only there). A run that does not start ends with its outcome. Each message has the run's state, page load id
 // and beacon (status).
-
 function serve() {
   let run = null;
   let partial = null; // the first partial beacon, until the outcome carries it
