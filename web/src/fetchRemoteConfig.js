@@ -8,8 +8,8 @@ export async function fetchRemoteConfig(url, timeoutMs) {
     const response = await fetch(url, { cache: 'no-store', credentials: 'omit', signal: AbortSignal.timeout?.(timeoutMs) });
     if (!response.ok) return `HTTP ${response.status}`;
     const config = await response.json();
-    return config !== null && typeof config === 'object' && !Array.isArray(config) ? config : 'not a JSON object';
+    return Object(config) === config && !Array.isArray(config) ? config : 'not a JSON object';
   } catch (error) {
-    return String(error.name || error);
+    return error.name;
   }
 }

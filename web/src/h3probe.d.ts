@@ -103,8 +103,9 @@ export interface H3probeStatus {
    */
   beacon?: string | null;
   /**
-   * Whether the beacon went: the worker's keepalive fetch was answered, or the browser accepted the page's
-   * navigator.sendBeacon (a page hidden mid-run, a beacon the worker could not send, a run on the main thread).
+   * Whether the beacon went: the worker's keepalive fetch was answered, or the page handed it to the browser with
+   * navigator.sendBeacon, or with a keepalive fetch where the browser refuses that or has none (a page hidden mid-run,
+   * a beacon the worker could not send, a run on the main thread, a load error).
    */
   beaconQueued?: boolean;
 }

@@ -6,14 +6,15 @@
 // page and nothing is written to its console.
 import { fetchRemoteConfig } from './fetchRemoteConfig.js';
 import { loadErrorTarget } from './loadErrorTarget.js';
+import { sendBeaconByFetch } from './sendBeaconByFetch.js';
 
 const MAX_ERRORS = 20;
 
-let options = null;
-let run = null; // the promise of this page load's run, once searchCompleted() was called
+let options;
+let run; // the promise of this page load's run, once searchCompleted() was called
 let state = 'unconfigured';
-let remoteConfig = null; // fetched at most once per page load
-let active = null; // the run on the main thread (run.js), when no Worker runs it
+let remoteConfig; // fetched at most once per page load
+let active; // the run on the main thread (run.js), when no Worker runs it
 // What status() tells of the run: the worker's last word on it ({run, pageLoadId, beacon}) and beaconQueued; or this
 // page load's load_error beacon, once sent ({pageLoadId, beacon, beaconQueued}).
 let detail = {};
@@ -25,7 +26,7 @@ const violation = (event) => {
 // The event bubbles from the document to the window (whose methods take the global object for a missing this).
 const watchCsp = (on) => (on ? addEventListener : removeEventListener)('securitypolicyviolation', violation);
 let ended = false; // the run has ended (beacon sent, or no run will start)
-let loading = null; // [config, started] of a sampled page load, once it loads the run
+let loading; // [config, started] of a sampled page load, once it loads the run
 let settle;
 const done = new Promise((resolve) => (settle = resolve));
 const errors = [];
@@ -38,21 +39,22 @@ function keep(text) {
 }
 
 function record(where, error) {
-  const text = `${where}: ${String(error?.message || error)}`;
+  const text = `${where}: ${error?.message || error}`;
   keep(text);
   active?.noteError(text); // never throws (run.js)
 }
 
 // Gives a beacon to the browser with navigator.sendBeacon, the one way a page being hidden or left can still send:
-// the partial beacon of a page hidden mid-run, a beacon the worker could not send, a load_error beacon. Returns
-// whether the browser took it.
+// the partial beacon of a page hidden mid-run, a beacon the worker could not send, a load_error beacon, the main
+// thread's beacon; by a keepalive fetch where the browser refuses it (its beacons turned off, a quota) or has none.
+// Returns true: the beacon was handed to the browser one way or the other (a failed fetch is kept as an error).
 function sendBeacon(url, body) {
   try {
-    return navigator.sendBeacon(url, body);
+    if (navigator.sendBeacon(url, body)) return true;
   } catch (error) {
     record('beacon', error);
-    return false;
   }
+  return sendBeaconByFetch(url, body).catch((error) => record('beacon', error)), true;
 }
 
 // Calls hidden() when the page is hidden or left; returns a function that removes the listeners again.
@@ -88,22 +90,19 @@ function sampledOut(config, draw) {
 // with a config id the core's config rules accept (loadErrorTarget.js): a page whose config the core would refuse
 // sends nothing, as its run would not.
 function sendLoadError(reason) {
-  try {
-    const [config, started] = loading;
-    const [url, configId] = loadErrorTarget(config) || [];
-    if (!url) return;
-    const id = () => random(2).join('');
-    const pageLoadId = id();
-    // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
-    const body = JSON.stringify({
-      schema: 'h3probe/1', run_id: id(), page_load_id: pageLoadId, config_id: configId, outcome: 'load_error', reason,
-      error: [...String(errors.at(-1))].slice(0, 120).join(''), run_ms: Math.round(performance.now() - started),
-      sample_rate: config.sampleRate, context: { page_origin: location.origin }, samples: [], // no sample_rate: 1
-    });
-    detail = { pageLoadId, beacon: body, beaconQueued: sendBeacon(url, body) };
-  } catch (error) {
-    record('beacon', error);
-  }
+  const [config, started] = loading;
+  const [url, configId] = loadErrorTarget(config) || [];
+  if (!url) return;
+  // A load_error beacon is its page load's one run: one id names both.
+  const pageLoadId = random(2).join('');
+  // error: the last problem kept, cut by characters (never inside one) to stay within the decoder's 500 bytes.
+  const body = JSON.stringify({
+    schema: 'h3probe/1', run_id: pageLoadId, page_load_id: pageLoadId, config_id: configId, outcome: 'load_error',
+    reason, error: [...String(errors.slice(-1))].slice(0, 120).join(''),
+    run_ms: Math.round(performance.now() - started), sample_rate: config.sampleRate,
+    context: { page_origin: location.origin }, samples: [], // no sample_rate: 1
+  });
+  detail = { pageLoadId, beacon: body, beaconQueued: sendBeacon(url, body) };
 }
 
 // The run is over: whenDone() resolves once the state is final (a run that ends inside start() settles after it, when
@@ -131,7 +130,7 @@ async function start() {
     remoteConfig ??= fetchRemoteConfig(local.remoteConfigUrl, local.remoteConfigTimeoutMs ?? 2000);
     const remote = await remoteConfig;
     if (typeof remote === 'string') {
-      remoteProblem = `remote config: ${remote}`;
+      remoteProblem = remote;
     } else {
       merged = { ...local, ...remote };
       if (remote.enabled === false) return 'disabled';
@@ -151,8 +150,8 @@ async function start() {
     merged, remoteProblem, startedAt: performance.timeOrigin + started, errors,
     pageOrigin: location.origin, // never the path or query: they can hold personal data
   };
-  const outcome = local.worker === false || typeof Worker !== 'function' ? null : await inWorker(args);
-  if (outcome !== null) return outcome;
+  const outcome = local.worker !== false && self.Worker && await inWorker(args);
+  if (outcome) return outcome;
   const { startRun } = await import('./run.js').catch((error) => {
     throw Object.assign(error, { loadError: 'run_import' });
   });
@@ -160,7 +159,7 @@ async function start() {
   return active.start(args);
 }
 
-// The run in a dedicated Worker. Resolves to its outcome, or to null when no worker could run the core: why in
+// The run in a dedicated Worker. Resolves to its outcome, or to undefined when no worker could run the core: why in
 // args.fallback (a name of H3PROBE_WORKER_FALLBACK_REASONS: the constructor threw, the worker did not load, the core
 // did not load in it), the problem in the errors. The worker, written so that bundlers follow it to a file of its own; beside the glue when
 // moduleUrl is set. A Worker must come from the page's own origin: elsewhere the constructor throws or the worker fails
@@ -173,7 +172,7 @@ function inWorker(args) {
       record('worker', problem || reason); // Firefox tells no more than that the worker did not load
       worker?.terminate();
       args.fallback = reason;
-      resolve(null);
+      resolve();
     };
     // Heard until the outcome comes, or, on the main thread, until run.js has read it (csp()).
     watchCsp(1);
@@ -184,7 +183,7 @@ function inWorker(args) {
       return fallBack('constructor', error);
     }
     let answered = false; // the outcome is known
-    let partial = null; // the latest partial beacon, [url, body]
+    let partial; // the latest partial beacon, [url, body]
     const stop = () => {
       unwatch();
       end();

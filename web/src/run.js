@@ -21,9 +21,9 @@ function moduleFiles(moduleUrl) {
 
 /**
  * record(where, error) keeps a problem in the gate's status and sends it on to the core; sendBeacon(url, body) gives a beacon
- * to the browser; watch(hidden) calls hidden() when the page is hidden and returns a function that stops watching;
- * onEnd() is called once, when the run is over; csp() says whether a CSP was seen blocking the gate's worker, and stops
- * listening for it. Returns the run's handle for the gate.
+ * to the browser (by navigator.sendBeacon, else a keepalive fetch); watch(hidden) calls hidden() when the page is hidden
+ * and returns a function that stops watching; onEnd() is called once, when the run is over; csp() says whether a CSP was
+ * seen blocking the gate's worker, and stops listening for it. Returns the run's handle for the gate.
  */
 export function startRun({ record, sendBeacon, watch, onEnd, csp }) {
   let core = null;
@@ -62,15 +62,10 @@ export function startRun({ record, sendBeacon, watch, onEnd, csp }) {
     const workerFallback = () => (csp() && ['constructor', 'worker_load'].includes(fallback) ? 'csp' : fallback);
     const { worker, glue, wasm } = moduleFiles(moduleUrl);
     // The reason for worker.js itself: its own tagging (failed()) cannot run when it does not load.
-    const { coreRun, sendBeaconByFetch } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
+    const { coreRun } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
       throw Object.assign(error, { loadError: 'worker_import' });
     });
-    // The beacon by sendBeacon, or by a keepalive fetch where the browser refuses it (its beacons turned off).
-    core = coreRun({
-      onError: record,
-      sendBeacon: (url, body) => sendBeacon(url, body) || (sendBeaconByFetch(url, body).catch((error) => record('beacon fetch', error)), true),
-      onRunEnded: close,
-    });
+    core = coreRun({ onError: record, sendBeacon, onRunEnded: close });
     // The problems met so far; from now on record() hands them to the core.
     const outcome = await core.start({ ...args, errors: [...args.errors], runContext: 'main', workerFallback,
       files: glue && { glue, wasm } });

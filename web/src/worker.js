@@ -4,6 +4,7 @@
 // page.
 import { createBrowserHost, nextTask } from './browserHost.js';
 import { clientContext } from './clientContext.js';
+import { sendBeaconByFetch } from './sendBeaconByFetch.js';
 
 // Keys the loader uses itself; every other key goes to the WASM core, which validates it.
 const LOADER_KEYS = ['moduleUrl', 'remoteConfigUrl', 'remoteConfigTimeoutMs', 'worker'];
@@ -144,7 +145,7 @@ export function coreRun({ onError, sendBeacon, onRunEnded, onPartial }) {
       }
       if (!remoteProblem && merged !== local) {
         const problems = configureCore(merged);
-        if (problems.length) remoteProblem = `remote config: ${problems.join('; ')}`;
+        remoteProblem = problems.join('; ');
       }
       configured = true;
       for (const error of [...errors, ...noted]) session.noteError(error);
@@ -154,7 +155,7 @@ export function coreRun({ onError, sendBeacon, onRunEnded, onPartial }) {
       if (remoteProblem) {
         // One error beacon per page load, to the page's own beacon URL, and only from sampled page loads.
         onError('remote config', remoteProblem);
-        session.fail(remoteProblem);
+        session.fail(`remote config: ${remoteProblem}`);
         close(); // the beacon has ended it already; this covers a core that sent none
         return 'invalid_remote_config';
       }
@@ -194,10 +195,6 @@ export function coreRun({ onError, sendBeacon, onRunEnded, onPartial }) {
 // it), or, where the browser refuses the fetch, handed to the page to send ({unsent: [url, body]}: navigator.sendBeacon
 // exists only there). A run that does not start ends with its outcome. Each message has the run's state, page load id
 // and beacon (status).
-// A beacon by fetch keepalive, from the worker or, where sendBeacon refused it, from run.js: credentials omitted (the
-// collector needs none); no-cors, as sendBeacon: a collector on another origin need not answer CORS for it to arrive.
-export const sendBeaconByFetch = (url, body) => fetch(url, { method: 'POST', body, keepalive: true, credentials: 'omit', mode: 'no-cors' });
-
 function serve() {
   let run = null;
   let partial = null; // the first partial beacon, until the outcome carries it

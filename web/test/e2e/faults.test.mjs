@@ -348,6 +348,20 @@ function faultMatrix(engine) {
         waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
       assert.equal(run.config_id, '\u00e9'.repeat(32));
     });
+    // Where the browser refuses the beacon (sendBeacon returns false: a quota, an extension) or has none (Firefox with
+    // beacons turned off), the gate sends its load_error beacon by a keepalive fetch, and it is stored.
+    for (const [refusal, init] of [
+      ['returns false', () => { navigator.sendBeacon = () => false; }],
+      ['is missing', () => { delete navigator.sendBeacon; delete Navigator.prototype.sendBeacon; }], // (the first: pageBeacons' wrapper)
+    ]) {
+      test(`navigator.sendBeacon ${refusal}: the load_error beacon goes by a keepalive fetch, and the collector stores it`, async () => {
+        const { status, run, requests } = await probe(ctx, { loadError: 'glue_import', config: { moduleUrl: '/fixtures/missing.mjs' },
+          beforeSearch: { init }, waitFor: (page) => page.waitForFunction(() => window.h3probeStatus().state === 'error') });
+        assert.equal(status.beaconQueued, true);
+        assert.equal(requests.filter((r) => new URL(r.url).pathname === '/beacon').length, 1, 'one beacon request, the fetch');
+        assert.equal(run.reason, 'glue_import');
+      });
+    }
     test('a browser without Worker: the run completes on the main thread, and its beacon says no_worker', async () => {
       const { beacon, status } = await probe(ctx, { context: 'main', fallback: 'no_worker',
         beforeSearch: { init: () => { delete window.Worker; } } });
