@@ -1,31 +1,34 @@
-// `npm run bench:mainthread -- [--rounds 16] [--window-ms 1500] [--arms worker,main,plainjs] [--tiny]`: the page's
+// `npm run bench:mainthread -- [--rounds 16] [--window-ms 1500] [--arms worker,main,plainjs,floor] [--tiny]`: the page's
 // main-thread CPU as the operating system counts it, at 1× (no CPU throttling): in Chromium's renderer the main thread
 // is the thread whose id is the process id, and /proc/PID/task/PID/schedstat's first field is its CPU time in ns. Each
 // load counts one fixed window from the search's Enter, with nothing polled inside the page during it. Per round, one
 // load of each arm in a shuffled order: control (sampleRate 0: the gate loads and stops), the module in its Worker
-// (worker), the module on the main thread (main: worker false), and the anchor (plainjs: the same experiment in plain
-// JavaScript on the main thread, web/devstack/plainjs). Prints each arm's paired median above the control (the
-// control of the same round) with a bootstrap 95% interval, its ratio to the anchor's, and the load average at start
-// and end. The traced attribution at 4× is bench:longtasks'. --tiny: 1 round.
+// (worker), the module on the main thread (main: worker false), the anchor (plainjs: the same experiment in plain
+// JavaScript on the main thread, web/devstack/plainjs), and the floor (floor: a Worker that makes the probe's requests
+// without the core, web/devstack/floor: the least any design with a dedicated Worker costs the page). Prints each
+// arm's paired median above the control (the control of the same round) with a bootstrap 95% interval, its ratio to
+// the anchor's, and the load average at start and end. The traced attribution at 4× is bench:longtasks'. --tiny: 1 round.
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
 import { experimentUrl } from '../devstack/pageLoad.mjs';
-import { quantile } from '../devstack/longTasks.mjs';
+import { FLOOR_MODULE, quantile } from '../devstack/longTasks.mjs';
 
 const ARMS = Object.freeze({
   control: { config: { sampleRate: 0 }, target: 'base', context: '' },
   worker: { config: {}, target: 'base', context: 'worker' },
   main: { config: { worker: false }, target: 'base', context: 'main' },
   plainjs: { config: {}, target: 'plainjs', context: 'main' },
+  floor: { config: {}, target: 'floor', context: 'worker' },
 });
-const PLAINJS_MODULE = new URL('../devstack/plainjs/', import.meta.url).pathname;
+// The fixtures served at /h3probe/ in place of web/dist, by target.
+const FIXTURES = { plainjs: new URL('../devstack/plainjs/', import.meta.url).pathname, floor: FLOOR_MODULE };
 
 const { values: args } = parseArgs({ options: {
   rounds: { type: 'string', default: '16' }, 'window-ms': { type: 'string', default: '1500' },
-  arms: { type: 'string', default: 'worker,main,plainjs' }, tiny: { type: 'boolean', default: false },
+  arms: { type: 'string', default: 'worker,main,plainjs,floor' }, tiny: { type: 'boolean', default: false },
 } });
 const rounds = args.tiny ? 1 : Number(args.rounds);
 const windowMs = Number(args['window-ms']);
@@ -58,7 +61,7 @@ async function oneLoad(target, arm) {
     const ms = (mainThreadNs(pid) - before) / 1e6;
     const status = await page.evaluate(() => window.h3probeStatus());
     const beacon = status.beacon ? JSON.parse(status.beacon) : null;
-    const ranIn = arm.target === 'plainjs' ? status.runContext : beacon?.context?.run_context ?? '';
+    const ranIn = FIXTURES[arm.target] ? status.runContext : beacon?.context?.run_context ?? '';
     return { ms, state: status.state, run: status.run, ranIn };
   } finally {
     await context.close();
@@ -84,7 +87,8 @@ function medianWithInterval(xs, resamples = 4000) {
 const targets = {};
 let wrong = 0;
 try {
-  for (const [name, module] of [['base', undefined], ...(names.includes('plainjs') ? [['plainjs', PLAINJS_MODULE]] : [])]) {
+  for (const name of new Set(names.map((n) => ARMS[n].target))) {
+    const module = FIXTURES[name];
     const stack = await startStack(module ? { roots: { module } } : {});
     // No spare renderer: Chromium would start one in the window of a load, and its start would count.
     const browser = await launchBrowser(stack, { extra: ['--disable-features=SpareRendererForSitePerProcess'] });

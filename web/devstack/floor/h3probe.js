@@ -9,7 +9,7 @@ let done;
 const finished = new Promise((resolve) => { done = resolve; });
 
 export const configure = (c) => { config = c; };
-export const status = () => ({ state });
+export const status = () => ({ state, runContext: state === 'idle' || state === 'not_sampled' ? '' : 'worker' });
 export const whenDone = () => finished;
 
 export function searchCompleted() {
