@@ -33,6 +33,9 @@ const PAGE = `(url, body, keepalive, end) => new Promise((resolve) => {
 // What each engine keeps of a keepalive beacon whose worker ends right after the call (docs/record/platform-notes.md).
 const KEPT_WHEN_TERMINATED = { chromium: false, firefox: true, webkit: true };
 const TRIES = 5;
+// Where a loss is a race (a request may get under way before the worker ends), the tries go on until one is lost, up
+// to this many: at 5 a fixed count, all 5 arrived once in Chromium on an idle machine.
+const MAX_TRIES_FOR_A_LOSS = 25;
 
 let stack;
 before(async () => {
@@ -51,6 +54,13 @@ function beacon() {
 }
 const stored = (runId) => Boolean(stack.store.db.prepare('SELECT 1 FROM runs WHERE run_id = ?').get(runId));
 
+// Sends beacons as arrives() does until one is lost, at most MAX_TRIES_FOR_A_LOSS; returns whether each arrived.
+async function untilLost(openPage, how) {
+  const arrived = [];
+  while (arrived.length < MAX_TRIES_FOR_A_LOSS && !arrived.includes(false)) arrived.push(await arrives(await openPage(), how));
+  return arrived;
+}
+
 // Sends one beacon from a fresh page of `engine` (run(expression) evaluates in it) and says whether it was stored.
 async function arrives(run, { keepalive, end }) {
   const { runId, body } = beacon();
@@ -65,21 +75,25 @@ function cases(engine, openPage) {
     assert.equal(await arrives(await openPage(), { keepalive: true, end: 'answer' }), true);
   });
   // Where the engine does not keep it, the worker's end races a request already under way: lost in some tries, not all
-  // (CI once saw 1 of 3 lost, so "most" was a coin toss): at least once in TRIES.
+  // (CI once saw 1 of 3 lost, and once 0 of 5): at least once in MAX_TRIES_FOR_A_LOSS.
   for (const end of ['terminate', 'close']) {
     const how = end === 'terminate' ? 'terminated by the page' : 'that ends itself';
-    test(`${engine}: a keepalive beacon from a worker ${how} right after the call ${KEPT_WHEN_TERMINATED[engine] ? 'still arrives' : 'is lost'} (${TRIES} tries)`, async () => {
-      const arrived = [];
-      for (let i = 0; i < TRIES; i++) arrived.push(await arrives(await openPage(), { keepalive: true, end }));
-      if (KEPT_WHEN_TERMINATED[engine]) assert.deepEqual(arrived, Array(TRIES).fill(true));
-      else assert.ok(arrived.includes(false), `arrived: ${arrived}`);
+    const kept = KEPT_WHEN_TERMINATED[engine];
+    test(`${engine}: a keepalive beacon from a worker ${how} right after the call ${kept ? `still arrives (${TRIES} tries)` : `can be lost (in ${MAX_TRIES_FOR_A_LOSS} tries, at least once)`}`, async () => {
+      if (kept) {
+        const arrived = [];
+        for (let i = 0; i < TRIES; i++) arrived.push(await arrives(await openPage(), { keepalive: true, end }));
+        assert.deepEqual(arrived, Array(TRIES).fill(true));
+      } else {
+        const arrived = await untilLost(openPage, { keepalive: true, end });
+        assert.ok(arrived.includes(false), `arrived: ${arrived}`);
+      }
     });
   }
   // The page's terminate() races the request here: a request already under way may still arrive (Firefox once in a
   // run of the whole suite), so the control asks only that termination can lose it.
-  test(`${engine}: without keepalive, the beacon of a worker terminated right after the call is lost (in ${TRIES} tries, at least once)`, async () => {
-    const arrived = [];
-    for (let i = 0; i < TRIES; i++) arrived.push(await arrives(await openPage(), { keepalive: false, end: 'terminate' }));
+  test(`${engine}: without keepalive, the beacon of a worker terminated right after the call is lost (in ${MAX_TRIES_FOR_A_LOSS} tries, at least once)`, async () => {
+    const arrived = await untilLost(openPage, { keepalive: false, end: 'terminate' });
     assert.ok(arrived.includes(false), `arrived: ${arrived}`);
   });
 }
