@@ -205,21 +205,25 @@ export function moduleMainThreadMs(profile, events, pageUrl) {
 
 /**
  * One throttled page load with one search; resolves with {longtasks, frames, moduleFrames, moduleScripts, mainMs,
- * state, runContext}. config: extra config keys (e.g. {sampleRate: 0} for the control, {worker: false}).
+ * state, runContext}. config: extra config keys (e.g. {sampleRate: 0} for the control, {worker: false}). traced: false
+ * loads the page without the trace and the CPU profiler, and so without mainMs and tasks.
  */
-export async function throttledSearch(browser, stack, { rate = 4, config = {}, settleMs = 1500 } = {}) {
+export async function throttledSearch(browser, stack, { rate = 4, config = {}, settleMs = 1500, traced = true } = {}) {
   const tab = await openPage(browser, null);
   try {
     await tab.page.addInitScript(observeLongTasks);
     const cdp = await tab.context.newCDPSession(tab.page);
     await cdp.send('Emulation.setCPUThrottlingRate', { rate });
     const events = [];
-    cdp.on('Tracing.dataCollected', ({ value }) => events.push(...value));
-    const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
-    await cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.setSamplingInterval', { interval: PROFILE_INTERVAL_US });
-    await cdp.send('Profiler.start');
+    let tracingDone;
+    if (traced) {
+      cdp.on('Tracing.dataCollected', ({ value }) => events.push(...value));
+      tracingDone = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+      await cdp.send('Tracing.start', { categories: TRACE_CATEGORIES, transferMode: 'ReportEvents' });
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: PROFILE_INTERVAL_US });
+      await cdp.send('Profiler.start');
+    }
     await tab.page.goto(experimentUrl(stack, config));
     await tab.page.fill('#query', 'throttled');
     await tab.page.press('#query', 'Enter');
@@ -228,9 +232,12 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
     // task. requests: the floor's count of the requests its Worker made (its Resource Timing entries), else 0.
     const [state, pageLoadId, requests] = await tab.page.evaluate(() => window.h3probeDone().then((s) => [s.state, s.pageLoadId ?? '', s.requests ?? 0]));
     await tab.page.waitForTimeout(settleMs); // a frame is reported once it has ended
-    const { profile } = await cdp.send('Profiler.stop');
-    await cdp.send('Tracing.end');
-    await traced;
+    let profile;
+    if (traced) {
+      ({ profile } = await cdp.send('Profiler.stop'));
+      await cdp.send('Tracing.end');
+      await tracingDone;
+    }
     const seen = await tab.page.evaluate(() => window.__h3probeLongTasks);
     const long = (e) => e.duration >= LONG_TASK_MS;
     const frames = seen.frames.filter(long);
@@ -238,7 +245,7 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
       state,
       requests,
       runContext: stack.store.db.prepare('SELECT run_context FROM runs WHERE page_load_id = ?').pluck().get(pageLoadId) ?? '',
-      ...(({ ms, wallMs, shareMs, tasks }) => ({ mainMs: ms, mainWallMs: wallMs, shareMs, tasks }))(moduleMainThreadMs(profile, events, stack.urls.page)),
+      ...(traced ? (({ ms, wallMs, shareMs, tasks }) => ({ mainMs: ms, mainWallMs: wallMs, shareMs, tasks }))(moduleMainThreadMs(profile, events, stack.urls.page)) : {}),
       longtasks: seen.longtasks.filter(long),
       frames,
       // A frame can hold several short tasks; a single run of the module's script that long is a long task of its own.
@@ -273,33 +280,45 @@ export function unseenRequests(loads) {
     .filter((l) => !(l.requests > 0 && l.reported >= l.requests));
 }
 
+// The long tasks and long animation frames of a set of loads: counts, and those attributed to the module.
+const frameCounts = () => ({ longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0, loadsWithModuleScript: 0,
+  worstModuleMs: 0, worstFrameMs: 0 });
+function countFrames(o, r) {
+  o.longtasks += r.longtasks.length;
+  o.moduleFrames += r.moduleFrames.length;
+  if (r.moduleFrames.length) o.loadsWithModuleFrame += 1;
+  o.moduleScripts += r.moduleScripts.length;
+  if (r.moduleScripts.length) o.loadsWithModuleScript += 1;
+  for (const sc of r.moduleScripts) o.worstModuleMs = Math.max(o.worstModuleMs, sc.duration);
+  for (const f of r.moduleFrames) o.worstFrameMs = Math.max(o.worstFrameMs, f.duration);
+}
+
 /**
  * n loads of each arm, interleaved; per arm the module's main-thread ms per load, its tasks by label, and the counts of
- * long tasks and of frames attributed to the module. targets: {name: {browser, stack}}.
+ * long tasks and of frames attributed to the module (traced loads). Each traced load is followed by one of the same arm
+ * without the trace and the CPU profiler (untraced: their counts, as a user's page runs, since the profiler's sampling
+ * and the trace take the main thread too and lengthen its frames). targets: {name: {browser, stack}}.
  */
 export async function compareLongTasks(targets, { loads = 20, rate = 4, arms = ARMS, onLoad = () => {} } = {}) {
   const out = {};
-  for (const name of Object.keys(arms)) {
-    out[name] = { loads: [], mainMs: [], mainWallMs: [], shareMs: [], longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0,
-      loadsWithModuleScript: 0, worstModuleMs: 0, worstFrameMs: 0 };
-  }
+  for (const name of Object.keys(arms)) out[name] = { loads: [], mainMs: [], mainWallMs: [], shareMs: [], ...frameCounts(), untraced: frameCounts() };
   for (let i = 0; i < loads; i++) {
     for (const [name, { config, target }] of Object.entries(arms)) {
       const { browser, stack } = targets[target];
-      const r = await throttledSearch(browser, stack, { rate, config });
       const o = out[name];
-      o.loads.push(r);
-      o.mainMs.push(r.mainMs);
-      o.mainWallMs.push(r.mainWallMs);
-      o.shareMs.push(r.shareMs);
-      o.longtasks += r.longtasks.length;
-      o.moduleFrames += r.moduleFrames.length;
-      if (r.moduleFrames.length) o.loadsWithModuleFrame += 1;
-      o.moduleScripts += r.moduleScripts.length;
-      if (r.moduleScripts.length) o.loadsWithModuleScript += 1;
-      for (const sc of r.moduleScripts) o.worstModuleMs = Math.max(o.worstModuleMs, sc.duration);
-      for (const f of r.moduleFrames) o.worstFrameMs = Math.max(o.worstFrameMs, f.duration);
-      onLoad(name, i, r);
+      for (const traced of [true, false]) {
+        const r = await throttledSearch(browser, stack, { rate, config, traced });
+        onLoad(name, i, r, traced);
+        if (!traced) {
+          countFrames(o.untraced, r);
+          continue;
+        }
+        o.loads.push(r);
+        o.mainMs.push(r.mainMs);
+        o.mainWallMs.push(r.mainWallMs);
+        o.shareMs.push(r.shareMs);
+        countFrames(o, r);
+      }
     }
   }
   return out;
