@@ -5,6 +5,7 @@
 // control with sampleRate 0 (the module loads its gate and stops) shows the page's own.
 import { openPage } from '../cli/chromium.mjs';
 import { experimentUrl } from './pageLoad.mjs';
+import { quantile } from './stats.mjs';
 
 export const LONG_TASK_MS = 50;
 // The profiler's sampling interval: the module's main-thread time is counted in steps of this size.
@@ -281,9 +282,10 @@ export function unseenRequests(loads) {
 }
 
 // The long tasks and long animation frames of a set of loads: counts, and those attributed to the module.
-const frameCounts = () => ({ longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0, loadsWithModuleScript: 0,
-  worstModuleMs: 0, worstFrameMs: 0 });
+const frameCounts = () => ({ counted: 0, longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0,
+  loadsWithModuleScript: 0, worstModuleMs: 0, worstFrameMs: 0 });
 function countFrames(o, r) {
+  o.counted += 1;
   o.longtasks += r.longtasks.length;
   o.moduleFrames += r.moduleFrames.length;
   if (r.moduleFrames.length) o.loadsWithModuleFrame += 1;
@@ -297,16 +299,17 @@ function countFrames(o, r) {
  * n loads of each arm, interleaved; per arm the module's main-thread ms per load, its tasks by label, and the counts of
  * long tasks and of frames attributed to the module (traced loads). Each traced load is followed by one of the same arm
  * without the trace and the CPU profiler (untraced: their counts, as a user's page runs, since the profiler's sampling
- * and the trace take the main thread too and lengthen its frames). targets: {name: {browser, stack}}.
+ * and the trace take the main thread too and lengthen its frames). untracedOnly: the untraced loads alone (the frames'
+ * count, more loads in the same minutes; no main-thread ms). targets: {name: {browser, stack}}.
  */
-export async function compareLongTasks(targets, { loads = 20, rate = 4, arms = ARMS, onLoad = () => {} } = {}) {
+export async function compareLongTasks(targets, { loads = 20, rate = 4, arms = ARMS, untracedOnly = false, onLoad = () => {} } = {}) {
   const out = {};
   for (const name of Object.keys(arms)) out[name] = { loads: [], mainMs: [], mainWallMs: [], shareMs: [], ...frameCounts(), untraced: frameCounts() };
   for (let i = 0; i < loads; i++) {
     for (const [name, { config, target }] of Object.entries(arms)) {
       const { browser, stack } = targets[target];
       const o = out[name];
-      for (const traced of [true, false]) {
+      for (const traced of untracedOnly ? [false] : [true, false]) {
         const r = await throttledSearch(browser, stack, { rate, config, traced });
         onLoad(name, i, r, traced);
         if (!traced) {
@@ -345,10 +348,4 @@ export function tasksByLabel(loads) {
     mean: l.ms.reduce((a, b) => a + b, 0) / loads.length,
     parts: Object.fromEntries(Object.entries(l.parts).map(([part, v]) => [part, quantile(v, 0.5)])),
   })).sort((a, b) => b.mean - a.mean);
-}
-
-/** The p-quantile of values (the order statistic at floor(p n)); NaN for none. */
-export function quantile(values, p) {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : NaN;
 }

@@ -1,5 +1,5 @@
 // `npm run bench:longtasks -- [--loads 20] [--hog-loads 20] [--rate 4] [--arms worker,main,control,floor] [--compare DIR]…
-// [--tiny]`: the module's cost to the page's main thread in Chromium with the CPU slowed down `rate` times: `loads` page
+// [--untraced] [--tiny]`: the module's cost to the page's main thread in Chromium with the CPU slowed down `rate` times: `loads` page
 // loads, each with one search, of each arm (the core in its Worker, the core on the main thread with worker: false,
 // sampleRate 0 as the control, and the floor: a Worker that makes the probe's requests without the core),
 // interleaved, each load traced (a trace and a CPU profile) and followed by an untraced one; then `hog-loads` more of
@@ -8,15 +8,18 @@
 // and long animation frames (≥ 50 ms) holding a module script in traced and in untraced loads (the budget's count),
 // and the module's tasks by what they were; the load average at the start and end of each round. --compare DIR (repeatable): one more arm per DIR, named after the folder, the Worker arm of another
 // build of the module (a web/dist folder, e.g. saved from main), served by a stack and browser of its own and loaded in
-// turn with the others, so that a change is measured against its base in the same minutes. Exits non-zero when a load
-// did not run where its arm says. --tiny: 2 loads, 1 with the hog.
+// turn with the others, so that a change is measured against its base in the same minutes. --untraced: the untraced
+// loads alone, for the frames' count (a rate of a few in 20 loads needs more loads to tell two arms apart; Wilson's
+// interval of each arm's loads with a module frame says how far apart). Exits non-zero when a load did not run where its
+// arm says. --tiny: 2 loads, 1 with the hog.
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
-import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US, quantile, tasksByLabel, unseenRequests } from '../devstack/longTasks.mjs';
+import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US, tasksByLabel, unseenRequests } from '../devstack/longTasks.mjs';
+import { quantile, wilson } from '../devstack/stats.mjs';
 
 // Where the module's main-thread time goes, traced under throttling: an attribution, not the budget's count (CPU taken
 // under throttling includes the throttler's own spin; the budget is bench:mainthread's, by the OS at 1x). The long
@@ -25,7 +28,8 @@ import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US
 
 const { values: args } = parseArgs({ options: {
   loads: { type: 'string', default: '20' }, 'hog-loads': { type: 'string', default: '20' }, rate: { type: 'string', default: '4' },
-  arms: { type: 'string', default: Object.keys(ARMS).join(',') }, compare: { type: 'string', multiple: true, default: [] }, tiny: { type: 'boolean', default: false },
+  arms: { type: 'string', default: Object.keys(ARMS).join(',') }, compare: { type: 'string', multiple: true, default: [] },
+  untraced: { type: 'boolean', default: false }, tiny: { type: 'boolean', default: false },
 } });
 const loads = args.tiny ? 2 : Number(args.loads);
 const hogLoads = args.tiny ? 1 : Number(args['hog-loads']);
@@ -54,9 +58,13 @@ function startHog() {
 
 async function round(targets, title, n) {
   const start = load();
+  // Per arm, every load's state, and how many ran the core elsewhere than the arm says (traced or not).
+  const placed = Object.fromEntries(Object.keys(arms).map((name) => [name, { states: new Set(), elsewhere: 0 }]));
   const out = await compareLongTasks(targets, {
-    loads: n, rate, arms,
+    loads: n, rate, arms, untracedOnly: args.untraced,
     onLoad(name, i, r, traced) {
+      placed[name].states.add(r.state);
+      if (r.state === 'started' && r.runContext !== (EXPECTED_CONTEXT[name] ?? 'worker')) placed[name].elsewhere += 1;
       for (const f of r.moduleFrames) {
         const scripts = f.scripts.map((s) => `${s.invoker || '?'} [${s.url ? new URL(s.url).pathname : ''} ${s.fn || ''}] ${Math.round(s.duration)} ms`).join('; ');
         console.log(`${title} ${name} load ${i + 1}${traced ? ', traced' : ''}: module frame ${Math.round(f.duration)} ms (blocking ${Math.round(f.blocking)} ms): ${scripts}`);
@@ -66,23 +74,29 @@ async function round(targets, title, n) {
       if (messages.length) console.log(`  the load's Worker messages, thread CPU / wall ms: ${messages.map((t) => `${t.ms.toFixed(1)}/${t.wallMs.toFixed(1)}`).join(', ')}`);
     },
   });
-  console.log(`\n${title}: Chromium, CPU throttled ${rate}x, ${n} traced loads per arm and ${n} untraced, long = at least ${LONG_TASK_MS} ms; load average ${start} -> ${load()}`);
-  console.log('arm      module main-thread ms/load: median  p90   max (wall median) [samples alone] | traced loads: long tasks | LoAF with a module script: frames (loads), worst | module scripts >= 50 ms');
+  console.log(`\n${title}: Chromium, CPU throttled ${rate}x, ${args.untraced ? '' : `${n} traced loads per arm and `}${n} untraced, long = at least ${LONG_TASK_MS} ms; load average ${start} -> ${load()}`);
   let wrong = 0;
-  for (const [name, o] of Object.entries(out)) {
-    const elsewhere = o.loads.filter((l) => l.state === 'started' && l.runContext !== (EXPECTED_CONTEXT[name] ?? 'worker')).length;
+  for (const [name, { states, elsewhere }] of Object.entries(placed)) {
     wrong += elsewhere;
-    const states = [...new Set(o.loads.map((l) => l.state))].join(',');
-    console.log(`${name.padEnd(8)} ${f1(quantile(o.mainMs, 0.5)).padStart(30)} ${f1(quantile(o.mainMs, 0.9)).padStart(5)} ` +
-      `${f1(Math.max(...o.mainMs)).padStart(5)} (${f1(quantile(o.mainWallMs, 0.5)).padStart(5)}) [${f1(quantile(o.shareMs, 0.5)).padStart(5)}] | ${String(o.longtasks).padStart(10)} | ${String(o.moduleFrames).padStart(12)} (${o.loadsWithModuleFrame}), ` +
-      `${Math.round(o.worstFrameMs)} ms | ${o.moduleScripts} (states ${states}${elsewhere ? `; ${elsewhere} ran elsewhere` : ''})`);
+    console.log(`${name}: states ${[...states].join(',')}${elsewhere ? `; ${elsewhere} ran elsewhere` : ''}`);
+  }
+  if (!args.untraced) {
+    console.log('arm      module main-thread ms/load: median  p90   max (wall median) [samples alone] | traced loads: long tasks | LoAF with a module script: frames (loads), worst | module scripts >= 50 ms');
+    for (const [name, o] of Object.entries(out)) {
+      console.log(`${name.padEnd(8)} ${f1(quantile(o.mainMs, 0.5)).padStart(30)} ${f1(quantile(o.mainMs, 0.9)).padStart(5)} ` +
+        `${f1(Math.max(...o.mainMs)).padStart(5)} (${f1(quantile(o.mainWallMs, 0.5)).padStart(5)}) [${f1(quantile(o.shareMs, 0.5)).padStart(5)}] | ${String(o.longtasks).padStart(10)} | ${String(o.moduleFrames).padStart(12)} (${o.loadsWithModuleFrame}), ` +
+        `${Math.round(o.worstFrameMs)} ms | ${o.moduleScripts}`);
+    }
   }
   // The frames' budget is counted in the untraced loads: a page as users run it, without the profiler's sampling.
-  console.log('arm      untraced loads: long tasks | LoAF with a module script: frames (loads), worst | module scripts >= 50 ms | budget: no such frame');
+  console.log('arm      untraced loads: long tasks | LoAF with a module script: frames, loads with one [95 % interval] worst | module scripts >= 50 ms | budget: no such frame');
+  const percent = (x) => `${Math.round(100 * x)} %`;
   for (const [name, { untraced: u }] of Object.entries(out)) {
-    console.log(`${name.padEnd(8)} ${String(u.longtasks).padStart(26)} | ${String(u.moduleFrames).padStart(12)} (${u.loadsWithModuleFrame}), ` +
-      `${Math.round(u.worstFrameMs)} ms | ${String(u.moduleScripts).padStart(23)} | ${name === 'control' ? '' : u.moduleFrames ? 'not met' : 'met'}`);
+    const [lo, hi] = wilson(u.loadsWithModuleFrame, u.counted);
+    console.log(`${name.padEnd(8)} ${String(u.longtasks).padStart(26)} | ${String(u.moduleFrames).padStart(6)}, ${u.loadsWithModuleFrame} of ${u.counted} ` +
+      `[${percent(lo)}, ${percent(hi)}] ${Math.round(u.worstFrameMs)} ms | ${String(u.moduleScripts).padStart(23)} | ${name === 'control' ? '' : u.moduleFrames ? 'not met' : 'met'}`);
   }
+  if (args.untraced) return wrong;
   if (out.control) {
     for (const name of Object.keys(out).filter((a) => a !== 'control')) {
       const above = quantile(out[name].mainMs, 0.5) - quantile(out.control.mainMs, 0.5);
@@ -132,7 +146,7 @@ try {
     targets[name] = { stack };
     targets[name].browser = await launchBrowser(stack);
   }
-  console.log([
+  if (!args.untraced) console.log([
     "main-thread ms: thread CPU time of the page's tasks (trace RunTask tdur), counted as follows:",
     "  a message from the module's Worker: whole, less its samples of the page's own script;",
     '  a task Chromium runs on the page for the Worker (its requests reported to the page, its start, its bookkeeping): the same;',

@@ -14,7 +14,8 @@ import { parseArgs } from 'node:util';
 import { startStack } from '../devstack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
 import { experimentUrl } from '../devstack/pageLoad.mjs';
-import { FLOOR_MODULE, quantile } from '../devstack/longTasks.mjs';
+import { FLOOR_MODULE } from '../devstack/longTasks.mjs';
+import { quantile } from '../devstack/stats.mjs';
 
 const ARMS = Object.freeze({
   control: { config: { sampleRate: 0 }, target: 'base', context: '' },

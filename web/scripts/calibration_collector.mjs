@@ -16,6 +16,7 @@ import { openStore } from '../server/store.mjs';
 import { startCollector } from '../server/collector.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { mulberry32 } from '../devstack/syntheticBeacons.mjs';
+import { wilson } from '../devstack/stats.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -155,18 +156,14 @@ const sdOf = (zs) => {
   const m = zs.reduce((s, z) => s + z, 0) / zs.length;
   return Math.sqrt(zs.reduce((s, z) => s + (z - m) ** 2, 0) / Math.max(1, zs.length - 1));
 };
-// Wilson's 95 % interval for k of m, in %: 60 reports know a 5 % rate to within several points.
-const wilson = (k, m) => {
-  const z = 1.959964, p = k / m, d = 1 + z * z / m;
-  const mid = (p + z * z / (2 * m)) / d, half = z * Math.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / d;
-  return `${(100 * Math.max(0, mid - half)).toFixed(1)}–${(100 * Math.min(1, mid + half)).toFixed(1)} %`;
-};
+// Wilson's 95 % interval, in %: 60 reports know a 5 % rate to within several points.
+const wilsonPercent = (k, m) => wilson(k, m).map((x) => (100 * x).toFixed(1)).join('–') + ' %';
 const excluding = cells.filter((c) => c.excludes).length;
 console.log(`A/A through the collector: ${experiments} experiments of ${runsPerExperiment} runs, ${groupsSeen} groups, ${n} cells with an interval`);
 console.log(`SD of Δ / SE: ${sdOf(cells.map((c) => c.z)).toFixed(3)} (calibrated: 1); 95 % intervals excluding 0: ` +
   `${(100 * excluding / n).toFixed(2)} % (5 %)`);
 console.log(`reports with a Benjamini-Hochberg discovery: ${reportsWithDiscovery} of ${experiments} ` +
-  `(${(100 * reportsWithDiscovery / experiments).toFixed(1)} %, 95 % interval ${wilson(reportsWithDiscovery, experiments)}; budget ≤ 5 %)`);
+  `(${(100 * reportsWithDiscovery / experiments).toFixed(1)} %, 95 % interval ${wilsonPercent(reportsWithDiscovery, experiments)}; budget ≤ 5 %)`);
 // The tail Benjamini-Hochberg reads: a report's smallest p-values, near 0.05 / cells.
 const below = (a) => `${(100 * cells.filter((c) => c.pValue < a).length / n).toFixed(2)} %`;
 console.log(`cells with p < 0.01: ${below(0.01)} (1 %), p < 0.001: ${below(0.001)} (0.1 %)`);
