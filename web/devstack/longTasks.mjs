@@ -13,8 +13,10 @@ export const PROFILE_INTERVAL_US = 100;
 
 // Runs in the page before its scripts: observers for long tasks and long animation frames, buffered in a global.
 function observeLongTasks() {
-  const seen = { longtasks: [], frames: [] };
+  const seen = { longtasks: [], frames: [], searchAt: Infinity };
   window.__h3probeLongTasks = seen;
+  // When the search was submitted: the frames from then on are the run's (and the page's results).
+  addEventListener('submit', () => { seen.searchAt = Math.min(seen.searchAt, performance.now()); }, true);
   try {
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) seen.longtasks.push({ start: e.startTime, duration: e.duration });
@@ -240,6 +242,7 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
       await tracingDone;
     }
     const seen = await tab.page.evaluate(() => window.__h3probeLongTasks);
+    if (!Number.isFinite(seen.searchAt)) throw new Error('the page never submitted its search: no frame can be told to follow it');
     const long = (e) => e.duration >= LONG_TASK_MS;
     const frames = seen.frames.filter(long);
     return {
@@ -249,6 +252,8 @@ export async function throttledSearch(browser, stack, { rate = 4, config = {}, s
       ...(traced ? (({ ms, wallMs, shareMs, tasks }) => ({ mainMs: ms, mainWallMs: wallMs, shareMs, tasks }))(moduleMainThreadMs(profile, events, stack.urls.page)) : {}),
       longtasks: seen.longtasks.filter(long),
       frames,
+      // The frames that ended after the search was submitted (the one holding the submit started before it).
+      framesAfterSearch: frames.filter((f) => f.start + f.duration >= seen.searchAt),
       // A frame can hold several short tasks; a single run of the module's script that long is a long task of its own.
       moduleFrames: frames.filter((f) => f.scripts.some(moduleScript)),
       moduleScripts: frames.flatMap((f) => f.scripts).filter((s) => moduleScript(s) && s.duration >= LONG_TASK_MS),
@@ -282,11 +287,13 @@ export function unseenRequests(loads) {
 }
 
 // The long tasks and long animation frames of a set of loads: counts, and those attributed to the module.
-const frameCounts = () => ({ counted: 0, longtasks: 0, moduleFrames: 0, loadsWithModuleFrame: 0, moduleScripts: 0,
-  loadsWithModuleScript: 0, worstModuleMs: 0, worstFrameMs: 0 });
+const frameCounts = () => ({ counted: 0, longtasks: 0, framesAfterSearch: 0, loadsWithFrameAfterSearch: 0, moduleFrames: 0, loadsWithModuleFrame: 0,
+  moduleScripts: 0, loadsWithModuleScript: 0, worstModuleMs: 0, worstFrameMs: 0 });
 function countFrames(o, r) {
   o.counted += 1;
   o.longtasks += r.longtasks.length;
+  o.framesAfterSearch += r.framesAfterSearch.length;
+  if (r.framesAfterSearch.length) o.loadsWithFrameAfterSearch += 1;
   o.moduleFrames += r.moduleFrames.length;
   if (r.moduleFrames.length) o.loadsWithModuleFrame += 1;
   o.moduleScripts += r.moduleScripts.length;
