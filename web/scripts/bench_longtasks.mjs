@@ -40,7 +40,7 @@ const arms = Object.fromEntries(args.arms.split(',').map((name) => {
 }));
 const compared = args.compare.map((dir) => [path.basename(path.resolve(dir)), path.resolve(dir)]);
 for (const [name] of compared) {
-  if (arms[name]) throw new Error(`--compare ${name}: the name of an arm`);
+  if (ARMS[name] || arms[name]) throw new Error(`--compare ${name}: the name of an arm (rename the folder)`);
   arms[name] = { config: {}, target: name };
 }
 const EXPECTED_CONTEXT = { main: 'main', control: '', floor: '' }; // any other arm: the Worker (the floor stores no run)
