@@ -7,9 +7,10 @@
 // ≤ 2.5 s fresh with HTML and JSON. --beside COMMIT measures that commit of this repository in the same run
 // (besideTree.mjs: its files and its Node core built under .h3probe/beside), each version on a database its own
 // collector code wrote, alternating the two so that both meet the same load; every figure with the load average.
-// Last, the collector's live report on the same database (`h3probe collector --report-token-file`): its first /report
-// against the fresh CLI's time with HTML and JSON (budget + 10 %), /healthz meanwhile (the beacons' event loop), and the
-// cached answers' p50/p99 (budget ≤ 50 ms).
+// And the collector's live report on the same database (`h3probe collector --report-token-file`), in each round right
+// after the fresh CLI runs: its first /report, wall and the process's CPU, against the fresh CLI's with HTML and JSON
+// (budget: median + 10 %), /healthz meanwhile (the beacons' event loop), and in the last round the cached answers'
+// p50/p99 (budget ≤ 50 ms).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import fs from 'node:fs';
@@ -133,12 +134,14 @@ function inProcess(version) {
 // Alternating: version A, then B, then A again, so that both meet the same load.
 const rounds = args.tiny ? 1 : 3;
 const figures = versions.map(() => ({ text: [], files: [], inProcess: [] }));
+const served = [];
 for (let r = 0; r < rounds; r++) {
   for (const [i, v] of versions.entries()) {
     figures[i].text.push(fresh(v, false));
     figures[i].files.push(fresh(v, true));
     figures[i].inProcess.push(inProcess(v));
   }
+  served.push(await servedOnce(r === rounds - 1 ? Number(args.served) : 0));
   console.log(`round ${r + 1} of ${rounds}: ${load()}`);
 }
 const both = (runs) => `${runs.map((r) => `${ms(r.wall)} (cpu ${ms(r.cpu)})`).join(', ')}; median ${ms(median(runs.map((r) => r.wall)))}, ` +
@@ -149,7 +152,7 @@ for (const [i, v] of versions.entries()) {
     `in process, median of ${repeat} per round: ${both(f.inProcess)}`);
 }
 console.log(`budgets: in process ≤ 1,000 ms, fresh text ≤ 1,500 ms, fresh with HTML and JSON ≤ 2,500 ms; ${load()}`);
-await servedReport(median(figures[0].files.map((r) => r.wall)));
+printServed(served, figures[0].files);
 console.log('\nthe table:\n');
 console.log(last.text.split('\n== ')[0] + '\n== ' + last.text.split('\n== ')[1]);
 console.log(last.text.slice(last.text.indexOf('by region')));
@@ -171,9 +174,19 @@ function quantile(xs, q) {
   return [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 }
 
-// The live report of this tree's collector on the benchmark's database: the first /report (computed in the report
-// thread) against the fresh CLI with --html and --json, what /healthz takes meanwhile, then the cached answers.
-async function servedReport(cliMs) {
+// CPU time of a process so far, in ms (utime + stime of /proc/PID/stat, all its threads, in clock ticks).
+function processCpuMs(pid) {
+  processCpuMs.ticks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const [utime, stime] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13).map(Number);
+  return (1000 * (utime + stime)) / processCpuMs.ticks;
+}
+
+// This tree's collector on the benchmark's database, in a fresh process: the first /report, sent as it starts (its
+// report thread still loading the core), with /healthz probed meanwhile and the process's CPU until the answer (its
+// start included, as the fresh CLI's is); then, the thread warm, a query not yet made (since 2000: the same runs,
+// another cache entry); then `cached` cached answers.
+async function servedOnce(cached) {
   const tokenFile = path.join(stateDir, 'bench-report-token');
   fs.writeFileSync(tokenFile, `bench-${process.pid}-${Date.now()}-token\n`, { mode: 0o600 });
   const auth = { Authorization: `Bearer ${fs.readFileSync(tokenFile, 'utf8').trim()}` };
@@ -189,9 +202,6 @@ async function servedReport(cliMs) {
       });
       child.once('exit', (code) => reject(new Error(`h3probe collector exited ${code}`)));
     });
-    // The first report, sent as the collector starts (its report thread still loading the core), with /healthz probed
-    // meanwhile; then, the thread warm, a query not yet made (since 2000: the same runs, another cache entry), and the
-    // cached answers.
     const whileMade = async (query) => {
       const health = [];
       let making = true;
@@ -201,29 +211,45 @@ async function servedReport(cliMs) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
       })();
+      const cpuBefore = processCpuMs(child.pid);
       const r = await get(port, `/report${query}`, auth);
+      const cpu = processCpuMs(child.pid);
       making = false;
       await probe;
       if (r.status !== 200) throw new Error(`/report${query} answered ${r.status}`);
-      return { ...r, health };
+      return { ...r, cpu, cpuDelta: cpu - cpuBefore, health };
     };
     const first = await whileMade('');
     const warm = await whileMade('?since=2000-01-01');
-    const cached = [];
-    for (let i = 0; i < Number(args.served); i++) {
+    const times = [];
+    for (let i = 0; i < cached; i++) {
       const r = await get(port, '/report', auth);
       if (r.status !== 200) throw new Error(`/report answered ${r.status}`);
-      cached.push(r.ms);
+      times.push(r.ms);
     }
-    const json = await get(port, '/report.json', auth);
-    const versus = (r) => `${ms(r.ms)} (${r.ms <= cliMs * 1.1 ? 'within' : 'NOT within'} the CLI's + 10 %; /healthz meanwhile ` +
-      `${r.health.length} answers, median ${ms(quantile(r.health, 0.5))}, max ${ms(Math.max(...r.health))})`;
-    console.log(`\nserved (h3probe collector --report-token-file in a fresh process; the fresh CLI with --html and --json: ${ms(cliMs)}): ` +
-      `first /report, sent as the collector starts, ${versus(first)}; a query not made yet, the collector warm, ${versus(warm)}; ` +
-      `${(first.bytes / 1024).toFixed(0)} KiB (/report.json ${(json.bytes / 1024).toFixed(0)} KiB); cached /report over ${cached.length} ` +
-      `requests: p50 ${ms(quantile(cached, 0.5))}, p99 ${ms(quantile(cached, 0.99))}, max ${ms(Math.max(...cached))} (budget ≤ 50 ms); ${load()}`);
+    const jsonBytes = cached ? (await get(port, '/report.json', auth)).bytes : 0;
+    return { first, warm, cached: times, jsonBytes };
   } finally {
     await new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM'); });
     fs.rmSync(tokenFile, { force: true });
   }
+}
+
+// The rounds' live reports against the fresh CLI's runs with HTML and JSON of the same rounds: the budget reads medians.
+function printServed(rounds, cli) {
+  const cliMs = median(cli.map((r) => r.wall));
+  const med = (pick) => median(rounds.map(pick));
+  const health = (r) => `/healthz meanwhile ${r.health.length} answers, median ${ms(quantile(r.health, 0.5))}, max ${ms(Math.max(...r.health))}`;
+  rounds.forEach((r, i) => console.log(`served, round ${i + 1}: first /report ${ms(r.first.ms)} (cpu ${ms(r.first.cpuDelta)}, ${ms(r.first.cpu)} from the process's start; ` +
+    `${health(r.first)}); a query not made yet ${ms(r.warm.ms)} (cpu ${ms(r.warm.cpuDelta)}; ${health(r.warm)})`));
+  const first = med((r) => r.first.ms);
+  const warm = med((r) => r.warm.ms);
+  const within = (x) => (x <= cliMs * 1.1 ? 'within' : 'NOT within');
+  const { cached, first: page, jsonBytes } = rounds.at(-1);
+  console.log(`served (h3probe collector --report-token-file, a fresh process each round), median of ${rounds.length}: first /report ` +
+    `${ms(first)} (cpu ${ms(med((r) => r.first.cpuDelta))}, ${ms(med((r) => r.first.cpu))} from the process's start), ${within(first)} the fresh CLI's with --html and --json + 10 % ` +
+    `(median ${ms(cliMs)}, cpu ${ms(median(cli.map((r) => r.cpu)))}); a query not made yet, the collector warm, ${ms(warm)} ` +
+    `(cpu ${ms(med((r) => r.warm.cpuDelta))}), ${within(warm)}; ${(page.bytes / 1024).toFixed(0)} KiB (/report.json ` +
+    `${(jsonBytes / 1024).toFixed(0)} KiB); cached /report over ${cached.length} requests: p50 ${ms(quantile(cached, 0.5))}, ` +
+    `p99 ${ms(quantile(cached, 0.99))}, max ${ms(Math.max(...cached))} (budget ≤ 50 ms); ${load()}`);
 }
