@@ -287,12 +287,11 @@ export function unseenRequests(loads) {
 }
 
 // The long tasks and long animation frames of a set of loads: counts, and those attributed to the module.
-const frameCounts = () => ({ counted: 0, longtasks: 0, framesAfterSearch: 0, loadsWithFrameAfterSearch: 0, moduleFrames: 0, loadsWithModuleFrame: 0,
+const frameCounts = () => ({ counted: 0, longtasks: 0, loadsWithFrameAfterSearch: 0, moduleFrames: 0, loadsWithModuleFrame: 0,
   moduleScripts: 0, loadsWithModuleScript: 0, worstModuleMs: 0, worstFrameMs: 0 });
 function countFrames(o, r) {
   o.counted += 1;
   o.longtasks += r.longtasks.length;
-  o.framesAfterSearch += r.framesAfterSearch.length;
   if (r.framesAfterSearch.length) o.loadsWithFrameAfterSearch += 1;
   o.moduleFrames += r.moduleFrames.length;
   if (r.moduleFrames.length) o.loadsWithModuleFrame += 1;

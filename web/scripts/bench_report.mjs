@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { repoRoot, stateDir } from '../devstack/paths.mjs';
 import { besideTree } from '../devstack/besideTree.mjs';
 import { writeSyntheticDb } from '../devstack/syntheticBeacons.mjs';
+import { quantile } from '../devstack/stats.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { openStore } from '../server/store.mjs';
 import { makeReport } from '../report/makeReport.mjs';
@@ -169,9 +170,6 @@ function get(port, p, headers = {}) {
     req.on('error', reject);
     req.end();
   });
-}
-function quantile(xs, q) {
-  return [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 }
 
 // CPU time of a process so far, in ms (utime + stime of /proc/PID/stat, all its threads, in clock ticks).
