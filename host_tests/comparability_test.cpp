@@ -1,4 +1,4 @@
-// When the two arms no longer measure the same page loads: an exclusion whose share differs between the arms.
+// When a deployment fault selects the runs: an instrument fault whose share differs between the arms.
 #include <doctest/doctest.h>
 
 #include "comparability.hpp"
@@ -20,7 +20,7 @@ GroupReport group(std::size_t n, RequestClass cls, std::size_t control, std::siz
 
 }  // namespace
 
-TEST_CASE("an exclusion in one arm only, past 5 points and 5 requests, makes the arms unequal") {
+TEST_CASE("an instrument fault in one arm only, past 5 points and 5 requests, makes the arms unequal") {
     const auto u = unequal_exclusions(group(100, RequestClass::timing_unavailable, 0, 20));
     REQUIRE(u.size() == 1);
     CHECK(u[0].cls == RequestClass::timing_unavailable);
@@ -28,16 +28,19 @@ TEST_CASE("an exclusion in one arm only, past 5 points and 5 requests, makes the
     CHECK(u[0].treatment == 20);
     CHECK(u[0].control_requests == 100);
     CHECK(u[0].treatment_requests == 100);
-    // Either arm, any excluded class.
-    CHECK(unequal_exclusions(group(100, RequestClass::timeout, 12, 1)).size() == 1);
+    // Either arm, any fault.
+    CHECK(unequal_exclusions(group(100, RequestClass::no_timing_entry, 12, 1)).size() == 1);
 }
 
-TEST_CASE("equal exclusions, small gaps, few requests and fallbacks leave the arms comparable") {
+TEST_CASE("equal faults, small gaps, few requests, and requests that stay in their arms leave the arms comparable") {
     CHECK(unequal_exclusions(group(100, RequestClass::timing_unavailable, 20, 20)).empty());
-    CHECK(unequal_exclusions(group(100, RequestClass::http_error, 0, 5)).empty());      // 5 points: not past it
-    CHECK(unequal_exclusions(group(100, RequestClass::http_error, 0, 6)).size() == 1);  // 6 points and 6 requests
-    CHECK(unequal_exclusions(group(20, RequestClass::network_error, 0, 4)).empty());    // 20 points, 4 requests
-    CHECK(unequal_exclusions(group(100, RequestClass::fallback, 0, 30)).empty());       // the fallback rate's, not this
+    CHECK(unequal_exclusions(group(100, RequestClass::cache_hit, 0, 5)).empty());      // 5 points: not past it
+    CHECK(unequal_exclusions(group(100, RequestClass::cache_hit, 0, 6)).size() == 1);  // 6 points and 6 requests
+    CHECK(unequal_exclusions(group(20, RequestClass::redirected, 0, 4)).empty());      // 20 points, 4 requests
+    // Fallbacks, failures and timeouts stay in their arms (as assigned): the rates report them, not this rule.
+    for (RequestClass c : {RequestClass::fallback, RequestClass::timeout, RequestClass::http_error, RequestClass::network_error,
+                           RequestClass::aborted, RequestClass::protocol_mismatch})
+        CHECK(unequal_exclusions(group(100, c, 0, 30)).empty());
     CHECK(unequal_exclusions(GroupReport{}).empty());                                   // no requests
 }
 

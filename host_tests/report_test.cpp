@@ -75,30 +75,46 @@ void check_same_rows(const ArmsAnalysis& a, const ArmsAnalysis& b) {
 TEST_CASE("the report counts every run as the browser's summary did, per group and overall") {
     std::mt19937 rng(7);
     std::vector<std::uint8_t> records;
-    std::size_t usable[3][2] = {}, fallbacks[3] = {}, excluded[3] = {};
-    std::vector<double> diffs_b;
+    // Per group (overall, Europe, Asia): requests per arm, fallbacks, excluded (not usable) requests; and the runs in
+    // which every request was usable, with their requests per arm.
+    std::size_t usable[3][2] = {}, fallbacks[3] = {}, excluded[3] = {}, runs[3] = {}, worked_runs[3] = {};
+    std::size_t worked_values[3][2] = {};
+    std::vector<double> worked_diffs_b;
     for (int i = 0; i < 60; ++i) {
         const std::uint8_t g = i % 3 == 0 ? 2 : 1;
         const Beacon b = run_beacon(i, g == 1 ? 50 : 150, rng);
         append_record(records, g, to_stored(b).run);
+        const bool worked = b.summary.control.excluded + b.summary.treatment.excluded + b.summary.treatment.fallbacks == 0;
         for (std::size_t at : {std::size_t{0}, std::size_t{g}}) {
             usable[at][0] += b.summary.control.latency.n;
             usable[at][1] += b.summary.treatment.latency.n;
             fallbacks[at] += b.summary.treatment.fallbacks;
             excluded[at] += b.summary.control.excluded + b.summary.treatment.excluded;
+            ++runs[at];
+            if (worked) {
+                ++worked_runs[at];
+                worked_values[at][0] += b.summary.control.latency.n;
+                worked_values[at][1] += b.summary.treatment.latency.n;
+            }
         }
-        if (g == 2 && b.summary.diff_median_ms) diffs_b.push_back(*b.summary.diff_median_ms);
+        if (g == 2 && worked && b.summary.diff_median_ms) worked_diffs_b.push_back(*b.summary.diff_median_ms);
     }
     const Report report = build_report(records.data(), records.size(), request({"Europe", "Asia"}));
+    ReportRequest worked_request = request({"Europe", "Asia"});
+    worked_request.estimand = Estimand::h3_worked;
+    const Report worked = build_report(records.data(), records.size(), worked_request);
     REQUIRE(report.error.empty());
+    REQUIRE(worked.error.empty());
     REQUIRE(report.groups.size() == 3);
     CHECK(report.groups[0].name == "overall");
     CHECK(report.groups[2].name == "Asia");
     for (int g = 0; g < 3; ++g) {
         CAPTURE(g);
         const GroupReport& r = report.groups[g];
-        CHECK(r.analysis.n_h2 == usable[g][0]);
-        CHECK(r.analysis.n_h3 == usable[g][1]);
+        // As assigned: every request of both arms, the failed (http_error) and the fallbacks included: 5 per arm.
+        CHECK(r.analysis.n_h2 == 5 * runs[g]);
+        CHECK(r.analysis.n_h3 == 5 * runs[g]);
+        CHECK(r.analysis.runs_paired == runs[g]);
         CHECK(r.classes[1][static_cast<int>(RequestClass::fallback)] == fallbacks[g]);
         std::size_t ex = 0;
         for (int arm = 0; arm < 2; ++arm)
@@ -108,14 +124,22 @@ TEST_CASE("the report counts every run as the browser's summary did, per group a
         CHECK(r.requests == usable[g][0] + usable[g][1] + excluded[g]);
         CHECK(treatment_ok(r) == usable[g][1] + fallbacks[g]);  // no request of unknown protocol here
         CHECK(fallback_rate(r) == doctest::Approx(static_cast<double>(fallbacks[g]) / (usable[g][1] + fallbacks[g])));
+        // Where HTTP/3 worked: the runs with every request usable, both arms; the counts by class stay every run's.
+        const GroupReport& w = worked.groups[g];
+        CHECK(w.analysis.n_h2 == worked_values[g][0]);
+        CHECK(w.analysis.n_h3 == worked_values[g][1]);
+        CHECK(w.analysis.runs_paired == worked_runs[g]);
+        CHECK(worked_runs[g] > 0);
+        CHECK(worked_runs[g] < runs[g]);
+        CHECK(w.requests == r.requests);
     }
     CHECK(report.groups[0].runs == 60);
     CHECK(report.groups[2].runs == 20);
-    REQUIRE(report.groups[2].paired.has_value());
-    CHECK(report.groups[2].paired->n == diffs_b.size());
+    REQUIRE(worked.groups[2].paired.has_value());
+    CHECK(worked.groups[2].paired->n == worked_diffs_b.size());
     double mean = 0;
-    for (double d : diffs_b) mean += d / static_cast<double>(diffs_b.size());
-    CHECK(report.groups[2].paired->mean == doctest::Approx(mean));
+    for (double d : worked_diffs_b) mean += d / static_cast<double>(worked_diffs_b.size());
+    CHECK(worked.groups[2].paired->mean == doctest::Approx(mean));
     CHECK(report.groups[0].order.has_value());  // both orders are present
     CHECK(report.groups[0].analysis.rows.size() == 5);
 }

@@ -143,6 +143,7 @@ val analysis_js(const ArmsAnalysis& a) {
         row.set("ci_h2", pair(r.ci_h2_lo, r.ci_h2_hi));
         row.set("ci_h3", pair(r.ci_h3_lo, r.ci_h3_hi));
         row.set("significant", r.significant);
+        row.set("unfinished", r.unfinished);
         row.set("min_runs", r.min_runs == std::numeric_limits<std::size_t>::max() ? val::null() : val(static_cast<double>(r.min_runs)));
         row.set("corr", js(r.corr));
         // The anytime-valid interval (confidence_sequence.hpp) and the multiplicity adjustment (multiplicity.hpp).
@@ -487,6 +488,10 @@ val build_report_js(const val& records, const val& request, const val& options) 
     r.groups = strings(request["groups"]);
     r.days = strings(request["days"]);
     r.setup = request["setup"].isTrue();
+    if (const val e = request["estimand"]; !e.isUndefined() && !parse_estimand(e.as<std::string>(), r.estimand)) {
+        out.set("error", "unknown estimand \"" + e.as<std::string>() + "\"");
+        return out;
+    }
     // One Uint8Array, or an array of them (SQLite's chunks, so that JavaScript never concatenates them), copied once
     // into memory that is not zeroed first: fresh pages touched once (their first touch is much of a report's cost).
     const val chunks = records.isArray() ? records : val::array(std::vector<val>{records});
@@ -590,10 +595,25 @@ val schema_js() {
         val d = val::object();
         d.set("name", std::string(to_string(cls)));
         d.set("usable", is_usable(cls));
+        d.set("role", std::string(to_string(role_of(cls))));
+        d.set("holdsValue", holds_value(cls));
         d.set("description", std::string(describe(cls)));
         classes.set(c, d);
     }
     out.set("requestClasses", classes);
+    val estimands = val::array();
+#define H3PROBE_ESTIMAND_ENTRY(name, what)                                                              \
+    {                                                                                                   \
+        val e = val::object();                                                                          \
+        e.set("name", std::string(#name));                                                              \
+        e.set("bit", static_cast<double>(estimand_bit(Estimand::name)));                                 \
+        e.set("description", std::string(what));                                                        \
+        estimands.call<void>("push", e);                                                                \
+    }
+    H3PROBE_ESTIMANDS(H3PROBE_ESTIMAND_ENTRY)
+#undef H3PROBE_ESTIMAND_ENTRY
+    out.set("estimands", estimands);
+    out.set("unfinishedValue", kUnfinishedValue);
     out.set("loadErrorReasons", named_list({H3PROBE_LOAD_ERROR_REASONS(H3PROBE_LIST_ENTRY)}));
     out.set("workerFallbackReasons", named_list({H3PROBE_WORKER_FALLBACK_REASONS(H3PROBE_LIST_ENTRY)}));
     val limits = val::object();
@@ -606,6 +626,8 @@ val schema_js() {
     limits.set("maxPayloadBytes", static_cast<double>(kMaxPayloadBytes));
     limits.set("csTightestRuns", kCsTightestRuns);
     limits.set("maxReportGroups", static_cast<double>(kMaxReportGroups));
+    limits.set("runRecordHeadBytes", static_cast<double>(kArmCountsHeadBytes));
+    limits.set("maxDurationMs", kMaxDurationMs);
     limits.set("unequalExclusionShare", kUnequalExclusionShare);
     limits.set("unequalExclusionMinRequests", static_cast<double>(kUnequalExclusionMinRequests));
     limits.set("failedRunShare", kFailedRunShare);

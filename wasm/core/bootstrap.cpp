@@ -187,6 +187,7 @@ void bootstrap_intervals(ArmsAnalysis& a, const RunClusteredSample& h2, const Ru
     const double alpha = 1 - a.confidence;
     for (std::size_t k = 0; k < a.rows.size(); ++k) {
         QuantileDifferenceRow& row = a.rows[k];
+        if (row.unfinished) continue;  // no interval where requests that did not finish lie (mark_unfinished)
         row.ci_ms_lo = row.ci_ms_hi = row.ci_pct_lo = row.ci_pct_hi = kNaN;
         row.ci_pct_unbounded = false;
         row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = row.corr = kNaN;

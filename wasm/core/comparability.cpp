@@ -21,7 +21,7 @@ std::vector<UnequalExclusion> unequal_exclusions(const GroupReport& g) {
     if (requests[0] == 0 || requests[1] == 0) return out;
     for (int c = 0; c < kRequestClassCount; ++c) {
         const auto cls = static_cast<RequestClass>(c);
-        if (is_usable(cls) || cls == RequestClass::prewarm || cls == RequestClass::fallback) continue;
+        if (role_of(cls) != ClassRole::fault) continue;  // every other class stays in its arm (request_class.hpp)
         const std::size_t a = g.classes[0][c], b = g.classes[1][c];
         const double gap = static_cast<double>(b) / static_cast<double>(requests[1]) -
                            static_cast<double>(a) / static_cast<double>(requests[0]);

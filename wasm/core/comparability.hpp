@@ -1,9 +1,10 @@
-// What could bias the report's answer, one rule for the verdict to lead with. A request excluded from one arm and not
-// from the other (a Timing-Allow-Origin missing on one origin, one origin failing or timing out) leaves that arm with a
-// different set of page loads: its quantiles then differ for a reason that is not the protocol, and the verdict reads
-// no difference ("not comparable until fixed"). Runs that failed or timed out, load errors, runs on the page's main
-// thread and a fallback rate that differs by group leave the arms equal but the sample unlike the users': each, past
-// its threshold, is a caution the verdict states first, with its numbers.
+// What could bias the report's answer, one rule for the verdict to lead with. Every request that holds a value stays
+// in its arm and an instrument fault drops its whole run (request_class.hpp), so the arms always hold the same runs;
+// but a fault far more frequent on one arm's origin (a Timing-Allow-Origin missing there) drops runs by what that
+// origin does: a deployment fault that leaves the runs read unlike the users', and the verdict reads no difference
+// until it is fixed ("not comparable until fixed"). Runs that failed or timed out, load errors, runs on the page's main
+// thread and a fallback rate that differs by group are each, past its threshold, a caution the verdict states first,
+// with its numbers.
 #pragma once
 
 #include <cstddef>
@@ -15,9 +16,10 @@
 
 namespace h3probe {
 
-// An exclusion is unequal when its share of one arm's measured requests exceeds the other arm's by more than this
-// (absolute, a fraction of the arm's requests) and by at least kUnequalExclusionMinRequests requests. Fallbacks are the
-// treatment arm's alone by design (UDP blocked): the fallback rate reports them, not this rule.
+// An instrument fault (a class of role fault) is unequal when its share of one arm's measured requests exceeds the
+// other arm's by more than this (absolute, a fraction of the arm's requests) and by at least
+// kUnequalExclusionMinRequests requests. Fallbacks, failures and timeouts stay in their arms: the fallback rate and the
+// failure rates report them, not this rule.
 inline constexpr double kUnequalExclusionShare = 0.05;
 inline constexpr std::size_t kUnequalExclusionMinRequests = 5;
 
@@ -43,7 +45,7 @@ struct UnequalExclusion {
     std::size_t control_requests = 0, treatment_requests = 0;  // each arm's measured requests
 };
 
-// The classes excluded unequally between the arms of g, in the classes' order; empty: the arms are comparable.
+// The instrument faults unequal between the arms of g, in the classes' order; empty: the arms are comparable.
 std::vector<UnequalExclusion> unequal_exclusions(const GroupReport& g);
 
 // The runs a report reads and what it lost, as the store counts them.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "limits.hpp"
 #include "student_t.hpp"
 
 namespace h3probe {
@@ -190,6 +191,23 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
     }
     mark_significance(row);
     return row;
+}
+
+bool mark_unfinished(QuantileDifferenceRow& row, const QuantileInterval& h2, const QuantileInterval& h3) {
+    const auto reaches = [](const QuantileInterval& q) { return q.estimate > kMaxDurationMs || q.hi > kMaxDurationMs; };
+    if (!reaches(h2) && !reaches(h3)) return false;
+    QuantileDifferenceRow out;
+    out.p = row.p;
+    out.min_runs = row.min_runs;
+    out.h2 = h2.estimate > kMaxDurationMs ? kNaN : row.h2;
+    out.h3 = h3.estimate > kMaxDurationMs ? kNaN : row.h3;
+    out.unfinished = true;
+    out.diff_ms = out.diff_pct = out.ci_ms_lo = out.ci_ms_hi = out.ci_pct_lo = out.ci_pct_hi = kNaN;
+    out.ci_h2_lo = out.ci_h2_hi = out.ci_h3_lo = out.ci_h3_hi = out.corr = out.df = kNaN;
+    out.se_ms = out.se_pct = out.se_h2 = out.se_h3 = out.cs_ms_lo = out.cs_ms_hi = out.cs_pct_lo = out.cs_pct_hi = kNaN;
+    out.cs_runs_needed = out.cs_days_needed = out.p_value = out.q_value = kNaN;
+    row = out;
+    return true;
 }
 
 std::size_t delta_units(const ArmsAnalysis& a) { return a.runs_h2 + a.runs_h3 - a.runs_paired; }

@@ -154,6 +154,10 @@ struct QuantileDifferenceRow {
     // The cell's one decision: its Δ ms interval is defined and excludes 0. The Δ % interval excludes 0 % exactly then
     // (it is the same test, inverted), so every mark, highlight, dot and verdict reads this field.
     bool significant = false;
+    // The percentile, or an arm's interval for it, reaches the requests that did not finish (kUnfinishedValue,
+    // request_class.hpp): their times are only known to exceed the finished ones', so the row has estimates but no
+    // Δ, interval, p-value or decision (unfinished_row).
+    bool unfinished = false;
     // Estimated correlation of the two arms' quantile estimates: rho below, of the arms without their slopes' noise
     // (quantile_slope_noise, kSharedSlopeNoise), at most 1; NaN if none.
     double corr = 0;
@@ -261,6 +265,11 @@ void set_pct_interval(const QuantileDifferenceRow& row, double c, double& lo, do
 // statistic's (delta_units), which caps df.
 QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& h2, const QuantileInterval& h3, double rho,
                                            bool enough_runs, double confidence, std::size_t units);
+
+// Marks a row unfinished (QuantileDifferenceRow::unfinished) when either arm's estimate or outer interval reaches
+// above kMaxDurationMs, where only requests that did not finish lie: its Δ, intervals, p-value and decision become
+// undefined, and an estimate there undefined too (it is no time). Returns whether it did.
+bool mark_unfinished(QuantileDifferenceRow& row, const QuantileInterval& h2, const QuantileInterval& h3);
 
 // The units of the Δ statistic: the runs with a value in either arm (runs_h2 + runs_h3 - runs_paired).
 std::size_t delta_units(const ArmsAnalysis& analysis);

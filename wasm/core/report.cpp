@@ -18,13 +18,12 @@ namespace h3probe {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kUsable[2] = {static_cast<int>(RequestClass::usable_control),
-                            static_cast<int>(RequestClass::usable_treatment)};
 
 // How the records of one pass are laid out (ReportRequest): the numbers in front, the cold-setup record behind.
 struct Layout {
     std::size_t groups = 0, days = 0;  // the names of each, with overall (groups) or without (days)
     bool setup = false;
+    std::uint8_t estimand = estimand_bit(Estimand::as_assigned);  // the runs whose values are read
     std::size_t prefix() const { return (days ? 2 : 1) * kGroupNumberBytes; }
     std::size_t trailer() const { return setup ? kSetupRecordBytes : 0; }
 };
@@ -35,7 +34,8 @@ struct RecordHead {
     std::uint8_t order = 0;
     std::size_t head_bytes = 0;  // the numbers and the counts
     const std::uint8_t* by_class[2] = {nullptr, nullptr};
-    std::size_t n[2] = {0, 0};  // usable requests per arm: the float64s that follow
+    std::size_t n[2] = {0, 0};  // the float64s that follow, per arm
+    bool read = false;          // the run counts in the report's estimand: its values are read (else skipped)
 };
 std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at, std::int32_t run, const Layout& layout,
                       RecordHead& h) {
@@ -52,10 +52,11 @@ std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at
     if (size - at - layout.prefix() < kArmCountsBytes) return where() + " is cut short";
     h.head_bytes = layout.prefix() + kArmCountsBytes;
     h.order = counts[1];
-    h.by_class[0] = counts + 2;
-    h.by_class[1] = counts + 2 + kRequestClassCount;
-    h.n[0] = h.by_class[0][kUsable[0]];
-    h.n[1] = h.by_class[1][kUsable[1]];
+    h.by_class[0] = counts + kArmCountsHeadBytes;
+    h.by_class[1] = counts + kArmCountsHeadBytes + kRequestClassCount;
+    h.n[0] = arm_values(counts[2], h.by_class[0]);
+    h.n[1] = arm_values(counts[2], h.by_class[1]);
+    h.read = (counts[2] & layout.estimand) != 0;
     if ((size - at - h.head_bytes) / 8 < h.n[0] + h.n[1] || size - at - h.head_bytes - 8 * (h.n[0] + h.n[1]) < layout.trailer())
         return where() + " holds fewer values than its counts say";
     return "";
@@ -86,7 +87,7 @@ std::string read_records(const std::uint8_t* data, std::size_t size, const Layou
         if (auto error = read_head(data, size, at, run, layout, h); !error.empty()) return error;
         // Overall, the group and, with days, the day (numbered after the groups).
         const std::size_t in[3] = {0, h.group, groups.size() + h.day - 1};
-        for (std::size_t k = 0; k < (h.day ? 3u : 2u); ++k)
+        for (std::size_t k = 0; k < (h.day && h.read ? 3u : h.read ? 2u : 0u); ++k)
             for (int arm = 0; arm < 2; ++arm) {
                 sizes[in[k]][2 * arm] += h.n[arm];
                 sizes[in[k]][2 * arm + 1] += h.n[arm] > 0;
@@ -115,6 +116,7 @@ std::string read_records(const std::uint8_t* data, std::size_t size, const Layou
         for (int arm = 0; arm < 2; ++arm) {
             own[arm].clear();
             for (std::size_t i = 0; i < h.n[arm]; ++i, at += 8) {
+                if (!h.read) continue;
                 double v;
                 std::memcpy(&v, data + at, sizeof v);
                 if (std::isnan(v)) ++r.missing_metric;
@@ -171,7 +173,7 @@ std::vector<GroupReport> infer_groups(std::vector<const ValueGroup*> groups, con
 
 Report build_report(const std::uint8_t* records, std::size_t size, const ReportRequest& request, SetupReport* setup) {
     Report out;
-    const Layout layout{request.groups.size() + 1, request.days.size(), request.setup && setup};
+    const Layout layout{request.groups.size() + 1, request.days.size(), request.setup && setup, estimand_bit(request.estimand)};
     std::vector<ValueGroup> groups(layout.groups), days(layout.days);
     groups[0].counts.name = "overall";
     for (std::size_t i = 0; i < request.groups.size(); ++i) groups[i + 1].counts.name = request.groups[i];

@@ -71,6 +71,8 @@ struct ReportRequest {
     // the records, no series.
     std::vector<std::string> days;
     bool setup = false;  // the connection-setup view of the same runs, by the same groups
+    // The runs whose values the statistics read (request_class.hpp); the counts by class are every run's either way.
+    Estimand estimand = Estimand::as_assigned;
     ReportOptions options;
 };
 

@@ -127,7 +127,7 @@ ArmsAnalysis analysis_from(Lookup& g, std::uint64_t runs_paired, const ReportOpt
         a.rows.push_back(delta_difference_row(p, i2, i3, rho, enough_runs, o.confidence, units));
         a.rows.back().min_runs = min_runs_for_interval(p, z);
         // The anytime-valid interval over the group's runs (either arm): the units the delta method counts.
-        if (enough_runs) set_confidence_sequence(a.rows.back(), units, o.confidence);
+        if (!mark_unfinished(a.rows.back(), i2, i3) && enough_runs) set_confidence_sequence(a.rows.back(), units, o.confidence);
         a.h2.push_back(i2);
         a.h3.push_back(i3);
     }

@@ -43,6 +43,14 @@ std::vector<std::string> metric_names() {
     return names;
 }
 
+std::size_t arm_values(std::uint8_t estimands, const std::uint8_t* arm_counts) {
+    if (!(estimands & estimand_bit(Estimand::as_assigned))) return 0;
+    std::size_t n = 0;
+    for (int c = 0; c < kRequestClassCount; ++c)
+        if (holds_value(static_cast<RequestClass>(c))) n += arm_counts[c];
+    return n;
+}
+
 StoredBeacon to_stored(const Beacon& b) {
     StoredBeacon out;
     StoredRun& r = out.run;
@@ -63,8 +71,8 @@ StoredBeacon to_stored(const Beacon& b) {
 #undef H3PROBE_STORE_CONTEXT
     r.errors = nlohmann::json(b.errors).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 
-    // Usable requests of each arm in idx order, for the record.
-    std::vector<const Sample*> usable[2];
+    // The requests of each arm that hold a value, in idx order, for the record.
+    std::vector<std::pair<const Sample*, bool>> valued[2];  // (sample, finished)
     std::uint8_t counts[2][kRequestClassCount] = {};
     std::vector<Sample> prewarm;
     for (const Sample& s : b.samples) {
@@ -90,21 +98,26 @@ StoredBeacon to_stored(const Beacon& b) {
         }
         const int arm = arm_of(s);
         ++counts[arm][static_cast<int>(cls)];
-        if (is_usable(cls)) usable[arm].push_back(&s);
+        if (holds_value(cls)) valued[arm].emplace_back(&s, role_of(cls) == ClassRole::measured);
     }
-    for (auto& arm : usable)
-        std::stable_sort(arm.begin(), arm.end(), [](const Sample* x, const Sample* y) { return x->idx < y->idx; });
+    for (auto& arm : valued)
+        std::stable_sort(arm.begin(), arm.end(), [](const auto& x, const auto& y) { return x.first->idx < y.first->idx; });
+    const std::uint8_t estimands = run_estimands(counts[0], counts[1]);
+    if (!(estimands & estimand_bit(Estimand::as_assigned)))
+        for (auto& arm : valued) arm.clear();
 
     r.arm_counts.reserve(kArmCountsBytes);
     r.arm_counts.push_back(kRunRecordVersion);
     r.arm_counts.push_back(order_code(b.order));
+    r.arm_counts.push_back(estimands);
     for (const auto& arm : counts) r.arm_counts.insert(r.arm_counts.end(), arm, arm + kRequestClassCount);
 #define H3PROBE_PACK_METRIC(name, max, metric, what)                                   \
     if (metric) {                                                                      \
         std::vector<std::uint8_t> blob;                                                \
-        blob.reserve(8 * (usable[0].size() + usable[1].size()));                      \
-        for (const auto& arm : usable)                                                 \
-            for (const Sample* s : arm) append_double(blob, or_null(s->name));         \
+        blob.reserve(8 * (valued[0].size() + valued[1].size()));                      \
+        for (const auto& arm : valued)                                                 \
+            for (const auto& [s, finished] : arm)                                      \
+                append_double(blob, finished ? or_null(s->name) : kUnfinishedValue);   \
         r.arm_metrics.push_back(std::move(blob));                                      \
     }
     H3PROBE_SAMPLE_DURATIONS(H3PROBE_PACK_METRIC)

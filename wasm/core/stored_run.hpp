@@ -63,17 +63,22 @@ struct StoredRequest {
 std::vector<std::string> metric_names();
 
 // The per-run record the report reads, stored in the run row so that a report reads one row per run:
-//   arm_counts: [format version][order: 0 h2-first, 1 h3-first, 2 other]
+//   arm_counts: [format version][order: 0 h2-first, 1 h3-first, 2 other][estimands: run_estimands(), request_class.hpp]
 //               [count of the control arm's requests per class, kRequestClassCount bytes]
 //               [the same for the treatment arm]
-//   arm_<metric> for each metric: the metric's value (little-endian float64, NaN when the request had none) for each
-//               usable control request in idx order, then each usable treatment request in idx order.
-// The usable counts in arm_counts say where the control values end. Counts fit a byte: a beacon holds at most
-// kMaxSamples requests.
-// The report reads records of this format only: one with another version byte is an error, not a guess.
-inline constexpr std::uint8_t kRunRecordVersion = 2;
-inline constexpr std::size_t kArmCountsBytes = 2 + 2 * kRequestClassCount;
+//   arm_<metric> for each metric: empty unless the run counts as assigned; then the value of each control request that
+//               holds one (holds_value: measured, unfinished or failed) in idx order, then each treatment request's:
+//               a measured request's metric (little-endian float64, NaN when it had none), kUnfinishedValue for one
+//               that did not finish.
+// The counts of the classes that hold a value say where the control values end. Counts fit a byte: a beacon holds at
+// most kMaxSamples requests. The report reads records of this format only: one with another version byte is an error,
+// not a guess.
+inline constexpr std::uint8_t kRunRecordVersion = 3;
+inline constexpr std::size_t kArmCountsHeadBytes = 3;
+inline constexpr std::size_t kArmCountsBytes = kArmCountsHeadBytes + 2 * kRequestClassCount;
 static_assert(kMaxSamples <= 255, "a class count must fit one byte");
+// The values of one arm a record holds: its requests of the classes that hold a value, if the run counts as assigned.
+std::size_t arm_values(std::uint8_t estimands, const std::uint8_t* arm_counts);
 
 struct StoredRun {
     H3PROBE_RUN_COLUMNS(H3PROBE_DECLARE_COLUMN)

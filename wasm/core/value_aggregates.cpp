@@ -7,6 +7,8 @@
 #include <map>
 #include <tuple>
 
+#include "limits.hpp"
+
 namespace h3probe {
 namespace {
 
@@ -66,8 +68,12 @@ void add_run(RunClusteredSample& s, const std::vector<double>& values, std::uint
 }
 
 double paired_difference(std::vector<double> (&values)[2]) {
-    if (values[0].empty() || values[1].empty()) return std::numeric_limits<double>::quiet_NaN();
-    return median_in_place(values[1]) - median_in_place(values[0]);
+    constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+    if (values[0].empty() || values[1].empty()) return kNone;
+    const double h2 = median_in_place(values[0]), h3 = median_in_place(values[1]);
+    // A median above every finished time lies among requests that did not finish (kUnfinishedValue): no time to subtract.
+    if (h2 > kMaxDurationMs || h3 > kMaxDurationMs) return kNone;
+    return h3 - h2;
 }
 
 void add_values(ValueGroup& g, const std::vector<double> (&values)[2], std::uint32_t id, double diff) {

@@ -38,7 +38,7 @@ void sum_parts(ValueGroup& whole, const std::vector<const ValueGroup*>& parts);
 void add_run(RunClusteredSample& sample, const std::vector<double>& values, std::uint32_t id);
 
 // A run's paired difference: the median of its h3 values minus the median of its h2 values (sorting them in place);
-// NaN when an arm has none.
+// NaN when an arm has none, or when a median is above kMaxDurationMs (among requests that did not finish).
 double paired_difference(std::vector<double> (&values)[2]);
 
 // Adds one run to the group: its values in each arm (either may be empty) and its paired difference (NaN: none, the

@@ -25,10 +25,11 @@ const CDF_PROBABILITIES = Object.freeze((() => {
  * (report.daily, addDailySeries(); its days may be none) when data.daily, and its connection-setup view (report.connectionSetup,
  * assembleSetup(); null unless data.setup).
  */
-export function buildReport(core, data, { method = 'delta', confidence, percentiles, sampleSize, cdf = false } = {}) {
+export function buildReport(core, data, { method = 'delta', confidence, percentiles, sampleSize, cdf = false, estimand } = {}) {
   const schema = core.schema();
-  const shape = reportShape(schema, { method, confidence, percentiles, sampleSize, cdf });
-  const out = core.buildReport(data.records, { groups: data.groups, days: data.days ?? [], setup: Boolean(data.setup) }, shape.options);
+  const shape = reportShape(schema, { method, confidence, percentiles, sampleSize, cdf, estimand });
+  const out = core.buildReport(data.records, { groups: data.groups, days: data.days ?? [], setup: Boolean(data.setup),
+    estimand: shape.estimand }, shape.options);
   if (out.error) throw new Error(`the stored run records do not read: ${out.error}`);
   const report = assemble(core, data, out.groups, shape);
   report.connectionSetup = data.setup ? assembleSetup(schema, out.setup) : null;
@@ -38,6 +39,24 @@ export function buildReport(core, data, { method = 'delta', confidence, percenti
       confidence, percentiles: schema.reportDefaults.seriesPercentiles, sampleSize })).groups.slice(1) : [];
     addDailySeries(report, schema.reportDefaults.seriesPercentiles, days, out.looks ?? []);
   }
+  return report;
+}
+
+/** The estimand a report's verdict decides on (the headline), and the one it shows beside (request_class.hpp). */
+export const HEADLINE_ESTIMAND = 'as_assigned';
+export const SECOND_ESTIMAND = 'h3_worked';
+
+/**
+ * Puts the second estimand's report (the same store and options, SECOND_ESTIMAND) beside the headline's as
+ * report.h3Worked: its groups, daily series and verdict, and the share of the headline's runs it keeps (both arms of
+ * those runs: overall's runs_paired). The headline's verdict is read again, with its line for the second.
+ */
+export function addSecondEstimand(core, report, second) {
+  const described = core.schema().estimands.find((e) => e.name === SECOND_ESTIMAND);
+  const runs = (r) => r.groups[0]?.analysis?.runs_paired ?? 0;
+  report.h3Worked = { estimand: SECOND_ESTIMAND, description: described.description, runs: runs(second), of: runs(report),
+    groups: second.groups, ...(second.daily ? { daily: second.daily } : {}), verdict: second.verdict };
+  report.verdict = verdict(report);
   return report;
 }
 
@@ -71,14 +90,17 @@ export async function inferFromSource(core, source, shapes, what) {
  * A report's options, checked, each defaulting to schema().reportDefaults': { method, confidence, percentiles,
  * sampleSize, options (for the core) }.
  */
-export function reportShape(schema, { method = 'delta', confidence, percentiles, sampleSize, cdf = false } = {}) {
+export function reportShape(schema, { method = 'delta', confidence, percentiles, sampleSize, cdf = false, estimand = HEADLINE_ESTIMAND } = {}) {
   const d = schema.reportDefaults;
   if (!METHODS.includes(method)) throw new Error(`--method must be one of ${METHODS.join(', ')}, got "${method}"`);
+  if (!schema.estimands.some((e) => e.name === estimand)) {
+    throw new Error(`the estimand must be one of ${schema.estimands.map((e) => e.name).join(', ')}, got "${estimand}"`);
+  }
   const c = confidence ?? d.confidence;
   if (!(c > 0 && c < 1)) throw new Error(`--confidence must be in (0, 1), got "${confidence}"`);
   const ps = percentiles ?? d.percentiles;
   const size = sampleSize ?? d.sampleSize;
-  return { method, confidence: c, percentiles: ps, sampleSize: size, options: { method, confidence: c, percentiles: Float64Array.from(ps),
+  return { method, confidence: c, percentiles: ps, sampleSize: size, estimand, options: { method, confidence: c, percentiles: Float64Array.from(ps),
     sampleSize: size, ...(cdf ? { cdfProbabilities: Float64Array.from(CDF_PROBABILITIES) } : {}) } };
 }
 
@@ -99,7 +121,7 @@ export function addDailySeries(report, percentiles, days, looks = []) {
     percentiles: [...percentiles],
     days: days.map((g) => ({ day: g.name, runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
       p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
-      significant: x.significant })),
+      significant: x.significant, unfinished: x.unfinished })),
     ...(byName.has(g.name) ? { cumulative: cumulativeLook(byName.get(g.name), lookDays) } : {}) })),
   };
   report.verdict = verdict(report);
@@ -110,7 +132,7 @@ export function addDailySeries(report, percentiles, days, looks = []) {
 function cumulativeLook(g, lookDays) {
   return { runs: g.runs, rows: (g.analysis?.rows ?? []).map((x) => ({
     p: x.p, diff_ms: x.diff_ms, diff_pct: x.diff_pct, ci_ms: x.ci_ms, ci_pct: x.ci_pct, ci_pct_unbounded: x.ci_pct_unbounded,
-    cs_ms: x.cs_ms, cs_pct: x.cs_pct, cs_pct_unbounded: x.cs_pct_unbounded, significant: x.significant,
+    unfinished: x.unfinished, cs_ms: x.cs_ms, cs_pct: x.cs_pct, cs_pct_unbounded: x.cs_pct_unbounded, significant: x.significant,
     significant_cs: x.significant_cs, cs_runs_needed: x.cs_runs_needed, cs_days_needed: x.cs_days_needed,
     cs_decided_look: x.cs_decided_look, cs_decided_day: x.cs_decided_look === null ? null : lookDays[x.cs_decided_look] ?? null,
     cs_decided_side: x.cs_decided_side, cs_conflict: x.cs_conflict })) };
@@ -160,7 +182,7 @@ export function withoutSignificance(r) {
 }
 
 /** The report object from the core's groups (overall first, then one per name in data.groups' order). */
-export function assemble(core, data, groups, { method, confidence, percentiles, sampleSize }) {
+export function assemble(core, data, groups, { method, confidence, percentiles, sampleSize, estimand = HEADLINE_ESTIMAND }) {
   const schema = core.schema();
   const [overall, ...rest] = groups;
   if (overall?.unequal?.length) {
@@ -174,13 +196,15 @@ export function assemble(core, data, groups, { method, confidence, percentiles, 
   // A pooled grouping's OTHER_GROUP (readReportData.mjs) goes last, whatever its size.
   if (data.pooled) shown.sort((a, b) => (a.name === OTHER_GROUP) - (b.name === OTHER_GROUP));
   const report = {
-    metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', by: data.by ?? 'region', method, confidence,
+    metric: data.metric, since: data.since, arms: data.arms ?? 'h2-h3', by: data.by ?? 'region', estimand, method, confidence,
     percentiles: [...percentiles], storedRuns: data.storedRuns, testBeacons: data.testBeacons ?? 0, regions: data.regions ?? [],
     received: data.received ?? { first: null, last: null },
     sampleSizeTarget: sampleSize,
-    // Why a request is not in its arm, in the core's order: its classes other than usable and pre-warm, then the
-    // report-time reason that the chosen metric is missing.
+    // What each request that did not go as planned was, in the core's order: its classes other than usable and
+    // pre-warm (each stays in its arm or drops its run: schema.requestClasses' role), then the report-time reason that
+    // the chosen metric is missing.
     exclusions: [...schema.requestClasses.filter((c) => !c.usable && c.name !== 'prewarm').map((c) => c.name), 'missing_metric'],
+    classRoles: Object.fromEntries(schema.requestClasses.map((c) => [c.name, c.role])),
     minRunsForInterval: schema.limits.minRunsForInterval,
     loadErrors: countsByReason(data.loadErrors ?? []),
     mainThread: mainThreadCounts(data.storedRuns, data.mainThread ?? []),

@@ -33,6 +33,10 @@ import { DOCTOR_ID } from './testBeacons.mjs';
 
 export { CLICKHOUSE_GROUP_BY };
 
+// A cell's sums per sample column, each summed over runs (the counts pass's a_… and their …_c): values and runs per
+// arm, differences (pr: runs with a paired difference), paired runs (pb: values in both arms), Σ N², Σ N2 N3, missing.
+const CELL_SUMS = Object.freeze(['nC', 'rC', 'nT', 'rT', 'pr', 'pb', 'qC', 'qT', 'qCT', 'miss']);
+
 /** A float64 into SQL exactly (and cheaply for the parser): its bytes in hex; NaN for undefined. */
 function float64Sql(x) {
   if (x === undefined) return 'nan';
@@ -131,6 +135,8 @@ function entry(h, i) {
  *     values of a metric in each arm; for the connection-setup view, its cold HTTP/2 and HTTP/3 value), missing a
  *     count of usable requests without a value (optional); each column's aggregates are a report of their own; single:
  *     every array holds one value at most (the view's), which spares the SQL its sorts and the histograms their buckets;
+ *   from: the table the runs are read from (default run_records; a subquery over it that adds columns, such as
+ *     another estimand's values, for C and T to name: 18.16 resolves no expression but a column inside the lambdas);
  *   where: the rows read (SQL over run_records: arms mode, payload mode, received since, …);
  *   summary: the value summary run_values' rows of the one column's values (`arms = … AND payload_bytes = … AND metric
  *     = …`), read for each day and region whose totals there equal run_records' (readSummary false: none); null: every
@@ -152,7 +158,7 @@ function entry(h, i) {
  * at i * columns + c; needs null when done; estimates: the probabilities whose estimates get intervals), countCells() }.
  */
 export function clickhouseAggregateSource(client, schema, {
-  columns, single = false, where, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
+  columns, single = false, from = 'run_records', where, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
   minGroupRuns = schema.limits.minRunsForInterval, shown = {}, cumulative = false, now = Date.now(), countsFrom = null, passes = [],
 } = {}) {
   for (const by of sets) {
@@ -227,7 +233,7 @@ export function clickhouseAggregateSource(client, schema, {
       toUInt64(x) AS o FROM (SELECT ${gs}, [${vs.join(', ')}] AS vs, [${os.join(', ')}] AS xs ${from})
       ARRAY JOIN vs AS v, xs AS x, arrayEnumerate(vs) AS i WHERE isFinite(v)`);
     } else if (rawCells) {
-      const tuples = columns.map(({ C, T }, c) => `arrayMap(u -> (toUInt8(${c}), u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(C, T)})`);
+      const tuples = columns.map(({ C, T }, c) => `arrayMap(u -> (toUInt8(${c}), u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(C, T, schema.limits.maxDurationMs)})`);
       parts.push(`SELECT ${gs}, t.1 AS c, t.2 AS s, t.3 AS v, ${bucket('t.3')} AS b, toUInt64(1) AS cnt, t.4 AS w, t.5 AS n, t.6 AS o
       FROM (SELECT ${gs}, ${[...new Set(columns.flatMap(({ C, T }) => [C, T]))].join(', ')} ${from})
       ARRAY JOIN arrayConcat(${tuples.join(', ')}) AS t ${only}`);
@@ -283,31 +289,31 @@ export function clickhouseAggregateSource(client, schema, {
     // Several columns: each run once per column, its values the column's (ARRAY JOIN zips the lists).
     const list = (f) => `[${columns.map(f).join(', ')}]`;
     const perColumnRow = columns.length === 1
-      ? `${columns[0].C} AS C, ${columns[0].T} AS T, ${columns[0].missing ?? 'toUInt8(0)'} AS miss, toUInt8(0) AS c FROM run_records`
-      : `C, T, miss, c FROM run_records ARRAY JOIN ${list((x) => x.C)} AS C, ${list((x) => x.T)} AS T,
+      ? `${columns[0].C} AS C, ${columns[0].T} AS T, ${columns[0].missing ?? 'toUInt8(0)'} AS miss, toUInt8(0) AS c FROM ${from}`
+      : `C, T, miss, c FROM ${from} ARRAY JOIN ${list((x) => x.C)} AS C, ${list((x) => x.T)} AS T,
           ${list((x) => x.missing ?? 'toUInt8(0)')} AS miss, [${[...columns.keys()].join(', ')}] AS c`;
-    const { both, diff } = pairedSql('C', 'T');
+    const { both, finished, diff } = pairedSql('C', 'T', schema.limits.maxDurationMs);
     const limbs = exactLimbsSql('d');
     const classSums = (arm) => classList.filter((x) => x.arm === arm).map((x) => x.name);
     const perRun = classes ? [`countIf(c = 0 AND ${measured} > 0) AS runs`, `sumIf(${measured}, c = 0) AS requests`,
       ...[...classSums('control'), ...classSums('treatment')].map((name, i) => `sumIf(${name}, c = 0) AS k_${i}`)] : [];
     // The aggregates' names differ from the columns' (an alias that names a column of the row is taken for it).
     const inner = `SELECT ${cellCols}, c, o, sh, countIf(c = 0) AS stored, ${perRun.map((x) => `${x}, `).join('')}sum(nC) AS a_nC,
-      countIf(nC > 0) AS a_rC, sum(nT) AS a_nT, countIf(nT > 0) AS a_rT, countIf(isFinite(d)) AS a_pr, sum(nC * nC) AS a_qC,
+      countIf(nC > 0) AS a_rC, sum(nT) AS a_nT, countIf(nT > 0) AS a_rT, countIf(isFinite(d)) AS a_pr, countIf(${both}) AS a_pb, sum(nC * nC) AS a_qC,
       sum(nT * nT) AS a_qT, sum(nC * nT) AS a_qCT, sum(miss) AS a_miss, ${limbs.limbs.map((x, i) => `sumIf(${x}, isFinite(d)) AS l${i}`).join(', ')},
       min(received_at) AS first, max(received_at) AS last
-      FROM (SELECT *, toUInt64(length(C)) AS nC, toUInt64(length(T)) AS nT, if(${both}, ${diff}, nan) AS d, if(isFinite(d), ${limbs.shift}, 0) AS sh
+      FROM (SELECT *, toUInt64(length(C)) AS nC, toUInt64(length(T)) AS nT, if(${finished}, ${diff}, nan) AS d, if(isFinite(d), ${limbs.shift}, 0) AS sh
         FROM (SELECT *, ${keyCols.join(', ')}, ${order} AS o, ${perColumnRow} WHERE ${where}))
       GROUP BY ${cellCols}, c, o, sh`;
-    const perColumn = columns.map((_, c) => ['nC', 'rC', 'nT', 'rT', 'pr', 'qC', 'qT', 'qCT', 'miss']
+    const perColumn = columns.map((_, c) => CELL_SUMS
       .map((f) => `sumIf(a_${f}, c = ${c}) AS ${f}_${c}`).join(', '));
     const singleCounts = () => `SELECT ${cellCols}, count() AS stored, ${columns.map(({ C, T, missing }, c) => {
       const [nC, nT] = [`length(${C})`, `length(${T})`];
       return [`sum(${nC}) AS nC_${c}`, `countIf(${nC} > 0) AS rC_${c}`, `sum(${nT}) AS nT_${c}`, `countIf(${nT} > 0) AS rT_${c}`,
-        `countIf(${nC} > 0 AND ${nT} > 0) AS pr_${c}`, `sum(${nC} * ${nC}) AS qC_${c}`, `sum(${nT} * ${nT}) AS qT_${c}`,
+        `countIf(${nC} > 0 AND ${nT} > 0) AS pr_${c}`, `countIf(${nC} > 0 AND ${nT} > 0) AS pb_${c}`, `sum(${nC} * ${nC}) AS qC_${c}`, `sum(${nT} * ${nT}) AS qT_${c}`,
         `sum(${nC} * ${nT}) AS qCT_${c}`, `sum(${missing ?? '0'}) AS miss_${c}`].join(', ');
     }).join(',\n      ')}, min(received_at) AS first, max(received_at) AS last
-      FROM (SELECT *, ${keyCols.join(', ')} FROM run_records WHERE ${where}) GROUP BY ${cellCols}`;
+      FROM (SELECT *, ${keyCols.join(', ')} FROM ${from} WHERE ${where}) GROUP BY ${cellCols}`;
     const nControl = classSums('control').length;
     let rows = countsFrom ? cellsFrom(countsFrom.countCells()) : (await pass('counts', single ? singleCounts() : `SELECT ${cellCols}, sum(stored) AS stored,
       ${classes ? `sum(runs) AS runs, sum(requests) AS requests, [${classSums('control').map((_, i) => `sum(k_${i})`).join(', ')}] AS control,
@@ -338,8 +344,8 @@ export function clickhouseAggregateSource(client, schema, {
       grouped.map((k) => ` AND g${k} > 0`).join('');
     const numbered = (e, from) => `(SELECT *, ${grouped.map((k) => `transform(toString(${e[keys[k]]}), [${names[k].map(sqlString).join(', ')}],
       [${names[k].map((_, j) => j + 1).join(', ')}], 0) AS g${k}`).join(', ')} FROM ${from})`;
-    RR = numbered(expr, 'run_records');
-    RRcross = numbered(crossExpr, 'run_records');
+    RR = numbered(expr, from);
+    RRcross = numbered(crossExpr, from);
     await chooseCells(rows, numbered);
 
     const n = (x) => Number(x ?? 0);
@@ -351,7 +357,7 @@ export function clickhouseAggregateSource(client, schema, {
       const maps = part.flatMap((r) => r.ex);
       return {
         name, runs: classes ? sum('runs') : 0, requests: classes ? sum('requests') : 0, missing_metric: sum(`miss_${c}`),
-        classes: [sumList('control', 'control'), sumList('treatment', 'treatment')], runs_paired: sum(`pr_${c}`),
+        classes: [sumList('control', 'control'), sumList('treatment', 'treatment')], runs_paired: sum(`pb_${c}`),
         samples: [[`nC_${c}`, `rC_${c}`], [`nT_${c}`, `rT_${c}`], [`pr_${c}`, `pr_${c}`]].map(([v, r]) => ({ n: sum(v), runs: sum(r), stats: [], below: [] })),
         diffs: single ? valueMomentSums(histograms.get(`${c}/${gid}/2`)) : momentSums(maps, c), diffs_h2_first: momentSums(maps, c, 0),
         diffs_h3_first: momentSums(maps, c, 1), cross: [],
@@ -486,7 +492,7 @@ export function clickhouseAggregateSource(client, schema, {
       merged.get(id).parts.push(c);
     }
     const num = (x) => Number(x ?? 0);
-    const sums = ['stored', 'runs', 'requests', ...columns.flatMap((_, c) => ['nC', 'rC', 'nT', 'rT', 'pr', 'qC', 'qT', 'qCT', 'miss'].map((f) => `${f}_${c}`))];
+    const sums = ['stored', 'runs', 'requests', ...columns.flatMap((_, c) => CELL_SUMS.map((f) => `${f}_${c}`))];
     return [...merged.values()].map(({ cell, parts }) => {
       if (parts.length === 1) return { ...parts[0], ...cell };
       const out = { ...cell };

@@ -27,6 +27,7 @@ export const MARKS = Object.freeze({
   significant: { mark: '*', what: 'Δ excludes 0 (its interval in ms and in %: one test)' },
   includesZero: { mark: '', what: 'the interval includes 0: no difference shown' },
   noInterval: { mark: '?', what: 'no interval: fewer runs in an arm than the percentile needs' },
+  unfinished: { mark: '≥', what: 'not estimable: the percentile reaches requests that did not finish (timed out, cut short or failed), known only to be slower' },
   notComparable: { mark: '!', what: 'the arms are not comparable (see the verdict): no difference is read' },
 });
 /**
@@ -34,9 +35,27 @@ export const MARKS = Object.freeze({
  * report's arms are not comparable: withoutSignificance() of buildReport.mjs). One decision, the core's `significant`:
  * the Δ ms interval excludes 0, and the Δ % interval (the same test, inverted for the ratio) with it.
  */
-export const markOf = (r) => (r.not_comparable ? 'notComparable' : !hasInterval(r) ? 'noInterval'
+export const markOf = (r) => (r.not_comparable ? 'notComparable' : r.unfinished ? 'unfinished' : !hasInterval(r) ? 'noInterval'
   : r.significant ? 'significant' : 'includesZero');
-const starOf = (r) => (markOf(r) === 'significant' ? '*' : '');
+const starOf = (r) => (markOf(r) === 'significant' ? '*' : markOf(r) === 'unfinished' ? MARKS.unfinished.mark : '');
+// An arm's quantile: ms, or what an unfinished row holds there (none: its requests did not finish).
+const armMs = (r, v) => (r.unfinished && !Number.isFinite(v) ? `${MARKS.unfinished.mark} unfinished` : num(v));
+
+/**
+ * The requests that did not go as planned, by what the core's rule does with them (schema.requestClasses' role): those
+ * that stay in their arm (as assigned) and those whose run left both arms (an instrument fault). "in their arms:
+ * fallback 40, timeout 3; runs dropped (instrument fault): timing_unavailable 2".
+ */
+export function notAsPlannedLine(g, report) {
+  const named = (keep) => report.exclusions.filter((r) => g.excluded[r] > 0 && keep(report.classRoles?.[r]))
+    .map((r) => `${r} ${int(g.excluded[r])}`);
+  const kept = named((role) => role && role !== 'fault');
+  const dropped = named((role) => role === 'fault');
+  const missing = g.excluded.missing_metric > 0 ? [`missing_metric ${int(g.excluded.missing_metric)}`] : [];
+  if (!kept.length && !dropped.length && !missing.length) return 'every request went as planned';
+  return [kept.length ? `in their arms: ${kept.join(', ')}` : '', dropped.length ? `runs dropped (instrument fault): ${dropped.join(', ')}` : '',
+    missing.length ? `without the metric: ${missing.join(', ')}` : ''].filter(Boolean).join('; ');
+}
 /** What "n/a" means wherever an interval is printed. */
 export const NA_TEXT = 'n/a: no interval (fewer runs in an arm than the percentile needs)';
 /** The fewest runs per arm each percentile of rows needs for an interval (the core's min_runs): "p50 10, p95 73". */
@@ -168,8 +187,7 @@ function formatGroup(g, report) {
   const which = g.name === 'overall' ? ' (every stored run read with a measured request)' : '';
   const lines = [`== ${g.name === 'overall' ? 'overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`}: ${int(g.runs)} runs${which}, ${int(g.requests)} measured requests; ` +
     `used ${L.control} ${int(g.arms.h2.n)} (${int(g.arms.h2.runs)} runs), ${L.treatment} ${int(g.arms.h3.n)} (${int(g.arms.h3.runs)} runs)`];
-  const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r} ${int(g.excluded[r])}`);
-  lines.push(`excluded: ${excluded.length ? excluded.join(', ') : 'none'}`);
+  lines.push(notAsPlannedLine(g, report));
   lines.push(`${L.treatment} fallback rate: ${pct(g.fallback.rate)} (${int(g.fallback.fallbacks)} of ${int(g.fallback.completed)} ` +
     'completed treatment requests went over another protocol)');
 
@@ -178,10 +196,11 @@ function formatGroup(g, report) {
     lines.push('(no table: an arm has no usable samples)');
   } else {
     const header = ['', `${L.control} ms`, `${L.treatment} ms`, 'Δ ms', `${conf} CI Δ ms`, '', 'Δ %', `${conf} CI Δ %`, ''];
-    const cells = rows.map((r) => [percentileLabel(r.p), num(r.h2), num(r.h3), signed(r.diff_ms), interval(r.ci_ms, 2),
+    const cells = rows.map((r) => [percentileLabel(r.p), armMs(r, r.h2), armMs(r, r.h3), signed(r.diff_ms), interval(r.ci_ms, 2),
       starOf(r), `${signed(r.diff_pct, 1)}%`, pctInterval(r), starOf(r)]);
     lines.push(...alignTable(header, cells));
-    if (rows.some((r) => !hasInterval(r))) lines.push(`${NA_TEXT}; the fewest runs per arm: ${minRunsText(rows)}`);
+    if (rows.some((r) => !hasInterval(r) && !r.unfinished)) lines.push(`${NA_TEXT}; the fewest runs per arm: ${minRunsText(rows)}`);
+    if (rows.some((r) => r.unfinished)) lines.push(`${MARKS.unfinished.mark} ${MARKS.unfinished.what}`);
     if (rows.some((r) => r.ci_pct_unbounded)) lines.push(unboundedText(report.arms));
     lines.push(...comparisonLines(rows, report));
   }

@@ -8,7 +8,8 @@ import { metricColumns } from '../server/clickhouseStore.mjs';
 import { sqlString } from '../server/clickhouseRunSql.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { normalizeSince, readReportData, checkPayloadBytes } from './readReportData.mjs';
-import { addDailySeries, assemble, buildReport, inferFromSource, reportShape } from './buildReport.mjs';
+import { addDailySeries, addSecondEstimand, assemble, buildReport, HEADLINE_ESTIMAND, inferFromSource, reportShape,
+  SECOND_ESTIMAND } from './buildReport.mjs';
 import { clickhouseAggregateSource, clickhouseReportFacts, queryRecorder } from './clickhouseAggregates.mjs';
 import { formatReport } from './formatReport.mjs';
 import { DOCTOR_ID } from './testBeacons.mjs';
@@ -47,8 +48,11 @@ export async function makeReport(core, {
   if (spec?.kind === 'clickhouse') {
     const ch = await openStoreSpec(spec, core, { readOnly: true });
     const t0 = performance.now();
-    const { report, passes } = await clickhouseReport(core, ch.client, { metric, since: normalizeSince(since), arms, payloadBytes, by,
-      minGroupRuns, daily, readSummary, now, shape });
+    const options = { metric, since: normalizeSince(since), arms, payloadBytes, by, minGroupRuns, daily, readSummary, now, shape };
+    const { report, passes } = await clickhouseReport(core, ch.client, { ...options, estimand: HEADLINE_ESTIMAND });
+    const second = await clickhouseReport(core, ch.client, { ...options, estimand: SECOND_ESTIMAND });
+    addSecondEstimand(core, report, second.report);
+    passes.push(...second.passes.map((p) => ({ ...p, name: `${SECOND_ESTIMAND} ${p.name}` })));
     return { ...finish(report, { read: 0, stats: performance.now() - t0 }, { htmlPath, jsonPath, pages }), passes };
   }
   const own = db ? null : openStore(spec?.path ?? dbPath, core, { readOnly: true });
@@ -57,7 +61,8 @@ export async function makeReport(core, {
     // One pass: the report's groups, the daily series' days and the connection-setup view's records together.
     const data = readReportData(db ?? own.db, schema, { metric, since, arms, payloadBytes, by, minGroupRuns, daily, setup: arms === SETUP_ARMS });
     const t1 = performance.now();
-    const report = buildReport(core, data, shape);
+    // Both estimands from the same records (request_class.hpp): the headline, and where HTTP/3 worked beside it.
+    const report = addSecondEstimand(core, buildReport(core, data, shape), buildReport(core, data, { ...shape, estimand: SECOND_ESTIMAND }));
     return finish(report, { read: t1 - t0, stats: performance.now() - t1 }, { htmlPath, jsonPath, pages });
   } finally {
     own?.close();
@@ -67,33 +72,42 @@ export async function makeReport(core, {
 // The report from ClickHouse: the report's source (its metric's columns; the report's groups and the daily series'
 // days from the same passes), the daily series' looks (a source of their own, on the same counts), the
 // connection-setup view; the same report object as SQLite's. Resolves to { report, passes }.
-async function clickhouseReport(core, client, { metric, since, arms, payloadBytes, by, minGroupRuns, daily, readSummary, now, shape }) {
+async function clickhouseReport(core, client, { metric, since, arms, payloadBytes, by, minGroupRuns, daily, readSummary, now, shape, estimand }) {
   const schema = core.schema();
   const m = metricColumns(schema).find((c) => c.metric === metric);
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
   checkPayloadBytes(payloadBytes, schema);
   const mode = `arms = ${sqlString(arms)} AND payload_bytes = ${Number(payloadBytes)}`;
+  // A run's values are the headline estimand's (a run outside it holds none: stored_run.hpp); another estimand reads
+  // the values of its runs only (the core's bit in run_records.estimands), every one from run_records: the value
+  // summary holds every run's.
+  const headline = estimand === HEADLINE_ESTIMAND;
+  const bit = schema.estimands.find((e) => e.name === estimand)?.bit;
+  const only = (x, none) => `if(bitAnd(estimands, ${bit}) != 0, ${x}, ${none}) AS e_${x}`;
+  const from = headline ? 'run_records' : `(SELECT *, ${only(m.control, 'emptyArrayFloat64()')}, ${only(m.treatment, 'emptyArrayFloat64()')},
+    ${only(m.missing, 'toUInt8(0)')} FROM run_records)`;
+  const column = (x) => (headline ? x : `e_${x}`);
   // The doctor's test beacon is in no count (testBeacons.mjs); it holds no value, so the value summary has none of it.
-  const common = { columns: [{ C: m.control, T: m.treatment, missing: m.missing }],
+  const common = { columns: [{ C: column(m.control), T: column(m.treatment), missing: column(m.missing) }], from,
     where: `${mode} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}`,
-    summary: `${mode} AND metric = ${sqlString(metric)}`, readSummary, now };
+    summary: headline ? `${mode} AND metric = ${sqlString(metric)}` : null, readSummary, now };
   const passes = [];
   const source = clickhouseAggregateSource(client, schema, { ...common, sets: daily ? [by, 'day'] : [by], minGroupRuns, passes });
-  const reportOf = reportShape(schema, shape);
-  const seriesOf = reportShape(schema, { ...shape, cdf: false, percentiles: schema.reportDefaults.seriesPercentiles });
+  const reportOf = reportShape(schema, { ...shape, estimand });
+  const seriesOf = reportShape(schema, { ...shape, estimand, cdf: false, percentiles: schema.reportDefaults.seriesPercentiles });
   if (shape.method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
   const { sets, groups } = await inferFromSource(core, source, [reportOf, ...(daily ? [seriesOf] : [])], 'the report');
   const facts = await clickhouseReportFacts(queryRecorder(client, passes), { since, arms, payloadBytes });
   const report = assemble(core, { ...sets[0], ...facts, metric, since, arms, payloadBytes }, groups[0], reportOf);
   const setupPasses = [];
-  report.connectionSetup = arms === SETUP_ARMS ? await clickhouseConnectionSetup(client, core, { since, by, payloadBytes,
+  report.connectionSetup = arms === SETUP_ARMS && headline ? await clickhouseConnectionSetup(client, core, { since, by, payloadBytes,
     confidence: reportOf.confidence, shown: sets[0].shown, passes: setupPasses }) : null;
   passes.push(...setupPasses.map((p) => ({ ...p, name: `setup ${p.name}` })));
   if (daily) {
     // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).
     const lookPasses = [];
     const looks = clickhouseAggregateSource(client, schema, { ...common, sets: ['day'], cumulative: true, countsFrom: source, passes: lookPasses });
-    const lookShape = reportShape(schema, { ...shape, method: 'delta', cdf: false });
+    const lookShape = reportShape(schema, { ...shape, estimand, method: 'delta', cdf: false });
     const { groups: [cumulative] } = await inferFromSource(core, looks, [{ ...lookShape, options: { ...lookShape.options, cumulative: true } }],
       'the daily series');
     const days = assemble(core, { ...sets[1], metric, since, arms }, groups[1], seriesOf);

@@ -3,8 +3,8 @@
 // (Δ % with its interval per percentile, overall and per group); then the tables: the summary per group (region,
 // browser, ... as --by chose) with the fallback rates, and per group its percentiles; folded below, per group the tail
 // (CCDF on log-log axes) and the CDF, the methods, and the daily series with its looks.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, notReadText, storedRunsText, MARKS, markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel,
-  pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, notAsPlannedLine, notReadText, storedRunsText, MARKS, markOf, minRunsText, NA_TEXT,
+  payloadLine, percentileLabel, pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 import { fixed, snap, whole } from './numberText.mjs';
@@ -34,6 +34,7 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
   const body = [
     `<h1>${esc(title)}</h1>`,
     ...(report.verdict ? [verdictSection(report.verdict)] : []),
+    decisionTable(report, L),
     forestFigure(report, L),
     ...(report.verdict ? [verdictMore(report.verdict)] : []),
     ...(L.aa ? [`<p class="aa"><b>${esc(L.aa)}.</b> Arms <code>${esc(report.arms)}</code>.</p>`] : []),
@@ -49,7 +50,9 @@ ${lede}
 ${payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : ''}
 ${report.loadErrors?.total ? `<p class="load-errors">${esc(loadErrorLine(report.loadErrors))}: sampled page loads that could not load the run, its glue or its .wasm (no measurement).</p>` : ''}
 ${report.mainThread && mainThreadLine(report.mainThread) ? `<p class="main-thread">${esc(mainThreadLine(report.mainThread))}.</p>` : ''}
-<p class="meta">Quantiles are exact (linear interpolation, type 7). Excluded requests (fallbacks, errors, missing timings) are counted, never used as latencies.</p>
+<p class="meta">Quantiles are exact (linear interpolation, type 7). Both arms hold the same runs: a request that fell back counts in its arm as
+assigned, one that timed out, was cut short or failed counts as slower than every finished one, and a run the instrument could not time
+(no Timing-Allow-Origin, no timing entry) leaves both arms.</p>
 </details>`,
     report.daily?.days?.length ? `<details class="daily-looks"><summary>Day by day, and the daily looks</summary>${dailySection(report)}</details>` : '',
     `<footer>Generated ${esc(generatedAt)} by h3probe.</footer>`,
@@ -158,11 +161,27 @@ details.methods > summary, details.daily-looks > summary { font-size: 17px; font
 function deltaCell(r) {
   if (!r) return '<td>–</td>';
   const mark = markOf(r);
+  if (mark === 'unfinished') return `<td class="noci">${MARKS.unfinished.mark}<span class="ci">not estimable</span></td>`;
   return `<td class="${mark === 'significant' ? 'sig' : mark === 'noInterval' ? 'noci' : ''}">${signed(r.diff_pct, 1)}%` +
     `${MARKS[mark].mark ? ` ${MARKS[mark].mark}` : ''}<span class="ci">${ciPct(r)}</span></td>`;
 }
 
 // A Δ and its interval as two cells, both marked (bold, *) when the cell's Δ excludes 0.
+// The decision at a glance, under the verdict: per percentile of the overall group, Δ % with its interval for each
+// estimand (the headline, as assigned, and where the treatment's protocol worked), marked as every other cell is.
+function decisionTable(report, L) {
+  const rows = report.groups[0]?.analysis?.rows ?? [];
+  if (!rows.length) return '';
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const worked = new Map((report.h3Worked?.groups[0]?.analysis?.rows ?? []).map((r) => [r.p, r]));
+  const cells = (r) => (!r ? '<td>–</td><td>–</td>' : markOf(r) === 'unfinished' ? `<td>${MARKS.unfinished.mark}</td><td>not estimable</td>`
+    : markedCells(r, `${signed(r.diff_pct, 1)}%`, ciPct(r, 1, '%')));
+  const share = report.h3Worked?.of ? ` (${int(report.h3Worked.runs)} of ${int(report.h3Worked.of)} runs)` : '';
+  return `<div class="wide"><table class="decision">
+<thead><tr><th></th><th>Δ % as assigned</th><th>${conf} CI</th><th>Δ % where ${esc(L.treatment)} worked${esc(share)}</th><th>${conf} CI</th></tr></thead>
+<tbody>${rows.map((r) => `<tr><td>${percentileLabel(r.p)}</td>${cells(r)}${cells(worked.get(r.p))}</tr>`).join('')}</tbody></table></div>`;
+}
+
 function markedCells(r, delta, interval) {
   const sig = markOf(r) === 'significant';
   return `<td${sig ? ' class="sig"' : ''}>${delta}${sig ? ' *' : ''}</td><td${sig ? ' class="sig"' : ''}>${interval}</td>`;
@@ -201,7 +220,7 @@ function summarySection(report) {
 <div class="wide"><table class="summary"><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>
 ${legend(report)}${pooledHtml(report)}
 <div class="plots"><figure>${fallbackChart(report.groups, L)}<figcaption>Share of completed ${L.treatment} requests that went over another protocol
-(UDP blocked, Alt-Svc not learned): excluded from the ${L.treatment} arm.</figcaption></figure></div></section>`;
+(UDP blocked, Alt-Svc not learned): counted in the ${L.treatment} arm as assigned.</figcaption></figure></div></section>`;
 }
 
 // pooledNote() of formatReport.mjs as a paragraph, DB-IP linked as its licence asks.
@@ -214,7 +233,6 @@ function pooledHtml(report) {
 function groupSection(g, report, index) {
   const conf = `${Math.round(report.confidence * 100)}%`;
   const L = armLabels(report.arms);
-  const excluded = report.exclusions.filter((r) => g.excluded[r] > 0).map((r) => `${r.replaceAll('_', ' ')} ${int(g.excluded[r])}`);
   const rows = g.analysis?.rows ?? [];
   const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<div class="wide"><table class="arms">
 <thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th>
@@ -230,7 +248,7 @@ ${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence seque
   return `<section class="group" id="group-${index}" data-group="${esc(g.name)}">
 <h2>${esc(g.name === 'overall' ? 'Overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`)}</h2>
 <p class="meta">${int(g.runs)} runs${g.name === 'overall' ? ' (every stored run read with a measured request)' : ''}, ${int(g.requests)} measured requests; used: ${L.control} ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
-${L.treatment} ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Excluded: ${excluded.length ? esc(excluded.join(', ')) : 'none'}.
+${L.treatment} ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Not as planned: ${esc(notAsPlannedLine(g, report))}.
 ${L.treatment} fallback rate ${pct(g.fallback.rate)}.</p>
 ${table}
 ${rows.some((r) => markOf(r) === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the fewest runs per arm: ${esc(minRunsText(rows))}.</p>` : ''}

@@ -8,19 +8,15 @@ import { armLabels, BY_LABELS, markOf, percentileLabel, UNBOUNDED } from './form
 import { LOOPBACK_REGION } from '../server/regionFor.mjs';
 import { fixed, snap } from './numberText.mjs';
 
-// What to fix when an exclusion is unequal between the arms (the rule: comparability.hpp, the group's `unequal`), by
-// class, and what `h3probe doctor` checks for it. `origin` is the arm's origin, named by the arm that has more.
+// What to fix when an instrument fault is unequal between the arms (the rule: comparability.hpp, the group's
+// `unequal`), by class, and what `h3probe doctor` checks for it. `origin` is the arm's origin, named by the arm that
+// has more.
 const UNEQUAL_FIX = {
   timing_unavailable: (origin) => `the ${origin} origin's /noop lacks Timing-Allow-Origin for the page, so the browser zeroes its timings (h3probe doctor checks the /noop headers)`,
   protocol_unknown: (origin) => `the ${origin} origin's /noop lacks Timing-Allow-Origin for the page, so the browser hides its protocol (h3probe doctor checks the /noop headers)`,
-  http_error: (origin) => `the ${origin} origin's /noop answers with an error for some page loads (h3probe doctor checks its status; see the origin's logs)`,
-  timeout: (origin) => `requests to the ${origin} origin time out for some page loads (its reachability from users' networks; h3probe doctor checks /noop from one)`,
-  network_error: (origin) => `requests to the ${origin} origin fail for some page loads (TLS, DNS, CORS or a blocked port; h3probe doctor checks each from one network)`,
   no_timing_entry: (origin) => `the ${origin} origin's requests leave no Resource Timing entry in time (a CSP or an extension; h3probe doctor --browser runs the page)`,
-  aborted: (origin) => `the ${origin} arm's requests are cut off when the run ends (a page that navigates away early)`,
   redirected: (origin) => `the ${origin} origin redirects /noop (h3probe doctor checks that it answers 204)`,
   cache_hit: (origin) => `a cache serves the ${origin} origin's /noop (Cache-Control: no-store; h3probe doctor checks the headers)`,
-  protocol_mismatch: (origin) => `something between browsers and the ${origin} origin ends their connections (a proxy: Server-Timing names another protocol than the browser used)`,
 };
 const share = (n, of) => `${of ? ((100 * n) / of).toFixed(1) : '0.0'}%`;
 
@@ -44,8 +40,8 @@ export function verdict(report) {
   const rows = overall?.analysis?.rows ?? [];
   const percentiles = rows.map((r) => {
     const mark = markOf(r);
-    const hasCi = mark !== 'noInterval';
-    const word = mark === 'notComparable' ? 'not comparable' : !hasCi ? 'no interval'
+    const hasCi = mark !== 'noInterval' && mark !== 'unfinished';
+    const word = mark === 'notComparable' ? 'not comparable' : mark === 'unfinished' ? 'not estimable' : !hasCi ? 'no interval'
       : mark !== 'significant' ? 'no difference shown' : r.diff_ms < 0 ? 'faster' : 'slower';
     return { p: r.p, verdict: word, diff_ms: r.diff_ms, diff_pct: r.diff_pct, ci_ms: hasCi ? r.ci_ms : null,
       ci_pct: hasCi ? r.ci_pct : null, ci_pct_unbounded: Boolean(r.ci_pct_unbounded) };
@@ -65,14 +61,18 @@ export function verdict(report) {
   if (none.length) parts.push(`no difference shown at ${none.map((x) => percentileLabel(x.p)).join(', ')}`);
   const noCi = named('no interval');
   if (noCi.length) parts.push(`no interval at ${noCi.map((x) => percentileLabel(x.p)).join(', ')}`);
+  const unfinished = named('not estimable');
+  if (unfinished.length) {
+    parts.push(`not estimable at ${unfinished.map((x) => percentileLabel(x.p)).join(', ')} (it reaches requests that did not finish)`);
+  }
   if (!rows.length) parts.push('no table: an arm has no usable samples');
 
-  // Exclusions unequal between the arms: the arms measure different page loads, and the answer is that, first.
+  // Instrument faults unequal between the arms: the runs left are chosen by one origin's fault, and the answer is that, first.
   const unequal = overall?.unequal ?? [];
   const notComparable = unequal.map((u) => {
     const origin = u.treatment / u.treatment_requests >= u.control / u.control_requests ? L.treatment : L.control;
     const fix = UNEQUAL_FIX[u.class]?.(origin) ?? `the ${origin} arm loses these requests`;
-    return `${u.class} excluded ${count(u.treatment)} of ${count(u.treatment_requests)} ${L.treatment} requests ` +
+    return `${u.class} (its run dropped) on ${count(u.treatment)} of ${count(u.treatment_requests)} ${L.treatment} requests ` +
       `(${share(u.treatment, u.treatment_requests)}) and ${count(u.control)} of ${count(u.control_requests)} ${L.control} ` +
       `(${share(u.control, u.control_requests)}): ${fix}`;
   });
@@ -97,9 +97,9 @@ export function verdict(report) {
   // What could bias the answer follows it at once; the other cautions close the verdict.
   const said = (cs) => cs.map((c) => `\nCAUTION: ${c}`).join('');
   const text = notComparable.length
-    ? `${head}NOT COMPARABLE until fixed: the arms no longer measure the same page loads, so no difference is read ` +
-      `from them. ${notComparable.join('; ')}` + said(cautions)
-    : `${head}${parts.join('; ')}${said(bias)}` +
+    ? `${head}NOT COMPARABLE until fixed: an instrument fault on one arm's origin drops runs by what that origin does, so ` +
+      `the runs left are not the users', and no difference is read from them. ${notComparable.join('; ')}` + said(cautions)
+    : `${head}${parts.join('; ')}${said(bias)}${secondEstimandLine(report, L)}` +
       (fdr.cells ? `\ncounting every comparison (Benjamini–Hochberg, false discovery rate ${pctLevel(fdr.level)}): ${counted}` : '') +
       (rows.length ? `\nmay we stop? (the ${conf} confidence sequence, valid however often this is read): ` +
         `${stops.map((x) => stopText(x, L)).join('; ')}` : '') +
@@ -111,6 +111,26 @@ export function verdict(report) {
 }
 
 const byReason = (xs) => xs.map((r) => `${r.reason} ${count(r.n)}`).join(', ');
+
+/**
+ * The second estimand in one line under the headline (report.h3Worked, addSecondEstimand() of buildReport.mjs): the
+ * share of runs it keeps and, per percentile of its overall group, Δ % with its interval and the same marks. '' when
+ * the report has none.
+ */
+export function secondEstimandLine(report, L = armLabels(report.arms)) {
+  const w = report.h3Worked;
+  if (!w) return '';
+  const conf = `${Math.round(report.confidence * 100)}%`;
+  const rows = w.groups[0]?.analysis?.rows ?? [];
+  const cell = (r) => {
+    const mark = markOf(r);
+    if (mark === 'unfinished') return `${percentileLabel(r.p)} not estimable`;
+    if (mark === 'noInterval' || !Number.isFinite(r.diff_pct)) return `${percentileLabel(r.p)} no interval`;
+    return `${percentileLabel(r.p)} ${signed(r.diff_pct, 1)}% ${pctCi(r).replace(' in %', '')}${mark === 'significant' ? ' *' : ''}`;
+  };
+  return `\nwhere ${L.treatment} worked (${count(w.runs)} of ${count(w.of)} runs, ${share(w.runs, w.of)}; both arms of those runs, ` +
+    `${conf} CI): ${rows.length ? rows.map(cell).join(', ') : 'no table: no run in which every request finished over its arm\'s protocol'}`;
+}
 
 // One finding of the core's sample rule (comparability.hpp, thresholds in schema().limits) as the verdict says it.
 function biasText(b, report, L) {
@@ -155,7 +175,7 @@ export function stopping(report) {
     const look = last?.rows.find((x) => x.p === r.p) ?? null;
     const from = look ?? r;
     const side = look ? look.cs_decided_side : r.significant_cs ? (r.diff_ms < 0 ? -1 : 1) : 0;
-    return { p: r.p, sequence: finite(from.cs_ms), min_runs: r.min_runs ?? null, decided: side < 0 ? 'faster' : side > 0 ? 'slower' : null,
+    return { p: r.p, unfinished: Boolean(r.unfinished), sequence: finite(from.cs_ms), min_runs: r.min_runs ?? null, decided: side < 0 ? 'faster' : side > 0 ? 'slower' : null,
       since_day: look?.cs_decided_day ?? null, since_look: look && look.cs_decided_look !== null ? look.cs_decided_look + 1 : null,
       looks: look ? looks.length : null, excludes_now: Boolean(from.significant_cs), conflict: Boolean(look?.cs_conflict),
       runs_needed: Number.isFinite(from.cs_runs_needed) ? from.cs_runs_needed : null,
@@ -166,6 +186,7 @@ export function stopping(report) {
 // One percentile's stopping line.
 function stopText(x, L) {
   const p = percentileLabel(x.p);
+  if (x.unfinished) return `${p}: not estimable (it reaches requests that did not finish)`;
   if (!x.sequence) return `${p}: no sequence yet (too few runs: ${count(x.min_runs ?? NaN)} per arm needed)`;
   if (x.conflict) return `${p}: the looks excluded 0 on both sides; do not stop, look for what changed (an order effect, a deploy)`;
   if (x.decided) {

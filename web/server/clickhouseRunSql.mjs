@@ -26,21 +26,27 @@ const sorted = (a) => `arraySort(${a})`;
 const half = (a) => `intDiv(length(${a}), 2)`;
 // A run's type-7 median of the values in array column a (their number even: the mean of the middle two).
 const medianSql = (a) => `if(length(${a}) % 2 = 1, ${sorted(a)}[${half(a)} + 1], (${sorted(a)}[${half(a)}] + ${sorted(a)}[${half(a)} + 1]) / 2)`;
-/** Whether a run is paired (values in both arms), and its paired difference: treatment's median minus control's. */
-export const pairedSql = (C, T) => ({ both: `(length(${C}) > 0 AND length(${T}) > 0)`, diff: `(${medianSql(T)} - ${medianSql(C)})` });
+/**
+ * Whether a run is paired (values in both arms); whether it has a paired difference (both arms' medians are times of
+ * finished requests, at most maxMs, the core's limits.maxDurationMs: above it lie only the requests that did not
+ * finish, request_class.hpp); and that difference: treatment's median minus control's (value_aggregates.hpp).
+ */
+export const pairedSql = (C, T, maxMs) => ({ both: `(length(${C}) > 0 AND length(${T}) > 0)`,
+  finished: `(length(${C}) > 0 AND length(${T}) > 0 AND ${medianSql(C)} <= ${Number(maxMs)} AND ${medianSql(T)} <= ${Number(maxMs)})`,
+  diff: `(${medianSql(T)} - ${medianSql(C)})` });
 
 /**
  * The rows a run adds to a metric's three samples, as an array of tuples (s, v, w, n, o): s 0 = each control value v,
- * 1 = each treatment value, 2 = the paired difference; w = 2r - 1 for the value of rank r among the run's values of its
+ * 1 = each treatment value, 2 = the paired difference (pairedSql's finished runs; maxMs its limit); w = 2r - 1 for the value of rank r among the run's values of its
  * arm, n = that arm's number of values in the run, o = the other arm's (a difference: 1, 1, 0). The histograms and the
  * sums at a threshold are sums of these over the values (clickhouseAggregates.mjs).
  */
-export function runValueTuplesSql(C, T) {
-  const { both, diff } = pairedSql(C, T);
+export function runValueTuplesSql(C, T, maxMs) {
+  const { finished, diff } = pairedSql(C, T, maxMs);
   const arm = (s, A, O) => `arrayMap((x, r) -> (toUInt8(${s}), x, toUInt64(2 * r - 1), toUInt64(length(${A})), toUInt64(length(${O}))),
       arraySort(${A}), arrayEnumerate(${A}))`;
   return `arrayConcat(${arm(0, C, T)}, ${arm(1, T, C)},
-      arrayMap(x -> (toUInt8(2), x, toUInt64(1), toUInt64(1), toUInt64(0)), arrayFilter(x -> ${both}, [${diff}])))`;
+      arrayMap(x -> (toUInt8(2), x, toUInt64(1), toUInt64(1), toUInt64(0)), arrayFilter(x -> ${finished}, [${diff}])))`;
 }
 
 /**

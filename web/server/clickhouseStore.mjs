@@ -284,7 +284,7 @@ export function clickhouseTables(schema) {
   const runs = [...schema.runColumns.map(col), ...COLLECTOR_COLUMNS.map(collectorCol)];
   const requests = [...schema.requestColumns.map(col), ...schema.durations.map((d) => `${d.name} Nullable(Float64)`)];
   const records = [
-    'run_id String', 'received_at String', 'region String', 'arms String', 'run_order String',
+    'run_id String', 'received_at String', 'region String', 'arms String', 'run_order String', 'estimands UInt8',
     ...classCountColumns(schema).map((c) => `${c.name} UInt8`),
     ...metricColumns(schema).flatMap((m) => [`${m.control} Array(Float64)`, `${m.treatment} Array(Float64)`, `${m.missing} UInt8`]),
     // The client's network's label (networkLabel()), for the report's split by network.
@@ -346,7 +346,7 @@ function clickhouseSummary(schema) {
   const keys = ['arms String', 'payload_bytes UInt32', 'metric String', 'day String', 'region String', 'network String', 's UInt8', 'v Float64'];
   const sums = ['cnt UInt64', 'w UInt64', 'n UInt64', 'o UInt64'];
   const name = (c) => c.split(' ')[0];
-  const tuples = metricColumns(schema).map((m) => `arrayMap(u -> (${sqlString(m.metric)}, u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(m.control, m.treatment)})`);
+  const tuples = metricColumns(schema).map((m) => `arrayMap(u -> (${sqlString(m.metric)}, u.1, u.2, u.3, u.4, u.5), ${runValueTuplesSql(m.control, m.treatment, schema.limits.maxDurationMs)})`);
   return {
     columns: [...keys, ...sums],
     engine: `SummingMergeTree((${sums.map(name).join(', ')})) ORDER BY (${keys.map(name).join(', ')})`,
@@ -464,21 +464,23 @@ export function clickhouseRows(schema, { run, requests }, {
   return { run: runRow, requests, record: { ...recordRow(schema, run, { receivedAt, region }), network: networkLabel(asn, asOrg) } };
 }
 
-// The run_records row from the core's record: arm_counts is [version][order][control counts by class][treatment
-// counts], one byte each; arm_<metric> is little-endian float64s, the usable control requests' then the treatment's.
+// The run_records row from the core's record: arm_counts is [version][order][estimands][control counts by class]
+// [treatment counts], one byte each; arm_<metric> is little-endian float64s, the control requests' that hold a value
+// (schema.requestClasses' holdsValue) then the treatment's, for a run that counts as assigned (none otherwise).
 function recordRow(schema, run, { receivedAt, region }) {
   const classes = schema.requestClasses;
   const counts = run.arm_counts;
-  if (!counts || counts[0] !== schema.runRecordVersion || counts.length !== 2 + 2 * classes.length) {
+  const head = schema.limits.runRecordHeadBytes;
+  if (!counts || counts[0] !== schema.runRecordVersion || counts.length !== head + 2 * classes.length) {
     throw new Error(`run ${run.run_id}: its record is of format ${counts?.[0]}, not the core's ${schema.runRecordVersion}`);
   }
   const record = { run_id: run.run_id, received_at: receivedAt, region: region ?? 'unknown', arms: run.arms, run_order: run.run_order,
-    payload_bytes: run.payload_bytes || 0 };
-  let usableControl = 0;
+    payload_bytes: run.payload_bytes || 0, estimands: counts[2] };
+  let controlValues = 0;
   classes.forEach((c, k) => {
-    record[`control_${c.name}`] = counts[2 + k];
-    record[`treatment_${c.name}`] = counts[2 + classes.length + k];
-    if (c.usable) usableControl += counts[2 + k];
+    record[`control_${c.name}`] = counts[head + k];
+    record[`treatment_${c.name}`] = counts[head + classes.length + k];
+    if (c.holdsValue) controlValues += counts[head + k];
   });
   Object.assign(record, setupRow(schema, run));
   for (const m of metricColumns(schema)) {
@@ -488,7 +490,7 @@ function recordRow(schema, run, { receivedAt, region }) {
     let missing = 0;
     for (let i = 0; i < blob.byteLength / 8; i++) {
       const v = view.getFloat64(8 * i, true);
-      if (Number.isFinite(v)) values[i < usableControl ? 'control' : 'treatment'].push(v);
+      if (Number.isFinite(v)) values[i < controlValues ? 'control' : 'treatment'].push(v);
       else missing++;
     }
     record[m.control] = values.control;

@@ -3,6 +3,9 @@
 // when a list and this file disagree.
 
 /** Why a measured request is or is not in its arm; decided once, in the core, and stored with the request. */
+/** The report's comparisons (request_class.hpp, H3PROBE_ESTIMANDS). */
+export type Estimand = 'as_assigned' | 'h3_worked';
+
 export type RequestClass =
   | 'usable_control' | 'usable_treatment' | 'prewarm' | 'fallback' | 'protocol_unknown' | 'timing_unavailable'
   | 'timeout' | 'network_error' | 'http_error' | 'no_timing_entry' | 'aborted' | 'redirected' | 'cache_hit'
@@ -117,6 +120,9 @@ export interface QuantileRow {
   ci_h3: Interval;
   /** The cell's one decision: the Δ ms interval is defined and excludes 0 (and so the Δ % interval excludes 0 %). */
   significant: boolean;
+  /** The percentile or an arm's interval reaches requests that did not finish: no Δ, interval or decision (an arm's
+   *  estimate there is null). */
+  unfinished: boolean;
   /** The fewest runs each arm needs for an interval at p (at this confidence); null when none suffices (p 0 or 1). */
   min_runs: number | null;
   /** Estimated correlation of the two arms' quantile estimates (runs shared by both arms); null without an interval. */
@@ -165,13 +171,23 @@ export interface Schema {
   requestColumns: Column[];
   durations: Array<{ name: string; max: number; metric: boolean; description: string }>;
   metrics: Metric[];
-  requestClasses: Array<{ name: RequestClass; usable: boolean; description: string }>;
+  /** Each class, with its role in the comparison (request_class.hpp): measured, unfinished or failed requests hold a
+   *  value in their arm (holdsValue); a fault drops the whole run. */
+  requestClasses: Array<{ name: RequestClass; usable: boolean; role: 'measured' | 'unfinished' | 'failed' | 'fault' | 'prewarm';
+    holdsValue: boolean; description: string }>;
+  /** The comparisons a report makes, each a bit of a run's record (run_records.estimands in ClickHouse). */
+  estimands: Array<{ name: Estimand; bit: number; description: string }>;
+  /** The value a request that did not finish holds in its arm, above every finished time (limits.maxDurationMs). */
+  unfinishedValue: number;
   /** Why a sampled page load could not load the run: the reasons of a beacon with outcome "load_error". */
   loadErrorReasons: Array<{ name: string; description: string }>;
   /** Why a run left its Worker for the page's main thread: the beacon's context.worker_fallback. */
   workerFallbackReasons: Array<{ name: string; description: string }>;
   limits: { maxBeaconBytes: number; maxJsonDepth: number; maxSamples: number; maxErrors: number; maxErrorChars: number;
     minRunsForInterval: number; maxPayloadBytes: number; csTightestRuns: number; maxReportGroups: number;
+    /** The bytes of a run record's head before its counts by class (stored_run.hpp); the longest time a finished
+     *  request may have. */
+    runRecordHeadBytes: number; maxDurationMs: number;
     /** An exclusion whose share of one arm's requests exceeds the other's by more than this, and by at least
      *  unequalExclusionMinRequests requests, makes the arms not comparable (comparability.hpp). */
     unequalExclusionShare: number; unequalExclusionMinRequests: number;
@@ -313,6 +329,8 @@ export interface ReportRequest {
   days?: string[];
   /** The connection-setup view: each record then ends with the run's cold-setup record (run.setup). */
   setup?: boolean;
+  /** The runs whose values the statistics read (default as_assigned); the counts by class are every run's. */
+  estimand?: Estimand;
 }
 
 export interface H3probeNode {

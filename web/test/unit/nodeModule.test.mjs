@@ -96,8 +96,8 @@ test('the decoder returns the rows to store, each request with its class, in the
   assert.ok(d.run.arm_counts instanceof Uint8Array);
   assert.deepEqual(d.requests.map((q) => q.request_class), ['prewarm', 'usable_control', 'usable_treatment', 'fallback']);
   assert.deepEqual(Object.keys(d.requests[0]), members('StoredRequest'));
-  // Two usable requests: one float64 each, control first.
-  assert.deepEqual([...new Float64Array(d.run.arm_network_ms.slice().buffer)], [10, 10]);
+  // Every measured request holds its value in the arm it was assigned to, the fallback too: control first.
+  assert.deepEqual([...new Float64Array(d.run.arm_network_ms.slice().buffer)], [10, 10, 11]);
 });
 
 test('the rows keep every number exactly, null where the beacon had none, and text as sent', () => {

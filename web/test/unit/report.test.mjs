@@ -47,7 +47,7 @@ before(() => {
   const st = store(dbPath);
   const at = (day) => ({ receivedAt: `2024-05-${String(day).padStart(2, '0')}T12:00:00.000Z` });
   // Asia, 1 May: 2 runs, one in each order.
-  insert(st, run('a1', { hs: [100, 110, 120], ts: [90, 95, 100], context: { run_context: 'worker' } }),
+  insert(st, run('a1', { hs: [100, 110, 120], ts: [90, [95, { connect_ms: null }], 100], context: { run_context: 'worker' } }),
     { ...at(1), region: 'Asia', country: 'JP', browser: 'chromium', browserMajor: 130 });
   insert(st, run('a2', { order: 'h3-first', hs: [200, 210], ts: [150, [160, { protocol: 'h2' }]], context: { run_context: 'main' } }),
     { ...at(1), region: 'Asia', country: 'JP', browser: 'chromium', browserMajor: 131 });
@@ -83,12 +83,47 @@ describe('report', () => {
       [['overall', 5, 26], ['Asia', 2, 10], ['Europe', 2, 14], ['unknown', 1, 2]]);
   });
 
-  test('each arm holds the requests the core classed usable, from the runs they came from', async () => {
-    const asia = group(await report(), 'Asia');
-    assert.deepEqual(asia.arms, { h2: { n: 5, runs: 2 }, h3: { n: 4, runs: 2 } });
-    // p50 of 100, 110, 120, 200, 210 and of 90, 95, 100, 150 (type 7).
+  test('each arm holds its requests as assigned, fallbacks included; where HTTP/3 worked, the runs without any', async () => {
+    const r = await report();
+    const asia = group(r, 'Asia');
+    assert.equal(r.estimand, 'as_assigned');
+    assert.deepEqual(asia.arms, { h2: { n: 5, runs: 2 }, h3: { n: 5, runs: 2 } });
+    // p50 of 100, 110, 120, 200, 210 and of 90, 95, 100, 150, 160 (type 7): a2's fallback (160) stays in its arm.
     assert.equal(asia.analysis.rows[0].h2, 120);
-    assert.equal(asia.analysis.rows[0].h3, 97.5);
+    assert.equal(asia.analysis.rows[0].h3, 100);
+    // Where HTTP/3 worked: a1 alone of Asia (a2 fell back), both arms; overall a1 and u1 of the 4 runs as assigned.
+    const worked = r.h3Worked.groups.find((g) => g.name === 'Asia');
+    assert.deepEqual(worked.arms, { h2: { n: 3, runs: 1 }, h3: { n: 3, runs: 1 } });
+    assert.deepEqual([r.h3Worked.runs, r.h3Worked.of], [2, 4]);
+    assert.equal(r.h3Worked.estimand, 'h3_worked');
+  });
+
+  test('a request that did not finish is slower than every finished one; an instrument fault drops its whole run', async () => {
+    const r = await report();
+    // e1 had a timing_unavailable and a no_timing_entry request: no value of it in either arm, its requests still counted.
+    const europe = group(r, 'Europe');
+    assert.deepEqual(europe.arms, { h2: { n: 2, runs: 1 }, h3: { n: 2, runs: 1 } });
+    assert.equal(europe.requests, 14);
+    const dir = fs.mkdtempSync(path.join(tmp, 'unfinished-'));
+    const st = store(path.join(dir, 'u.sqlite'));
+    // 12 runs whose HTTP/3 arm holds 2 finished requests and 3 timeouts each: its median and above reach them.
+    for (let i = 0; i < 12; i++) {
+      const timeout = { result: 'timeout', network_ms: null, protocol: '' };
+      insert(st, run(`t${i}`, { hs: [50 + i, 51 + i, 52 + i, 53 + i, 54 + i], ts: [40 + i, 41 + i, [0, timeout], [0, timeout], [0, timeout]] }),
+        { receivedAt: '2024-05-01T12:00:00.000Z', region: 'Asia' });
+    }
+    st.close();
+    const u = (await makeReport(core, { dbPath: path.join(dir, 'u.sqlite') })).report;
+    const rows = u.groups[0].analysis.rows;
+    assert.deepEqual(u.groups[0].arms.h3, { n: 60, runs: 12 });
+    for (const row of rows) {
+      assert.equal(row.unfinished, true, `p${row.p}`);
+      assert.equal(row.significant, false);
+      assert.equal(row.h3, null);
+      assert.deepEqual(row.ci_ms, [null, null]);
+    }
+    assert.match(u.verdict.text, /not estimable at p50, p75, p90, p95, p99 \(it reaches requests that did not finish\)/);
+    assert.doesNotMatch(u.verdict.text, /faster|slower/);
   });
 
   test('counts every exclusion under the class the core stored, in the core order', async () => {
@@ -142,9 +177,9 @@ describe('report', () => {
   });
 
   test('another metric changes the values and counts a usable request without it as missing_metric', async () => {
-    const europe = group(await report({ metric: 'connect_ms' }), 'Europe');
-    assert.equal(europe.arms.h3.n, 1);
-    assert.equal(europe.excluded.missing_metric, 1);
+    const asia = group(await report({ metric: 'connect_ms' }), 'Asia');
+    assert.equal(asia.arms.h3.n, 4);
+    assert.equal(asia.excluded.missing_metric, 1);
     assert.equal(group(await report({ metric: 'fetch_ms' }), 'Asia').analysis.rows[0].h2, 121);
     await assert.rejects(report({ metric: 'run_id' }), /unknown metric/);
   });
@@ -163,9 +198,9 @@ describe('report', () => {
     const r = await report();
     const asia = group(r, 'Asia');
     assert.equal(asia.paired.n, 2);
-    assert.equal(asia.paired.mean, ((95 - 110) + (150 - 205)) / 2);
+    assert.equal(asia.paired.mean, ((95 - 110) + (155 - 205)) / 2);
     assert.equal(asia.order, null);  // one run in each order: too few to test
-    // e2 has no usable HTTP/3 request, so 4 of the 5 runs pair.
+    // e1 had an instrument fault, so 4 of the 5 runs pair (e2's fallbacks count in its arm).
     assert.equal(group(r, 'overall').paired.n, 4);
   });
 
@@ -261,9 +296,10 @@ describe('report command', () => {
     const { status, stdout, stderr } = runReport('--html', html);
     assert.equal(status, 0, stderr);
     assert.match(stdout, /^h3probe report: network_ms, 5 stored runs/m);
-    assert.match(stdout, /^== overall: 5 runs \(every stored run read with a measured request\), 26 measured requests; used HTTP\/2 9 \(5 runs\), HTTP\/3 7 \(4 runs\)$/m);
+    assert.match(stdout, /^== overall: 5 runs \(every stored run read with a measured request\), 26 measured requests; used HTTP\/2 8 \(4 runs\), HTTP\/3 8 \(4 runs\)$/m);
     assert.match(stdout, /^== region Europe: 2 runs, 14 measured requests/m);
-    assert.match(stdout, /^excluded: fallback 2, timing_unavailable 1, timeout 1, network_error 1, http_error 1, no_timing_entry 1, aborted 1, protocol_mismatch 1$/m);
+    assert.match(stdout, /^in their arms: fallback 2, timeout 1, network_error 1, http_error 1, aborted 1, protocol_mismatch 1; runs dropped \(instrument fault\): timing_unavailable 1, no_timing_entry 1$/m);
+    assert.match(stdout, /^where HTTP\/3 worked \(2 of 4 runs, 50\.0%; both arms of those runs, 95% CI\): p50 no interval/m);
     assert.match(stdout, /^p50 /m);
     assert.match(stdout, /^p99 /m);
     assert.match(stdout, /^order effect: /m);
