@@ -62,7 +62,7 @@ export function startRun({ record, sendBeacon, watch, onEnd, csp }) {
     const workerFallback = () => (csp() && ['constructor', 'worker_load'].includes(fallback) ? 'csp' : fallback);
     const { worker, glue, wasm } = moduleFiles(moduleUrl);
     // The reason for worker.js itself: its own tagging (failed()) cannot run when it does not load.
-    const { coreRun } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
+    const { coreRun } = await import(/* @vite-ignore */ /* webpackIgnore: true */ /* turbopackIgnore: true */ worker).catch((error) => {
       throw Object.assign(error, { loadError: 'worker_import' });
     });
     core = coreRun({ onError: record, sendBeacon, onRunEnded: close });

@@ -58,7 +58,7 @@ async function loadCore(moduleUrl, files) {
   // task, and never fetches the .wasm itself.
   // When both fail (a folder missing whole), the glue's reason is given, whichever failed first.
   const [glueLoad, wasmLoad] = await Promise.allSettled([
-    import(/* @vite-ignore */ /* webpackIgnore: true */ glue).catch(failed('glue_import')),
+    import(/* @vite-ignore */ /* webpackIgnore: true */ /* turbopackIgnore: true */ glue).catch(failed('glue_import')),
     nextTask().then(() => compileWasm(wasm))]);
   for (const { status, reason } of [glueLoad, wasmLoad]) if (status === 'rejected') throw reason;
   const { default: createModule } = glueLoad.value;
