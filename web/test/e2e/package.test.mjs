@@ -520,8 +520,8 @@ describe('bundled by webpack, Next.js (Turbopack and webpack), Rollup and Parcel
   after(() => fs.rmSync(path.join(appsDir, path.basename(tmp)), { recursive: true, force: true }));
 
   for (const [name, spec] of Object.entries(OTHER_BUNDLERS)) {
-    const worker = spec.trial ? 'in the Worker, then 10 of 10 loads of the README\'s h3probe trial' : 'in the Worker';
-    test(`${name}: the recipe builds a page that completes runs ${worker}; on the main thread with worker: false; without the module's files, a load_error`, { timeout: 600_000 }, async () => {
+    const trial = spec.trial ? '; then 10 of 10 loads of the README\'s h3probe trial complete' : '';
+    test(`${name}: the recipe builds a page that completes a run in the Worker and one on the main thread with worker: false; without the module's files, a load_error${trial}`, { timeout: 600_000 }, async () => {
       const recipe = recipes[name];
       const dir = path.join(appsDir, path.basename(tmp), name);
       fs.mkdirSync(dir, { recursive: true });
