@@ -519,7 +519,12 @@ describe('bundled by webpack, Next.js (Turbopack and webpack), Rollup and Parcel
     const ms = ensureBundlers();
     console.log(`# bundlers in .h3probe/bundlers: ${ms ? `installed in ${(ms / 1000).toFixed(1)} s` : 'reused'}`);
   });
-  after(() => fs.rmSync(path.join(appsDir, path.basename(tmp)), { recursive: true, force: true }));
+  // The apps, and Parcel's cache, which it keeps at its project root (the cache folder: its lock file) and grows by
+  // each new app's path.
+  after(() => {
+    fs.rmSync(path.join(appsDir, path.basename(tmp)), { recursive: true, force: true });
+    fs.rmSync(path.join(appsDir, '..', '.parcel-cache'), { recursive: true, force: true });
+  });
 
   for (const [name, spec] of Object.entries(OTHER_BUNDLERS)) {
     const trial = spec.trial ? '; then 10 of 10 loads of the README\'s h3probe trial complete' : '';
