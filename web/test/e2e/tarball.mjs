@@ -84,7 +84,8 @@ export function ensureBundlers() {
 
 /**
  * Follows a recipe of docRecipes() as written, in a fresh app folder `dir`: the installed package (linked from
- * project; copied with copyPackage, for the bundlers that do not follow a link out of their project, Turbopack), the
+ * project; copied with copyPackage, as npm installs it, for the apps in the bundler cache, whose project root Next.js
+ * and Parcel take to be the cache: a link would lead out of it), the
  * bundlers (linked from this checkout: offline), the consumer's app.js and an index.html that loads it (Vite's entry;
  * app and page replace the two), files ({ path: text }, e.g. a Next.js app), then the recipe's commands run by sh,
  * each one that fails failing it. Returns dir.
