@@ -25,7 +25,12 @@ for (const file of ['h3probe_browser.mjs', 'h3probe_browser.wasm', 'h3probe_node
 fs.rmSync(dist, { recursive: true, force: true });
 fs.mkdirSync(path.join(dist, 'node'), { recursive: true });
 
-const TERSER = { module: true, ecma: 2020, compress: { passes: 3, pure_getters: true }, mangle: true, format: { comments: false } };
+// The one kind of comment kept: the bundlers' "leave this import() to the browser" (run.js's import of worker.js, the
+// worker's of the glue). Without them webpack makes of the import a context module that finds nothing, and Turbopack
+// a throw ("as expression is too dynamic"): every page load a load_error (worker_import).
+const BUNDLER_HINT = /^ (@vite-ignore|webpackIgnore: true|turbopackIgnore: true) $/;
+const TERSER = { module: true, ecma: 2020, compress: { passes: 3, pure_getters: true }, mangle: true,
+  format: { comments: (node, comment) => BUNDLER_HINT.test(comment.value) } };
 // V8's compile hint (Chromium 136 and later): compile every function of the file when the file is compiled, not on its
 // first call. Without it each function of the run and the glue is compiled on the main thread the first time the run
 // calls it, inside the run's tasks (measured: the glue's setup and the core's first calls took about half as long with

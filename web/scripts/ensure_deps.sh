@@ -2,14 +2,18 @@
 # Installs what h3probe needs on a fresh Debian 12 machine (as root), and only what is missing; silent when nothing is.
 set -euo pipefail
 
+# With --pack (`npm run deps:pack`), only what `npm pack` needs: its prepack builds the WebAssembly module and web/dist/
+# (Emscripten, CMake and the two header-only libraries the core compiles with; then npm ci for esbuild and terser).
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-packages=(emscripten caddy chromium firefox-esr nlohmann-json3-dev libfast-float-dev doctest-dev cmake g++ openssl python3-numpy iproute2
+pack_packages=(emscripten cmake nlohmann-json3-dev libfast-float-dev)
+packages=("${pack_packages[@]}" caddy chromium firefox-esr doctest-dev g++ openssl python3-numpy iproute2
   clang libclang-rt-14-dev  # clang + its runtimes: libFuzzer, ASan, UBSan (web/scripts/fuzz.sh)
   webkit2gtk-driver xvfb    # WebKitGTK's WebDriver (with MiniBrowser) and the X display it draws into (web/devstack/webkit.mjs)
   clickhouse-server clickhouse-client  # the ClickHouse store's tests and bench (web/devstack/clickhouse.mjs)
   zookeeper  # what a replicated ClickHouse cluster coordinates through (web/devstack/zookeeper.mjs; Java comes with it)
   pngquant)  # the report's screenshots in docs/ (web/scripts/report_screenshots.mjs)
 
+[[ "${1:-}" == --pack ]] && packages=("${pack_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -41,6 +45,7 @@ if ((needs_npm)); then
   fi
   touch "$stamp"
 fi
+[[ "${1:-}" == --pack ]] && exit 0
 
 # The current ClickHouse engine for the tests' second lane (web/test/chdb/chdbServer.mjs): npm's chdb, in a folder of
 # its own rather than in package.json (about 550 MB, and the mirror serves only this platform's build, so a lock file

@@ -4,8 +4,8 @@
 // (context.worker_fallback). It never throws into the page.
 
 // worker.js, the glue and the .wasm: beside the glue when moduleUrl is set, else beside this file, each written as
-// new URL('./…', import.meta.url) so that bundlers copy the three files (worker.js as it is: a bundler does not follow
-// an import() of a URL, so the core's code is not bundled twice, once for the Worker and once here).
+// new URL('./…', import.meta.url) so that bundlers emit the three files (worker.js as it is: its import() below is a
+// URL the bundlers are told to leave alone, so the core's code is not bundled twice, once for the Worker and once here).
 function moduleFiles(moduleUrl) {
   if (moduleUrl) return { worker: new URL('worker.js', moduleUrl).href };
   try {
@@ -62,7 +62,7 @@ export function startRun({ record, sendBeacon, watch, onEnd, csp }) {
     const workerFallback = () => (csp() && ['constructor', 'worker_load'].includes(fallback) ? 'csp' : fallback);
     const { worker, glue, wasm } = moduleFiles(moduleUrl);
     // The reason for worker.js itself: its own tagging (failed()) cannot run when it does not load.
-    const { coreRun } = await import(/* @vite-ignore */ /* webpackIgnore: true */ worker).catch((error) => {
+    const { coreRun } = await import(/* @vite-ignore */ /* webpackIgnore: true */ /* turbopackIgnore: true */ worker).catch((error) => {
       throw Object.assign(error, { loadError: 'worker_import' });
     });
     core = coreRun({ onError: record, sendBeacon, onRunEnded: close });

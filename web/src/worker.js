@@ -17,7 +17,7 @@ function coreConfig(config) {
 
 // Where the Emscripten glue and its .wasm are: as run.js found them (files, on the main thread: this file may then be a
 // bundler's copy of it, away from the glue), else next to this file, written so that bundlers that follow
-// new URL(..., import.meta.url) (Vite, Rollup, webpack) copy both files; or at moduleUrl (made absolute by the gate),
+// new URL(..., import.meta.url) (Vite, webpack, Turbopack) emit both files; or at moduleUrl (made absolute by the gate),
 // with the .wasm beside the glue. A bundle without import.meta.url (an IIFE or a script) must set moduleUrl.
 function moduleFiles(moduleUrl, files) {
   if (files) return files;
@@ -58,7 +58,7 @@ async function loadCore(moduleUrl, files) {
   // task, and never fetches the .wasm itself.
   // When both fail (a folder missing whole), the glue's reason is given, whichever failed first.
   const [glueLoad, wasmLoad] = await Promise.allSettled([
-    import(/* @vite-ignore */ /* webpackIgnore: true */ glue).catch(failed('glue_import')),
+    import(/* @vite-ignore */ /* webpackIgnore: true */ /* turbopackIgnore: true */ glue).catch(failed('glue_import')),
     nextTask().then(() => compileWasm(wasm))]);
   for (const { status, reason } of [glueLoad, wasmLoad]) if (status === 'rejected') throw reason;
   const { default: createModule } = glueLoad.value;

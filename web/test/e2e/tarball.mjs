@@ -49,19 +49,52 @@ export function docRecipes() {
   return recipes;
 }
 
-// What a recipe's commands may call besides the shell's own: the bundlers, as the app's devDependencies.
+// What a recipe's commands may call besides the shell's own: the bundlers, as the app's devDependencies (esbuild and
+// Vite from this checkout; the others from bundlerCache).
 const BUNDLERS = ['esbuild', 'vite'];
+
+// The other bundlers a team may use, at the versions tested: installed at test time into a git-ignored folder (as
+// ensure_deps.sh installs chdb), so that `npm ci` stays light and a second run reuses them. A recipe's app is made
+// inside it (appsDir), where Node's resolution, npx and Next's and Parcel's project roots find them.
+export const BUNDLER_VERSIONS = Object.freeze({
+  next: '16.5.0', react: '19.3.1', 'react-dom': '19.3.1', webpack: '5.113.0', 'webpack-cli': '7.3.1', rollup: '4.69.3',
+  '@rollup/plugin-node-resolve': '16.0.3', parcel: '2.16.4',
+});
+export const bundlerCache = path.join(repoRoot, '.h3probe', 'bundlers');
+export const appsDir = path.join(bundlerCache, 'apps');
+
+const installedVersion = (name) => {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(bundlerCache, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return null;
+  }
+};
+
+/** Installs BUNDLER_VERSIONS into bundlerCache unless they are there already; returns the install's ms (0: reused). */
+export function ensureBundlers() {
+  const missing = Object.entries(BUNDLER_VERSIONS).filter(([name, version]) => installedVersion(name) !== version);
+  fs.mkdirSync(appsDir, { recursive: true });
+  if (!missing.length) return 0;
+  const started = Date.now();
+  fs.writeFileSync(path.join(bundlerCache, 'package.json'), JSON.stringify({ private: true, dependencies: BUNDLER_VERSIONS }, null, 2));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: bundlerCache, stdio: 'pipe' });
+  return Date.now() - started;
+}
 
 /**
  * Follows a recipe of docRecipes() as written, in a fresh app folder `dir`: the installed package (linked from
- * project), the bundlers (linked from this checkout: offline), the consumer's app.js and an index.html that loads it
- * (Vite's entry; app and page replace the two), then the recipe's commands run by sh, each one that fails failing it.
- * Returns dir.
+ * project; copied with copyPackage, as npm installs it, for the apps in the bundler cache, whose project root Next.js
+ * and Parcel take to be the cache: a link would lead out of it), the
+ * bundlers (linked from this checkout: offline), the consumer's app.js and an index.html that loads it (Vite's entry;
+ * app and page replace the two), files ({ path: text }, e.g. a Next.js app), then the recipe's commands run by sh,
+ * each one that fails failing it. Returns dir.
  */
-export function followRecipe(project, { commands }, dir, { app = APP, page = html('/app.js') } = {}) {
+export function followRecipe(project, { commands }, dir, { app = APP, page = html('/app.js'), files = {}, copyPackage = false } = {}) {
   const modules = path.join(dir, 'node_modules');
   fs.mkdirSync(path.join(modules, '.bin'), { recursive: true });
-  fs.symlinkSync(path.join(project, 'node_modules', 'h3probe'), path.join(modules, 'h3probe'), 'dir');
+  if (copyPackage) fs.cpSync(path.join(project, 'node_modules', 'h3probe'), path.join(modules, 'h3probe'), { recursive: true });
+  else fs.symlinkSync(path.join(project, 'node_modules', 'h3probe'), path.join(modules, 'h3probe'), 'dir');
   for (const name of BUNDLERS) {
     fs.symlinkSync(path.join(repoRoot, 'node_modules', name), path.join(modules, name), 'dir');
     fs.symlinkSync(path.join(repoRoot, 'node_modules', '.bin', name), path.join(modules, '.bin', name));
@@ -69,6 +102,11 @@ export function followRecipe(project, { commands }, dir, { app = APP, page = htm
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
   fs.writeFileSync(path.join(dir, 'app.js'), app);
   fs.writeFileSync(path.join(dir, 'index.html'), page);
-  execFileSync('sh', ['-e', '-c', commands], { cwd: dir, stdio: 'pipe', env: { ...process.env, npm_config_offline: 'true' } });
+  for (const [file, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), text);
+  }
+  execFileSync('sh', ['-e', '-c', commands], { cwd: dir, stdio: 'pipe',
+    env: { ...process.env, npm_config_offline: 'true', NEXT_TELEMETRY_DISABLED: '1' } });
   return dir;
 }
