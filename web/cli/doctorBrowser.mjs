@@ -110,8 +110,11 @@ async function loadPage(o, launched, drivers) {
     await raw.setRequestInterception(true);
     raw.on('request', (req) => {
       if (!isBeacon(req.url())) return void req.continue().catch(() => {});
-      if (req.method() === 'POST') caught(req.postData());
-      req.respond({ status: 204, headers: { 'access-control-allow-origin': '*' }, body: '' }).catch(() => {});
+      // Over BiDi the body is fetched on demand (postData() is CDP's).
+      void (async () => {
+        if (req.method() === 'POST') caught(await req.fetchPostData().catch(() => ''));
+        await req.respond({ status: 204, headers: { 'access-control-allow-origin': '*' }, body: '' });
+      })().catch(() => {});
     });
     raw.on('response', (r) => requests.push({ url: r.url(), status: r.status() }));
     raw.on('requestfailed', (r) => requests.push({ url: r.url(), status: 0, failure: r.failure()?.errorText ?? 'failed' }));

@@ -1,4 +1,4 @@
-// `h3probe doctor --browser chromium` loads the page as a user's browser does (real Chromium, the page's own scripts
+// `h3probe doctor --browser chromium|firefox` loads the page as a user's browser does (real Chromium and Firefox ESR, the page's own scripts
 // and config, its search) and judges the beacon that load sends, against the local stack (real Caddy with HTTP/2 and
 // HTTP/3, the real collector): the working demo page passes, with nothing stored but the doctor's test beacon; a
 // stack whose module files answer 404 exits 1 naming the load_error, its reason and the module's own error text; a page
@@ -14,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { startStack } from '../../devstack/stack.mjs';
 import { distRoot, repoRoot } from '../../devstack/paths.mjs';
 import { DOCTOR_ID } from '../../cli/doctor.mjs';
+import { ENGINES, engineMissing } from '../../cli/browsers.mjs';
 import { MODULE_FILES } from '../../server/originRules.mjs';
 
 const run = promisify(execFile);
@@ -56,27 +57,33 @@ async function doctor(s, page, extra) {
 }
 const BROWSER = ['--browser', 'chromium', '--search', 'submit #query doctor'];
 
-test('the working page: the browser run passes over h2 and h3, the module files are those it requested, nothing is stored', { timeout: 180_000 }, async () => {
-  const r = await doctor(stack, pageUrl(stack), BROWSER);
-  assert.equal(r.status, 0, JSON.stringify(r.checks, null, 1));
-  assert.deepEqual(r.failed, []);
-  assert.equal(r.byName['chromium run'].status, 'PASS', JSON.stringify(r.byName['chromium run']));
-  assert.match(r.byName['chromium run'].detail, /^control ok\/h2×5; treatment ok\/h3×5$/);
-  assert.match(r.byName['module worker worker.js'].detail, /^200, Content-Type \S+ \(as the page requested it\)$/);
-  // The load's beacon was held in the browser: the collector has the doctor's test beacon and nothing else.
-  assert.deepEqual(stack.store.db.prepare('SELECT run_id FROM runs').pluck().all(), [DOCTOR_ID]);
-});
+for (const engine of ENGINES) {
+  const browser = ['--browser', engine, '--search', 'submit #query doctor'];
+  test(`${engine}: the working page passes over h2 and h3, the module files are those it requested, nothing is stored`,
+    { timeout: 180_000, skip: engineMissing(engine) ?? false }, async () => {
+      const r = await doctor(stack, pageUrl(stack), browser);
+      assert.equal(r.status, 0, JSON.stringify(r.checks, null, 1));
+      assert.deepEqual(r.failed, []);
+      assert.equal(r.byName[`${engine} run`].status, 'PASS', JSON.stringify(r.byName[`${engine} run`]));
+      assert.match(r.byName[`${engine} run`].detail, /^control ok\/h2×5; treatment ok\/h3×5$/);
+      assert.match(r.byName['module worker worker.js'].detail, /^200, Content-Type \S+ \(as the page requested it\)$/);
+      // The load's beacon was held in the browser: the collector has the doctor's test beacon and nothing else.
+      assert.deepEqual(stack.store.db.prepare('SELECT run_id FROM runs').pluck().all(), [DOCTOR_ID]);
+    });
 
-test('module files that answer 404: exit 1, the browser run naming the load_error, its reason and the module\'s error', { timeout: 180_000 }, async () => {
-  const r = await doctor(broken, pageUrl(broken), BROWSER);
-  assert.equal(r.status, 1);
-  const browserRun = r.byName['chromium run'];
-  assert.equal(browserRun.status, 'FAIL');
-  assert.match(browserRun.detail, /^load_error worker_import: start: Failed to fetch dynamically imported module: https:\/\/\S+\/h3probe\/worker\.js; requests that failed: .*\/h3probe\/worker\.js 404/);
-  assert.match(browserRun.fix, /^serve worker\.js where the page looks for it.*\(docs\/troubleshooting\.md#worker_import\)$/);
-  assert.ok(r.failed.includes('module worker worker.js'), r.failed.join('; '));
-  assert.equal(broken.store.countRuns(), 1, 'only the doctor\'s test beacon is stored');
-});
+  test(`${engine}: module files that answer 404 exit 1, the browser run naming the load_error, its reason and the module's error`,
+    { timeout: 180_000, skip: engineMissing(engine) ?? false }, async () => {
+      const r = await doctor(broken, pageUrl(broken), browser);
+      assert.equal(r.status, 1);
+      const run = r.byName[`${engine} run`];
+      assert.equal(run.status, 'FAIL');
+      // Each engine words the failed import its own way; both name the file, and the request its 404.
+      assert.match(run.detail, /^load_error worker_import: start: [^;]*https:\/\/\S+\/h3probe\/worker\.js; requests that failed: .*\/h3probe\/worker\.js 404/);
+      assert.match(run.fix, /^serve worker\.js where the page looks for it.*\(docs\/troubleshooting\.md#worker_import\)$/);
+      assert.ok(r.failed.includes('module worker worker.js'), r.failed.join('; '));
+      assert.deepEqual(broken.store.db.prepare('SELECT run_id FROM runs').pluck().all(), [DOCTOR_ID], 'only the doctor\'s test beacon is stored');
+    });
+}
 
 test('a config that sends the module elsewhere at run time: only the browser run sees it, and fails', { timeout: 180_000 }, async () => {
   const page = pageUrl(stack, { moduleUrl: '/missing/h3probe_browser.mjs' });
