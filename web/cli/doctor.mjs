@@ -300,8 +300,14 @@ async function checkPayload({ o, add, get, pageOrigin }, origin, name) {
 }
 
 // One page load in a real browser (--browser): the files it requested become the ones the module checks check.
+// Without it the line says what was not checked: every file can be served and the page's loads still fail (a bundler
+// that rewrote the module's imports), which only a browser loading the page sees.
 async function checkBrowser(ctx) {
-  if (!ctx.o.browser) return;
+  if (!ctx.o.browser) {
+    ctx.add('SKIP', 'page load', 'not run: the checks read the files, and a page can serve them all while its bundle fails to load them',
+      'add --browser chromium (and --search as a user searches): the page loaded as a user\'s browser loads it');
+    return;
+  }
   ctx.requested = await browserRun(ctx.o, ctx.add, ctx.spkis);
 }
 
