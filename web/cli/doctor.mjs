@@ -101,7 +101,7 @@ export async function main(argv) {
   }
   const checks = await runDoctor(options);
   if (a.json) console.log(JSON.stringify(checks, null, 2));
-  else console.log(formatChecks(checks));
+  else console.log(`${formatChecks(checks)}${options.browser ? '' : `\n\n${NO_PAGE_LOAD}`}`);
   if (checks.some((c) => c.status === 'FAIL')) process.exitCode = 1;
 }
 
@@ -300,16 +300,16 @@ async function checkPayload({ o, add, get, pageOrigin }, origin, name) {
 }
 
 // One page load in a real browser (--browser): the files it requested become the ones the module checks check.
-// Without it the line says what was not checked: every file can be served and the page's loads still fail (a bundler
-// that rewrote the module's imports), which only a browser loading the page sees.
 async function checkBrowser(ctx) {
-  if (!ctx.o.browser) {
-    ctx.add('SKIP', 'page load', 'not run: the checks read the files, and a page can serve them all while its bundle fails to load them',
-      'add --browser chromium (and --search as a user searches): the page loaded as a user\'s browser loads it');
-    return;
-  }
-  ctx.requested = await browserRun(ctx.o, ctx.add, ctx.spkis);
+  if (ctx.o.browser) ctx.requested = await browserRun(ctx.o, ctx.add, ctx.spkis);
 }
+
+/**
+ * What the table printed without --browser leaves out, said under it: every file can be served while the page's loads
+ * still fail (a bundler that rewrote the module's imports), which only a browser loading the page sees.
+ */
+export const NO_PAGE_LOAD = 'Not checked: a page load. Every file above can be served while the page\'s bundle fails to load them;\n' +
+  '--browser chromium (with --search as a user searches) loads the page as a user\'s browser does.';
 
 // The module's files, fetched as the page fetches them (with its Origin when they are on another origin). Each one
 // fails the deployment: without the glue or the .wasm there is no run, and without the worker every run falls back

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { CHECKS, DOCTOR_ID, doctorBeacon, doctorOptions, formatChecks } from '../../cli/doctor.mjs';
+import { CHECKS, DOCTOR_ID, doctorBeacon, doctorOptions, formatChecks, NO_PAGE_LOAD } from '../../cli/doctor.mjs';
 import { LOAD_ERROR_FIXES } from '../../cli/loadErrorFixes.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { MODULE_FILES } from '../../server/originRules.mjs';
@@ -112,4 +112,12 @@ test('the checks are a table of small functions, run in its order', () => {
     assert.equal(typeof check, 'function', name);
     assert.ok(check.toString().split('\n').length <= 60, `${name}: a check of at most 60 lines`);
   }
+});
+
+test('without --browser the table ends saying that no page load was checked, and what loads one', () => {
+  // Names that resolve nowhere here: every check fails fast, and the table is printed all the same.
+  const r = spawnSync(process.execPath, [BIN, 'doctor', '--page', good.page, '--h2', good.h2, '--h3', good.h3, '--collector', good.collector]);
+  assert.equal(r.status, 1);
+  assert.ok(r.stdout.toString().trimEnd().endsWith(NO_PAGE_LOAD), r.stdout.toString());
+  assert.match(NO_PAGE_LOAD, /--browser chromium/);
 });
