@@ -52,8 +52,8 @@ export async function openTab(launched) {
   };
 }
 
-// Playwright's argument orders over a puppeteer Page: waitForFunction(fn, arg, {timeout}), fill, press, locator().count().
-function puppeteerAsPlaywright(page) {
+// Playwright's argument orders over a puppeteer Page: waitForFunction(fn, arg, {timeout}), fill, press, click, locator().count().
+export function puppeteerAsPlaywright(page) {
   return {
     goto: (url) => page.goto(url, { waitUntil: 'load' }),
     addInitScript: (fn) => page.evaluateOnNewDocument(fn),
@@ -65,6 +65,7 @@ function puppeteerAsPlaywright(page) {
       await page.$eval(selector, (el) => { el.value = ''; });
       await page.type(selector, text);
     },
+    click: (selector) => page.click(selector),
     async press(selector, key) {
       await page.focus(selector);
       await page.keyboard.press(key);

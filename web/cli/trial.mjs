@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { makeCertificate, spkiHash } from './certificate.mjs';
 import { CHROMIUM_PATH, chromiumArgs } from './chromiumArgs.mjs';
 import { canBindUdp, freePort } from './ports.mjs';
+import { doSearch, parseSearch as parseSearchAction, SEARCH_HELP, searchText } from './search.mjs';
 import { originsCaddyfile } from '../server/originsCaddyfile.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { openStore } from '../server/store.mjs';
@@ -30,17 +31,19 @@ report. Whatever it started or wrote is removed when it ends, also on Ctrl-C.
   --page PATH       the page to open, with any query string (default /)
   --loads N         page loads, each in a fresh browser context (default 10)
   --search ACTION   what a user does to search; the page must then call searchCompleted():
-                      click SELECTOR           click the element
-                      submit SELECTOR [TEXT]   type TEXT (default "test") into the field and press Enter
-                      script FILE              an ES module whose default export is called with Playwright's Page
+                      ${SEARCH_HELP}
                     (default: none, for a page that calls searchCompleted() by itself)
   --timeout S       seconds each load may take to send its beacon (default 30)
+  --db FILE         keep the beacons in this SQLite file (a new one) after the trial, for h3probe report --db FILE
+                    and h3probe export --db FILE (default: a database in the temporary folder, removed at the end)
   --open            no headless run: print the Chromium command line that opens the page against the trial's
-                    servers, wait for Ctrl-C, then print the report
+                    servers, and the h3probe doctor command that checks it in a browser, wait for Ctrl-C, then print
+                    the report
 
 Needs caddy, openssl, Chromium (H3PROBE_CHROMIUM, default /usr/bin/chromium), and the npm packages better-sqlite3@12
-and, without --open, playwright-core. Exit status 1 when a load sent no beacon or a server did not start (the reason
-is printed), 2 on a bad option.`;
+and, without --open, playwright-core. Exit status 1 when a load sent no beacon, or one without a complete run (each
+load's outcome, its load_error reason and the error text the page's module gave are printed), or a server did not start;
+2 on a bad option. What each load_error reason means and its fix: docs/troubleshooting.md.`;
 
 export class TrialError extends Error {}
 
@@ -56,6 +59,7 @@ export function trialOptions(argv) {
       site: { type: 'string' }, h2: { type: 'string' }, h3: { type: 'string' }, beacon: { type: 'string' },
       page: { type: 'string', default: '/' }, loads: { type: 'string', default: '10' }, search: { type: 'string', default: '' },
       timeout: { type: 'string', default: '30' }, open: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' },
+      db: { type: 'string' },
     },
   });
   if (a.help) return { help: true };
@@ -87,28 +91,22 @@ export function trialOptions(argv) {
   } catch (err) {
     problems.push(err.message);
   }
-  if (problems.length) throw new TrialError(problems.join('\n'));
-  return { site: path.resolve(a.site), h2, h3, beacon, page: a.page, loads, search, timeoutMs, open: a.open };
-}
-
-/** --search: '' (none), 'click SELECTOR', 'submit SELECTOR [TEXT]' or 'script FILE'. */
-export function parseSearch(text) {
-  const [verb, ...rest] = text.trim().split(/\s+/);
-  if (!verb) return null;
-  if (verb === 'click' && rest.length === 1) return { verb, selector: rest[0] };
-  if (verb === 'submit' && rest.length >= 1) return { verb, selector: rest[0], text: rest.slice(1).join(' ') || 'test' };
-  if (verb === 'script' && rest.length === 1) return { verb, file: path.resolve(rest[0]) };
-  throw new TrialError(`--search must be "click SELECTOR", "submit SELECTOR [TEXT]" or "script FILE" (selectors without spaces), not "${text}"`);
-}
-
-async function doSearch(page, search) {
-  if (!search) return;
-  if (search.verb === 'click') await page.click(search.selector);
-  if (search.verb === 'submit') {
-    await page.fill(search.selector, search.text);
-    await page.press(search.selector, 'Enter');
+  // A new file only: the report of a database that already held runs would mix them with this trial's.
+  if (a.db !== undefined && (fs.existsSync(a.db) || !fs.statSync(path.dirname(path.resolve(a.db)), { throwIfNoEntry: false })?.isDirectory())) {
+    problems.push(`--db must be a new file in an existing folder, not "${a.db}"`);
   }
-  if (search.verb === 'script') await (await import(search.file)).default(page);
+  if (problems.length) throw new TrialError(problems.join('\n'));
+  return { site: path.resolve(a.site), h2, h3, beacon, page: a.page, loads, search, timeoutMs, open: a.open, searchText: a.search,
+    db: a.db === undefined ? null : path.resolve(a.db) };
+}
+
+/** --search, as web/cli/search.mjs reads it, a bad one as a TrialError. */
+export function parseSearch(text) {
+  try {
+    return parseSearchAction(text);
+  } catch (err) {
+    throw new TrialError(err.message);
+  }
 }
 
 const port = (u) => Number(u.port || 443);
@@ -137,9 +135,11 @@ export async function main(argv) {
   if (o.open) {
     // Ctrl-C ends the hand-driven trial: the report first, then the cleanup.
     console.log(`Open the page in Chromium with the trial's servers, then press Ctrl-C here for the report:\n\n${trial.openCommand()}\n`);
+    console.log(`Or let h3probe doctor load it in Chromium, as a sampled page load, while this runs:\n\n${trial.doctorCommand()}\n`);
     await new Promise((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
     try {
       console.log(await trial.report());
+      keptDb(o);
       if (trial.runs() === 0) {
         console.error('\nh3probe trial: no beacon arrived: open the page with the command above and search (the page must call searchCompleted())');
         process.exitCode = 1;
@@ -154,10 +154,12 @@ export async function main(argv) {
   try {
     await trial.run();
     console.log(await trial.report());
+    keptDb(o);
   } catch (err) {
     if (interrupted) return;
     if (!(err instanceof TrialError)) throw err;
     if (trial.runs() > 0) console.log(await trial.report());
+    keptDb(o);
     console.error(`\nh3probe trial: ${err.message}`);
     process.exitCode = 1;
   } finally {
@@ -165,7 +167,15 @@ export async function main(argv) {
   }
 }
 
-/** Starts the servers; resolves to { pageUrl, flags, openCommand(), run(), runs(), report(), stop() }. */
+// Where --db kept the beacons, and the commands that read them.
+function keptDb(o) {
+  if (o.db) console.log(`\nThe beacons are kept in ${o.db}: h3probe report --db ${shellWord(o.db)}, h3probe export --db ${shellWord(o.db)}`);
+}
+
+// A word for a POSIX shell, quoted only where it must be.
+const shellWord = (w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "'\\''")}'`);
+
+/** Starts the servers; resolves to { pageUrl, flags, openCommand(), doctorCommand(), run(), runs(), report(), stop() }. */
 export async function startTrial(o) {
   const stoppers = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-'));
@@ -189,7 +199,7 @@ export async function startTrial(o) {
     for (const key of ['page', 'h2', 'h3', 'collector']) ports[key] = await freePort({ udp: key === 'page' || key === 'h3', exclude: Object.values(ports) });
 
     const core = await loadH3probeNode();
-    const store = openStore(path.join(dir, 'beacons.sqlite'), core);
+    const store = openStore(o.db ?? path.join(dir, 'beacons.sqlite'), core);
     stoppers.push(async () => store.close());
     // Every client is this machine (region "local"): no country or network database is read, so none need be installed.
     const collector = await startCollector({ port: ports.collector, store, core, location: { lookupCountry: () => null, asnDb: 'off' } });
@@ -228,6 +238,11 @@ https://${PAGE_HOST}:${ports.page} {
       pageUrl, flags, stop,
       runs: () => store.countRuns(),
       openCommand: () => `${CHROMIUM_PATH} --user-data-dir="$(mktemp -d)" ${openFlags.map((f) => `'${f}'`).join(' ')} '${pageUrl}'`,
+      // h3probe doctor against this trial: its page, the page's own origin and beacon URLs, the trial's certificate,
+      // and each name and port sent to its loopback listener (--connect-to: the ports differ from the URLs').
+      doctorCommand: () => ['h3probe', 'doctor', '--page', pageUrl, '--h2', o.h2.origin, '--h3', o.h3.origin, '--collector', o.beacon.href,
+        '--ca', certPath, ...[...maps, [new URL(pageUrl), ports.page]].flatMap(([u, p]) => ['--connect-to', `${u.hostname}:${port(u)}:${LOOPBACK}:${p}`]),
+        '--browser', 'chromium', ...(o.searchText ? ['--search', o.searchText] : [])].map(shellWord).join(' '),
       report: async () => (await makeReport(core, { db: store.db, htmlPath: null })).text,
       run: () => drive(o, { flags, pageUrl, collector, store, stoppers }),
     };
@@ -316,14 +331,21 @@ async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
       await context.close().catch(() => {});
     }
     // A beacon without a complete run: the page's module could not load (load_error) or its run failed.
+    // The stored error text beside the reason: the reason names the file, the text why it did not load.
     const run = store.db.prepare('SELECT outcome, reason, error FROM runs ORDER BY rowid DESC LIMIT 1').get();
-    const why = run.outcome === 'complete' ? '' : `, outcome ${run.outcome}${run.reason || run.error ? ` (${run.reason || run.error})` : ''}`;
-    if (why) incomplete.push(`${load}${why}`);
-    process.stderr.write(`h3probe trial: page load ${load} of ${o.loads}: beacon stored${why}\n`);
+    const cause = [run.reason, run.error].filter(Boolean).join(': ');
+    const why = run.outcome === 'complete' ? '' : `outcome ${run.outcome}${cause ? ` (${cause})` : ''}`;
+    if (why) incomplete.push([load, why]);
+    process.stderr.write(`h3probe trial: page load ${load} of ${o.loads}: beacon stored${why ? `, ${why}` : ''}\n`);
   }
   if (incomplete.length) {
-    throw new TrialError(`${incomplete.length} of ${o.loads} page loads sent a beacon without a complete run (load ${incomplete.join('; load ')}):` +
-      ' the report counts them; h3probe doctor names what is misserved');
+    // The loads by what they said, each cause once (ten loads of one fault are one line).
+    const causes = new Map();
+    for (const [load, why] of incomplete) causes.set(why, [...(causes.get(why) ?? []), load]);
+    throw new TrialError(`${incomplete.length} of ${o.loads} page loads sent a beacon without a complete run:\n` +
+      [...causes].map(([why, loads]) => `  load${loads.length > 1 ? 's' : ''} ${loads.join(', ')}: ${why}`).join('\n') +
+      '\nthe report counts them; what each reason means and its fix: docs/troubleshooting.md; h3probe trial --open prints the' +
+      ' h3probe doctor command that checks this page in a browser');
   }
 }
 
@@ -332,7 +354,7 @@ function noBeaconWhy(o, seen, err) {
   if (!err.message.startsWith('waited ')) return `${err.message.split('\n')[0]}${errors}`;
   if (!seen.module) {
     return `no beacon in ${o.timeoutMs / 1000} s, and the page never loaded the probe's run: it never called searchCompleted()` +
-      ` after --search${o.search ? ` "${o.search.verb} ${o.search.selector ?? o.search.file}"` : ' (none given)'}, or its sampleRate` +
+      `${searchText(o.search)}, or its sampleRate` +
       ` left the load unsampled (configure({ sampleRate: 1 }) for the trial), or the module refused its config${errors}`;
   }
   return `no beacon in ${o.timeoutMs / 1000} s: the page called searchCompleted() and loaded the probe, but ` +

@@ -146,6 +146,24 @@ function countsByReason(rows) {
   return { total: byReason.reduce((sum, r) => sum + r.n, 0), byReason };
 }
 
+/**
+ * The load_error beacons by reason, as countsByReason() gives them, each with the error text (the beacon's `error`)
+ * that its beacons gave most often: the reason says which file did not load, the text why (a 404, a bundler that could
+ * not follow the gate's import). rows: [{reason, error, n}], one per reason and text. Ties go to the first text in
+ * code-unit order, so that SQLite's and ClickHouse's reports name the same one; '' where no beacon gave one. Runs of
+ * white space become one space: the text is printed on one line.
+ */
+function loadErrorCounts(rows) {
+  const { total, byReason } = countsByReason(Object.values(rows.reduce((acc, r) => {
+    acc[r.reason] = { reason: r.reason, n: (acc[r.reason]?.n ?? 0) + Number(r.n) };
+    return acc;
+  }, {})));
+  const texts = rows.filter((r) => r.error).map((r) => ({ ...r, n: Number(r.n), error: String(r.error).replace(/\s+/g, ' ').trim() }));
+  const top = (reason) => texts.filter((r) => r.reason === reason)
+    .sort((a, b) => b.n - a.n || (a.error < b.error ? -1 : a.error > b.error ? 1 : 0))[0]?.error ?? '';
+  return { total, byReason: byReason.map((r) => ({ ...r, error: top(r.reason) })) };
+}
+
 // The runs whose core ran on the page's main thread: { runs (every run of the report), main, share (of runs; null
 // without runs), byReason: [{reason, n}] } (why they left the Worker), the most frequent first.
 function mainThreadCounts(runs, rows) {
@@ -206,7 +224,7 @@ export function assemble(core, data, groups, { method, confidence, percentiles, 
     exclusions: [...schema.requestClasses.filter((c) => !c.usable && c.name !== 'prewarm').map((c) => c.name), 'missing_metric'],
     classRoles: Object.fromEntries(schema.requestClasses.map((c) => [c.name, c.role])),
     minRunsForInterval: schema.limits.minRunsForInterval,
-    loadErrors: countsByReason(data.loadErrors ?? []),
+    loadErrors: loadErrorCounts(data.loadErrors ?? []),
     mainThread: mainThreadCounts(data.storedRuns, data.mainThread ?? []),
     outcomes: outcomeCounts(data.outcomes ?? []),
     runCounts: runCounts(data),

@@ -742,12 +742,13 @@ export function clickhouseAggregateSource(client, schema, {
 
 /**
  * What the report says besides its groups, from run_records and runs, as readReportData.mjs reads it: every payload
- * mode stored for the arms mode since, the load_error beacons by reason (every arms mode), and the selected runs whose
+ * mode stored for the arms mode since, the load_error beacons by reason and error text (every arms mode), and the selected runs whose
  * core ran on the page's main thread, by why.
  */
 export async function clickhouseReportFacts(pass, { since, arms, payloadBytes }) {
-  const loadErrors = (await pass('load-errors', `SELECT reason, uniqExact(run_id) AS n FROM runs
-    WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason`)).map((r) => ({ reason: r.reason, n: Number(r.n) }));
+  const loadErrors = (await pass('load-errors', `SELECT reason, error, uniqExact(run_id) AS n FROM runs
+    WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason, error`))
+    .map((r) => ({ reason: r.reason, error: r.error, n: Number(r.n) }));
   const mainThread = (await pass('main-thread', `SELECT if(worker_fallback = '', 'unknown', worker_fallback) AS reason,
     uniqExact(run_id) AS n FROM runs WHERE run_context = 'main' AND received_at >= ${sqlString(since)}
     AND arms = ${sqlString(arms)} AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} GROUP BY reason`))

@@ -97,6 +97,15 @@ export function loadErrorLine({ total, byReason }) {
 }
 
 /**
+ * Under the load errors' line, one line per reason with the error text its beacons gave most often, so that the cause
+ * is read beside the reason: "  worker_import: start: Failed to fetch dynamically imported module: https://…". None for
+ * a reason whose beacons gave no text. What each reason can mean and its fix: docs/troubleshooting.md.
+ */
+export function loadErrorDetails({ byReason }) {
+  return byReason.filter((r) => r.error).map((r) => `  ${r.reason}: ${r.error}`);
+}
+
+/**
  * Where the runs' core ran: "main thread: 3 of 1,200 runs (0.3%) ran on the page's main thread, not in the Worker
  * (worker_load 2, csp 1)". '' for a report of no run. The HTML report shows the same line.
  */
@@ -159,7 +168,7 @@ export function formatReport(report) {
     ...(L.aa ? [L.aa] : []),
     `Δ = ${L.treatment} − ${L.control} (negative: ${L.treatment} faster); * = Δ excludes 0 (in ms and in %: one test, ` +
       'so the two intervals exclude 0 together)',
-    ...(report.loadErrors?.total ? [loadErrorLine(report.loadErrors)] : []),
+    ...(report.loadErrors?.total ? [loadErrorLine(report.loadErrors), ...loadErrorDetails(report.loadErrors)] : []),
     ...(report.mainThread && mainThreadLine(report.mainThread) ? [mainThreadLine(report.mainThread)] : []),
     ...(payloadLine(report) ? [payloadLine(report)] : []),
     ...(report.verdict ? ['', report.verdict.text] : []),

@@ -51,8 +51,8 @@ function poolGroups(counts, minRuns) {
  * record also carries the run's cold-setup record: the connection-setup view from the same pass).
  * Returns, for buildReport(), { metric, since, arms, by, storedRuns, received: {first, last} (ISO times), regions: [the
  * regions the runs came from], groups: [group names], daily, days: [day names] (daily; else []), setup, records: [Buffer] (the
- * records in chunks, in run order, laid out as the core's ReportRequest says), loadErrors: [{reason, n}] (the
- * load_error beacons received since, by reason, over every arms mode: the gate that sends one knows no arms),
+ * records in chunks, in run order, laid out as the core's ReportRequest says), loadErrors: [{reason, error, n}] (the
+ * load_error beacons received since, by reason and error text, over every arms mode: the gate that sends one knows no arms),
  * payloadBytes, payloadModes: [{bytes, runs}] (every payload mode stored for this arms mode since, the one read
  * included), mainThread: [{reason, n}] (the selected runs whose core ran on the page's main thread, by why they left
  * the Worker: context.worker_fallback, 'unknown' from a module older than it), outcomes: [{outcome, n}] (the selected
@@ -138,8 +138,9 @@ export function readReportData(db, schema, {
   return { metric, since: sinceIso, arms, by, payloadBytes, payloadModes, storedRuns,
     received: { first: cells.length ? cells.map((c) => c.first).sort()[0] : null, last: cells.length ? cells.map((c) => c.last).sort().at(-1) : null },
     regions: byRegion.map((r) => r.name), groups, daily, days, setup, records: parts, ...(pooled ? { pooled } : {}),
-    loadErrors: db.prepare(`SELECT reason, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
-      GROUP BY reason`).all(sinceIso),
+    // By reason and the error text each beacon gave, for the report to name the most frequent text beside its reason.
+    loadErrors: db.prepare(`SELECT reason, error, count(*) AS n FROM runs WHERE outcome = 'load_error' AND received_at >= ?
+      GROUP BY reason, error`).all(sinceIso),
     testBeacons: db.prepare('SELECT count(*) FROM runs WHERE run_id = ? AND received_at >= ?').pluck().get(DOCTOR_ID, sinceIso),
     mainThread: readMainThread(db, { arms, payloadBytes, since: sinceIso }),
     outcomes: readOutcomes(db, { arms, payloadBytes, since: sinceIso, storedRuns }),

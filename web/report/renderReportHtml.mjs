@@ -3,8 +3,8 @@
 // (Δ % with its interval per percentile, overall and per group); then the tables: the summary per group (region,
 // browser, ... as --by chose) with the fallback rates, and per group its percentiles; folded below, per group the tail
 // (CCDF on log-log axes) and the CDF, the methods, and the daily series with its looks.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorLine, mainThreadLine, notAsPlannedLine, notReadText, storedRunsText, MARKS, markOf, minRunsText, NA_TEXT,
-  payloadLine, percentileLabel, pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
+import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorDetails, loadErrorLine, mainThreadLine, notAsPlannedLine, notReadText, storedRunsText, MARKS,
+  markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 import { fixed, snap, whole } from './numberText.mjs';
@@ -49,6 +49,7 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
 ${lede}
 ${payloadLine(report) ? `<p class="payload">${esc(payloadLine(report))}.</p>` : ''}
 ${report.loadErrors?.total ? `<p class="load-errors">${esc(loadErrorLine(report.loadErrors))}: sampled page loads that could not load the run, its glue or its .wasm (no measurement).</p>` : ''}
+${report.loadErrors?.total && loadErrorDetails(report.loadErrors).length ? `<ul class="load-errors">${loadErrorDetails(report.loadErrors).map((l) => `<li>${esc(l.trim())}</li>`).join('')}</ul>` : ''}
 ${report.mainThread && mainThreadLine(report.mainThread) ? `<p class="main-thread">${esc(mainThreadLine(report.mainThread))}.</p>` : ''}
 <p class="meta">Quantiles are exact (linear interpolation, type 7). Both arms hold the same runs: a request that fell back counts in its arm as
 assigned, one that timed out, was cut short or failed counts as slower than every finished one, and a run the instrument could not time

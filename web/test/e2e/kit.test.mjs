@@ -430,7 +430,14 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       test(`h3probe doctor --browser ${engine}: one real run from the page's origin, control over h2 and treatment over h3`,
         { skip: engineMissing(engine) ?? false }, () => {
           const runsBefore = countRuns();
-          const r = doctor(['--browser', engine, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`], BIN);
+          // The browser loads the page as a user does: the bundled page with its config in the query string, and the
+          // search it offers (window.runOnce() calls searchCompleted()), as a --search script.
+          const { page, h2, h3, collector: beacon } = SITES;
+          const params = new URLSearchParams({ h2Origin: `https://${h2.host}`, h3Origin: `https://${h3.host}`, beaconUrl: `https://${beacon.host}/beacon` });
+          const search = path.join(runDir, 'doctor-search.mjs');
+          fs.writeFileSync(search, 'export default (page) => page.evaluate(() => window.runOnce());\n');
+          const browserArgs = ['--page', `https://${page.host}/app/?${params}`, '--search', `script ${search}`];
+          const r = doctor(['--browser', engine, ...browserArgs, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`], BIN);
           const run = r.checks.find((c) => c.check === `${engine} run`);
           console.log(`# ${run?.status} ${run?.check}: ${run?.detail}`);
           assert.deepEqual(r.failed, [], JSON.stringify(r.checks, null, 1));
@@ -439,7 +446,7 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
           assert.equal(countRuns(), runsBefore, 'the browser run\'s beacon stays in the tab: nothing stored');
           // The installed package ships the drivers but not playwright-core or puppeteer-core (none of its
           // dependencies): the same option says what to install and fails nothing.
-          const packaged = doctor(['--browser', engine, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
+          const packaged = doctor(['--browser', engine, ...browserArgs, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
           assert.equal(packaged.status, 0);
           const skipped = packaged.checks.find((c) => c.check === `${engine} run`);
           assert.equal(skipped.status, 'SKIP');

@@ -119,16 +119,83 @@ test('a page that never calls searchCompleted(): exit status 1, naming it', { ti
   assert.equal(overallCounts(r.stdout), null, 'no report without a run');
 });
 
-test('a site without worker.js: its load_error beacon is stored and reported, and the trial exits 1 naming it', { timeout: 120_000 }, async () => {
+// The demo site without worker.js (a bundle that left it out): every sampled load sends a load_error beacon.
+function brokenSite() {
   const broken = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-test-'));
+  fs.cpSync(site, broken, { recursive: true });
+  fs.rmSync(path.join(broken, 'h3probe', 'worker.js'));
+  return broken;
+}
+// The module's own words when worker.js is not there (Chromium's message for a module import that answered 404).
+const WORKER_MISSING = 'start: Failed to fetch dynamically imported module: https://localhost:\\d+/h3probe/worker\\.js';
+
+test('a site without worker.js: each load names the reason and the module\'s error text, the report too; --db keeps the store for report and export',
+  { timeout: 180_000 }, async () => {
+    const broken = brokenSite();
+    const db = path.join(broken, 'kept', 'beacons.sqlite');
+    fs.mkdirSync(path.dirname(db));
+    try {
+      const r = await runTrial(process.execPath, [BIN, 'trial', '--site', broken, ...FLAGS, '--loads', '2', '--search', 'submit #query', '--db', db]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`page load 1 of 2: beacon stored, outcome load_error \\(worker_import: ${WORKER_MISSING}\\)\n`));
+      assert.match(r.stderr, new RegExp(`2 of 2 page loads sent a beacon without a complete run:\n  loads 1, 2: outcome load_error \\(worker_import: ${WORKER_MISSING}\\)\n`));
+      assert.match(r.stderr, /docs\/troubleshooting\.md/);
+      const reported = new RegExp(`^load errors: 2 \\(worker_import 2\\)\n  worker_import: ${WORKER_MISSING}$`, 'm');
+      assert.match(r.stdout, reported, 'the report is printed, the error text under its reason');
+      assert.match(r.stdout, new RegExp(`^The beacons are kept in ${db.replace(/[.]/g, '\\.')}: h3probe report --db `, 'm'));
+      // The kept database, read by the report and the export as a user runs them.
+      const report = await runTrial(process.execPath, [BIN, 'report', '--db', db]);
+      assert.equal(report.code, 0, report.stderr);
+      assert.match(report.stdout, reported);
+      const exported = await runTrial(process.execPath, [BIN, 'export', '--db', db]);
+      assert.equal(exported.code, 0, exported.stderr);
+      const rows = exported.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      assert.equal(rows.length, 2);
+      for (const row of rows) {
+        assert.deepEqual([row.outcome, row.reason], ['load_error', 'worker_import'], JSON.stringify(row));
+        assert.match(row.error, new RegExp(`^${WORKER_MISSING}$`));
+      }
+      // A file that exists is refused: its runs would mix with the next trial's.
+      const again = await runTrial(process.execPath, [BIN, 'trial', '--site', broken, ...FLAGS, '--db', db]);
+      assert.equal(again.code, 2);
+      assert.match(again.stderr, /--db must be a new file/);
+    } finally {
+      fs.rmSync(broken, { recursive: true, force: true });
+    }
+  });
+
+// trial --open on `dir`; runs the h3probe doctor line it prints while it serves, then stops it: { doctor, trial }.
+async function doctorOfTrial(dir) {
+  let doctor = null;
+  const trial = await runTrial(process.execPath, [BIN, 'trial', '--open', '--site', dir, ...FLAGS, '--search', 'submit #query doctor'], {
+    onStdout: (text, child) => {
+      const line = /^h3probe doctor .*$/m.exec(text)?.[0];
+      if (!line || doctor) return;
+      // The line as printed, with the checkout's command for h3probe, through a shell (its quoting is the line's).
+      doctor = runTrial('sh', ['-c', `"${process.execPath}" "${BIN}" ${line.slice('h3probe '.length)} --json`])
+        .finally(() => child.kill('SIGINT'));
+    },
+  });
+  assert.ok(doctor, trial.stdout);
+  return { doctor: await doctor, trial };
+}
+
+test('trial --open prints an h3probe doctor line that checks the trial\'s page in Chromium: the demo page passes', { timeout: 180_000 }, async () => {
+  const { doctor, trial } = await doctorOfTrial(site);
+  assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+  const checks = Object.fromEntries(JSON.parse(doctor.stdout).map((c) => [c.check, c]));
+  assert.match(checks['chromium run'].detail, /^control ok\/h2×5; treatment ok\/h3×5$/);
+  assert.equal(trial.code, 0, trial.stderr);
+});
+
+test('the doctor line of a trial of a site without worker.js exits 1, naming the load_error and the module\'s error text', { timeout: 180_000 }, async () => {
+  const broken = brokenSite();
   try {
-    fs.cpSync(site, broken, { recursive: true });
-    fs.rmSync(path.join(broken, 'h3probe', 'worker.js'));
-    const r = await runTrial(process.execPath, [BIN, 'trial', '--site', broken, ...FLAGS, '--loads', '2', '--search', 'submit #query']);
-    assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, /page load 1 of 2: beacon stored, outcome load_error \(worker_import\)/);
-    assert.match(r.stderr, /2 of 2 page loads sent a beacon without a complete run \(load 1, outcome load_error \(worker_import\); load 2, /);
-    assert.match(r.stdout, /^load errors: 2 \(worker_import 2\)$/m, 'the report is printed');
+    const { doctor } = await doctorOfTrial(broken);
+    assert.equal(doctor.code, 1, doctor.stdout + doctor.stderr);
+    const run = JSON.parse(doctor.stdout).find((c) => c.check === 'chromium run');
+    assert.equal(run.status, 'FAIL');
+    assert.match(run.detail, new RegExp(`^load_error worker_import: ${WORKER_MISSING}`));
   } finally {
     fs.rmSync(broken, { recursive: true, force: true });
   }

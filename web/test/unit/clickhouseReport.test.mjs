@@ -69,9 +69,11 @@ function handMade() {
       return r;
     }),
     // The gate's load_error beacons: counted by reason, in no arms mode's runs.
-    ...[['x-l1', 'wasm_type'], ['x-l2', 'csp'], ['x-l3', 'wasm_type']].map(([id, reason]) => ({
+    // Two wasm_type texts once each: both stores must name the same one (the first in code-unit order).
+    ...[['x-l1', 'wasm_type', 'start: the .wasm answered 404'], ['x-l2', 'csp', ''], ['x-l3', 'wasm_type', 'start: the .wasm answered 200 text/plain']]
+      .map(([id, reason, error]) => ({
       beacon: { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'mixed', outcome: 'load_error', reason,
-        run_ms: 9, samples: [] },
+        error, run_ms: 9, samples: [] },
       meta: { receivedAt: '2022-12-20T10:00:00.000Z', region: 'Europe', country: null } })),
   ];
 }
@@ -136,7 +138,7 @@ describe('report from ClickHouse aggregates', () => {
     assert.match(both.sqlite.text, /== region North America: \d+ runs/);
     assert.ok(both.sqlite.json.groups[0].analysis.rows.some((r) => Number.isFinite(r.ci_ms[0])), 'some intervals defined');
     assert.ok(both.sqlite.json.groups[0].order, 'the order effect is there (random order)');
-    assert.match(both.sqlite.text, /^load errors: 3 \(wasm_type 2, csp 1\)$/m);
+    assert.match(both.sqlite.text, /^load errors: 3 \(wasm_type 2, csp 1\)\n {2}wasm_type: start: the \.wasm answered 200 text\/plain\n(?! {2}csp)/m);
     // Below 1 % on the main thread: the line, and no caution.
     assert.match(both.sqlite.text, /^main thread: 4 of \d+ runs \(0\.\d%\) ran on the page's main thread, not in the Worker \(worker_load 2, csp 1, unknown 1\)$/m);
     assert.doesNotMatch(both.sqlite.text, /CAUTION: .*main thread/);

@@ -1,10 +1,11 @@
-// Unit tests of `h3probe doctor` (web/cli/doctor.mjs): its options, its test beacon against the core's decoder, and its
+// Unit tests of `h3probe doctor` (web/cli/doctor.mjs): its options, its test beacon against the core's decoder, its fixes, and its
 // table. The checks themselves run against a real deployment in web/test/e2e/kit.test.mjs (each fault injected there).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { DOCTOR_ID, doctorBeacon, doctorOptions, formatChecks } from '../../cli/doctor.mjs';
+import { CHECKS, DOCTOR_ID, doctorBeacon, doctorOptions, formatChecks, NO_PAGE_LOAD } from '../../cli/doctor.mjs';
+import { LOAD_ERROR_FIXES } from '../../cli/loadErrorFixes.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { MODULE_FILES } from '../../server/originRules.mjs';
 
@@ -46,7 +47,20 @@ test('options: defaults next to the page and the beacon URL, and every problem a
   // --resolve HOST:PORT:ADDRESS, curl's form: by host (any case) and port, IPv4 or bracketed IPv6.
   const resolved = doctorOptions({ ...good, resolve: ['H2.example.com:443:203.0.113.2', 'h3.example.com:8443:[2001:db8::3]'] });
   assert.deepEqual(resolved.problems, []);
-  assert.deepEqual([...resolved.options.resolve], [['h2.example.com:443', '203.0.113.2'], ['h3.example.com:8443', '2001:db8::3']]);
+  assert.deepEqual([...resolved.options.resolve], [['h2.example.com:443', { address: '203.0.113.2' }], ['h3.example.com:8443', { address: '2001:db8::3' }]]);
+  // --connect-to HOST:PORT:ADDRESS:PORT2, curl's form: another port too (a trial's loopback listeners); Chromium only.
+  const moved = doctorOptions({ ...good, 'connect-to': ['h2.example.com:8443:127.0.0.1:40123', 'h3.example.com:443:[::1]:40124'] });
+  assert.deepEqual(moved.problems, []);
+  assert.deepEqual([...moved.options.resolve], [['h2.example.com:8443', { address: '127.0.0.1', port: 40123 }], ['h3.example.com:443', { address: '::1', port: 40124 }]]);
+  for (const wrong of ['h2.example.com:443:127.0.0.1', 'h2.example.com:443:127.0.0.1:0', 'h2.example.com:443:localhost:80']) {
+    assert.match(doctorOptions({ ...good, 'connect-to': [wrong] }).problems.join('\n'), /--connect-to: .* is not HOST:PORT:ADDRESS:PORT/, wrong);
+  }
+  assert.match(doctorOptions({ ...good, browser: 'firefox', 'connect-to': ['a.example:443:127.0.0.1:4000'] }).problems.join('\n'), /--connect-to with --browser firefox/);
+  // --search is the browser run's: as h3probe trial reads it, and only with --browser.
+  assert.deepEqual(doctorOptions({ ...good, browser: 'chromium', search: 'submit #q quarterly report' }).options.search,
+    { verb: 'submit', selector: '#q', text: 'quarterly report' });
+  assert.match(doctorOptions({ ...good, search: 'click #go' }).problems.join('\n'), /--search is for the page load of --browser/);
+  assert.match(doctorOptions({ ...good, browser: 'chromium', search: 'tap #go' }).problems.join('\n'), /--search must be "click SELECTOR"/);
   for (const wrong of ['h2.example.com:443', 'h2.example.com:443:not-an-ip', 'h2.example.com:99999:203.0.113.2']) {
     assert.match(doctorOptions({ ...good, resolve: [wrong] }).problems.join('\n'), /--resolve: .* is not HOST:PORT:ADDRESS/, wrong);
   }
@@ -83,4 +97,27 @@ test("the fix for a glue or .wasm served with the wrong type names the load_erro
     assert.match(rule.why, new RegExp(`load_error beacon, reason ${rule.loadError}$`), rule.file);
     assert.doesNotMatch(rule.why, /no beacon/, rule.file);
   }
+});
+
+test('the browser run\'s fix for a load_error: one for each reason of the core\'s list, and no other', async () => {
+  const core = await loadH3probeNode();
+  assert.deepEqual(Object.keys(LOAD_ERROR_FIXES).sort(), core.schema().loadErrorReasons.map((r) => r.name).sort());
+  for (const [reason, fix] of Object.entries(LOAD_ERROR_FIXES)) assert.ok(fix.length > 20, reason);
+});
+
+test('the checks are a table of small functions, run in its order', () => {
+  assert.ok(CHECKS.length >= 6);
+  for (const [name, check] of CHECKS) {
+    assert.equal(typeof name, 'string');
+    assert.equal(typeof check, 'function', name);
+    assert.ok(check.toString().split('\n').length <= 60, `${name}: a check of at most 60 lines`);
+  }
+});
+
+test('without --browser the table ends saying that no page load was checked, and what loads one', () => {
+  // Names that resolve nowhere here: every check fails fast, and the table is printed all the same.
+  const r = spawnSync(process.execPath, [BIN, 'doctor', '--page', good.page, '--h2', good.h2, '--h3', good.h3, '--collector', good.collector]);
+  assert.equal(r.status, 1);
+  assert.ok(r.stdout.toString().trimEnd().endsWith(NO_PAGE_LOAD), r.stdout.toString());
+  assert.match(NO_PAGE_LOAD, /--browser chromium/);
 });

@@ -64,9 +64,11 @@ before(() => {
   // No region stored (an older row): counted as unknown. 5 May.
   insert(st, run('u1', { order: 'h3-first', hs: [70], ts: [65] }), { ...at(5), region: null });
   // Sampled page loads that could not load the run: the gate's load_error beacons, 1 and 5 May.
-  for (const [id, reason, day] of [['l1', 'wasm_type', 1], ['l2', 'glue_import', 5], ['l3', 'wasm_type', 5]]) {
+  // Their error texts: the two wasm_type ones alike (the report names the most frequent text); the glue_import one none.
+  for (const [id, reason, day, error] of [['l1', 'wasm_type', 1, 'start: the .wasm answered 200 text/plain'], ['l2', 'glue_import', 5, ''],
+    ['l3', 'wasm_type', 5, 'start:  the .wasm answered\n200 text/plain']]) {
     insert(st, { schema: 'h3probe/1', run_id: id, page_load_id: `pl-${id}`, config_id: 'test', outcome: 'load_error', reason,
-      run_ms: 20, samples: [] }, { ...at(day), region: 'Asia', country: 'JP' });
+      error, run_ms: 20, samples: [] }, { ...at(day), region: 'Asia', country: 'JP' });
   }
   st.close();
 });
@@ -439,13 +441,18 @@ test('load_error beacons are counted by reason, apart from the runs: text, HTML 
   const htmlPath = path.join(tmp, 'load-errors.html');
   const jsonPath = path.join(tmp, 'load-errors.json');
   const made = await makeReport(core, { dbPath, htmlPath, jsonPath });
-  assert.deepEqual(made.report.loadErrors, { total: 3, byReason: [{ reason: 'wasm_type', n: 2 }, { reason: 'glue_import', n: 1 }] });
+  // Two texts that differ only in white space are one text on one line; a reason whose beacons gave none has no line.
+  const wasmText = 'start: the .wasm answered 200 text/plain';
+  assert.deepEqual(made.report.loadErrors, { total: 3, byReason: [{ reason: 'wasm_type', n: 2, error: wasmText }, { reason: 'glue_import', n: 1, error: '' }] });
   assert.equal(made.report.storedRuns, 5, 'a load error is no stored run of any arms mode');
-  assert.match(made.text, /^load errors: 3 \(wasm_type 2, glue_import 1\)$/m);
-  assert.match(fs.readFileSync(htmlPath, 'utf8'), /<p class="load-errors">load errors: 3 \(wasm_type 2, glue_import 1\)/);
+  assert.match(made.text, /^load errors: 3 \(wasm_type 2, glue_import 1\)\n {2}wasm_type: start: the \.wasm answered 200 text\/plain\n(?! {2}glue_import)/m);
+  const html = fs.readFileSync(htmlPath, 'utf8');
+  assert.match(html, /<p class="load-errors">load errors: 3 \(wasm_type 2, glue_import 1\)/);
+  assert.match(html, /<ul class="load-errors"><li>wasm_type: start: the \.wasm answered 200 text\/plain<\/li><\/ul>/);
   assert.deepEqual(JSON.parse(fs.readFileSync(jsonPath, 'utf8')).loadErrors, made.report.loadErrors);
   const since = await report({ since: '2024-05-04' });
-  assert.deepEqual(since.loadErrors, { total: 2, byReason: [{ reason: 'glue_import', n: 1 }, { reason: 'wasm_type', n: 1 }] });
+  assert.deepEqual(since.loadErrors, { total: 2, byReason: [{ reason: 'glue_import', n: 1, error: '' },
+    { reason: 'wasm_type', n: 1, error: wasmText }] });
   // An A/A report counts them too: the gate that sends one knows no arms.
   assert.equal((await report({ arms: 'h3-h3' })).loadErrors.total, 3);
 });

@@ -1,0 +1,201 @@
+// `h3probe doctor --browser chromium|firefox`: one page load as a user's browser makes it. The browser opens the page
+// itself (the real URL, the page's own scripts and config), does --search, and the page's own module runs as it would
+// for a sampled user; the beacon that load sends is caught on its way out (the browser's request interception answers
+// it 204, so it never reaches the collector and no report counts it) and read: a load_error names the reason and the
+// module's own error text, a complete run the protocol of every request. The module files the page requested are
+// handed back, for the module checks to check those rather than a guess.
+import { LOAD_ERROR_FIXES, troubleshootingLink } from './loadErrorFixes.mjs';
+import { doSearch, searchText } from './search.mjs';
+
+// How long the load may take from the search to its beacon: the remote config, the module's download and the run
+// (3 pre-warm and 10 requests, each with its own timeout) fit well within it on any network a doctor runs from.
+const BEACON_WAIT_MS = 30_000;
+
+// Which of the page's requests are the probe's module files (a bundler may add a hash to each name).
+const FILE_PATTERNS = Object.freeze({
+  module: /h3probe_browser[^/]*\.m?js$/,
+  wasm: /\.wasm$/,
+  worker: /worker[^/]*\.js$/,
+});
+
+/**
+ * The run. o: the doctor's options with spkis (the servers' key hashes, from the TLS checks); add(status, check,
+ * detail, fix). Resolves to { worker, module, wasm }: each the URL of that module file as the page requested it, or
+ * undefined (no run, or the page never requested it).
+ */
+export async function browserRun(o, add, spkis) {
+  const label = `${o.browser} run`;
+  let drivers;
+  try {
+    drivers = { ...await import('./browsers.mjs'), ...await import('./chromium.mjs'), ...await import('./firefox.mjs') };
+  } catch (err) {
+    add('SKIP', label, `the browser drivers cannot load (${err.code ?? err.message})`,
+      'npm install playwright-core puppeteer-core beside h3probe (or run doctor from a checkout after npm run deps), with Chromium or Firefox ESR installed');
+    return {};
+  }
+  const missing = drivers.engineMissing(o.browser);
+  if (missing) {
+    add('SKIP', label, missing, 'install the browser, or leave out --browser');
+    return {};
+  }
+  let launched;
+  try {
+    launched = await launch(o, drivers, spkis);
+  } catch (err) {
+    add('FAIL', label, `the browser did not start: ${err.message.split('\n')[0]}`, 'check the browser installation');
+    return {};
+  }
+  try {
+    const load = await loadPage(o, launched, drivers);
+    judge(o, load, add, label);
+    return load.files;
+  } catch (err) {
+    add('FAIL', label, err.message.split('\n')[0], `check that ${o.page.href} loads in ${o.browser}`);
+    return {};
+  } finally {
+    await launched.close().catch(() => {});
+  }
+}
+
+// A private CA (--ca): Chromium accepts the servers' keys by hash and must be told to use QUIC (it follows Alt-Svc only
+// for public roots); Firefox accepts any certificate under automation and maps the h3 origin to h3 itself.
+// --resolve and --connect-to: Chromium maps each host and port to its address (and port); Firefox takes one address
+// for every name (doctorOptions() refuses the rest).
+async function launch(o, drivers, spkis) {
+  const h3Port = Number(o.h3.port || 443);
+  const privateCa = Boolean(o.ca);
+  const rules = [...(o.resolve ?? new Map())].map(([hostPort, { address, port }]) => (port
+    ? `MAP ${hostPort} ${address.includes(':') ? `[${address}]` : address}:${port}` : `MAP ${hostPort.split(':')[0]} ${address}`));
+  const stackLike = {
+    hosts: { h3: o.h3.hostname }, ports: { h3: h3Port },
+    chromiumArgs: ({ forceQuic, extra = [] }) => drivers.chromiumArgs({ spki: spkis.join(','),
+      quicOrigins: [`${o.h3.hostname}:${h3Port}`], forceQuic, extra, hostResolverRules: rules.length ? rules.join(', ') : null }),
+  };
+  if (o.browser === 'chromium') return drivers.launchEngine('chromium', stackLike, { forceQuic: privateCa });
+  const browser = await drivers.launchFirefox(stackLike, { extraPrefs: {
+    'network.dns.forceResolve': o.resolve?.size ? [...o.resolve.values()][0].address : '',
+    ...(privateCa ? {} : { 'network.http.http3.alt-svc-mapping-for-testing': '' }) } });
+  return { engine: 'firefox', browser, close: () => browser.close() };
+}
+
+/**
+ * Opens the page in a fresh context, searches, and waits for the load's beacon. Resolves to { beacons: [text],
+ * requests: [{url, status, failure}], errors: [text], files }.
+ */
+async function loadPage(o, launched, drivers) {
+  const beacons = [];
+  const requests = [];
+  const workers = [];
+  const isBeacon = (url) => { try { return new URL(url).href === o.collector.href; } catch { return false; } };
+  const caught = (body) => beacons.push(String(body ?? ''));
+  let page;
+  let errors;
+  if (launched.engine === 'chromium') {
+    const tab = await drivers.openTab(launched);
+    ({ page } = tab);
+    errors = tab.errors;
+    // The context's route and events cover the page's dedicated Worker too: the worker sends the beacon with a
+    // keepalive fetch, the page (a run on the main thread, a load_error) with sendBeacon.
+    await tab.context.route((u) => isBeacon(u.href), async (route) => {
+      if (route.request().method() === 'POST') caught(route.request().postData());
+      await route.fulfill({ status: 204, headers: { 'access-control-allow-origin': '*' } });
+    });
+    tab.context.on('response', (r) => requests.push({ url: r.url(), status: r.status() }));
+    tab.context.on('requestfailed', (r) => requests.push({ url: r.url(), status: 0, failure: r.failure()?.errorText ?? 'failed' }));
+    page.on('worker', (w) => workers.push(w.url()));
+  } else {
+    // Firefox through puppeteer over WebDriver BiDi: the same interception, on the raw puppeteer page.
+    const context = await launched.browser.createBrowserContext();
+    const raw = await context.newPage();
+    await raw.setRequestInterception(true);
+    raw.on('request', (req) => {
+      if (!isBeacon(req.url())) return void req.continue().catch(() => {});
+      // Over BiDi the body is fetched on demand (postData() is CDP's).
+      void (async () => {
+        if (req.method() === 'POST') caught(await req.fetchPostData().catch(() => ''));
+        await req.respond({ status: 204, headers: { 'access-control-allow-origin': '*' }, body: '' });
+      })().catch(() => {});
+    });
+    raw.on('response', (r) => requests.push({ url: r.url(), status: r.status() }));
+    raw.on('requestfailed', (r) => requests.push({ url: r.url(), status: 0, failure: r.failure()?.errorText ?? 'failed' }));
+    const watched = await drivers.watchPage(raw, (fn) => raw.evaluateOnNewDocument(fn));
+    errors = async () => [...watched.recorded, ...await watched.inPage()];
+    page = drivers.puppeteerAsPlaywright(raw);
+  }
+  // A page sampled at 1 % would run the probe in one doctor run of a hundred: the gate's sampling draw (its one
+  // crypto.getRandomValues of a single Uint32, before anything is downloaded) reads 0 here, so that this load is
+  // sampled unless the rate is 0 or the kill switch is on, as for the users the rate lets in. Nothing else changes.
+  await page.addInitScript(() => {
+    const draw = crypto.getRandomValues.bind(crypto);
+    crypto.getRandomValues = (array) => (array instanceof Uint32Array && array.length === 1 ? (array[0] = 0, array) : draw(array));
+  });
+  await page.goto(o.page.href);
+  await doSearch(page, o.search);
+  for (const deadline = Date.now() + BEACON_WAIT_MS; beacons.length === 0 && Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const pageErrors = (await errors().catch(() => [])).map((e) => e.text ?? String(e));
+  const found = (kind) => [...workers, ...requests.map((r) => r.url)].find((u) => FILE_PATTERNS[kind].test(new URL(u).pathname));
+  const files = Object.fromEntries(['worker', 'module', 'wasm'].map((k) => [k, found(k) ? new URL(found(k)) : undefined]));
+  return { beacons, requests, errors: pageErrors, files };
+}
+
+// The run's check line from what the load sent: a load_error FAILs with its reason, the module's error text and the
+// requests that failed; a run over the wrong protocols FAILs or WARNs as before.
+function judge(o, { beacons, requests, errors, files }, add, label) {
+  const origins = [o.h2.origin, o.h3.origin];
+  // Each URL once, by its HTTP status where it had one (a 404 is also reported as a failed load, net::ERR_FAILED).
+  const failed = new Map();
+  for (const r of requests.filter((x) => (x.status === 0 || x.status >= 400) && !origins.includes(new URL(x.url).origin))) {
+    if (!failed.has(r.url) || r.status) failed.set(r.url, `${r.url} ${r.status || r.failure}`);
+  }
+  const failedText = failed.size ? `; requests that failed: ${[...failed.values()].slice(0, 4).join(', ')}` : '';
+  if (beacons.length === 0) {
+    const loaded = Object.values(files).some(Boolean);
+    const errorsText = errors.length ? `; page errors: ${errors.slice(0, 3).join(' | ')}` : '';
+    add('FAIL', label, loaded
+      ? `the page loaded the probe${searchText(o.search)}, but no beacon to ${o.collector.href} came in ${BEACON_WAIT_MS / 1000} s${failedText}${errorsText}`
+      : `the page never loaded the probe${searchText(o.search)}: no beacon in ${BEACON_WAIT_MS / 1000} s${failedText}${errorsText}`,
+    loaded ? 'check that --collector is the beaconUrl the page\'s configure() names, and the page\'s Content-Security-Policy (connect-src)'
+      : 'give --search as a user searches (the page must call searchCompleted()), and check that its config leaves sampling on (sampleRate above 0, enabled)');
+    return;
+  }
+  let beacon;
+  try {
+    beacon = JSON.parse(beacons[0]);
+  } catch {
+    add('FAIL', label, `the beacon is not JSON: ${beacons[0].slice(0, 120)}`, 'the page\'s module is not h3probe\'s, or a proxy rewrote it');
+    return;
+  }
+  if (beacon.outcome === 'load_error') {
+    const fix = LOAD_ERROR_FIXES[beacon.reason] ?? 'see the error';
+    add('FAIL', label, `load_error ${beacon.reason}: ${beacon.error || '(no error text)'}${failedText}`,
+      `${fix} (${troubleshootingLink(beacon.reason)})`);
+    return;
+  }
+  const samples = beacon.samples ?? [];
+  const seen = (phase) => samples.filter((x) => x.phase === phase).map((x) => `${x.result}/${x.protocol || '-'}`);
+  const tally = (list) => Object.entries(list.reduce((acc, k) => ({ ...acc, [k]: (acc[k] ?? 0) + 1 }), {})).map(([k, n]) => `${k}×${n}`).join(' ');
+  const control = seen('control');
+  const treatment = seen('treatment');
+  const context = beacon.context ?? {};
+  const where = context.run_context === 'main' ? `; on the main thread (worker_fallback ${context.worker_fallback})` : '';
+  const runErrors = [beacon.error, ...(beacon.errors ?? [])].filter(Boolean);
+  const detail = `control ${tally(control) || 'none'}; treatment ${tally(treatment) || 'none'}${where}` +
+    `${runErrors.length ? `; errors: ${runErrors.join('; ')}` : ''}`;
+  if (beacon.outcome !== 'complete') {
+    add('FAIL', label, `outcome ${beacon.outcome}; ${detail}`, 'read the errors: the origins\' CORS, the page\'s CSP (connect-src for both origins)');
+  } else if (!control.length || !control.every((x) => x === 'ok/h2') || !treatment.length) {
+    add('FAIL', label, detail, 'the control arm must be ok/h2 and the treatment arm ok/h3: see the failing checks above');
+  } else if (treatment.every((x) => x === 'ok/h3')) {
+    if (where && !['disabled', 'no_worker'].includes(context.worker_fallback)) {
+      add('WARN', label, detail, 'the run left its Worker: docs/beacon.md, "Where the core ran", names the fix for each worker_fallback');
+    } else {
+      add('PASS', label, detail);
+    }
+  } else if (treatment.some((x) => x === 'ok/h2')) {
+    add('WARN', label, detail, 'the treatment arm fell back to HTTP/2: UDP 443 blocked on this network, or the browser has not learned Alt-Svc (a private CA without --ca)');
+  } else {
+    add('FAIL', label, detail, 'the control arm must be ok/h2 and the treatment arm ok/h3: see the failing checks above');
+  }
+}
