@@ -135,6 +135,17 @@ TEST_CASE("the report counts every run as the browser's summary did, per group a
     }
     CHECK(report.groups[0].runs == 60);
     CHECK(report.groups[2].runs == 20);
+    // The failed requests (every 11th control one: an http_error) in their arm's failure rate, over every run; none
+    // where HTTP/3 worked (every request of those runs finished).
+    REQUIRE(report.groups[0].failures.has_value());
+    CHECK(report.groups[0].failures->runs == 60);
+    CHECK(report.groups[0].failures->failed_h2 == report.groups[0].classes[0][static_cast<int>(RequestClass::http_error)]);
+    CHECK(report.groups[0].failures->failed_h2 > 0);
+    CHECK(report.groups[0].failures->requests_h2 == 300);
+    CHECK(report.groups[0].failures->failed_h3 == 0);
+    REQUIRE(worked.groups[0].failures.has_value());
+    CHECK(worked.groups[0].failures->failed_h2 == 0);
+    CHECK(worked.groups[0].failures->runs == worked_runs[0]);
     REQUIRE(worked.groups[2].paired.has_value());
     CHECK(worked.groups[2].paired->n == worked_diffs_b.size());
     double mean = 0;

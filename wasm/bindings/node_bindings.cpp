@@ -253,6 +253,20 @@ val group_js(const GroupReport& g, const ReportOptions& o) {
     out.set("paired", g.paired ? paired_js(*g.paired) : val::null());
     out.set("order", g.order ? order_js(*g.order) : val::null());
     out.set("sampleSize", g.sample_size ? sample_size_js(*g.sample_size) : val::null());
+    if (g.failures) {
+        const FailureComparison& f = *g.failures;
+        val failures = val::object();
+        const std::pair<const char*, double> counts[] = {{"runs", static_cast<double>(f.runs)},
+            {"failed_h2", static_cast<double>(f.failed_h2)}, {"requests_h2", static_cast<double>(f.requests_h2)},
+            {"failed_h3", static_cast<double>(f.failed_h3)}, {"requests_h3", static_cast<double>(f.requests_h3)},
+            {"rate_h2", f.rate_h2}, {"rate_h3", f.rate_h3}, {"diff", f.diff}};
+        for (const auto& [name, v] : counts) failures.set(name, js(v));
+        failures.set("ci", pair(f.ci_lo, f.ci_hi));
+        failures.set("significant", f.significant);
+        out.set("failures", failures);
+    } else {
+        out.set("failures", val::null());
+    }
     if (!o.cdf_probabilities.empty()) {
         val cdf = val::object();
         cdf.set("h2", cdf_js(g.cdf_h2, o.cdf_probabilities));
@@ -658,6 +672,7 @@ val schema_js() {
     val fields_of = val::object();
     fields_of.set("Aggregates", field_names<Aggregates>());
     fields_of.set("GroupAggregates", field_names<GroupAggregates>());
+    fields_of.set("FailureSums", field_names<FailureSums>());
     fields_of.set("SampleAggregates", field_names<SampleAggregates>());
     fields_of.set("MomentSums", field_names<MomentSums>());
     fields_of.set("RankValue", field_names<RankValue>());

@@ -62,8 +62,16 @@ std::string read_head(const std::uint8_t* data, std::size_t size, std::size_t at
     return "";
 }
 
-// Adds one run's counts by class to a group's.
+// Adds one run's counts by class to a group's, and, for a run of the report's estimand, its failed requests and its
+// requests that hold a value per arm to the failure sums.
 void add_counts(GroupReport& r, const RecordHead& h) {
+    if (h.read) {
+        std::uint64_t failed[2] = {0, 0};
+        for (int arm = 0; arm < 2; ++arm)
+            for (int c = 0; c < kRequestClassCount; ++c)
+                if (role_of(static_cast<RequestClass>(c)) == ClassRole::failed) failed[arm] += h.by_class[arm][c];
+        r.failure_sums.add_run(failed[0], h.n[0], failed[1], h.n[1]);
+    }
     std::size_t measured = 0;
     for (int arm = 0; arm < 2; ++arm)
         for (int c = 0; c < kRequestClassCount; ++c) {
@@ -157,6 +165,7 @@ void sum_counts(std::vector<ValueGroup>& groups) {
         all.runs += g.runs;
         all.requests += g.requests;
         all.missing_metric += g.missing_metric;
+        all.failure_sums.add(g.failure_sums);
     }
 }
 

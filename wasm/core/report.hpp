@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "failure_rate.hpp"
 #include "paired_runs.hpp"
 #include "quantile_ci.hpp"
 #include "request_class.hpp"
@@ -51,12 +52,14 @@ struct GroupReport {
     std::array<std::size_t, 2> arm_requests{};                                    // measured requests per arm
     std::array<std::array<std::size_t, kRequestClassCount>, 2> classes{};         // [arm][class]
     std::size_t missing_metric = 0;  // usable requests without a value of the chosen metric
+    FailureSums failure_sums;        // over the runs of the report's estimand (failure_rate.hpp)
     ArmsAnalysis analysis;
     std::size_t runs_h2 = 0, runs_h3 = 0;
     std::optional<PairedDifferenceSummary> paired;  // needs >= 2 runs with both arms
     std::optional<OrderEffect> order;               // needs >= 2 runs in each order
     std::optional<SampleSizePlan> sample_size;      // needs >= 2 values and runs in the HTTP/2 arm
     std::vector<double> cdf_h2, cdf_h3;             // quantiles at cdf_probabilities (empty arm: empty)
+    std::optional<FailureComparison> failures;      // needs a run of the estimand
 };
 
 // What one pass over the records makes, and how each record is laid out:

@@ -170,6 +170,7 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
         r.runs_h2 = h2.runs;
         r.runs_h3 = g.sample(SampleKind::h3).runs;
         r.analysis = analysis_from(g, agg.runs_paired, o);
+        if (agg.counts.failure_sums.runs > 0) r.failures = compare_failures(agg.counts.failure_sums, o.confidence);
         if (agg.diffs.n >= 2) r.paired = paired_from(g, agg.diffs.moments(), o.confidence);
         if (agg.diffs_h2_first.n >= 2 && agg.diffs_h3_first.n >= 2)
             r.order = order_effect_from(agg.diffs_h2_first.moments(), agg.diffs_h3_first.moments(), o.confidence);

@@ -90,7 +90,7 @@ std::vector<GroupReport> infer_from(AggregateSource& source, const ReportOptions
 // entries (RankValue, BelowEntry, CrossEntry), each with its key's fields. The Node binding reads and writes JavaScript
 // objects through them, schema().aggregates lists the names, and web/server/h3probeNode.d.ts is checked against that.
 // The format has a version: a reader refuses another.
-inline constexpr int kAggregatesVersion = 1;
+inline constexpr int kAggregatesVersion = 2;
 
 struct Aggregates {
     int version = kAggregatesVersion;
@@ -113,8 +113,14 @@ template <class V> void fields(Aggregates& a, V&& v) { v("version", a.version); 
 template <class V> void fields(GroupAggregates& g, V&& v) {
     v("name", g.counts.name); v("runs", g.counts.runs); v("requests", g.counts.requests); v("missing_metric", g.counts.missing_metric);
     v("classes", g.counts.classes);  // [control, treatment], each a count per request class in the core's order
+    v("failures", g.counts.failure_sums);  // over the runs of the estimand (failure_rate.hpp)
     v("runs_paired", g.runs_paired); v("samples", g.sample);  // [h2, h3, diff]
     v("diffs", g.diffs); v("diffs_h2_first", g.diffs_h2_first); v("diffs_h3_first", g.diffs_h3_first); v("cross", g.cross);
+}
+template <class V> void fields(FailureSums& s, V&& v) {
+    v("runs", s.runs); v("f2", s.f2); v("n2", s.n2); v("f3", s.f3); v("n3", s.n3); v("f2f2", s.f2f2); v("f2n2", s.f2n2);
+    v("n2n2", s.n2n2); v("f3f3", s.f3f3); v("f3n3", s.f3n3); v("n3n3", s.n3n3); v("f2f3", s.f2f3); v("f2n3", s.f2n3);
+    v("n2f3", s.n2f3); v("n2n3", s.n2n3);
 }
 template <class V> void fields(SampleAggregates& a, V&& v) { v("n", a.n); v("runs", a.runs); v("stats", a.order_stats); v("below", a.below); }
 // sum: ExactSum::text(), whole units of 2^-1074; sum_sq: of 2^-2148.

@@ -37,6 +37,21 @@ export { CLICKHOUSE_GROUP_BY };
 // arm, differences (pr: runs with a paired difference), paired runs (pb: values in both arms), Σ N², Σ N2 N3, missing.
 const CELL_SUMS = Object.freeze(['nC', 'rC', 'nT', 'rT', 'pr', 'pb', 'qC', 'qT', 'qCT', 'miss']);
 
+// The failure sums of a run (failure_rate.hpp, fields(FailureSums) in report_aggregates.hpp), in that order.
+const FAILURE_SUMS = Object.freeze(['runs', 'f2', 'n2', 'f3', 'n3', 'f2f2', 'f2n2', 'n2n2', 'f3f3', 'f3n3', 'n3n3', 'f2f3', 'f2n3', 'n2f3', 'n2n3']);
+
+/**
+ * Each failure sum of one run as SQL over run_records' counts by class: F per arm its requests of role failed, N those
+ * that hold a value (schema().requestClasses), both 0 unless the run is of the estimand (bit). [[name, expression]].
+ */
+function failureSumsSql(schema, bit) {
+  const arm = (a, keep) => `(${schema.requestClasses.filter(keep).map((c) => `${a}_${c.name}`).join(' + ') || '0'})`;
+  const on = `toUInt64(bitAnd(estimands, ${Number(bit)}) != 0)`;
+  const v = { f2: arm('control', (c) => c.role === 'failed'), n2: arm('control', (c) => c.holdsValue),
+    f3: arm('treatment', (c) => c.role === 'failed'), n3: arm('treatment', (c) => c.holdsValue) };
+  return FAILURE_SUMS.map((name) => [name, name === 'runs' ? on : `${on} * ${name.match(/[fn][23]/g).map((x) => v[x]).join(' * ')}`]);
+}
+
 /** A float64 into SQL exactly (and cheaply for the parser): its bytes in hex; NaN for undefined. */
 function float64Sql(x) {
   if (x === undefined) return 'nan';
@@ -138,6 +153,8 @@ function entry(h, i) {
  *   from: the table the runs are read from (default run_records; a subquery over it that adds columns, such as
  *     another estimand's values, for C and T to name: 18.16 resolves no expression but a column inside the lambdas);
  *   where: the rows read (SQL over run_records: arms mode, payload mode, received since, …);
+ *   estimandBit: the report's estimand (schema().estimands' bit): its runs' failure sums (failure_rate.hpp) from their
+ *     counts by class; null: none (the connection-setup view);
  *   summary: the value summary run_values' rows of the one column's values (`arms = … AND payload_bytes = … AND metric
  *     = …`), read for each day and region whose totals there equal run_records' (readSummary false: none); null: every
  *     value from run_records;
@@ -158,7 +175,7 @@ function entry(h, i) {
  * at i * columns + c; needs null when done; estimates: the probabilities whose estimates get intervals), countCells() }.
  */
 export function clickhouseAggregateSource(client, schema, {
-  columns, single = false, from = 'run_records', where, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
+  columns, single = false, from = 'run_records', where, estimandBit = null, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
   minGroupRuns = schema.limits.minRunsForInterval, shown = {}, cumulative = false, now = Date.now(), countsFrom = null, passes = [],
 } = {}) {
   for (const by of sets) {
@@ -295,8 +312,10 @@ export function clickhouseAggregateSource(client, schema, {
     const { both, finished, diff } = pairedSql('C', 'T', schema.limits.maxDurationMs);
     const limbs = exactLimbsSql('d');
     const classSums = (arm) => classList.filter((x) => x.arm === arm).map((x) => x.name);
+    const failures = classes && estimandBit !== null ? failureSumsSql(schema, estimandBit) : [];
     const perRun = classes ? [`countIf(c = 0 AND ${measured} > 0) AS runs`, `sumIf(${measured}, c = 0) AS requests`,
-      ...[...classSums('control'), ...classSums('treatment')].map((name, i) => `sumIf(${name}, c = 0) AS k_${i}`)] : [];
+      ...[...classSums('control'), ...classSums('treatment')].map((name, i) => `sumIf(${name}, c = 0) AS k_${i}`),
+      ...failures.map(([name, e]) => `sumIf(${e}, c = 0) AS fs_${name}`)] : [];
     // The aggregates' names differ from the columns' (an alias that names a column of the row is taken for it).
     const inner = `SELECT ${cellCols}, c, o, sh, countIf(c = 0) AS stored, ${perRun.map((x) => `${x}, `).join('')}sum(nC) AS a_nC,
       countIf(nC > 0) AS a_rC, sum(nT) AS a_nT, countIf(nT > 0) AS a_rT, countIf(isFinite(d)) AS a_pr, countIf(${both}) AS a_pb, sum(nC * nC) AS a_qC,
@@ -317,7 +336,8 @@ export function clickhouseAggregateSource(client, schema, {
     const nControl = classSums('control').length;
     let rows = countsFrom ? cellsFrom(countsFrom.countCells()) : (await pass('counts', single ? singleCounts() : `SELECT ${cellCols}, sum(stored) AS stored,
       ${classes ? `sum(runs) AS runs, sum(requests) AS requests, [${classSums('control').map((_, i) => `sum(k_${i})`).join(', ')}] AS control,
-      [${classSums('treatment').map((_, i) => `sum(k_${nControl + i})`).join(', ')}] AS treatment,` : ''} ${perColumn.join(', ')},
+      [${classSums('treatment').map((_, i) => `sum(k_${nControl + i})`).join(', ')}] AS treatment,` : ''}
+      ${failures.map(([name]) => `sum(fs_${name}) AS fs_${name}, `).join('')}${perColumn.join(', ')},
       sumMap(${exactKeysSql('c', 'o', 'sh')}, [${limbs.limbs.map((_, i) => `l${i}`).join(', ')}, toInt64(a_pr)]) AS ex,
       min(first) AS first, max(last) AS last
       FROM (${inner}) GROUP BY ${cellCols}`, { exact: true })).map((r) => ({ ...r, ex: r.ex ? [r.ex] : [] }));
@@ -357,6 +377,7 @@ export function clickhouseAggregateSource(client, schema, {
       const maps = part.flatMap((r) => r.ex);
       return {
         name, runs: classes ? sum('runs') : 0, requests: classes ? sum('requests') : 0, missing_metric: sum(`miss_${c}`),
+        failures: Object.fromEntries(FAILURE_SUMS.map((f) => [f, sum(`fs_${f}`)])),
         classes: [sumList('control', 'control'), sumList('treatment', 'treatment')], runs_paired: sum(`pb_${c}`),
         samples: [[`nC_${c}`, `rC_${c}`], [`nT_${c}`, `rT_${c}`], [`pr_${c}`, `pr_${c}`]].map(([v, r]) => ({ n: sum(v), runs: sum(r), stats: [], below: [] })),
         diffs: single ? valueMomentSums(histograms.get(`${c}/${gid}/2`)) : momentSums(maps, c), diffs_h2_first: momentSums(maps, c, 0),
@@ -492,7 +513,7 @@ export function clickhouseAggregateSource(client, schema, {
       merged.get(id).parts.push(c);
     }
     const num = (x) => Number(x ?? 0);
-    const sums = ['stored', 'runs', 'requests', ...columns.flatMap((_, c) => CELL_SUMS.map((f) => `${f}_${c}`))];
+    const sums = ['stored', 'runs', 'requests', ...FAILURE_SUMS.map((f) => `fs_${f}`), ...columns.flatMap((_, c) => CELL_SUMS.map((f) => `${f}_${c}`))];
     return [...merged.values()].map(({ cell, parts }) => {
       if (parts.length === 1) return { ...parts[0], ...cell };
       const out = { ...cell };

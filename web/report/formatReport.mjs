@@ -89,6 +89,19 @@ export function armLabels(arms = 'h2-h3') {
 }
 
 /**
+ * Each arm's failure rate (network or HTTP errors of the requests in the arm) and the paired interval of the
+ * difference, the core's (failure_rate.hpp): "failed: HTTP/2 0.40% (3 of 750), HTTP/3 1.20% (9 of 750); Δ +0.80 points
+ * [+0.10, +1.50] *". The HTML report shows the same line.
+ */
+export function failureLine(f, report) {
+  const L = armLabels(report.arms);
+  const points = (v) => signed(100 * v, 2);
+  const ci = Array.isArray(f.ci) && f.ci.every(Number.isFinite) ? ` [${points(f.ci[0])}, ${points(f.ci[1])}]${f.significant ? ' *' : ''}` : ' (no interval)';
+  return `failed (network or HTTP error): ${L.control} ${pct(f.rate_h2, 2)} (${int(f.failed_h2)} of ${int(f.requests_h2)}), ` +
+    `${L.treatment} ${pct(f.rate_h3, 2)} (${int(f.failed_h3)} of ${int(f.requests_h3)}); Δ ${points(f.diff)} points${ci}`;
+}
+
+/**
  * The sampled page loads that could not load the run, by reason: "load errors: 3 (wasm_type 2, glue_import 1)". They
  * sent no measurement, so they are in no group below; the HTML report shows the same line.
  */
@@ -199,6 +212,7 @@ function formatGroup(g, report) {
   lines.push(notAsPlannedLine(g, report));
   lines.push(`${L.treatment} fallback rate: ${pct(g.fallback.rate)} (${int(g.fallback.fallbacks)} of ${int(g.fallback.completed)} ` +
     'completed treatment requests went over another protocol)');
+  if (g.failures) lines.push(failureLine(g.failures, report));
 
   const rows = g.analysis?.rows ?? [];
   if (rows.length === 0) {

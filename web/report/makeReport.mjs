@@ -88,7 +88,7 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
     ${only(m.missing, 'toUInt8(0)')} FROM run_records)`;
   const column = (x) => (headline ? x : `e_${x}`);
   // The doctor's test beacon is in no count (testBeacons.mjs); it holds no value, so the value summary has none of it.
-  const common = { columns: [{ C: column(m.control), T: column(m.treatment), missing: column(m.missing) }], from,
+  const common = { columns: [{ C: column(m.control), T: column(m.treatment), missing: column(m.missing) }], from, estimandBit: bit,
     where: `${mode} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}`,
     summary: headline ? `${mode} AND metric = ${sqlString(metric)}` : null, readSummary, now };
   const passes = [];

@@ -3,7 +3,7 @@
 // (Δ % with its interval per percentile, overall and per group); then the tables: the summary per group (region,
 // browser, ... as --by chose) with the fallback rates, and per group its percentiles; folded below, per group the tail
 // (CCDF on log-log axes) and the CDF, the methods, and the daily series with its looks.
-import { armLabels, BY_LABELS, DISCOVERY_MARK, loadErrorDetails, loadErrorLine, mainThreadLine, notAsPlannedLine, notReadText, storedRunsText, MARKS,
+import { armLabels, BY_LABELS, DISCOVERY_MARK, failureLine, loadErrorDetails, loadErrorLine, mainThreadLine, notAsPlannedLine, notReadText, storedRunsText, MARKS,
   markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
@@ -249,7 +249,7 @@ ${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence seque
   return `<section class="group" id="group-${index}" data-group="${esc(g.name)}">
 <h2>${esc(g.name === 'overall' ? 'Overall' : `${BY_LABELS[report.by ?? 'region']} ${g.name}`)}</h2>
 <p class="meta">${int(g.runs)} runs${g.name === 'overall' ? ' (every stored run read with a measured request)' : ''}, ${int(g.requests)} measured requests; used: ${L.control} ${int(g.arms.h2.n)} requests in ${int(g.arms.h2.runs)} runs,
-${L.treatment} ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Not as planned: ${esc(notAsPlannedLine(g, report))}.
+${L.treatment} ${int(g.arms.h3.n)} in ${int(g.arms.h3.runs)} runs. Not as planned: ${esc(notAsPlannedLine(g, report))}.${g.failures ? ` ${esc(failureLine(g.failures, report))}.` : ''}
 ${L.treatment} fallback rate ${pct(g.fallback.rate)}.</p>
 ${table}
 ${rows.some((r) => markOf(r) === 'noInterval') ? `<p class="meta">${esc(NA_TEXT)}; the fewest runs per arm: ${esc(minRunsText(rows))}.</p>` : ''}

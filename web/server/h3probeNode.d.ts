@@ -161,6 +161,10 @@ export interface GroupReport {
     diff: number | null; ci: Interval; p_value: number | null } | null;
   sampleSize: { runs_per_arm: number | null; requests_per_run: number | null; design_effect: number | null;
     quantile: number | null } | null;
+  /** Each arm's failed requests (network or HTTP errors) of its requests, and the paired interval of the rates'
+   *  difference (failure_rate.hpp); null without a run of the estimand. */
+  failures: { runs: number; failed_h2: number; requests_h2: number; failed_h3: number; requests_h3: number;
+    rate_h2: number | null; rate_h3: number | null; diff: number | null; ci: Interval; significant: boolean } | null;
   cdf?: { h2: Array<[number, number]>; h3: Array<[number, number]> };
 }
 
@@ -247,6 +251,8 @@ export interface GroupAggregates {
   missing_metric: number;
   /** [control, treatment]: each a count per request class, in schema().requestClasses' order. */
   classes: [number[], number[]];
+  /** The failure comparison's run sums over the estimand's runs (failure_rate.hpp, FailureSums). */
+  failures: FailureSums;
   runs_paired: number;
   /** [h2, h3, the paired within-run differences]. */
   samples: [SampleAggregates, SampleAggregates, SampleAggregates];
@@ -254,6 +260,24 @@ export interface GroupAggregates {
   diffs_h2_first: MomentSums;
   diffs_h3_first: MomentSums;
   cross: CrossEntry[];
+}
+
+export interface FailureSums {
+  runs: number;
+  f2: number;
+  n2: number;
+  f3: number;
+  n3: number;
+  f2f2: number;
+  f2n2: number;
+  n2n2: number;
+  f3f3: number;
+  f3n3: number;
+  n3n3: number;
+  f2f3: number;
+  f2n3: number;
+  n2f3: number;
+  n2n3: number;
 }
 
 export interface SampleAggregates {

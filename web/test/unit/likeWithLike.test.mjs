@@ -10,6 +10,7 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
+import { formatReport } from '../../report/formatReport.mjs';
 import { mulberry32 } from '../../devstack/syntheticBeacons.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
 import { assertSameReport } from './sameReport.mjs';
@@ -21,8 +22,8 @@ after(scratch.cleanup);
 /**
  * Beacons of `runs` runs, 5 requests per arm. A run's network is bad with probability 0.2 (its level about 4 times the
  * good one's, with a heavier spread); on a bad network HTTP/3 is broken for half the runs (every treatment request goes
- * over h2: about 10 % of treatment requests fall back), a request times out with probability 0.03 and the run's last
- * request is cut short with probability 0.05. Both arms draw from the same process (an A/A test: the true Δ is 0
+ * over h2: about 10 % of treatment requests fall back), a request times out with probability 0.03, fails (a network
+ * error) with probability 0.02, and the run's last request is cut short with probability 0.05. Both arms draw from the same process (an A/A test: the true Δ is 0
  * everywhere) but where HTTP/3 is used and `h3Factor` scales it. fallbacks: false keeps every request on its arm's
  * protocol, the same times. Times in tenths of a millisecond: ClickHouse 18.16 parses a longer decimal a bit off (31.798
  * as 31.798000000000002), and the stores are compared bit for bit. Returns { beacons, fallbacks: treatment requests
@@ -45,7 +46,8 @@ function networkBoundRuns({ seed, runs, h3Factor = 1, fallbacks = true }) {
         const ms = level * Math.exp((bad ? 0.4 : 0.1) * normal()) * (overH3 ? h3Factor : 1);
         const timedOut = bad && rand() < 0.03;
         const cut = bad && k === 4 && rand() < 0.05;
-        const result = timedOut ? 'timeout' : cut ? 'aborted' : 'ok';
+        const failed = bad && rand() < 0.02;
+        const result = timedOut ? 'timeout' : cut ? 'aborted' : failed ? 'network_error' : 'ok';
         const protocol = overH3 ? 'h3' : 'h2';
         if (origin === 'h3' && !overH3 && result === 'ok') fellBack++;
         samples.push(result === 'ok'
@@ -74,6 +76,7 @@ function sqliteStore(file, beacons) {
 }
 
 const overallRows = (r) => r.groups[0].analysis.rows;
+const plainText = (r) => formatReport(r);
 const byP = (rows, p) => rows.find((x) => x.p === p);
 
 describe('compare like with like', () => {
@@ -90,21 +93,24 @@ describe('compare like with like', () => {
     try {
       const r = (await makeReport(core, { db: a.db, daily: true })).report;
       const plain = (await makeReport(core, { db: b.db })).report;
-      for (const p of [0.5, 0.9, 0.95]) {
-        const x = byP(overallRows(r), p);
-        const y = byP(overallRows(plain), p);
-        // As assigned, a fallback's time stays in its arm: the same values, so the same Δ (within its SE, here exactly).
-        assert.ok(Math.abs(x.diff_ms - y.diff_ms) <= x.se_ms, `p${p * 100}: ${x.diff_ms} against ${y.diff_ms} (se ${x.se_ms})`);
-        assert.ok(x.ci_ms[0] <= 0 && x.ci_ms[1] >= 0, `p${p * 100}: A/A interval ${x.ci_ms} excludes 0`);
+      for (const [i, x] of overallRows(r).entries()) {
+        const y = overallRows(plain)[i];
+        // As assigned, a fallback's time stays in its arm: the same values, so the same Δ and the same decision as the
+        // same runs without any fallback (within its SE; here exactly).
+        assert.ok(x.unfinished || Math.abs(x.diff_ms - y.diff_ms) <= x.se_ms, `p${x.p * 100}: ${x.diff_ms} against ${y.diff_ms} (se ${x.se_ms})`);
+        assert.equal(x.significant, y.significant, `p${x.p * 100}`);
+        // An A/A Δ far from 0 in its own SEs would be a broken interval, not chance (P(|z| > 4) is 6e-5).
+        assert.ok(x.unfinished || Math.abs(x.diff_ms) <= 4 * x.se_ms, `p${x.p * 100}: ${x.diff_ms} ms, se ${x.se_ms}`);
       }
       assert.match(r.verdict.text, /^verdict \(4,000 runs/);
-      assert.doesNotMatch(r.verdict.text, /NOT COMPARABLE|HTTP\/3 (faster|slower) at/);
-      assert.doesNotMatch(r.verdict.text, /: yes, HTTP\/3/);
-      assert.equal(r.verdict.fdr.survivors.length, 0);
+      assert.doesNotMatch(r.verdict.text, /NOT COMPARABLE/);
+      assert.deepEqual(r.verdict.fdr.survivors, plain.verdict.fdr.survivors);
       // Where HTTP/3 worked: both arms of the same runs, about 90 % of them less those with a timeout or a cut.
       assert.ok(r.h3Worked.runs > 0.8 * 4000 && r.h3Worked.runs < 0.9 * 4000, `${r.h3Worked.runs} runs where HTTP/3 worked`);
       assert.match(r.verdict.text, /\nwhere HTTP\/3 worked \([\d,]+ of 4,000 runs, [\d.]+%; both arms of those runs, 95% CI\): p50 /);
-      for (const row of overallRows(r.h3Worked)) assert.ok(row.unfinished || (row.ci_ms[0] <= 0 && row.ci_ms[1] >= 0), `where it worked, p${row.p * 100}`);
+      for (const row of overallRows(r.h3Worked)) {
+        assert.ok(row.unfinished || Math.abs(row.diff_ms) <= 4 * row.se_ms, `where it worked, p${row.p * 100}: ${row.diff_ms} ms, se ${row.se_ms}`);
+      }
       // The fallbacks and the requests that did not finish are counted where they happened, not dropped; a paired
       // difference needs both medians among finished requests.
       const g = r.groups[0];
@@ -113,13 +119,22 @@ describe('compare like with like', () => {
       assert.equal(g.arms.h3.n + g.arms.h2.n, 4000 * 10);
       assert.equal(g.excluded.fallback, withFallbacks.fallbacks);
       assert.ok(g.excluded.timeout > 0 && g.excluded.aborted > 0);
+      // The failures in each arm's failure rate, compared by run: the same in both arms of an A/A test.
+      assert.equal(g.failures.failed_h2 + g.failures.failed_h3, g.excluded.network_error);
+      assert.ok(g.failures.failed_h2 > 0 && g.failures.failed_h3 > 0);
+      assert.equal(g.failures.runs, 4000);
+      const failureSe = (g.failures.ci[1] - g.failures.ci[0]) / (2 * 1.959964);
+      assert.ok(Math.abs(g.failures.diff) <= 4 * failureSe, `failure Δ ${g.failures.diff}, interval ${g.failures.ci}`);
+      assert.match(plainText(r), /^failed \(network or HTTP error\): HTTP\/2 [\d.]+% \([\d,]+ of 20,000\), HTTP\/3 [\d.]+% \([\d,]+ of 20,000\); Δ [-+][\d.]+ points \[[-+][\d.]+, \+[\d.]+\]$/m);
     } finally {
       a.close();
       b.close();
     }
   });
 
-  test('A/A replicates claim a difference after Benjamini–Hochberg in at most 5 % of reports', async () => {
+  // At most 5 % in expectation; 6 of 40 is where the count of a 5 % rate ends 99.7 % of the time (binomial). The rule
+  // before this claimed a difference in nearly every replicate of this generator.
+  test('A/A replicates claim a difference after Benjamini–Hochberg in about 5 % of reports, not more', async (t) => {
     let claimed = 0;
     const replicates = 40;
     for (let seed = 100; seed < 100 + replicates; seed++) {
@@ -131,7 +146,8 @@ describe('compare like with like', () => {
         st.close();
       }
     }
-    assert.ok(claimed <= 0.05 * replicates, `${claimed} of ${replicates} A/A reports claimed a difference`);
+    assert.ok(claimed <= 6, `${claimed} of ${replicates} A/A reports claimed a difference`);
+    t.diagnostic(`${claimed} of ${replicates} A/A reports claimed a difference after Benjamini–Hochberg`);
   });
 
   test('where HTTP/3 worked, its estimate is the effect there; the headline counts the users who could not get it', async () => {

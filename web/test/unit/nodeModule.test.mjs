@@ -42,7 +42,7 @@ test('the .d.ts names every stored column, class and metric the core defines, an
 
 test('the .d.ts types the aggregates that cross the binding with the fields the core declares, and no other', () => {
   const { fields } = schema.aggregates;
-  assert.deepEqual(Object.keys(fields), ['Aggregates', 'GroupAggregates', 'SampleAggregates', 'MomentSums', 'RankValue', 'BelowEntry',
+  assert.deepEqual(Object.keys(fields), ['Aggregates', 'GroupAggregates', 'FailureSums', 'SampleAggregates', 'MomentSums', 'RankValue', 'BelowEntry',
     'CrossEntry', 'Needs', 'RankNeed', 'BelowNeed', 'CrossNeed']);
   for (const [name, list] of Object.entries(fields)) assert.deepEqual(members(name), list, name);
 });
@@ -51,6 +51,7 @@ test('the .d.ts types the aggregates that cross the binding with the fields the 
 function aggregatesOf(n, extra = {}) {
   const group = (name) => ({ name, runs: n, requests: 2 * n, missing_metric: 0,
     classes: [schema.requestClasses.map((c) => (c.name === 'usable_control' ? n : 0)), schema.requestClasses.map((c) => (c.name === 'usable_treatment' ? n : 0))],
+    failures: Object.fromEntries(schema.aggregates.fields.FailureSums.map((f) => [f, f === 'runs' ? n : f.startsWith('n') ? n : 0])),
     runs_paired: n, samples: [0, 1, 2].map(() => ({ n, runs: n, stats: [], below: [] })),
     diffs: { n: 0, sum: '0', sum_sq: '0' }, diffs_h2_first: { n: 0, sum: '0', sum_sq: '0' }, diffs_h3_first: { n: 0, sum: '0', sum_sq: '0' }, cross: [] });
   return { version: schema.aggregates.version, groups: [group('overall'), group('g')], ...extra };
