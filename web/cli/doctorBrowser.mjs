@@ -11,7 +11,11 @@ import { doSearch, searchText } from './search.mjs';
 // (3 pre-warm and 10 requests, each with its own timeout) fit well within it on any network a doctor runs from.
 const BEACON_WAIT_MS = 30_000;
 
-// Which of the page's requests are the probe's module files (a bundler may add a hash to each name).
+// Which of the page's requests are the probe's module files. A served one is told by what it holds: a string only the
+// worker has (its load error tag) or only the Emscripten glue has, whatever name a bundler gave it (webpack names the
+// worker js/347.js and the glue js/HASH.mjs; Turbopack starts a worker of its own that imports the real one). One that
+// failed has no body to read: then by name (a bundler may add a hash to each).
+const FILE_MARKERS = Object.freeze({ worker: 'glue_import', module: '_embind_register' });
 const FILE_PATTERNS = Object.freeze({
   module: /h3probe_browser[^/]*\.m?js$/,
   wasm: /\.wasm$/,
@@ -20,10 +24,10 @@ const FILE_PATTERNS = Object.freeze({
 
 /**
  * The run. o: the doctor's options with spkis (the servers' key hashes, from the TLS checks); add(status, check,
- * detail, fix). Resolves to { worker, module, wasm }: each the URL of that module file as the page requested it, or
+ * detail, fix); get(url), the doctor's own request (for a script whose body the browser does not hand over). Resolves to { worker, module, wasm }: each the URL of that module file as the page requested it, or
  * undefined (no run, or the page never requested it).
  */
-export async function browserRun(o, add, spkis) {
+export async function browserRun(o, add, spkis, get) {
   const label = `${o.browser} run`;
   let drivers;
   try {
@@ -46,7 +50,7 @@ export async function browserRun(o, add, spkis) {
     return {};
   }
   try {
-    const load = await loadPage(o, launched, drivers);
+    const load = await loadPage(o, launched, drivers, get);
     judge(o, load, add, label);
     return load.files;
   } catch (err) {
@@ -82,7 +86,7 @@ async function launch(o, drivers, spkis) {
  * Opens the page in a fresh context, searches, and waits for the load's beacon. Resolves to { beacons: [text],
  * requests: [{url, status, failure}], errors: [text], files }.
  */
-async function loadPage(o, launched, drivers) {
+async function loadPage(o, launched, drivers, get) {
   const beacons = [];
   const requests = [];
   const workers = [];
@@ -100,7 +104,7 @@ async function loadPage(o, launched, drivers) {
       if (route.request().method() === 'POST') caught(route.request().postData());
       await route.fulfill({ status: 204, headers: { 'access-control-allow-origin': '*' } });
     });
-    tab.context.on('response', (r) => requests.push({ url: r.url(), status: r.status() }));
+    tab.context.on('response', (r) => requests.push({ url: r.url(), status: r.status(), text: () => r.text() }));
     tab.context.on('requestfailed', (r) => requests.push({ url: r.url(), status: 0, failure: r.failure()?.errorText ?? 'failed' }));
     page.on('worker', (w) => workers.push(w.url()));
   } else {
@@ -116,7 +120,7 @@ async function loadPage(o, launched, drivers) {
         await req.respond({ status: 204, headers: { 'access-control-allow-origin': '*' }, body: '' });
       })().catch(() => {});
     });
-    raw.on('response', (r) => requests.push({ url: r.url(), status: r.status() }));
+    raw.on('response', (r) => requests.push({ url: r.url(), status: r.status(), text: () => r.text() }));
     raw.on('requestfailed', (r) => requests.push({ url: r.url(), status: 0, failure: r.failure()?.errorText ?? 'failed' }));
     const watched = await drivers.watchPage(raw, (fn) => raw.evaluateOnNewDocument(fn));
     errors = async () => [...watched.recorded, ...await watched.inPage()];
@@ -135,9 +139,26 @@ async function loadPage(o, launched, drivers) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const pageErrors = (await errors().catch(() => [])).map((e) => e.text ?? String(e));
-  const found = (kind) => [...workers, ...requests.map((r) => r.url)].find((u) => FILE_PATTERNS[kind].test(new URL(u).pathname));
-  const files = Object.fromEntries(['worker', 'module', 'wasm'].map((k) => [k, found(k) ? new URL(found(k)) : undefined]));
-  return { beacons, requests, errors: pageErrors, files };
+  return { beacons, requests, errors: pageErrors, files: await requestedFiles(workers, requests, get) };
+}
+
+/**
+ * The module files among a load's requests: { worker, module, wasm }, each a URL or undefined. Each is, in this order:
+ * a script served whole that holds the file's marker; a request named like the file that failed (the file the page
+ * could not get, rather than a bundler's loader of it that was served); the Worker the page started (the worker
+ * only); any request named like the file. A body the browser does not hand over (Chromium keeps a worker's
+ * responses from its page's context) is fetched again by get(url) (→ { status, body }), when given.
+ */
+export async function requestedFiles(workers, requests, get) {
+  const script = (r) => r.status === 200 && r.text && /\.m?js$/.test(new URL(r.url).pathname);
+  const bodies = new Map();
+  const refetch = (url) => (get ? get(new URL(url)).then((res) => (res.status === 200 ? res.body : ''), () => '') : '');
+  for (const r of requests.filter(script)) if (!bodies.has(r.url)) bodies.set(r.url, await r.text().catch(() => refetch(r.url)));
+  const named = (kind, urls) => urls.find((u) => FILE_PATTERNS[kind].test(new URL(u).pathname));
+  const failed = requests.filter((r) => r.status === 0 || r.status >= 400).map((r) => r.url);
+  const find = (kind) => [...bodies].find(([, body]) => FILE_MARKERS[kind] && body.includes(FILE_MARKERS[kind]))?.[0]
+    ?? named(kind, failed) ?? (kind === 'worker' ? workers[0] : undefined) ?? named(kind, requests.map((r) => r.url));
+  return Object.fromEntries(['worker', 'module', 'wasm'].map((k) => [k, find(k) ? new URL(find(k)) : undefined]));
 }
 
 // The run's check line from what the load sent: a load_error FAILs with its reason, the module's error text and the

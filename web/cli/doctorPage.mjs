@@ -15,8 +15,14 @@ export async function moduleFiles(page, get) {
     if (!fetched.has(u.href)) fetched.set(u.href, await get(u).then((r) => (r.status === 200 ? r.body : null), () => null));
     return fetched.get(u.href);
   };
-  // Every quoted relative or absolute path whose file name matches, taken relative to the file that names it.
-  const named = (body, base, file) => [...body.matchAll(new RegExp(`["'\`]((?:[^"'\`\\s]*/)?${file})["'\`]`, 'g'))]
+  // Every quoted relative or absolute path whose file name matches, taken relative to the file that names it. With
+  // pathed, only a path that starts ./, ../, / or a scheme: the gate's `new URL('./worker.js', import.meta.url)` as
+  // esbuild and Rollup keep it and Vite renames it ('/assets/worker-HASH.js'). A bare "worker.js" left in a bundle is
+  // the gate's other form, `new URL('worker.js', moduleUrl)`, relative to a config key and not to the script; and a
+  // bundler's own chunk path ('static/media/worker.HASH.js', webpack's and Next.js's) is relative to a public path
+  // the doctor cannot read: either would send the check to a file that was never there.
+  const named = (body, base, file, { pathed = false } = {}) => [...body.matchAll(new RegExp(
+    `["'\`]((?:${pathed ? '\\.{0,2}/|[a-z][a-z0-9+.-]*://' : ''})(?:[^"'\`\\s]*/)?${file})["'\`]`, 'g'))]
     .flatMap((m) => { try { return [new URL(m[1], base)]; } catch { return []; } });
   // Of the paths a file names, the first that is served (and, when asked, says `needle`); else the first named.
   const pick = async (urls, needle = '') => {
@@ -50,7 +56,7 @@ export async function moduleFiles(page, get) {
     const config = fromConfig(body);
     if (config) return config;
     // The gate names worker.js twice (beside the glue, and beside itself): the one served, which imports the glue.
-    const workers = named(body, script, 'worker(?:[-.][\\w-]+)?\\.js');
+    const workers = named(body, script, 'worker(?:[-.][\\w-]+)?\\.js', { pathed: true });
     if (workers.length && !worker) worker = await pick(workers, 'h3probe_browser');
     for (const m of body.matchAll(/\b(?:from|import)\s*\(?\s*["']((?:\.{1,2}\/|\/)[^"']+)["']/g)) {
       try { queue.push(new URL(m[1], script)); } catch { /* not a URL */ }

@@ -6,7 +6,8 @@
 // module's files (worker.js), which have neither and whose load_error beacon is stored (the report and /metrics count
 // it). The installed doctor, run as documented against the Vite and esbuild recipes' pages, exits 0, and exits 1
 // naming each injected fault (the .wasm's type, Timing-Allow-Origin missing on the HTTP/3 origin, Alt-Svc on the
-// HTTP/2 origin, worker.js missing). The README's `h3probe trial` command, run literally on a page built by the Vite,
+// HTTP/2 origin, worker.js missing); with --browser chromium it exits 0 on every recipe's working page, checking the
+// module files the load requested, and 1 on each page without its module's files, naming load_error worker_import. The README's `h3probe trial` command, run literally on a page built by the Vite,
 // esbuild ESM, webpack and both Next.js recipes with the quick start's snippet. Also: what a page-only install weighs,
 // and that the package's types check under tsc --strict.
 import assert from 'node:assert/strict';
@@ -94,18 +95,63 @@ async function runPage(config = {}, pagePath = 'index.html') {
   }
 }
 
-// `h3probe doctor` of the installed package against the served site as its docs say to run it, with no flag for the
-// module's files (it finds them from the page) and --resolve for the stack's names (in no DNS): { check: {status, detail} },
-// and code, its exit status.
-async function doctorOfSite() {
+// `h3probe doctor` of the installed package against the served site as its docs say to run it (`npx h3probe doctor`
+// in the project that installed the tarball), with no flag for the module's files (it finds them from the page) and
+// --resolve for the stack's names (in no DNS): { check: {status, detail, fix} }, code (its exit status) and ms. With
+// browser, also --browser chromium and the pages' search; the page's URL then carries the stack's origins, its beacon
+// URL (the doctor's --collector, where it catches the load's beacon) and config, as runPage() gives them.
+async function doctorOfSite({ pagePath = 'index.html', config = {}, browser = false, search = 'click #search' } = {}) {
   const { urls } = stack;
-  const bin = path.join(project, 'node_modules', 'h3probe', 'web', 'bin', 'h3probe.mjs');
-  const out = await promisify(execFile)(process.execPath, [bin, 'doctor', '--page', `${urls.page}index.html`, '--h2', urls.h2Origin,
-    '--h3', urls.h3Origin, '--collector', urls.beacon, '--ca', stack.certPath, '--json', ...stack.resolveArgs], { encoding: 'utf8', timeout: 120_000 })
-    .catch((err) => err);
-  const checks = Object.fromEntries(JSON.parse(out.stdout).map((c) => [c.check, c]));
+  const query = browser ? `?${new URLSearchParams({ h2Origin: urls.h2Origin, h3Origin: urls.h3Origin, beaconUrl: urls.beacon, ...config })}` : '';
+  const started = Date.now();
+  const out = await promisify(execFile)('npx', ['h3probe', 'doctor', '--page', `${urls.page}${pagePath}${query}`, '--h2', urls.h2Origin,
+    '--h3', urls.h3Origin, '--collector', urls.beacon, '--ca', stack.certPath, '--json', ...stack.resolveArgs,
+    ...(browser ? ['--browser', 'chromium', '--search', search] : [])],
+  { cwd: project, encoding: 'utf8', timeout: 120_000, env: { ...process.env, npm_config_offline: 'true' } }).catch((err) => err);
+  let list;
+  try { list = JSON.parse(out.stdout); } catch { assert.fail(`the doctor printed no JSON (exit ${out.code}): ${out.stdout}\n${out.stderr}`); }
+  const checks = Object.fromEntries(list.map((c) => [c.check, c]));
   Object.defineProperty(checks, 'code', { value: out.code ?? 0 });
+  Object.defineProperty(checks, 'ms', { value: Date.now() - started });
   return checks;
+}
+
+// The doctor's --search for the pages of APP (tarball.mjs), which have no search button: a script that does what their
+// search would, once the module has configured the page.
+const RUN_ONCE_SEARCH = path.join(tmp, 'run-once-search.mjs');
+fs.writeFileSync(RUN_ONCE_SEARCH, 'export default async (page) => {\n  await page.waitForFunction(() => window.runOnce);\n  await page.evaluate(() => { void window.runOnce(); });\n};\n');
+
+const notPassed = (checks) => Object.values(checks).filter((c) => c.status !== 'PASS').map((c) => `${c.status} ${c.check}: ${c.detail}`);
+const moduleChecks = (checks) => Object.values(checks).filter((c) => c.check.startsWith('module '));
+
+// The installed doctor with --browser on a working page: exit 0, the page's own load completed over h2 and h3, and
+// each module file checked is the one that load requested (a bundler's hashed name included); nothing else but the
+// proxy's /healthz (which forwards only the beacon path) is other than PASS.
+function assertDoctorPassesBrowser(checks, name) {
+  const dump = JSON.stringify(checks, null, 1);
+  assert.deepEqual(notPassed(checks).filter((c) => !c.startsWith('SKIP collector /healthz')), [], `${name}: ${dump}`);
+  assert.equal(checks.code, 0, `${name}: the doctor exits 0 for the working page`);
+  assert.match(checks['chromium run'].detail, /^control ok\/h2×5; treatment ok\/h3×5$/, name);
+  const files = moduleChecks(checks);
+  assert.deepEqual(files.map((c) => c.check.split(' ')[1]), ['glue', 'worker', 'wasm'], `${name}: ${dump}`);
+  for (const c of files) assert.match(c.detail, /^200, Content-Type \S+ \(as the page requested it\)$/, `${name}: ${c.check}`);
+}
+
+// The installed doctor with --browser on the page served without the module's files (serveBroken's `removed`): exit 1,
+// the browser run naming the load_error, its reason worker_import and its fix, and the worker check naming the file
+// the page requested, one of those removed, with its 404.
+function assertDoctorFailsBrowser(checks, name, removed) {
+  const dump = JSON.stringify(checks, null, 1);
+  assert.equal(checks.code, 1, `${name}: exit 1: ${dump}`);
+  const run = checks['chromium run'];
+  assert.equal(run.status, 'FAIL', `${name}: ${dump}`);
+  assert.match(run.detail, /^load_error worker_import: .*; requests that failed: .* 404/, name);
+  assert.match(run.fix, /\(docs\/troubleshooting\.md#worker_import\)$/, name);
+  const worker = moduleChecks(checks).find((c) => c.check.startsWith('module worker '));
+  assert.equal(worker.status, 'FAIL', `${name}: ${dump}`);
+  assert.match(worker.detail, /: 404 \(as the page requested it\)$/, name);
+  const path404 = new URL(/^GET (\S+):/.exec(worker.detail)[1]).pathname.slice(1);
+  assert.ok(removed.includes(path404), `${name}: the worker checked, ${path404}, is one of the files removed: ${removed}`);
 }
 
 // The stack's Caddyfile with one site's block (`https://HOST:PORT {` to its closing brace) changed by edit.
@@ -134,6 +180,7 @@ const DOCTOR_FAULTS = Object.freeze([
       const workers = fs.readdirSync(dir, { recursive: true }).filter((f) => /(^|\/)worker[-.][\w.-]*js$/.test(f));
       assert.ok(workers.length > 0, 'the build has a worker file');
       for (const f of workers) fs.rmSync(path.join(dir, f));
+      return workers;
     } },
 ]);
 
@@ -233,6 +280,9 @@ export async function serve(): Promise<number> {
 
 describe('bundled by the recipes of docs/embedding.md, as written', () => {
   const recipes = docRecipes();
+  // The doctor's --browser run needs the browser drivers beside the package, as its SKIP line tells a user (after the
+  // page-only install's test, which lists node_modules).
+  before(() => linkPeers(['playwright-core', 'puppeteer-core']));
   // The folder a recipe's app serves: Vite's build, or the esbuild recipes' public/ (the bundle in public/js/), with
   // a page that loads the bundle as the recipe's kind of script.
   const served = (name, dir) => {
@@ -296,15 +346,24 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
       // The doctor, run as documented, passes the working page: it checks the worker, glue and .wasm the page's own
       // scripts lead to (Vite's renamed ones too), not files guessed beside the page.
       const checks = await doctorOfSite();
-      const notPassed = Object.values(checks).filter((c) => c.status !== 'PASS').map((c) => `${c.status} ${c.check}: ${c.detail}`);
-      assert.deepEqual(notPassed.filter((c) => !c.startsWith('SKIP collector /healthz')), [], JSON.stringify(checks, null, 1));
+      assert.deepEqual(notPassed(checks).filter((c) => !c.startsWith('SKIP collector /healthz')), [], JSON.stringify(checks, null, 1));
       assert.equal(checks.code, 0, 'the doctor exits 0 for the working page');
-      console.log(`# ${name}: doctor checked ${Object.keys(checks).filter((k) => k.startsWith('module ')).join(', ')}`);
+      console.log(`# ${name}: doctor checked ${Object.keys(checks).filter((k) => k.startsWith('module ')).join(', ')} in ${checks.ms} ms`);
+      // And with --browser, the page's own load (these pages have no search button: the search calls their runOnce).
+      const browserChecks = await doctorOfSite({ config: recipe.config, browser: true, search: `script ${RUN_ONCE_SEARCH}` });
+      assertDoctorPassesBrowser(browserChecks, name);
+      console.log(`# ${name}: doctor --browser chromium passed the working page in ${browserChecks.ms} ms`);
       // Each fault injected into the same deployment fails the doctor (exit 1) by name.
       for (const f of DOCTOR_FAULTS) {
         if (f.caddy) await stack.restartCaddy(f.caddy);
-        if (f.site) f.site(site);
+        const removed = f.site?.(site);
         try {
+          if (removed) {
+            // The worker missing: the page's load sends a load_error, which the browser run names.
+            const loaded = await doctorOfSite({ config: recipe.config, browser: true, search: `script ${RUN_ONCE_SEARCH}` });
+            assertDoctorFailsBrowser(loaded, `${name}, ${f.fault}`, removed);
+            console.log(`# ${name}: doctor --browser chromium failed the page without its worker in ${loaded.ms} ms`);
+          }
           const faulty = await doctorOfSite();
           const failed = Object.values(faulty).filter((c) => c.status === 'FAIL');
           assert.equal(faulty.code, 1, `${f.fault}: exit 1`);
@@ -528,7 +587,7 @@ describe('bundled by webpack, Next.js (Turbopack and webpack), Rollup and Parcel
 
   for (const [name, spec] of Object.entries(OTHER_BUNDLERS)) {
     const trial = spec.trial ? '; then 10 of 10 loads of the README\'s h3probe trial complete' : '';
-    test(`${name}: the recipe builds a page that completes a run in the Worker and one on the main thread with worker: false; without the module's files, a load_error${trial}`, { timeout: 600_000 }, async () => {
+    test(`${name}: the recipe builds a page that completes a run in the Worker and one on the main thread with worker: false, which the installed doctor passes (with --browser too); without the module's files, a load_error, and the doctor --browser exits 1 naming it${trial}`, { timeout: 600_000 }, async () => {
       const recipe = recipes[name];
       const dir = path.join(appsDir, path.basename(tmp), name);
       fs.mkdirSync(dir, { recursive: true });
@@ -542,6 +601,16 @@ describe('bundled by webpack, Next.js (Turbopack and webpack), Rollup and Parcel
       serve(out);
       assertCompleteRun(await runPage(recipe.config, spec.pagePath));
       assertCompleteRun(await runPage({ ...recipe.config, worker: 'false' }, spec.pagePath), { context: 'main', fallback: 'disabled' });
+      // The installed doctor passes the working page. Without --browser it cannot follow a bundler's hashed chunks
+      // (webpack, Next.js): a module file it finds nowhere is SKIPped as not checked, never FAILed.
+      const plain = await doctorOfSite({ pagePath: spec.pagePath });
+      assert.deepEqual(notPassed(plain).filter((c) => !/^SKIP (collector \/healthz|module \w+ \S+: not checked: )/.test(c)), [],
+        `${name}: ${JSON.stringify(plain, null, 1)}`);
+      assert.equal(plain.code, 0, `${name}: the doctor without --browser exits 0 for the working page`);
+      const checked = await doctorOfSite({ pagePath: spec.pagePath, config: recipe.config, browser: true });
+      assertDoctorPassesBrowser(checked, name);
+      console.log(`# ${name}: doctor ${plain.ms} ms (module files ${moduleChecks(plain).map((c) => c.status).join(' ')}); ` +
+        `doctor --browser chromium ${checked.ms} ms, checked ${moduleChecks(checked).map((c) => c.check.split(' ')[2]).join(', ')}`);
 
       const removed = serveBroken(out);
       const runsBefore = stack.store.countRuns();
@@ -552,6 +621,12 @@ describe('bundled by webpack, Next.js (Turbopack and webpack), Rollup and Parcel
       const stored = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(broken.result.pageLoadId);
       assert.equal(stored.outcome, 'load_error');
       assert.equal(stored.reason, 'worker_import');
+      // The same broken site fails the doctor's browser run, by the load_error its load sends (held in the browser:
+      // the store gets no other run).
+      const failed = await doctorOfSite({ pagePath: spec.pagePath, config: recipe.config, browser: true });
+      assertDoctorFailsBrowser(failed, name, removed);
+      assert.equal(stack.store.countRuns(), runsBefore + 1, `${name}: the doctor's load stored nothing`);
+      console.log(`# ${name}: doctor --browser chromium failed the broken variant in ${failed.ms} ms: ${failed['chromium run'].detail.slice(0, 160)}`);
       serve(out);
 
       if (spec.trial) {

@@ -1,10 +1,13 @@
 // Unit tests of `h3probe doctor` (web/cli/doctor.mjs): its options, its test beacon against the core's decoder, its fixes, and its
-// table. The checks themselves run against a real deployment in web/test/e2e/kit.test.mjs (each fault injected there).
+// table, the module checks against a fake server (which files, and a file found nowhere not failed), and how the browser run
+// tells the module files among a load's requests. The checks themselves run against a real deployment in
+// web/test/e2e/kit.test.mjs (each fault injected there) and on each bundler's page in web/test/e2e/package.test.mjs.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import { CHECKS, DOCTOR_ID, doctorBeacon, doctorOptions, formatChecks, NO_PAGE_LOAD } from '../../cli/doctor.mjs';
+import { requestedFiles } from '../../cli/doctorBrowser.mjs';
 import { LOAD_ERROR_FIXES } from '../../cli/loadErrorFixes.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { MODULE_FILES } from '../../server/originRules.mjs';
@@ -120,4 +123,60 @@ test('without --browser the table ends saying that no page load was checked, and
   assert.equal(r.status, 1);
   assert.ok(r.stdout.toString().trimEnd().endsWith(NO_PAGE_LOAD), r.stdout.toString());
   assert.match(NO_PAGE_LOAD, /--browser chromium/);
+});
+
+// A fake server for the module checks: path → { status, type, body }; every other path 404.
+const served = (files) => async (u) => {
+  const f = files[new URL(u).pathname];
+  return f ? { status: f.status ?? 200, headers: { 'content-type': f.type ?? 'text/javascript' }, body: f.body ?? '', size: (f.body ?? '').length }
+    : { status: 404, headers: { 'content-type': 'text/plain' }, body: 'not found', size: 9 };
+};
+const moduleCheck = CHECKS.find(([name]) => name === 'the module files')[1];
+async function moduleLines(files, { requested = {} } = {}) {
+  const { options } = doctorOptions(good);
+  const lines = [];
+  await moduleCheck({ o: options, add: (status, check, detail, fix) => lines.push({ status, check, detail, fix }),
+    get: served(files), pageOrigin: options.page.origin, requested });
+  return lines;
+}
+
+// What webpack 5 leaves of the gate in a bundle: the worker under a bare chunk number, and of the package's names only
+// the gate's `new URL("worker.js", moduleUrl)`, relative to the config key, not to the bundle.
+const WEBPACK_MAIN = 'o=n?new Worker(new URL("worker.js",n),{type:"module"}):new Worker(new URL(r.p+r.u(347),r.b),{type:"module"})';
+
+test('without --browser, a module file the page does not lead to and that is not beside it is not checked (SKIP), never a FAIL', async () => {
+  const lines = await moduleLines({ '/search/': { type: 'text/html', body: '<script src="/js/main.js"></script>' }, '/js/main.js': { body: WEBPACK_MAIN } });
+  assert.deepEqual(lines.map((l) => l.status), ['SKIP', 'SKIP', 'SKIP'], JSON.stringify(lines, null, 1));
+  assert.match(lines[1].detail, /^not checked: the page does not say where its worker is, and https:\/\/app\.example\.com\/search\/worker\.js answered 404$/);
+  assert.match(lines[1].fix, /--browser chromium/);
+  // The bare name was not taken for a file beside the bundle (js/worker.js), where no bundler put it.
+  assert.ok(!lines.some((l) => l.detail.includes('/js/worker.js')), JSON.stringify(lines));
+});
+
+test('without --browser, a worker the page\'s scripts name by ./ that answers 404 still FAILs (esbuild\'s bundle without its copy)', async () => {
+  const lines = await moduleLines({ '/search/': { type: 'text/html', body: '<script type="module" src="/js/app.js"></script>' },
+    '/js/app.js': { body: 'new Worker(new URL("./worker.js",import.meta.url),{type:"module"});new URL("worker.js",n)' } });
+  const worker = lines.find((l) => l.check === 'module worker worker.js');
+  assert.equal(worker.status, 'FAIL', JSON.stringify(lines, null, 1));
+  assert.match(worker.detail, /^GET https:\/\/app\.example\.com\/js\/worker\.js: 404 \(as the page's scripts name it\)$/);
+  assert.match(worker.fix, /no run starts .* load_error, worker_import/);
+});
+
+test('the browser run\'s module files: told by what a served script holds, a failed request by its name first, else the Worker', async () => {
+  const base = 'https://app.example.com/';
+  const ok = (url, body) => ({ url: base + url, status: 200, text: async () => body });
+  // webpack: the worker js/347.js and the glue js/HASH.mjs, told by their contents (the glue's read again by get:
+  // Chromium does not hand over the body of a worker's request).
+  const webpack = await requestedFiles([`${base}js/347.js`], [ok('js/main.js', WEBPACK_MAIN), ok('js/347.js', 'x.catch(failed("glue_import"))'),
+    { url: `${base}js/942e.mjs`, status: 200, text: () => Promise.reject(new Error('No resource with given identifier found')) },
+    { url: `${base}js/b96a.wasm`, status: 200 }], async (u) => ({ status: 200, body: u.pathname === '/js/942e.mjs' ? 'function _embind_register_class(){}' : '' }));
+  assert.deepEqual(Object.fromEntries(Object.entries(webpack).map(([k, u]) => [k, u?.pathname])),
+    { worker: '/js/347.js', module: '/js/942e.mjs', wasm: '/js/b96a.wasm' });
+  // Turbopack, its module files removed: its own worker loader is served, the real worker 404s; that one is checked.
+  const turbopack = await requestedFiles([`${base}_next/static/chunks/turbopack-worker-1h.js`], [ok('_next/static/chunks/turbopack-worker-1h.js', 'importScripts()'),
+    { url: `${base}_next/static/media/worker.15q.js`, status: 404, text: async () => 'not found' }]);
+  assert.equal(turbopack.worker.pathname, '/_next/static/media/worker.15q.js');
+  assert.equal(turbopack.module, undefined);
+  // A worker under a name that says nothing, which failed to load: the Worker the page started.
+  assert.equal((await requestedFiles([`${base}js/347.js`], [{ url: `${base}js/347.js`, status: 404 }])).worker.pathname, '/js/347.js');
 });
