@@ -19,6 +19,8 @@ const pct = (v, d = 1) => (Number.isFinite(v) ? `${fixed(100 * v, d)}%` : '–')
 const ci = (c, d, unit = '') => (Array.isArray(c) && Number.isFinite(c[0]) && Number.isFinite(c[1])
   ? `[${signed(c[0], d)}${unit}, ${signed(c[1], d)}${unit}]` : 'n/a');
 const f1 = (v) => snap(v, 1);
+// An arm's quantile, or what a row that reaches requests that did not finish holds there (as the text report).
+const armMs = (r, v) => (r.unfinished && !Number.isFinite(v) ? `${MARKS.unfinished.mark} unfinished` : num(v));
 // A row's Δ % interval as ci() writes it, or unbounded (Fieller's set without finite bounds).
 const ciPct = (r, d = 1, unit = '') => (r.ci_pct_unbounded ? UNBOUNDED : ci(r.ci_pct, d, unit));
 
@@ -34,8 +36,8 @@ export function renderReportHtml(report, { generatedAt = new Date().toISOString(
   const body = [
     `<h1>${esc(title)}</h1>`,
     ...(report.verdict ? [verdictSection(report.verdict)] : []),
-    decisionTable(report, L),
     forestFigure(report, L),
+    decisionTable(report, L),
     ...(report.verdict ? [verdictMore(report.verdict)] : []),
     ...(L.aa ? [`<p class="aa"><b>${esc(L.aa)}.</b> Arms <code>${esc(report.arms)}</code>.</p>`] : []),
     `<p class="runs">Runs: ${esc(storedRunsText(report))}${report.since ? ` received since ${esc(report.since)}` : ''}` +
@@ -168,8 +170,9 @@ function deltaCell(r) {
 }
 
 // A Δ and its interval as two cells, both marked (bold, *) when the cell's Δ excludes 0.
-// The decision at a glance, under the verdict: per percentile of the overall group, Δ % with its interval for each
-// estimand (the headline, as assigned, and where the treatment's protocol worked), marked as every other cell is.
+// The decision in figures, under the verdict and its forest plot: per percentile of the overall group, Δ % with its
+// interval for each estimand (the headline, as assigned, and where the treatment's protocol worked), marked as every
+// other cell is.
 function decisionTable(report, L) {
   const rows = report.groups[0]?.analysis?.rows ?? [];
   if (!rows.length) return '';
@@ -238,7 +241,7 @@ function groupSection(g, report, index) {
   const table = rows.length === 0 ? '<p class="meta">No table: an arm has no usable samples.</p>' : `<div class="wide"><table class="arms">
 <thead><tr><th></th><th>${L.control} ms</th><th>${L.treatment} ms</th><th>Δ ms</th><th>${conf} CI Δ ms</th><th>Δ %</th><th>${conf} CI Δ %</th>
 <th title="Δ ms's p-value adjusted by Benjamini–Hochberg over every group × percentile of this report">q (BH)</th><th title="valid however often it is looked at">${conf} anytime-valid Δ ms</th></tr></thead>
-<tbody>${rows.map((r) => `<tr><td>${percentileLabel(r.p)}</td><td>${num(r.h2)}</td><td>${num(r.h3)}</td>
+<tbody>${rows.map((r) => `<tr data-mark="${markOf(r)}"><td>${percentileLabel(r.p)}</td><td>${armMs(r, r.h2)}</td><td>${armMs(r, r.h3)}</td>
 ${markedCells(r, signed(r.diff_ms), ci(r.ci_ms, 2))}${markedCells(r, `${signed(r.diff_pct, 1)}%`, ciPct(r, 1, '%'))}${comparisonCells(r)}</tr>`).join('')}</tbody></table></div>
 <p class="meta">q (BH): the p-value of Δ ms adjusted for every comparison in this report (Benjamini–Hochberg); <b>${DISCOVERY_MARK.mark}</b> ${esc(DISCOVERY_MARK.what)} at
 ${Math.round((1 - report.confidence) * 100)}%. Anytime-valid: a confidence sequence over runs in the order received, valid however often the report is read (<b>*</b> when it excludes 0).</p>`;

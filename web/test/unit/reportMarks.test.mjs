@@ -59,7 +59,7 @@ test('marks, highlights, dots and the verdict read the one decision; an unbounde
 
   const html = renderReportHtml(report);
   const overallHtml = html.slice(html.indexOf('id="group-0"'), html.indexOf('id="group-1"'));
-  const tableRow = (p) => overallHtml.match(new RegExp(`<tr><td>${p}</td>.*?</tr>`, 's'))[0];
+  const tableRow = (p) => overallHtml.match(new RegExp(`<tr[^>]*><td>${p}</td>.*?</tr>`, 's'))[0];
   assert.match(tableRow('p75'), /<td class="sig">\+1\.70 \*<\/td><td class="sig">\[\+0\.01, \+3\.39\]<\/td><td class="sig">\+18\.3% \*<\/td><td class="sig">\[\+0\.1%, \+40\.2%\]<\/td>/);
   assert.match(tableRow('p90'), /<td class="sig">−40\.0% \*<\/td><td class="sig">unbounded<\/td>/);
   // The forest plot's dots: filled for both, as the decision is.

@@ -168,7 +168,7 @@ test('the HTML: table highlights, summary and daily cells, every chart\'s dots a
       const section = html.slice(start, html.indexOf('</section>', start));
       for (const r of g.analysis.rows) {
         const label = percentileLabel(r.p);
-        const row = section.match(new RegExp(`<tr><td>${label}</td><td>[^<]*</td><td>[^<]*</td>\\n((?:<td[^>]*>[^<]*</td>){4})`));
+        const row = section.match(new RegExp(`<tr[^>]*><td>${label}</td><td>[^<]*</td><td>[^<]*</td>\\n((?:<td[^>]*>[^<]*</td>){4})`));
         assert.ok(row, `${where}, ${g.name} ${label}: a table row`);
         const cells = [...row[1].matchAll(/<td( class="sig")?>([^<]*)<\/td>/g)];
         for (const c of cells) assert.equal(Boolean(c[1]), r.significant, `${where}, ${g.name} ${label}: highlight of ${c[2]}`);
