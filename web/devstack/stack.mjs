@@ -43,12 +43,17 @@ export async function startStack(opts = {}) {
 
     const ports = {};
     const taken = () => Object.values(ports);
-    ports.page = await freePort({ env: 'H3PROBE_PORT_PAGE', exclude: taken() });
-    ports.h2 = await freePort({ env: 'H3PROBE_PORT_H2', exclude: taken() });
-    ports.h3 = await freePort({ udp: true, env: 'H3PROBE_PORT_H3', exclude: taken() });
-    ports.h2b = await freePort({ env: 'H3PROBE_PORT_H2B', exclude: taken() });
-    ports.h3b = await freePort({ udp: true, env: 'H3PROBE_PORT_H3B', exclude: taken() });
     ports.collector = await freePort({ env: 'H3PROBE_PORT_COLLECTOR', exclude: taken() });
+    // Caddy's listeners: picked free, but a port can still be taken before Caddy binds it (seen: its UDP port, twice in
+    // a full e2e run), so Caddy starts again on other ports then, unless a variable fixed them.
+    const CADDY_PORTS = [['page', 'H3PROBE_PORT_PAGE', false], ['h2', 'H3PROBE_PORT_H2', false], ['h3', 'H3PROBE_PORT_H3', true],
+      ['h2b', 'H3PROBE_PORT_H2B', false], ['h3b', 'H3PROBE_PORT_H3B', true]];
+    const pickCaddyPorts = async () => {
+      for (const [key] of CADDY_PORTS) delete ports[key];
+      for (const [key, env, udp] of CADDY_PORTS) ports[key] = await freePort({ udp, env, exclude: taken() });
+    };
+    await pickCaddyPorts();
+    const movable = CADDY_PORTS.every(([, env]) => !process.env[env]);
 
     const core = opts.core ?? await loadH3probeNode();
     const store = opts.store ?? openStore(opts.dbPath ?? path.join(runDir, 'beacons.sqlite'), core);
@@ -63,7 +68,16 @@ export async function startStack(opts = {}) {
     for (const [name, body] of Object.entries(opts.fixtures ?? {})) writeFixture(name, body);
     const roots = { ...opts.roots, fixtures };
     const caddyOptions = { ...opts, roots, certPath, keyPath, hosts: HOSTS, ports, runDir };
-    let caddy = await startCaddy(caddyOptions);
+    let caddy;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        caddy = await startCaddy(caddyOptions);
+        break;
+      } catch (err) {
+        if (!movable || attempt >= 3 || !/address already in use/.test(err.message)) throw err;
+        await pickCaddyPorts();
+      }
+    }
     stoppers.push(() => caddy.stop());
 
     const urls = {
