@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { repoRoot, stateDir } from './paths.mjs';
+import { repoRoot, stateDir } from '../stack/paths.mjs';
 
 /**
  * The commit's tree with its Node core built (web/dist/node/), made when missing. log(text): progress. Returns

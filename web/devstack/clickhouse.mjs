@@ -10,7 +10,7 @@ import path from 'node:path';
 import { clickhouseClient } from '../server/clickhouseStore.mjs';
 import { freePort } from '../cli/ports.mjs';
 import { startZooKeeper } from './zookeeper.mjs';
-import { stateDir } from './paths.mjs';
+import { stateDir } from '../stack/paths.mjs';
 
 export const CLICKHOUSE_BINARY = '/usr/sbin/clickhouse-server';
 

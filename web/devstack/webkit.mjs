@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Builder } from 'selenium-webdriver';
 import { freePort } from '../cli/ports.mjs';
-import { once } from './hookSignals.mjs';
+import { once } from '../stack/hookSignals.mjs';
 
 export const WEBKIT_DRIVER_PATH = process.env.H3PROBE_WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';
 export const XVFB_PATH = process.env.H3PROBE_XVFB ?? '/usr/bin/Xvfb';

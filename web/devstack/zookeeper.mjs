@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { freePort } from '../cli/ports.mjs';
-import { stateDir } from './paths.mjs';
+import { stateDir } from '../stack/paths.mjs';
 
 // The jar's manifest names its dependencies in /usr/share/java; the config folder carries log4j.properties.
 const CLASSPATH = '/etc/zookeeper/conf:/usr/share/java/zookeeper.jar';

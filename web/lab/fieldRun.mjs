@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { peer } from '../server/peer.mjs';
-import { repoRoot } from '../devstack/paths.mjs';
+import { repoRoot } from '../stack/paths.mjs';
 import { experimentUrl, searchPage, waitForBeacon } from '../devstack/pageLoad.mjs';
 import { fieldClients } from './fieldNetworks.mjs';
 import { describeLoss, drawPath, seededRandom } from './fieldProfile.mjs';

@@ -14,7 +14,7 @@ import { formatFidelity, formatIntervals, formatLabTable } from './formatLabTabl
 import { formatSetupTable } from './formatSetupTable.mjs';
 import { measureSetting } from './measureSetting.mjs';
 import { startLab } from './startLab.mjs';
-import { stateDir } from '../devstack/paths.mjs';
+import { stateDir } from '../stack/paths.mjs';
 import { loadProfile } from './fieldProfile.mjs';
 import { runFieldCommand } from './fieldCommand.mjs';
 

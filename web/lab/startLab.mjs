@@ -6,14 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
-import { ensureCerts } from '../devstack/certs.mjs';
-import { startCaddy } from '../devstack/caddy.mjs';
-import { HOSTS, chromiumArgs } from '../devstack/stack.mjs';
+import { HOSTS, chromiumArgs, startStack } from '../stack/stack.mjs';
 import { CHROMIUM_PATH } from '../cli/chromium.mjs';
 import { addClientAddress, createLabNetwork, removeLabNetwork, useClientAddress } from './createLabNetwork.mjs';
 import { startRelay } from './startRelay.mjs';
 import { startLabCollector } from './startLabCollector.mjs';
-import { hookSignals, once } from '../devstack/hookSignals.mjs';
+import { hookSignals, once } from '../stack/hookSignals.mjs';
 
 const execFileP = promisify(execFile);
 const AWAIT_LISTENERS = path.join(path.dirname(new URL(import.meta.url).pathname), 'awaitListeners.mjs');
@@ -48,7 +46,6 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
   stoppers.push(async () => process.off('exit', onExit));
 
   try {
-    const { certPath, keyPath, spki } = await ensureCerts();
     const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-lab-'));
     stoppers.push(async () => fs.rmSync(runDir, { recursive: true, force: true }));
 
@@ -68,19 +65,20 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
     relay = await startRelay({ names, link, rtPriority });
     const setLink = (next) => (next ? relay.set(next) : relay.counters());
 
-    const caddy = await startCaddy({
-      certPath, keyPath, hosts: HOSTS, ports: PORTS, runDir, bindAddress: addresses.srv,
-      commandPrefix: ['ip', 'netns', 'exec', names.srv],
-      // Field mode: beacons go to the collector in the same namespace, with the client's country in X-Country-Code.
-      // Otherwise the lab reads each run's beacon from the page, and Caddy just accepts the browser's POST /beacon.
-      ...(field
-        ? { collectorUpstream: `${addresses.srv}:${PORTS.collector}`,
+    // The local stack's Caddy (the origins `h3probe origins` writes, and the page site) in the server namespace, on the
+    // lab's fixed ports. Field mode: beacons go to the collector in the same namespace, with the client's country in
+    // X-Country-Code. Otherwise the lab reads each run's beacon from the page, and Caddy just accepts the POST /beacon.
+    const stack = await startStack({
+      ports: PORTS, runDir, bindAddress: addresses.srv, commandPrefix: ['ip', 'netns', 'exec', names.srv], hookSignals: false,
+      beacons: field
+        ? { upstream: `${addresses.srv}:${PORTS.collector}`,
           countryByClient: Object.fromEntries(field.clients.map((c) => [c.address, c.country])),
           forwardedForByClient: Object.fromEntries(field.clients.filter((c) => c.network).map((c) => [c.address, c.network.standIn])) }
-        : { beaconStatus: 204 }),
-      waitReady: (_opts, timeoutMs) => awaitListeners({ ns: names.srv, address: addresses.srv, certPath, timeoutMs }),
+        : { status: 204 },
+      waitReady: (ready, timeoutMs) => awaitListeners({ ns: names.srv, address: addresses.srv, ready, timeoutMs }),
     });
-    stoppers.push(() => caddy.stop());
+    stoppers.push(() => stack.stop());
+    const { caddy, spki } = stack;
 
     // playwright-core talks to Chromium over a pipe (fds 3 and 4), which `ip netns exec` passes through to the exec'd browser.
     const wrapper = path.join(runDir, 'chromium-in-netns.sh');
@@ -88,15 +86,9 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
     const browsers = new Set();
     stoppers.push(async () => { for (const b of browsers) await b.close().catch(() => {}); });
 
-    const urls = {
-      page: `https://${HOSTS.page}:${PORTS.page}/`,
-      h2Origin: `https://${HOSTS.h2}:${PORTS.h2}`,
-      h3Origin: `https://${HOSTS.h3}:${PORTS.h3}`,
-      h2bOrigin: `https://${HOSTS.h2b}:${PORTS.h2b}`,
-      h3bOrigin: `https://${HOSTS.h3b}:${PORTS.h3b}`,
-    };
+    const { urls } = stack;
     return {
-      names, addresses, urls, hosts: HOSTS, ports: PORTS, spki, certPath, runDir, caddy, collector, stop,
+      names, addresses, urls, hosts: HOSTS, ports: PORTS, spki, certPath: stack.certPath, runDir, caddy, collector, stop,
       /** The lab's own processes outside Chromium: relay, Caddy and (field mode) collector. */
       pids: () => ({ relay: relay?.pid ?? null, caddy: caddy.pid, collector: collector?.pid ?? null }),
       /** Field mode: new connections from the client namespace leave from `address` (one of field.clients). */
@@ -123,14 +115,8 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
   }
 }
 
-async function awaitListeners({ ns, address, certPath, timeoutMs }) {
-  const spec = {
-    address, certPath, timeoutMs, udpPorts: [PORTS.h3, PORTS.h3b],
-    sites: [
-      { host: HOSTS.page, port: PORTS.page, path: '/' },
-      ...['h2', 'h3', 'h2b', 'h3b'].map((k) => ({ host: HOSTS[k], port: PORTS[k], path: '/noop' })),
-    ],
-  };
+async function awaitListeners({ ns, address, ready: { sites, udpPorts, certPath }, timeoutMs }) {
+  const spec = { address, certPath, timeoutMs, udpPorts, sites };
   try {
     await execFileP('ip', ['netns', 'exec', ns, process.execPath, AWAIT_LISTENERS, JSON.stringify(spec)], { timeout: timeoutMs + 5000 });
   } catch {

@@ -2,8 +2,8 @@
 // Caddy: Caddy plays the CDN edge that passes each client's country in a header, and the collector trusts Caddy by address.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { repoRoot } from '../devstack/paths.mjs';
-import { supervise } from '../devstack/supervise.mjs';
+import { repoRoot } from '../stack/paths.mjs';
+import { supervise } from '../stack/supervise.mjs';
 
 const CLI = path.join(repoRoot, 'web', 'bin', 'h3probe.mjs');
 

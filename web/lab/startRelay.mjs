@@ -3,8 +3,8 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../devstack/paths.mjs';
-import { supervise } from '../devstack/supervise.mjs';
+import { repoRoot } from '../stack/paths.mjs';
+import { supervise } from '../stack/supervise.mjs';
 
 export const RELAY_PATH = path.join(repoRoot, 'build', 'native', 'h3probe_relay');
 

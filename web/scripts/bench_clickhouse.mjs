@@ -22,9 +22,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ensureCerts } from '../devstack/certs.mjs';
+import { ensureCerts } from '../stack/certs.mjs';
 import { planClickHouse, startClickHouse } from '../devstack/clickhouse.mjs';
-import { stateDir } from '../devstack/paths.mjs';
+import { stateDir } from '../stack/paths.mjs';
 import { syntheticBeacons, writeSyntheticDb } from '../devstack/syntheticBeacons.mjs';
 import { clickhouseClient, clickhouseTables, connectionOf, ensureClickHouseTables, metricColumns, openClickHouseStore,
   parseClickHouseUrl } from '../server/clickhouseStore.mjs';

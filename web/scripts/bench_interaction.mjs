@@ -11,7 +11,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startStack } from '../devstack/stack.mjs';
+import { startStack } from '../stack/stack.mjs';
 import { launchBrowser, openPage } from '../cli/chromium.mjs';
 import { experimentUrl } from '../devstack/pageLoad.mjs';
 

@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startStack } from '../devstack/stack.mjs';
+import { startStack } from '../stack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
 import { ARMS, compareLongTasks, FLOOR_MODULE, LONG_TASK_MS, PROFILE_INTERVAL_US, tasksByLabel, unseenRequests } from '../devstack/longTasks.mjs';
 import { quantile, wilson } from '../devstack/stats.mjs';

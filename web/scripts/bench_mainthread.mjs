@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { startStack } from '../devstack/stack.mjs';
+import { startStack } from '../stack/stack.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
 import { experimentUrl } from '../devstack/pageLoad.mjs';
 import { FLOOR_MODULE } from '../devstack/longTasks.mjs';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { repoRoot } from '../devstack/paths.mjs';
+import { repoRoot } from '../stack/paths.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
 const { values: args } = parseArgs({

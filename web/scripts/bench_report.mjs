@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { repoRoot, stateDir } from '../devstack/paths.mjs';
+import { repoRoot, stateDir } from '../stack/paths.mjs';
 import { besideTree } from '../devstack/besideTree.mjs';
 import { writeSyntheticDb } from '../devstack/syntheticBeacons.mjs';
 import { quantile } from '../devstack/stats.mjs';

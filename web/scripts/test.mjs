@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { engineMissing, ENGINES } from '../cli/browsers.mjs';
-import { repoRoot } from '../devstack/paths.mjs';
+import { repoRoot } from '../stack/paths.mjs';
 import { webkitMissing } from '../devstack/webkit.mjs';
 import { runSuite } from './runSuite.mjs';
 import { CLICKHOUSE_ENGINE_ENV } from '../devstack/clickhouse.mjs';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { stateDir } from '../../devstack/paths.mjs';
+import { stateDir } from '../../stack/paths.mjs';
 // The client's own parameters, not settings: the store's list (ClickHouse's HTTP handler reads them).
 import { HANDLER_PARAMS } from '../../server/clickhouseStore.mjs';
 

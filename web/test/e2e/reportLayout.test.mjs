@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_PATH, openPage } from '../../cli/chromium.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { WIDE_DAYS, WIDE_NETWORKS, WIDE_REPORTS, writeWideReports } from '../../devstack/wideReports.mjs';
 

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { By, Key } from 'selenium-webdriver';
-import { startStack } from '../../devstack/stack.mjs';
+import { startStack } from '../../stack/stack.mjs';
 import { launchWebKit, webkitMissing } from '../../devstack/webkit.mjs';
 import { experimentUrl } from '../../devstack/pageLoad.mjs';
 import { fromUserAgent } from '../../server/browserFor.mjs';

@@ -6,7 +6,7 @@
 // without keepalive every engine can lose it, which shows the check can tell.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startStack } from '../../devstack/stack.mjs';
+import { startStack } from '../../stack/stack.mjs';
 import { engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
 import { launchWebKit, webkitMissing } from '../../devstack/webkit.mjs';
 

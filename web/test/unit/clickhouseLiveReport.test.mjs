@@ -11,7 +11,7 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 import { httpRequest } from './httpRequest.mjs';
 

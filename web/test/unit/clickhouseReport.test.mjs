@@ -18,7 +18,7 @@ import { makeReport } from '../../report/makeReport.mjs';
 import { startClickHouseCluster } from '../../devstack/clickhouse.mjs';
 import { clickhouseLane, needsServer } from '../chdb/lane.mjs';
 import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport as assertSame } from './sameReport.mjs';
 
 const core = await loadH3probeNode();

@@ -13,9 +13,9 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { clickhouseClient, openClickHouseStore, parseClickHouseUrl, PASSWORD_ENV, redactStoreUrl, URL_PARAMS } from '../../server/clickhouseStore.mjs';
 import { clickhouseInstalled, clickhouseScratch, startClickHouse } from '../../devstack/clickhouse.mjs';
-import { ensureCerts } from '../../devstack/certs.mjs';
+import { ensureCerts } from '../../stack/certs.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 
 const core = await loadH3probeNode();

@@ -21,7 +21,7 @@ import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
 import { clickhouseLane, needsServer, onChdb } from '../chdb/lane.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const core = await loadH3probeNode();
 const schema = core.schema();

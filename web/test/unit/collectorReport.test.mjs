@@ -15,7 +15,7 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { MIN_TOKEN_CHARS, REPORT_CACHE_ENTRIES, REPORT_COMPUTING, REPORT_COOKIE_MAX_AGE, REPORT_HEADERS, REPORT_ROUTES,
   parseReportQuery } from '../../server/collectorReport.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { syntheticBeacons, writeSyntheticDb } from '../../devstack/syntheticBeacons.mjs';
 import { assertSameReport } from './sameReport.mjs';
 import { httpRequest } from './httpRequest.mjs';

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
 import { freePort } from '../../cli/ports.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
-import { groupMembers } from '../../devstack/supervise.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
+import { groupMembers } from '../../stack/supervise.mjs';
 import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
 import { COPY_MS } from '../../server/stopSignals.mjs';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 // What marks a measured run rather than a statement of behaviour. A bare "UTC" (a UTC day, a UTC date-time) is a
 // definition and passes; an example date (`--since 2024-05-01`) passes; the project's own run dates do not.

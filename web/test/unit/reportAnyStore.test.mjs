@@ -22,7 +22,7 @@ import { GROUP_BY } from '../../report/readReportData.mjs';
 import { ARMS } from '../../report/makeReport.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
 import { mulberry32 } from '../../devstack/syntheticBeacons.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 
 /**
