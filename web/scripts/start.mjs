@@ -12,7 +12,7 @@ import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { armLabels } from '../report/formatReport.mjs';
 import { ENGINES, engineMissing, launchEngine } from '../cli/browsers.mjs';
-import { aaConfig, experimentUrl, searchOnce } from '../devstack/pageLoad.mjs';
+import { aaConfig, experimentUrl, searchOnce } from '../launch/pageLoad.mjs';
 
 const { values: args } = parseArgs({
   options: {

@@ -43,8 +43,9 @@ const ORIGIN_KEYS = ['h2', 'h3', 'h2b', 'h3b'];
  *   fixtures (default true: a folder served at /fixtures/NAME), csp, beacon (default true: the page site proxies
  *   POST /beacon)}; pageRoot and roots {page, module} are accepted as before.
  * beacons: where /beacon goes: 'collector' (default: a collector started here on store, or a SQLite file at dbPath,
- *   default one in the run directory; core, location), {upstream: 'IP:PORT', countryByClient, forwardedForByClient,
- *   countryHeader} (the lab's collector, with a CDN edge's headers), or {status} (answered by Caddy, nothing stored).
+ *   default one in the run directory; core, location), {upstream: 'IP:PORT'} (the lab's collector), or {status}
+ *   (answered by Caddy, nothing stored). editCaddyfile: (text) => text, applied to the rendered Caddyfile after the
+ *   faults (the lab's CDN edge headers).
  * Faults (web/stack/faults.mjs): h3, tao, noopStatus, noopDelayMs, claimProtocol; h2Down: no HTTP/2 origins.
  * bindAddress (default 127.0.0.1), commandPrefix and waitReady: as startCaddy's (the lab's namespace).
  * runDir (default: a temp dir, removed on stop unless keepRunDir), fixtures ({name: body}); hookSignals (default true:
@@ -107,8 +108,9 @@ export async function startStack(opts = {}) {
       for (const [name, body] of Object.entries(opts.fixtures ?? {})) writeFixture(name, body);
     }
     const bindAddress = opts.bindAddress ?? '127.0.0.1';
-    const render = () => injectFaults(stackCaddyfile({ hosts: served, ports, bindAddress, certPath, keyPath, site, beacons }),
-      { ...opts, noopUpstream: delayed?.port ?? 0 });
+    const edit = opts.editCaddyfile ?? ((t) => t);
+    const render = () => edit(injectFaults(stackCaddyfile({ hosts: served, ports, bindAddress, certPath, keyPath, site, beacons }),
+      { ...opts, noopUpstream: delayed?.port ?? 0 }));
     const ready = () => ({
       sites: [{ host: hosts.page, port: ports.page, path: '/' },
         ...keys.slice(1).filter((k) => served[k]).map((k) => ({ host: hosts[k], port: ports[k], path: '/noop' }))],
@@ -192,28 +194,11 @@ function pageSite({ host, port, bindAddress, certPath, keyPath, site, beacons, u
   return [`https://${host}:${port} {`, `\tbind ${bindAddress}`, `\ttls "${certPath}" "${keyPath}"`, ...lines.map((l) => `\t${l}`), '}', ''].join('\n');
 }
 
-// POST /beacon on the page site: proxied to the collector (with a CDN edge's country and forwarded-for headers in the
-// lab's field mode), or answered by Caddy with a status.
+// POST /beacon on the page site: proxied to the collector (or an upstream), or answered by Caddy with a status.
 function beaconRoutes(beacons, collectorUpstream) {
-  const matcher = ['@beacon {', '\tpath /beacon', '\tmethod POST OPTIONS', '}'];
-  const { upstream = collectorUpstream, status = 0, countryByClient = {}, forwardedForByClient = {}, countryHeader = 'X-Country-Code' } =
-    beacons === 'collector' ? {} : beacons;
-  if (status) return [...matcher, 'handle @beacon {', `\trespond ${status}`, '}'];
-  if (!/^[0-9.]+:\d+$/.test(upstream)) throw new Error(`collector upstream must be IPv4:port: ${upstream}`);
-  if (!/^[A-Za-z][\w-]*$/.test(countryHeader)) throw new Error(`bad country header name: ${countryHeader}`);
-  const countries = Object.entries(countryByClient);
-  const forwarded = Object.entries(forwardedForByClient);
-  for (const [ip, code] of countries) if (!/^[0-9.]+$/.test(ip) || !/^[A-Z]{2}$/.test(code)) throw new Error(`bad client country entry: ${ip} ${code}`);
-  for (const [ip, as] of forwarded) if (!/^[0-9.]+$/.test(ip) || !/^[0-9.]+$/.test(as)) throw new Error(`bad client forwarded-for entry: ${ip} ${as}`);
-  const headers = [...(countries.length ? [`\t\theader_up ${countryHeader} {client_country}`] : []),
-    // Replaces the X-Forwarded-For that reverse_proxy writes (Caddy 2.6.2 applies header_up after it).
-    ...(forwarded.length ? ['\t\theader_up X-Forwarded-For {client_forwarded_for}'] : [])];
-  const proxy = headers.length ? [`\treverse_proxy ${upstream} {`, ...headers, '\t}'] : [`\treverse_proxy ${upstream}`];
-  return [
-    ...(countries.length ? ['map {remote_host} {client_country} {', ...countries.map(([ip, code]) => `\t${ip} ${code}`), '\tdefault XX', '}'] : []),
-    ...(forwarded.length ? ['map {remote_host} {client_forwarded_for} {', ...forwarded.map(([ip, as]) => `\t${ip} ${as}`), '\tdefault {remote_host}', '}'] : []),
-    ...matcher, 'handle @beacon {', ...proxy, '}',
-  ];
+  const { upstream = collectorUpstream, status = 0 } = beacons === 'collector' ? {} : beacons;
+  if (!status && !/^[0-9.]+:\d+$/.test(upstream)) throw new Error(`collector upstream must be IPv4:port: ${upstream}`);
+  return ['@beacon {', '\tpath /beacon', '\tmethod POST OPTIONS', '}', 'handle @beacon {', status ? `\trespond ${status}` : `\treverse_proxy ${upstream}`, '}'];
 }
 
 async function certificate(opts, hosts, runDir) {

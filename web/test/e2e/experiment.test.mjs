@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack } from '../../stack/stack.mjs';
 import { launchBrowser, openPage } from '../../cli/chromium.mjs';
-import { aaConfig, experimentUrl } from '../../devstack/pageLoad.mjs';
+import { aaConfig, experimentUrl } from '../../launch/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 import { networkMsOf, recordWorkerEntries, workerEntries } from './workerEntries.mjs';
 

@@ -13,7 +13,7 @@ import { distRoot } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
-import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { experimentUrl } from '../../launch/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 import { recordPageBeacons } from './pageBeacons.mjs';
 

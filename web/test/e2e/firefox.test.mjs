@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { startStack } from '../../stack/stack.mjs';
 import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from '../../cli/firefox.mjs';
-import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { experimentUrl } from '../../launch/pageLoad.mjs';
 import { networkMsOf, recordWorkerEntries } from './workerEntries.mjs';
 
 const missing = fs.existsSync(FIREFOX_PATH) ? false

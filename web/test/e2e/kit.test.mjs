@@ -28,7 +28,7 @@ const { serverProtocols: SERVER_PROTOCOLS, serverTimingProtocol } = (await loadH
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const BIN = path.join(ROOT, 'web/bin/h3probe.mjs');
-const AWAIT_LISTENERS = path.join(ROOT, 'web/lab/awaitListeners.mjs');
+const AWAIT_LISTENERS = path.join(ROOT, 'lab/awaitListeners.mjs');
 const NS = 'h3kit-e2e'; // not the lab's h3lab-*: the two tests never touch each other's namespaces
 const NETNS_ETC = `/etc/netns/${NS}`;
 // 198.18.0.0/15 is set aside for benchmarks; these addresses exist only inside the test's namespace.

@@ -22,7 +22,7 @@ import { startStack } from '../../stack/stack.mjs';
 import { launchBrowser, openPage } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { groupMembers } from '../../stack/supervise.mjs';
-import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { APP, appsDir, docRecipes, ensureBundlers, followRecipe, html, packAndInstall } from './tarball.mjs';
@@ -206,7 +206,7 @@ describe('npm pack', () => {
       'web/server/index.mjs', 'web/server/index.d.ts', 'web/bin/h3probe.mjs']) {
       assert.ok(packedFiles.includes(file), `the tarball has ${file}`);
     }
-    assert.deepEqual(packedFiles.filter((f) => /\.(cpp|hpp)$|^web\/test\/|^web\/devstack\/|^build\//.test(f)), []);
+    assert.deepEqual(packedFiles.filter((f) => /\.(cpp|hpp)$|^web\/test\/|^web\/(bench|launch)\/|^lab\/|^build\//.test(f)), []);
   });
 
   test('every relative link of the README and the shipped docs resolves to a file in the tarball', () => {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack } from '../../stack/stack.mjs';
 import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
-import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { experimentUrl } from '../../launch/pageLoad.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { recordWorkerEntries } from './workerEntries.mjs';

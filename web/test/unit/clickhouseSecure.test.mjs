@@ -12,9 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { clickhouseClient, openClickHouseStore, parseClickHouseUrl, PASSWORD_ENV, redactStoreUrl, URL_PARAMS } from '../../server/clickhouseStore.mjs';
-import { clickhouseInstalled, clickhouseScratch, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { clickhouseInstalled, clickhouseScratch, startClickHouse } from '../../launch/clickhouse.mjs';
 import { ensureCerts } from '../../stack/certs.mjs';
-import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 

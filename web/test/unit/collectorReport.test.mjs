@@ -16,7 +16,7 @@ import { openStore } from '../../server/store.mjs';
 import { MIN_TOKEN_CHARS, REPORT_CACHE_ENTRIES, REPORT_COMPUTING, REPORT_COOKIE_MAX_AGE, REPORT_HEADERS, REPORT_ROUTES,
   parseReportQuery } from '../../server/collectorReport.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
-import { syntheticBeacons, writeSyntheticDb } from '../../devstack/syntheticBeacons.mjs';
+import { syntheticBeacons, writeSyntheticDb } from '../fixtures/syntheticBeacons.mjs';
 import { assertSameReport } from './sameReport.mjs';
 import { httpRequest } from './httpRequest.mjs';
 

@@ -1,6 +1,6 @@
 // What docs/architecture.md says of the JavaScript's dependencies, checked on every import (static or dynamic, with a
 // literal path): production code (web/src, web/server, web/report, web/cli, web/stack, web/bin) imports only what the
-// package ships (never web/devstack or web/test), the page's module (web/src) imports nothing outside itself, and the store (store.mjs, clickhouseStore.mjs,
+// package ships (never web/bench, web/launch, lab or web/test), the page's module (web/src) imports nothing outside itself, and the store (store.mjs, clickhouseStore.mjs,
 // storeSpec.mjs and what they import) never imports the report.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

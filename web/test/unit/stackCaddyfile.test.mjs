@@ -105,14 +105,3 @@ test('bindAddress moves every site and its listener key to that address', () => 
   assert.match(text, /servers 198\.18\.0\.2:1003 \{\n\t\tprotocols h1 h2 h3/);
   assert.throws(() => stackCaddyfile({ ...base, bindAddress: '1.2.3.4 { }' }), /not an IPv4 or IPv6 address/);
 });
-
-test('the lab field mode: the page site maps client addresses to countries and passes them to the collector it proxies to', () => {
-  const field = (beacons) => siteBlock(stackCaddyfile({ ...base, beacons }), HOSTS.page);
-  const page = field({ upstream: '198.18.0.2:8480', countryByClient: { '198.18.0.10': 'US', '198.18.0.11': 'DE' } });
-  assert.match(page, /map \{remote_host\} \{client_country\} \{\n\t\t198\.18\.0\.10 US\n\t\t198\.18\.0\.11 DE\n\t\tdefault XX\n\t\}/);
-  assert.match(page, /reverse_proxy 198\.18\.0\.2:8480 \{\n\t\t\theader_up X-Country-Code \{client_country\}\n\t\t\}/);
-  assert.throws(() => field({ upstream: '198.18.0.2:8480', countryByClient: { '198.18.0.10': 'usa' } }), /bad client country entry/);
-  assert.throws(() => field({ upstream: 'collector:80' }), /IPv4:port/);
-  // Without the table nothing is set: the collector locates the client by address, as before.
-  assert.doesNotMatch(siteBlock(stackCaddyfile(base), HOSTS.page), /X-Country-Code|map /);
-});
