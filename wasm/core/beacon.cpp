@@ -59,12 +59,7 @@ void write_field(JsonWriter& w, const std::optional<bool>& v) { w.boolean(v); }
 // fields with whatever they hold. The checks then read the slots in their fixed order, so the first problem reported
 // does not depend on the order of the fields in the text. A key given twice keeps its last value, as in a JSON DOM.
 
-// The lexer's string type, for the text of keys and strings. std::string's members are compiled into the standard
-// library (an extern template), so the lexer would call out for each character it appends; a string of traits of its
-// own is compiled here, and inlined (a fifth faster in WebAssembly). The same bytes either way.
-struct LexerCharTraits : std::char_traits<char> {};
-using LexerString = std::basic_string<char, LexerCharTraits>;
-using json = nlohmann::basic_json<std::map, std::vector, LexerString>;
+using json = nlohmann::json;
 
 // The keys of the beacon and of a sample that are not in a list of their own (the context's and the durations' come
 // from H3PROBE_CONTEXT_FIELDS and H3PROBE_SAMPLE_DURATIONS). The order is only the encoder's, which makes the key
@@ -176,10 +171,7 @@ public:
     bool number_unsigned(number_unsigned_t v) {
         return scalar([v](Slot& s) { s.type = Slot::Type::unsigned_integer, s.unsigned_integer = v; });
     }
-    // (The text of the number comes as string_t from the JSON lexer, as std::string from the binary formats' reader,
-    // which sax_parse instantiates too.)
-    template <typename Text>
-    bool number_float(number_float_t v, const Text&) {
+    bool number_float(number_float_t v, const string_t&) {
         return scalar([v](Slot& s) { s.type = Slot::Type::real, s.real = v; });
     }
     bool string(string_t& v) {

@@ -85,11 +85,10 @@ public:
 // binding). error is set (and nothing returned) when next_round_error() says so.
 std::vector<GroupReport> infer_from(AggregateSource& source, const ReportOptions& options, std::string& error);
 
-// The aggregates as they cross from a warehouse into the core, and the needs as they go back: named fields, declared
-// here once. fields(x, visit) calls visit(name, member) for each field of x, in order; a map crosses as a list of
-// entries (RankValue, BelowEntry, CrossEntry), each with its key's fields. The Node binding reads and writes JavaScript
-// objects through them, schema().aggregates lists the names, and web/server/h3probeNode.d.ts is checked against that.
-// The format has a version: a reader refuses another.
+// The aggregates as they cross from a warehouse into the core, and the needs as they go back; a map crosses as a list
+// of entries (RankValue, BelowEntry, CrossEntry), each with its key's fields. Their names are the Node binding's
+// (wasm/bindings/node_bindings.cpp, one value_object each); schema().aggregates lists them, and
+// web/server/h3probeNode.d.ts is checked against that. The format has a version: a reader refuses another.
 inline constexpr int kAggregatesVersion = 2;
 
 struct Aggregates {
@@ -108,35 +107,6 @@ struct CrossEntry {
     double q2 = 0, q3 = 0;
     CrossSums sums;
 };
-
-template <class V> void fields(Aggregates& a, V&& v) { v("version", a.version); v("groups", a.groups); }
-template <class V> void fields(GroupAggregates& g, V&& v) {
-    v("name", g.counts.name); v("runs", g.counts.runs); v("requests", g.counts.requests); v("missing_metric", g.counts.missing_metric);
-    v("classes", g.counts.classes);  // [control, treatment], each a count per request class in the core's order
-    v("failures", g.counts.failure_sums);  // over the runs of the estimand (failure_rate.hpp)
-    v("runs_paired", g.runs_paired); v("samples", g.sample);  // [h2, h3, diff]
-    v("diffs", g.diffs); v("diffs_h2_first", g.diffs_h2_first); v("diffs_h3_first", g.diffs_h3_first); v("cross", g.cross);
-}
-template <class V> void fields(FailureSums& s, V&& v) {
-    v("runs", s.runs); v("f2", s.f2); v("n2", s.n2); v("f3", s.f3); v("n3", s.n3); v("f2f2", s.f2f2); v("f2n2", s.f2n2);
-    v("n2n2", s.n2n2); v("f3f3", s.f3f3); v("f3n3", s.f3n3); v("n3n3", s.n3n3); v("f2f3", s.f2f3); v("f2n3", s.f2n3);
-    v("n2f3", s.n2f3); v("n2n3", s.n2n3);
-}
-template <class V> void fields(SampleAggregates& a, V&& v) { v("n", a.n); v("runs", a.runs); v("stats", a.order_stats); v("below", a.below); }
-// sum: ExactSum::text(), whole units of 2^-1074; sum_sq: of 2^-2148.
-template <class V> void fields(MomentSums& m, V&& v) { v("n", m.n); v("sum", m.sum); v("sum_sq", m.sum_sq); }
-template <class V> void fields(RankValue& e, V&& v) { v("rank", e.rank); v("value", e.value); }
-template <class V> void fields(BelowEntry& e, V&& v) {
-    v("threshold", e.threshold); v("below", e.sums.below); v("below_sq", e.sums.below_sq); v("below_size", e.sums.below_size);
-    v("size_sq", e.sums.size_sq);
-}
-template <class V> void fields(CrossEntry& e, V&& v) {
-    v("q2", e.q2); v("q3", e.q3); v("s2s3", e.sums.s2s3); v("s2n3", e.sums.s2n3); v("n2s3", e.sums.n2s3); v("n2n3", e.sums.n2n3);
-}
-template <class V> void fields(Needs& n, V&& v) { v("ranks", n.ranks); v("below", n.below); v("cross", n.cross); }
-template <class V> void fields(Needs::Rank& r, V&& v) { v("group", r.group); v("sample", r.sample); v("rank", r.rank); }
-template <class V> void fields(Needs::Below& b, V&& v) { v("group", b.group); v("sample", b.sample); v("threshold", b.threshold); }
-template <class V> void fields(Needs::Cross& c, V&& v) { v("group", c.group); v("q2", c.q2); v("q3", c.q3); }
 
 // Each map's entries, and the map from its entries (a later entry of the same key wins).
 std::vector<RankValue> entries(const std::map<std::uint64_t, double>& m);

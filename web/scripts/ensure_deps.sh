@@ -5,7 +5,7 @@ set -euo pipefail
 # With --pack (`npm run deps:pack`), only what `npm pack` needs: its prepack builds the WebAssembly module and web/dist/
 # (Emscripten, CMake and the two header-only libraries the core compiles with; then npm ci for esbuild and terser).
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-pack_packages=(emscripten cmake nlohmann-json3-dev libfast-float-dev)
+pack_packages=(emscripten cmake nlohmann-json3-dev)
 packages=("${pack_packages[@]}" caddy chromium firefox-esr doctest-dev g++ openssl python3-numpy iproute2
   clang libclang-rt-14-dev  # clang + its runtimes: libFuzzer, ASan, UBSan (web/scripts/fuzz.sh)
   webkit2gtk-driver xvfb    # WebKitGTK's WebDriver (with MiniBrowser) and the X display it draws into (web/launch/webkit.mjs)

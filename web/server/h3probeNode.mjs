@@ -33,51 +33,7 @@ export function loadH3probeNode(dir = buildRoot) {
         receiveInstance(instance, module);
         return instance.exports;
       },
-    }).then((core) => {
-      core.decodeBeacon = rowsDecoder(core);
-      return core;
     });
   }
   return loading;
-}
-
-// decodeBeacon(text | bytes) -> {ok: true, run, requests} | {ok: false, error}: the rows to store, as objects keyed by
-// the core's column lists, assembled here from what the core hands over column by column (node_bindings.cpp,
-// decodeBeaconColumns): one JSON array of texts, one Float64Array of numbers (NaN for NULL), one Uint8Array of blobs.
-function rowsDecoder(core) {
-  const schema = core.schema();
-  const runColumns = schema.runColumns.map((c) => [c.name, c.type === 'text']);
-  const requestColumns = [...schema.requestColumns.map((c) => [c.name, c.type === 'text']),
-    ...schema.durations.map((d) => [d.name, false])];
-  const blobColumns = ['arm_counts', ...schema.metrics.map((m) => `arm_${m}`), 'setup'];
-  return (input) => {
-    const columns = core.decodeBeaconColumns(input);
-    if (!columns.ok) return columns;
-    const texts = JSON.parse(columns.texts);
-    const { numbers, blobs } = columns;
-    let t = 0;
-    let n = 0;
-    const row = (list) => {
-      const out = {};
-      for (const [name, isText] of list) {
-        if (isText) out[name] = texts[t++];
-        else {
-          const v = numbers[n++];
-          out[name] = Number.isNaN(v) ? null : v;
-        }
-      }
-      return out;
-    };
-    const run = row(runColumns);
-    const requests = [];
-    for (let i = 0; i < columns.requests; i++) requests.push(row(requestColumns));
-    let at = 0;
-    for (const name of blobColumns) {
-      const end = at + numbers[n++];
-      run[name] = blobs.slice(at, end); // a copy of its own: a view would keep the others' bytes alive
-      at = end;
-    }
-    if (t !== texts.length || n !== numbers.length || at !== blobs.length) throw new Error('decodeBeaconColumns: columns do not match the schema');
-    return { ok: true, run, requests };
-  };
 }

@@ -117,8 +117,8 @@ test('the rows keep every number exactly, null where the beacon had none, and te
 });
 
 test('numbers written with more digits than a double holds read as JSON.parse reads them (correctly rounded)', () => {
-  // The Node module's strtod is fast_float's, musl's only for what that does not take (node_strtod.cpp): both must
-  // round every decimal text to the nearest double, here on texts where a careless parser goes wrong.
+  // The decoder (nlohmann/json's lexer, musl's strtod) must round every decimal text to the nearest double, here on
+  // texts where a careless parser goes wrong.
   const texts = ['9007.199254740993', '2.2250738585072011e-308', '2.225073858507201e-308', '4.9406564584124654e-324',
     '2.4703282292062328e-324', '0.1000000000000000055511151231257827', '123.456e-2', '1E2', '599999.99999999999999',
     '1.00000000000000011102230246251565404236316680908203125', '8.589973e-315', '0'];
