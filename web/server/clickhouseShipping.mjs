@@ -250,9 +250,8 @@ async function startShipping(schema, target, client, log, { retryMs, flushMs, ma
  * process left in it is shipped too) and the log into target's tables through client, once every flushMs (default
  * 1 s: ClickHouse wants about one insert per second per table, of thousands of rows) or when maxBatch beacons wait,
  * one INSERT per table. While ClickHouse cannot be reached or refuses a batch, the log grows and the batch is tried
- * again every retryMs. A batch whose outcome is unknown (a failure, a crash) is sent again with the rows whose run_id
- * a table already holds left out, so each beacon is in each table once. Resolves to the store's methods that take and
- * ship beacons: queueBeacon, insertBeacon, countRuns, checkWritable, state, flushed, close.
+ * again every retryMs. Resolves to the store's methods that take and ship beacons: queueBeacon, insertBeacon,
+ * countRuns, checkWritable, state, flushed, close.
  */
 export async function shipBeaconLog(schema, target, client, logFile, { retryMs = RETRY_MS, flushMs = FLUSH_MS, maxBatch = MAX_BATCH } = {}) {
   const log = openBeaconLog(logFile);

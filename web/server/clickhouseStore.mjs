@@ -9,13 +9,9 @@ import { shipBeaconLog } from './clickhouseShipping.mjs';
 
 /**
  * Opens (creating what is missing) the store at a clickhouse:// URL. core: loadH3probeNode(). A beacon is acknowledged
- * once it is in the local log (beaconLog.mjs, group commit); the log goes to ClickHouse in batches, once every flushMs
- * (default 1 s: ClickHouse wants about one insert per second per table, of thousands of rows) or when maxBatch beacons
- * wait, one INSERT per table. While ClickHouse cannot be reached or refuses a batch, the log grows and the batch is
- * tried again every retryMs. A batch whose outcome is unknown (a failure, a crash) is sent again with the rows whose
- * run_id a table already holds left out, so each beacon is in each table once. Options: log (the log's base file
- * name; default from the URL), flushMs, maxBatch, retryMs, readOnly (for the report and export: no log, no inserts, no
- * table made; a database the collector has not made, or of another layout, is an error).
+ * once it is in a local log, which goes to ClickHouse in batches (shipBeaconLog()). Options: log (the log's base file
+ * name; default from the URL), flushMs, maxBatch, retryMs (shipBeaconLog()'s), readOnly (for the report and export: no
+ * log, no inserts, no table made; a database the collector has not made, or of another layout, is an error).
  * Resolves to an object with the SQLite store's methods (queueBeacon, insertBeacon, countRuns, checkWritable,
  * exportNdjson, close) plus flushed() and state().
  */
