@@ -26,8 +26,9 @@ import { ensureCerts } from '../stack/certs.mjs';
 import { planClickHouse, startClickHouse } from '../launch/clickhouse.mjs';
 import { stateDir } from '../stack/paths.mjs';
 import { syntheticBeacons, writeSyntheticDb } from '../test/fixtures/syntheticBeacons.mjs';
-import { clickhouseClient, clickhouseTables, connectionOf, ensureClickHouseTables, metricColumns, openClickHouseStore,
-  parseClickHouseUrl } from '../server/clickhouseStore.mjs';
+import { clickhouseClient, connectionOf, parseClickHouseUrl } from '../server/clickhouseConnection.mjs';
+import { clickhouseTables, ensureClickHouseTables, metricColumns } from '../server/clickhouseSchema.mjs';
+import { openClickHouseStore } from '../server/clickhouseStore.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { clickhouseClient } from '../server/clickhouseStore.mjs';
+import { clickhouseClient } from '../server/clickhouseConnection.mjs';
 import { clickhouseInstalled, planClickHouse, startClickHouse, startClickHouseCluster } from '../launch/clickhouse.mjs';
 import { syntheticBeacons } from '../test/fixtures/syntheticBeacons.mjs';
 

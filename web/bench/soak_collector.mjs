@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { clickhouseClient } from '../server/clickhouseStore.mjs';
+import { clickhouseClient } from '../server/clickhouseConnection.mjs';
 import { planClickHouse, startClickHouse } from '../launch/clickhouse.mjs';
 import { freePort } from '../cli/ports.mjs';
 import { syntheticBeacons } from '../test/fixtures/syntheticBeacons.mjs';

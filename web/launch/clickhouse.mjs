@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { clickhouseClient } from '../server/clickhouseStore.mjs';
+import { clickhouseClient } from '../server/clickhouseConnection.mjs';
 import { freePort } from '../cli/ports.mjs';
 import { startZooKeeper } from './zookeeper.mjs';
 import { stateDir } from '../stack/paths.mjs';

@@ -1,4 +1,4 @@
-// Aggregates computed inside ClickHouse (the store's run_records table, clickhouseStore.mjs) for the C++ inference
+// Aggregates computed inside ClickHouse (the store's run_records table, clickhouseSchema.mjs) for the C++ inference
 // (core.inferReport, wasm/core/report_aggregates.cpp): no value leaves the database, only counts, sums and the few
 // order statistics the inference asks for. One source: its samples' columns and its rows are parameters, so the
 // report (a metric's values per arm) and the connection-setup view (each run's cold HTTP/2 and HTTP/3 value per setup
@@ -24,7 +24,7 @@
 // values come back in ClickHouse's shortest round-trip form, and the differences' sums are whole numbers. 18.16 has no
 // exact multi-rank quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF
 // asks ~300 levels), hence 2 and 3.
-import { classCountColumns } from '../server/clickhouseStore.mjs';
+import { classCountColumns } from '../server/clickhouseSchema.mjs';
 import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
   valueMomentSums } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkGroupCount, checkMinGroupRuns } from './readReportData.mjs';

@@ -6,7 +6,7 @@
 import { CLICKHOUSE_GROUP_BY, clickhouseAggregateSource, pooledGroupExpr, queryRecorder } from './clickhouseAggregates.mjs';
 import { inferFromSource, reportShape } from './buildReport.mjs';
 import { assembleSetup, SETUP_ARMS } from './connectionSetup.mjs';
-import { setupColumns } from '../server/clickhouseStore.mjs';
+import { setupColumns } from '../server/clickhouseSchema.mjs';
 import { sqlString } from '../server/clickhouseRunSql.mjs';
 
 /**

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openStore } from '../server/store.mjs';
-import { metricColumns } from '../server/clickhouseStore.mjs';
+import { metricColumns } from '../server/clickhouseSchema.mjs';
 import { sqlString } from '../server/clickhouseRunSql.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { normalizeSince, readReportData, checkPayloadBytes } from './readReportData.mjs';

@@ -1,6 +1,6 @@
 // The aggregate definitions in SQL, each the twin of one in C++ (wasm/core/value_aggregates.cpp, exact_sum.cpp): over
 // one run_records row, what both the store's value summary (run_values, filled at insert by a materialized view:
-// clickhouseStore.mjs) and the report's passes over the raw rows (web/report/clickhouseAggregates.mjs) compute: the
+// clickhouseSchema.mjs) and the report's passes over the raw rows (web/report/clickhouseAggregates.mjs) compute: the
 // groupings' expressions, a run's median and paired difference, the rows a run adds to the histograms, and the limbs
 // of a sample's exact sums. One home for each in SQL, so that a summary row and a value unrolled from run_records are
 // the same row; web/test/unit/clickhouseReport.test.mjs holds them to the core's on the same data (the reports of both

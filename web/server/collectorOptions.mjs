@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { DEFAULT_COUNTRY_HEADERS, parseTrustedProxies } from './clientLocator.mjs';
 import { DEFAULT_DB } from './store.mjs';
-import { redactStoreUrl } from './clickhouseStore.mjs';
+import { redactStoreUrl } from './clickhouseConnection.mjs';
 import { COPY_MS } from './stopSignals.mjs';
 
 /** A configuration mistake (unknown key, bad value, unreadable file): the CLI prints it and exits with code 2. */

@@ -9,7 +9,7 @@ import { loadH3probeNode } from './h3probeNode.mjs';
 import { createRateLimiter } from './rateLimit.mjs';
 import { mergeMetrics } from './metrics.mjs';
 import { openStoreSpec } from './storeSpec.mjs';
-import { redactStoreUrl } from './clickhouseStore.mjs';
+import { redactStoreUrl } from './clickhouseConnection.mjs';
 import { onStopSignals } from './stopSignals.mjs';
 import { readReportToken } from './collectorReport.mjs';
 

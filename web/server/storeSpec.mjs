@@ -2,7 +2,8 @@
 // (clickhouseStore.mjs). Both give the collector the same methods: queueBeacon, insertBeacon, countRuns, checkWritable,
 // exportNdjson, close.
 import { openStore } from './store.mjs';
-import { openClickHouseStore, parseClickHouseUrl, redactStoreUrl } from './clickhouseStore.mjs';
+import { parseClickHouseUrl, redactStoreUrl } from './clickhouseConnection.mjs';
+import { openClickHouseStore } from './clickhouseStore.mjs';
 
 /** 'sqlite:PATH', a bare PATH (SQLite), or 'clickhouse://…' → {kind: 'sqlite', path} | {kind: 'clickhouse', ...parseClickHouseUrl()}. */
 export function parseStoreSpec(spec) {

@@ -1,5 +1,5 @@
 // The current ClickHouse engine for the tests' SQL: chdb (npm; ClickHouse 26.x as a library) behind a small HTTP server
-// that speaks as much of ClickHouse's HTTP interface as the store's client uses (web/server/clickhouseStore.mjs): a POST
+// that speaks as much of ClickHouse's HTTP interface as the store's client uses (web/server/clickhouseConnection.mjs): a POST
 // whose SQL is the `query` parameter and the body (gzip or not), `database`, and every other parameter a setting of that
 // query; TabSeparated unless the SQL names a FORMAT; a failing query answers 500 with X-ClickHouse-Exception-Code and
 // ClickHouse's "Code: N. DB::Exception: …". Authentication, TLS, replicas and a server process that can be killed stay
@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { stateDir } from '../../stack/paths.mjs';
 // The client's own parameters, not settings: the store's list (ClickHouse's HTTP handler reads them).
-import { HANDLER_PARAMS } from '../../server/clickhouseStore.mjs';
+import { HANDLER_PARAMS } from '../../server/clickhouseConnection.mjs';
 
 const gunzip = promisify(zlib.gunzip);
 

@@ -13,9 +13,9 @@ import { after, before, describe, test } from 'node:test';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { COLLECTOR_COLUMNS, openStore } from '../../server/store.mjs';
-import {
-  clickhouseClient, clickhouseTables, openClickHouseStore, parseClickHouseUrl,
-} from '../../server/clickhouseStore.mjs';
+import { clickhouseClient, parseClickHouseUrl } from '../../server/clickhouseConnection.mjs';
+import { clickhouseTables } from '../../server/clickhouseSchema.mjs';
+import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { parseStoreSpec } from '../../server/storeSpec.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../launch/clickhouse.mjs';
@@ -256,7 +256,8 @@ describe('ClickHouse store', () => {
     await store.close();
     // The same 20 beacons, plus 10 new ones, left in the log as if their insert had been taken by ClickHouse but its
     // answer lost: the store cannot tell, and must leave out what a table already holds.
-    const { clickhouseRows, logLine } = await import('../../server/clickhouseStore.mjs');
+    const { clickhouseRows } = await import('../../server/clickhouseRows.mjs');
+    const { logLine } = await import('../../server/clickhouseShipping.mjs');
     const { openBeaconLog } = await import('../../server/beaconLog.mjs');
     const log = openBeaconLog(logFile);
     log.appendNow(some.map((b) => logLine(clickhouseRows(schema, core.decodeBeacon(b.text), b.meta))));
