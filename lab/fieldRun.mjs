@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { openTab } from '../web/cli/browsers.mjs';
 import { peer } from '../web/server/peer.mjs';
 import { repoRoot } from '../web/stack/paths.mjs';
 import { experimentUrl, searchPage, waitForBeacon } from '../web/launch/pageLoad.mjs';
@@ -25,9 +26,8 @@ export function clock(seconds) {
 
 /** One page load with one search; resolves to the run the collector stored for it (throws if none within timeoutMs). */
 async function fieldSearch(browser, url, db, { timeoutMs = 30000, storedWithinMs = 10000, query = 'quarterly report' } = {}) {
-  const context = await browser.newContext();
+  const { page, context } = await openTab(browser);
   try {
-    const page = await context.newPage();
     await searchPage(page, url, { query, timeoutMs });
     const { pageLoadId, queued } = await waitForBeacon(page, timeoutMs);
     if (!queued) throw new Error(`page load ${pageLoadId}: the browser did not queue the beacon`);

@@ -5,9 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
 import { HOSTS, chromiumArgs, startStack } from '../web/stack/stack.mjs';
-import { CHROMIUM_PATH } from '../web/cli/chromium.mjs';
+import { CHROMIUM_PATH, launchChromium } from '../web/cli/chromium.mjs';
 import { addClientAddress, createLabNetwork, removeLabNetwork, useClientAddress } from './createLabNetwork.mjs';
 import { startRelay } from './startRelay.mjs';
 import { edgeHeaders } from './edgeHeaders.mjs';
@@ -81,7 +80,7 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
     stoppers.push(() => stack.stop());
     const { caddy, spki } = stack;
 
-    // playwright-core talks to Chromium over a pipe (fds 3 and 4), which `ip netns exec` passes through to the exec'd browser.
+    // puppeteer-core talks to Chromium over a pipe (fds 3 and 4), which `ip netns exec` passes through to the exec'd browser.
     const wrapper = path.join(runDir, 'chromium-in-netns.sh');
     fs.writeFileSync(wrapper, `#!/bin/sh\nexec ip netns exec ${names.cli} ${CHROMIUM_PATH} "$@"\n`, { mode: 0o755 });
     const browsers = new Set();
@@ -101,10 +100,9 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
       setLink,
       /** forceQuic false: a Chromium that never tries QUIC to the lab's origins (their root is private), as behind UDP blocking. */
       async launchBrowser({ extra = [], forceQuic = true } = {}) {
-        const browser = await chromium.launch({
-          executablePath: wrapper, headless: true,
-          args: chromiumArgs({ spki, h3Port: PORTS.h3, h3bPort: PORTS.h3b, address: addresses.srv, extra, forceQuic }),
-        });
+        const browser = await launchChromium(
+          chromiumArgs({ spki, h3Port: PORTS.h3, h3bPort: PORTS.h3b, address: addresses.srv, extra, forceQuic }),
+          { executablePath: wrapper });
         browsers.add(browser);
         browser.once('disconnected', () => browsers.delete(browser));
         return browser;

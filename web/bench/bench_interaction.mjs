@@ -12,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startStack } from '../stack/stack.mjs';
-import { launchBrowser, openPage } from '../cli/chromium.mjs';
+import { openTab } from '../cli/browsers.mjs';
+import { launchBrowser } from '../cli/chromium.mjs';
 import { experimentUrl } from '../launch/pageLoad.mjs';
 
 const { values: args } = parseArgs({ options: {
@@ -53,17 +54,17 @@ function watchClicks() {
 }
 
 async function clickAfterSearch(browser, stack, config, offsetMs) {
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
   try {
     await tab.page.addInitScript(watchClicks);
-    const cdp = await tab.context.newCDPSession(tab.page);
+    const cdp = await tab.page.puppeteer.createCDPSession();
     await cdp.send('Emulation.setCPUThrottlingRate', { rate });
     await tab.page.goto(experimentUrl(stack, config));
     await tab.page.fill('#query', 'interaction');
     await tab.page.press('#query', 'Enter');
     await tab.page.waitForFunction(() => window.__interaction.searchAt !== null, null, { polling: 'raf' });
     if (offsetMs) await new Promise((resolve) => setTimeout(resolve, offsetMs));
-    await tab.page.mouse.click(5, 5);
+    await tab.page.puppeteer.mouse.click(5, 5);
     await tab.page.waitForFunction(() => window.__interaction.clicks.length > 0, null, { timeout: 10000 });
     const { searchAt, clicks } = await tab.page.evaluate(() => window.__interaction);
     await tab.page.evaluate(() => window.h3probeDone());

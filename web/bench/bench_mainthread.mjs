@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startStack } from '../stack/stack.mjs';
+import { tabPage } from '../cli/browsers.mjs';
 import { launchBrowser } from '../cli/chromium.mjs';
 import { experimentUrl } from '../launch/pageLoad.mjs';
 import { FLOOR_MODULE } from './longTasks.mjs';
@@ -48,9 +49,9 @@ const startTime = (pid) => Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').s
 const mainThreadNs = (pid) => Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]);
 
 async function oneLoad(target, arm) {
-  const context = await target.browser.newContext();
+  const context = await target.browser.createBrowserContext();
   try {
-    const page = await context.newPage();
+    const page = tabPage(await context.newPage());
     // The page's renderer: the one its navigation started last (a new page's about:blank, and a context's first
     // navigation, can start others).
     await page.goto(experimentUrl(target.stack, arm.config), { waitUntil: 'load' });
@@ -93,7 +94,7 @@ try {
     const stack = await startStack(module ? { roots: { module } } : {});
     // No spare renderer: Chromium would start one in the window of a load, and its start would count.
     const browser = await launchBrowser(stack, { extra: ['--disable-features=SpareRendererForSitePerProcess'] });
-    targets[name] = { stack, browser, cdp: await browser.newBrowserCDPSession() };
+    targets[name] = { stack, browser, cdp: await browser.target().createCDPSession() };
   }
   // One load of each target first, not counted: the first load pays for caches the others find warm.
   for (const name of names) await oneLoad(targets[ARMS[name].target], ARMS[name]);

@@ -3,7 +3,7 @@
 // the module's main-thread time (a trace of the page's tasks and a CPU profile: moduleMainThreadMs). A frame counts against the module when one of its scripts was served under
 // /h3probe/ (the gate, the run, the worker module run on the main thread, the glue) or is the WebAssembly code; a
 // control with sampleRate 0 (the module loads its gate and stops) shows the page's own.
-import { openPage } from '../cli/chromium.mjs';
+import { openTab } from '../cli/browsers.mjs';
 import { experimentUrl } from '../launch/pageLoad.mjs';
 import { quantile } from './stats.mjs';
 
@@ -212,10 +212,10 @@ export function moduleMainThreadMs(profile, events, pageUrl) {
  * loads the page without the trace and the CPU profiler, and so without mainMs and tasks.
  */
 export async function throttledSearch(browser, stack, { rate = 4, config = {}, settleMs = 1500, traced = true } = {}) {
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
   try {
     await tab.page.addInitScript(observeLongTasks);
-    const cdp = await tab.context.newCDPSession(tab.page);
+    const cdp = await tab.page.puppeteer.createCDPSession();
     await cdp.send('Emulation.setCPUThrottlingRate', { rate });
     const events = [];
     let tracingDone;

@@ -3,9 +3,9 @@
 export const CHROMIUM_PATH = process.env.H3PROBE_CHROMIUM ?? '/usr/bin/chromium';
 
 /**
- * Flags tried on this machine (docs/record/platform-notes.md); no --user-data-dir: playwright's launch() makes a temp profile
- * and rejects that flag. spki: the servers' certificate key hashes (base64 SHA-256, comma-separated), trusted without
- * a public root. quicOrigins: ['HOST:PORT', ...] forced onto QUIC when forceQuic. hostResolverRules: a
+ * Flags tried on this machine (docs/record/platform-notes.md); no --user-data-dir: puppeteer's launch() makes a
+ * temporary profile itself (and removes it on close). spki: the servers' certificate key hashes (base64 SHA-256,
+ * comma-separated), trusted without a public root. quicOrigins: ['HOST:PORT', ...] forced onto QUIC when forceQuic. hostResolverRules: a
  * --host-resolver-rules value, or null for the system's resolver. extra: more flags.
  */
 export function chromiumArgs({ spki, quicOrigins = [], forceQuic = true, hostResolverRules = null, extra = [] }) {

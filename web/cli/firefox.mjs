@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
-import { watchPage } from './chromium.mjs';
 
 export const FIREFOX_PATH = process.env.H3PROBE_FIREFOX ?? '/usr/bin/firefox-esr';
 
@@ -63,12 +62,3 @@ export async function launchFirefox(stack, { extraPrefs = {} } = {}) {
   return browser;
 }
 
-/** Opens a new tab that records uncaught errors; uncaught() resolves with [{type, text}]. */
-export async function openFirefoxPage(browser) {
-  const page = await browser.newPage();
-  const { recorded, inPage } = await watchPage(page, (fn) => page.evaluateOnNewDocument(fn));
-  return {
-    page,
-    async uncaught() { return [...recorded.filter((e) => e.type === 'pageerror'), ...await inPage()]; },
-  };
-}

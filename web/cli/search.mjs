@@ -4,7 +4,7 @@ import path from 'node:path';
 
 export const SEARCH_HELP = `click SELECTOR           click the element
                       submit SELECTOR [TEXT]   type TEXT (default "test") into the field and press Enter
-                      script FILE              an ES module whose default export is called with Playwright's Page`;
+                      script FILE              an ES module whose default export is called with puppeteer's Page`;
 
 /** '' (none: the page calls searchCompleted() by itself), 'click SELECTOR', 'submit SELECTOR [TEXT]' or 'script FILE'. Throws naming the form. */
 export function parseSearch(text) {
@@ -16,7 +16,7 @@ export function parseSearch(text) {
   throw new Error(`--search must be "click SELECTOR", "submit SELECTOR [TEXT]" or "script FILE" (selectors without spaces), not "${text}"`);
 }
 
-/** The search as the page's user does it, on a Playwright Page (or the tab interface of browsers.mjs). */
+/** The search as the page's user does it, on the tab interface of browsers.mjs (tabPage()); a script gets puppeteer's Page. */
 export async function doSearch(page, search) {
   if (!search) return;
   if (search.verb === 'click') await page.click(search.selector);
@@ -24,7 +24,7 @@ export async function doSearch(page, search) {
     await page.fill(search.selector, search.text);
     await page.press(search.selector, 'Enter');
   }
-  if (search.verb === 'script') await (await import(search.file)).default(page);
+  if (search.verb === 'script') await (await import(search.file)).default(page.puppeteer);
 }
 
 /** The search as the options gave it, for messages: ' after --search "click #go"', or ' (no --search given)'. */

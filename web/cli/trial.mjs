@@ -35,7 +35,7 @@ report. Whatever it started or wrote is removed when it ends, also on Ctrl-C.
                     the report
 
 Needs caddy, openssl, Chromium (H3PROBE_CHROMIUM, default /usr/bin/chromium), and the npm packages better-sqlite3@12
-and, without --open, playwright-core. Exit status 1 when a load sent no beacon, or one without a complete run (each
+and, without --open, puppeteer-core. Exit status 1 when a load sent no beacon, or one without a complete run (each
 load's outcome, its load_error reason and the error text the page's module gave are printed), or a server did not start;
 2 on a bad option. What each load_error reason means and its fix: docs/troubleshooting.md.`;
 
@@ -219,10 +219,12 @@ export async function startTrial(o) {
 /** The headless page loads: each one opens the page, searches, and waits for its beacon at the collector. */
 async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
   let launchBrowser;
+  let tabPage;
   try {
     ({ launchBrowser } = await import('./chromium.mjs'));
+    ({ tabPage } = await import('./browsers.mjs'));
   } catch {
-    throw new TrialError('the headless run needs the npm package playwright-core (npm install playwright-core), or use --open');
+    throw new TrialError('the headless run needs the npm package puppeteer-core (npm install puppeteer-core), or use --open');
   }
   const browser = await launchBrowser({ chromiumArgs: () => flags })
     .catch((err) => { throw new TrialError(`Chromium did not start from ${CHROMIUM_PATH}: ${err.message.split('\n')[0]}`); });
@@ -231,7 +233,7 @@ async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
   const incomplete = [];
   for (let load = 1; load <= o.loads; load++) {
     const before = store.countRuns();
-    const context = await browser.newContext();
+    const context = await browser.createBrowserContext();
     const page = await context.newPage();
     page.setDefaultTimeout(o.timeoutMs);
     const seen = { module: false, origins: false, errors: [] };
@@ -243,7 +245,7 @@ async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
     page.on('console', (m) => m.type() === 'error' && seen.errors.push(m.text()));
     try {
       await page.goto(pageUrl, { timeout: o.timeoutMs });
-      await doSearch(page, o.search);
+      await doSearch(tabPage(page), o.search);
       await collector.waitForRuns(before + 1, o.timeoutMs);
     } catch (err) {
       throw new TrialError(`page load ${load} of ${o.loads}: ${noBeaconWhy(o, seen, err)}`);

@@ -26,8 +26,9 @@ export async function searchPage(page, url, { query = 'quarterly report', timeou
 }
 
 /**
- * Resolves to {pageLoadId, beacon (its text), queued} once the page's module has a beacon (Playwright pages). Polled
- * slowly: the page's main thread is not what is measured (Resource Timing is), but keep it quiet anyway.
+ * Resolves to {pageLoadId, beacon (its text), queued} once the page's module has a beacon (page: the tab interface,
+ * browsers.mjs's tabPage()). Polled slowly: the page's main thread is not what is measured (Resource Timing is), but
+ * keep it quiet anyway.
  */
 export async function waitForBeacon(page, timeoutMs = 30000) {
   const handle = await page.waitForFunction(() => {

@@ -6,8 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
-import { CHROMIUM_PATH } from '../cli/chromium.mjs';
+import { launchChromium } from '../cli/chromium.mjs';
 import { repoRoot, stateDir } from '../stack/paths.mjs';
 import { writeWideReports } from '../test/fixtures/wideReports.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
@@ -19,13 +18,14 @@ const dir = path.join(stateDir, 'wide-reports');
 fs.mkdirSync(dir, { recursive: true });
 const reports = await writeWideReports(dir, await loadH3probeNode());
 const { htmlPath } = reports.find((r) => r.name === 'region');
-const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ['--headless=new', '--no-sandbox', '--disable-gpu'] });
+const browser = await launchChromium(['--headless=new', '--no-sandbox', '--disable-gpu']);
 try {
   for (const { width, height } of SHOTS) {
-    const page = await browser.newPage({ viewport: { width, height } });
+    const page = await browser.newPage();
+    await page.setViewport({ width, height });
     await page.goto(pathToFileURL(htmlPath).href, { waitUntil: 'load' });
     const out = path.join(repoRoot, 'docs', `report-${width}.png`);
-    await page.screenshot({ path: out, fullPage: true, clip: { x: 0, y: 0, width, height } });
+    await page.screenshot({ path: out }); // the viewport: the first screen
     execFileSync('pngquant', ['--quality', '60-85', '--speed', '1', '--force', '--output', out, out]);
     console.log(`${path.relative(repoRoot, out)}: ${width} × ${height} px, ${Math.round(fs.statSync(out).size / 1024)} KB`);
     await page.close();

@@ -2,7 +2,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startStack } from '../../stack/stack.mjs';
-import { launchBrowser, openPage } from '../../cli/chromium.mjs';
+import { openTab } from '../../cli/browsers.mjs';
+import { launchBrowser } from '../../cli/chromium.mjs';
 import { aaConfig, experimentUrl } from '../../launch/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 import { networkMsOf, recordWorkerEntries, workerEntries } from './workerEntries.mjs';
@@ -23,7 +24,7 @@ after(async () => {
 // Opens the test page, records every request the page makes, searches `searches` times and waits for one run.
 async function loadAndSearch({ searches = 1, config = {}, init } = {}) {
   const before = stack.store.countRuns();
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
   if (init) await tab.page.addInitScript(init);
   const requests = [];
   tab.page.on('request', (r) => requests.push(r.url()));
@@ -141,7 +142,7 @@ test('searching three times on one page load runs the experiment once', async ()
 
 test('nothing is fetched or run before a search completes', async () => {
   const runsBefore = stack.store.countRuns();
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
   const requests = [];
   tab.page.on('request', (r) => requests.push(r.url()));
   await tab.page.goto(experimentUrl(stack));
@@ -158,7 +159,7 @@ test('nothing is fetched or run before a search completes', async () => {
 });
 
 test('an invalid config starts no run and says why, without an error in the page', async () => {
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
   const requests = [];
   tab.page.on('request', (r) => requests.push(r.url()));
   await tab.page.goto(experimentUrl(stack, { requestsPerArm: 0 }));

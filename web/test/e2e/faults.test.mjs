@@ -58,7 +58,7 @@ async function probe(ctx, { config = {}, searches = 1, expectBeacon = true, befo
   // What became of each beacon request the browser made, for a failure to say where a beacon was lost.
   const beaconFates = [];
   const isBeacon = (r) => new URL(r.url()).pathname === '/beacon';
-  // (Playwright's response() is a promise, puppeteer's not: either way, nothing here may throw into the driver.)
+  // (Nothing here may throw into the driver.)
   tab.page.on('requestfinished', (r) => isBeacon(r) && Promise.resolve().then(() => r.response())
     .then((res) => res?.status() ?? 'no response', () => 'no response').then((fate) => beaconFates.push(String(fate))));
   tab.page.on('requestfailed', (r) => isBeacon(r) && beaconFates.push(`failed: ${r.failure()?.errorText}`));

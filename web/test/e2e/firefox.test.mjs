@@ -4,7 +4,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { startStack } from '../../stack/stack.mjs';
-import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from '../../cli/firefox.mjs';
+import { FIREFOX_PATH, launchFirefox } from '../../cli/firefox.mjs';
+import { openTab } from '../../cli/browsers.mjs';
 import { experimentUrl } from '../../launch/pageLoad.mjs';
 import { networkMsOf, recordWorkerEntries } from './workerEntries.mjs';
 
@@ -27,13 +28,13 @@ after(async () => {
 
 test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) requests, beaconed and stored', { skip: missing }, async (t) => {
   const runsBefore = stack.store.countRuns();
-  const tab = await openFirefoxPage(browser);
+  const tab = await openTab({ engine: 'firefox', browser });
   try {
-    await tab.page.evaluateOnNewDocument(recordWorkerEntries);
-    await tab.page.goto(experimentUrl(stack), { waitUntil: 'load' });
-    await tab.page.type('#query', 'quarterly report');
-    await tab.page.keyboard.press('Enter');
-    await tab.page.waitForFunction(() => Number(document.body.dataset.searches) === 1, { timeout: 10000 });
+    await tab.page.addInitScript(recordWorkerEntries);
+    await tab.page.goto(experimentUrl(stack));
+    await tab.page.fill('#query', 'quarterly report');
+    await tab.page.press('#query', 'Enter');
+    await tab.page.waitForFunction(() => Number(document.body.dataset.searches) === 1, null, { timeout: 10000 });
     await stack.collector.waitForRuns(runsBefore + 1, 30000);
     const status = await tab.page.evaluate(() => window.h3probeDone());
     const run = stack.store.db.prepare('SELECT * FROM runs WHERE page_load_id = ?').get(status.pageLoadId);
@@ -94,6 +95,6 @@ test('Firefox: one search runs 3 pre-warm, 5 control (h2) and 5 treatment (h3) r
 
     assert.deepEqual(await tab.uncaught(), []);
   } finally {
-    await tab.page.close().catch(() => {});
+    await tab.context.close().catch(() => {});
   }
 });

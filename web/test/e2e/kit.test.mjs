@@ -13,12 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { chromium } from 'playwright-core';
 import { spkiHash } from '../../cli/certificate.mjs';
 import { chromiumArgs } from '../../stack/stack.mjs';
 import { startCaddy as startStackCaddy } from '../../stack/caddy.mjs';
-import { CHROMIUM_PATH } from '../../cli/chromium.mjs';
-import { ENGINES, engineMissing } from '../../cli/browsers.mjs';
+import { CHROMIUM_PATH, launchChromium } from '../../cli/chromium.mjs';
+import { ENGINES, engineMissing, openTab } from '../../cli/browsers.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { docRecipes, followRecipe, html, packAndInstall } from './tarball.mjs';
 import { DOCTOR_ID } from '../../cli/doctor.mjs';
@@ -282,16 +281,14 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       collector = startCollector();
       await startCaddy(deployed, collector.started);
 
-      // playwright talks to Chromium over fds 3 and 4, which `ip netns exec` passes through to the browser.
+      // puppeteer talks to Chromium over fds 3 and 4, which `ip netns exec` passes through to the browser.
       const wrapper = path.join(runDir, 'chromium-in-netns.sh');
       fs.writeFileSync(wrapper, `#!/bin/sh\nexec ip netns exec ${NS} ${CHROMIUM_PATH} "$@"\n`, { mode: 0o755 });
-      browser = await chromium.launch({
-        executablePath: wrapper, headless: true,
-        // No host mapping: the names resolve through the namespace's hosts file. The SPKI pin accepts the local CA's
-        // server certificate; QUIC is forced for the HTTP/3 origin because Chromium follows Alt-Svc only for
-        // certificates chaining to a public root.
-        args: chromiumArgs({ spki: certs.spki, address: null, quicOrigins: [`${h3.host}:443`] }),
-      });
+      // No host mapping: the names resolve through the namespace's hosts file. The SPKI pin accepts the local CA's
+      // server certificate; QUIC is forced for the HTTP/3 origin because Chromium follows Alt-Svc only for
+      // certificates chaining to a public root.
+      browser = await launchChromium(chromiumArgs({ spki: certs.spki, address: null, quicOrigins: [`${h3.host}:443`] }),
+        { executablePath: wrapper });
     });
 
     after(async () => {
@@ -328,8 +325,7 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
         h2Origin: `https://${SITES.h2.host}`, h3Origin: `https://${SITES.h3.host}`,
         beaconUrl: `https://${SITES.collector.host}/beacon`, configId: 'kit-e2e',
       });
-      const context = await browser.newContext();
-      const page = await context.newPage();
+      const { page, context } = await openTab(browser);
       await page.addInitScript(recordWorkerEntries); // the probe's requests are its Worker's, in the worker's timeline
       await page.goto(`https://${SITES.page.host}/?${params}`);
       await page.fill('#query', 'quarterly report');
@@ -380,10 +376,9 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
         beaconUrl: `https://${beacon.host}/beacon`, configId: 'kit-tarball' });
       // The tab stays open until the collector has stored the run: sendBeacon only queues the request, and closing the
       // context at once can drop it before it leaves (seen once in CI).
-      const context = await browser.newContext();
+      const { page: tab, context } = await openTab(browser);
       const stored = new Database(dbPath(), { readonly: true, fileMustExist: true });
       try {
-        const tab = await context.newPage();
         await tab.goto(`https://${page.host}/app/?${params}`);
         const { outcome, result } = await tab.evaluate(() => window.runOnce());
         assert.equal(outcome, 'started', JSON.stringify(result));
@@ -444,13 +439,13 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
           assert.equal(run.status, 'PASS', JSON.stringify(run));
           assert.match(run.detail, /^control ok\/h2×5; treatment ok\/h3×5$/);
           assert.equal(countRuns(), runsBefore, 'the browser run\'s beacon stays in the tab: nothing stored');
-          // The installed package ships the drivers but not playwright-core or puppeteer-core (none of its
-          // dependencies): the same option says what to install and fails nothing.
+          // The installed package ships the drivers but not puppeteer-core (none of its dependencies): the same
+          // option says what to install and fails nothing.
           const packaged = doctor(['--browser', engine, ...browserArgs, '--healthz', `http://127.0.0.1:${COLLECTOR_PORT}/healthz`]);
           assert.equal(packaged.status, 0);
           const skipped = packaged.checks.find((c) => c.check === `${engine} run`);
           assert.equal(skipped.status, 'SKIP');
-          assert.match(skipped.fix, /npm install playwright-core puppeteer-core/);
+          assert.match(skipped.fix, /npm install puppeteer-core /);
         });
     }
 

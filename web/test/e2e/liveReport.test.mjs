@@ -7,8 +7,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
-import { CHROMIUM_PATH, openPage } from '../../cli/chromium.mjs';
+import { openTab } from '../../cli/browsers.mjs';
+import { launchChromium } from '../../cli/chromium.mjs';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
@@ -35,8 +35,7 @@ before(async () => {
     res.end(req.url === '/frame' ? `<!doctype html><iframe id="f" src="${base}/report"></iframe>` : '<!doctype html><p>elsewhere</p>');
   });
   await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true,
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  browser = await launchChromium(['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking']);
 });
 
 after(async () => {
@@ -47,8 +46,16 @@ after(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+// A GET of url with the tab's browser context's cookies (as the browser holds them; the page itself may fetch nothing:
+// its Content-Security-Policy).
+async function getWithCookies(tab, url) {
+  const cookies = await tab.context.cookies();
+  return fetch(url, { headers: { cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; ') } });
+}
+
 test('without the token /report is refused and shows nothing of the data; with it, the report and its verdict', { timeout: 120_000 }, async () => {
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
+  const page = tab.page.puppeteer;
   try {
     const refused = await tab.page.goto(`${base}/report`);
     assert.equal(refused.status(), 401);
@@ -58,14 +65,13 @@ test('without the token /report is refused and shows nothing of the data; with i
     assert.equal(await tab.page.locator('p.verdict').count(), 0);
 
     await tab.page.fill('input[name=token]', TOKEN);
-    const [opened] = await Promise.all([tab.page.waitForNavigation(), tab.page.click('button[type=submit]')]);
+    const [opened] = await Promise.all([page.waitForNavigation(), tab.page.click('button[type=submit]')]);
     assert.equal(opened.status(), 200);
-    assert.equal(new URL(tab.page.url()).pathname, '/report');
-    assert.equal(await tab.page.title(), 'h3probe report');
-    // The verdict on the page is the JSON report's, fetched with the browser context's cookies (the page itself may
-    // fetch nothing: its Content-Security-Policy).
-    const answer = await tab.context.request.get(`${base}/report.json`);
-    assert.equal(answer.status(), 200);
+    assert.equal(new URL(page.url()).pathname, '/report');
+    assert.equal(await page.title(), 'h3probe report');
+    // The verdict on the page is the JSON report's, fetched with the browser context's cookies.
+    const answer = await getWithCookies(tab, `${base}/report.json`);
+    assert.equal(answer.status, 200);
     const json = await answer.json();
     assert.match(json.verdict.text, /^verdict \(800 runs/);
     const firstLine = json.verdict.text.split('\n')[0];
@@ -75,7 +81,7 @@ test('without the token /report is refused and shows nothing of the data; with i
     await tab.context.close();
   }
   // A fresh browser context has no cookie: refused again.
-  const fresh = await openPage(browser, null);
+  const fresh = await openTab(browser);
   try {
     assert.equal((await fresh.page.goto(`${base}/report.json`)).status(), 401);
   } finally {
@@ -84,13 +90,14 @@ test('without the token /report is refused and shows nothing of the data; with i
 });
 
 test('a page of another origin cannot read the report, with the token or with the cookie, nor frame it', { timeout: 120_000 }, async () => {
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
+  const page = tab.page.puppeteer;
   try {
     // The browser holds the cookie for the collector (the form, as a person would).
     await tab.page.goto(`${base}/report`);
     await tab.page.fill('input[name=token]', TOKEN);
-    await Promise.all([tab.page.waitForNavigation(), tab.page.click('button[type=submit]')]);
-    assert.equal((await tab.context.request.get(`${base}/report.json`)).status(), 200);
+    await Promise.all([page.waitForNavigation(), tab.page.click('button[type=submit]')]);
+    assert.equal((await getWithCookies(tab, `${base}/report.json`)).status, 200);
 
     const elsewhere = `http://127.0.0.1:${other.address().port}`;
     await tab.page.goto(`${elsewhere}/`);
@@ -107,8 +114,7 @@ test('a page of another origin cannot read the report, with the token or with th
     // Framed by another origin: the browser refuses to show any page of these routes there (frame-ancestors 'none'), not
     // even the token form (the cookie, SameSite=Strict, is not sent to a frame of another site).
     await tab.page.goto(`${elsewhere}/frame`);
-    await tab.page.waitForLoadState('load');
-    const frame = tab.page.frames().find((f) => f !== tab.page.mainFrame());
+    const frame = page.frames().find((f) => f !== page.mainFrame());
     assert.ok(frame, 'the frame is there');
     const framed = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
     assert.doesNotMatch(framed, /needs its token|verdict|runs/);

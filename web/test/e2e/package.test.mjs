@@ -19,7 +19,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build as esbuild } from 'esbuild';
 import { startStack } from '../../stack/stack.mjs';
-import { launchBrowser, openPage } from '../../cli/chromium.mjs';
+import { openTab } from '../../cli/browsers.mjs';
+import { launchBrowser } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { groupMembers } from '../../stack/supervise.mjs';
 import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
@@ -76,7 +77,7 @@ function serve(out) {
 async function runPage(config = {}, pagePath = 'index.html') {
   const runsBefore = stack.store.countRuns();
   const params = new URLSearchParams({ h2Origin: stack.urls.h2Origin, h3Origin: stack.urls.h3Origin, ...config });
-  const tab = await openPage(browser, `${stack.urls.page}${pagePath}?${params}`);
+  const tab = await openTab(browser, `${stack.urls.page}${pagePath}?${params}`);
   try {
     // A React app sets runOnce in an effect, after hydration.
     await tab.page.waitForFunction(() => window.runOnce, null, { timeout: 30_000 });
@@ -282,7 +283,7 @@ describe('bundled by the recipes of docs/embedding.md, as written', () => {
   const recipes = docRecipes();
   // The doctor's --browser run needs the browser drivers beside the package, as its SKIP line tells a user (after the
   // page-only install's test, which lists node_modules).
-  before(() => linkPeers(['playwright-core', 'puppeteer-core']));
+  before(() => linkPeers(['puppeteer-core']));
   // The folder a recipe's app serves: Vite's build, or the esbuild recipes' public/ (the bundle in public/js/), with
   // a page that loads the bundle as the recipe's kind of script.
   const served = (name, dir) => {
@@ -452,7 +453,7 @@ async function trialOf(dir, site) {
   assert.match(trialCommand, /--search 'click #search'/);
   const bin = path.join(dir, 'node_modules', '.bin', 'h3probe');
   if (!fs.existsSync(bin)) fs.symlinkSync(path.join(project, 'node_modules', '.bin', 'h3probe'), bin);
-  for (const peer of ['better-sqlite3', 'playwright-core']) {
+  for (const peer of ['better-sqlite3', 'puppeteer-core']) {
     const link = path.join(dir, 'node_modules', peer);
     if (!fs.existsSync(link)) fs.symlinkSync(path.join(repoRoot, 'node_modules', peer), link, 'dir');
   }
@@ -480,7 +481,7 @@ document.querySelector('#search').addEventListener('click', () => {
   searchCompleted();
 });
 `;
-  before(() => linkPeers(['better-sqlite3', 'playwright-core']));
+  before(() => linkPeers(['better-sqlite3', 'puppeteer-core']));
 
   for (const name of ['vite', 'esbuild-esm']) {
     test(`${name}: 10 loads, a report of 10 runs with requests on both arms`, { timeout: 600_000 }, async () => {

@@ -6,9 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 import Database from 'better-sqlite3';
-import { CHROMIUM_PATH, openPage } from '../../cli/chromium.mjs';
+import { openTab } from '../../cli/browsers.mjs';
+import { launchChromium } from '../../cli/chromium.mjs';
 import { stateDir } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
@@ -25,8 +25,7 @@ before(async () => {
   const db = new Database(dbPath, { readonly: true });
   made = await makeReport(core, { db, htmlPath });
   db.close();
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true,
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  browser = await launchChromium(['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking']);
 });
 
 after(async () => {
@@ -36,17 +35,18 @@ after(async () => {
 
 test('the HTML report renders from file:// with no console error and no request beyond the page itself', async () => {
   const url = pathToFileURL(htmlPath).href;
-  const tab = await openPage(browser, null);
+  const tab = await openTab(browser);
+  const page = tab.page.puppeteer;
   const requests = [];
-  tab.page.on('request', (r) => requests.push(r.url()));
-  await tab.page.setViewportSize({ width: 1200, height: 900 });
-  await tab.page.goto(url, { waitUntil: 'load' });
+  page.on('request', (r) => requests.push(r.url()));
+  await page.setViewport({ width: 1200, height: 900 });
+  await page.goto(url, { waitUntil: 'load' });
   assert.deepEqual(requests, [url]);
   assert.deepEqual(await tab.errors(), []);
-  assert.equal(await tab.page.title(), 'h3probe report');
+  assert.equal(await page.title(), 'h3probe report');
 
   // One section per group: overall plus the regions of the synthetic mix, each with both CDFs drawn from many points.
-  const sections = await tab.page.$$eval('section.group', (els) => els.map((el) => ({
+  const sections = await page.$$eval('section.group', (els) => els.map((el) => ({
     name: el.dataset.group,
     cdf: Object.fromEntries([...el.querySelectorAll('svg.cdf-chart path.cdf')].map((p) => [p.dataset.arm,
       (p.getAttribute('d').match(/[ML]-?\d/g) ?? []).length])),
@@ -56,8 +56,8 @@ test('the HTML report renders from file:// with no console error and no request 
     estimable: el.querySelectorAll('table.arms tbody tr:not([data-mark="unfinished"])').length,
   })));
   // The forest plot: per group a point per percentile, with its interval bar (a line and its two caps) where it has one.
-  const forest = await tab.page.$$eval('svg.forest .delta-point', (els) => els.map((el) => el.dataset.group));
-  const bars = await tab.page.$$eval('svg.forest g.ci-bar', (els) => els.map((el) => [el.dataset.group, el.querySelectorAll('line').length]));
+  const forest = await page.$$eval('svg.forest .delta-point', (els) => els.map((el) => el.dataset.group));
+  const bars = await page.$$eval('svg.forest g.ci-bar', (els) => els.map((el) => [el.dataset.group, el.querySelectorAll('line').length]));
   for (const s of sections) {
     s.points = forest.filter((g) => g === s.name).length;
     s.ciBars = bars.filter(([g]) => g === s.name).reduce((n, [, lines]) => n + lines, 0);
@@ -76,29 +76,29 @@ test('the HTML report renders from file:// with no console error and no request 
   for (const s of sections.slice(0, 3)) assert.equal(s.ciBars, 3 * s.estimable, `${s.name}: CI bars`);
 
   // What a reader meets first: the verdict, its cautions (what could bias it first), the forest plot, before any table.
-  const first = await tab.page.$eval('body', (b) => [...b.children].map((el) => `${el.tagName}.${el.className}`));
+  const first = await page.$eval('body', (b) => [...b.children].map((el) => `${el.tagName}.${el.className}`));
   const figure = first.indexOf('FIGURE.forest-figure');
   assert.deepEqual(first.slice(0, 2), ['H1.', 'P.verdict']);
   assert.ok(figure >= 2 && first.slice(2, figure).every((x) => x === 'P.caution'), first.slice(0, figure + 1).join(' '));
-  assert.match(await tab.page.$eval('p.verdict', (el) => el.textContent), /^verdict \(3,000 runs, received 2022-12-15 to 2022-12-28; by the 95% interval of Δ\): HTTP\/3 faster at /);
+  assert.match(await page.$eval('p.verdict', (el) => el.textContent), /^verdict \(3,000 runs, received 2022-12-15 to 2022-12-28; by the 95% interval of Δ\): HTTP\/3 faster at /);
   // The daily series: a chart per percentile (p50, p90, p95) with a point per day of the 14, and the table.
-  const daily = await tab.page.$$eval('#daily svg.daily-chart', (els) => els.map((el) => el.querySelectorAll('.delta-point').length));
+  const daily = await page.$$eval('#daily svg.daily-chart', (els) => els.map((el) => el.querySelectorAll('.delta-point').length));
   assert.deepEqual(daily, [14, 14, 14]);
-  assert.equal(await tab.page.$$eval('#daily table.daily tbody tr', (els) => els.length), 14);
+  assert.equal(await page.$$eval('#daily table.daily tbody tr', (els) => els.length), 14);
   // The legend explains every mark, and "no interval" has a mark of its own (the small regions have some).
-  assert.match(await tab.page.$eval('#summary p.legend', (el) => el.textContent), /no interval/);
-  assert.ok(await tab.page.$$eval('.delta-point[data-mark="noInterval"]', (els) => els.length) > 0);
-  assert.ok(await tab.page.$$eval('.delta-point[data-mark="includesZero"]', (els) => els.length) > 0);
+  assert.match(await page.$eval('#summary p.legend', (el) => el.textContent), /no interval/);
+  assert.ok(await page.$$eval('.delta-point[data-mark="noInterval"]', (els) => els.length) > 0);
+  assert.ok(await page.$$eval('.delta-point[data-mark="includesZero"]', (els) => els.length) > 0);
 
-  const fallbackBars = await tab.page.$$eval('svg.fallback-chart rect.fallback-bar', (els) => els.length);
+  const fallbackBars = await page.$$eval('svg.fallback-chart rect.fallback-bar', (els) => els.length);
   assert.equal(fallbackBars, sections.length);
-  const summaryRows = await tab.page.$$eval('table.summary tbody tr', (els) => els.length);
+  const summaryRows = await page.$$eval('table.summary tbody tr', (els) => els.length);
   assert.equal(summaryRows, sections.length);
 
   fs.mkdirSync(stateDir, { recursive: true });
   // The top (regions side by side, fallback rates, the overall plots) at a readable size, and the whole page beside it.
-  await tab.page.screenshot({ path: path.join(stateDir, 'report.png'), clip: { x: 0, y: 0, width: 1200, height: 1500 }, fullPage: true });
-  await tab.page.screenshot({ path: path.join(stateDir, 'report-full.png'), fullPage: true });
+  await page.screenshot({ path: path.join(stateDir, 'report.png'), clip: { x: 0, y: 0, width: 1200, height: 1500 } });
+  await page.screenshot({ path: path.join(stateDir, 'report-full.png'), fullPage: true });
   assert.deepEqual(await tab.errors(), []);
   await tab.context.close();
 });

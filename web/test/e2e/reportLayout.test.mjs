@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
-import { CHROMIUM_PATH, openPage } from '../../cli/chromium.mjs';
+import { openTab } from '../../cli/browsers.mjs';
+import { launchChromium } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { WIDE_DAYS, WIDE_NETWORKS, WIDE_REPORTS, writeWideReports } from '../fixtures/wideReports.mjs';
@@ -24,8 +24,7 @@ let reports;
 
 before(async () => {
   reports = await writeWideReports(tmp, await loadH3probeNode());
-  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true,
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  browser = await launchChromium(['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking']);
 });
 
 after(async () => {
@@ -79,8 +78,8 @@ for (const [width, height] of [[390, 844], [1280, 800]]) {
   for (const { name } of WIDE_REPORTS) {
     test(`the ${name} report at ${width} × ${height} px: the answer on the first screen, no sideways scroll, ${width === 390 ? 'stacked tables' : 'tables that fit'}, charts inside and legible`, async () => {
       const { htmlPath, report } = reports.find((r) => r.name === name);
-      const tab = await openPage(browser, null);
-      await tab.page.setViewportSize({ width, height });
+      const tab = await openTab(browser);
+      await tab.page.puppeteer.setViewport({ width, height });
       await tab.page.goto(pathToFileURL(htmlPath).href, { waitUntil: 'load' });
       const first = await tab.page.evaluate(firstScreen);
       const m = await tab.page.evaluate(measure);

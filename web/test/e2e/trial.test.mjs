@@ -7,9 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 import { repoRoot, pageRoot, distRoot } from '../../stack/paths.mjs';
-import { CHROMIUM_PATH } from '../../cli/chromiumArgs.mjs';
+import { launchChromium } from '../../cli/chromium.mjs';
+import { openTab } from '../../cli/browsers.mjs';
 import { overallCounts, runTrial } from './trialRun.mjs';
 
 const BIN = path.join(repoRoot, 'web/bin/h3probe.mjs');
@@ -61,10 +61,10 @@ test('the demo page: 10 loads, each searching, and a report of 10 runs with requ
   assert.deepEqual(added(dirs, trialDirs()), [], 'the temporary folder is removed');
 });
 
-test('--search script FILE: the module is given each load\'s Playwright Page', { timeout: 180_000 }, async () => {
+test('--search script FILE: the module is given each load\'s puppeteer Page', { timeout: 180_000 }, async () => {
   const script = path.join(site, 'search.trial.mjs');
   fs.writeFileSync(script, `export default async (page) => {
-  await page.fill('#query', 'from a script');
+  await page.type('#query', 'from a script');
   await page.click('button[type=submit]');
   await page.waitForFunction(() => document.body.dataset.searches === '1');
 };\n`);
@@ -80,13 +80,13 @@ test('--open: Chromium started with the printed flags runs the page against the 
     onStdout: (text, child) => {
       const line = /^\S*chromium .*$/m.exec(text)?.[0];
       if (!line || opened) return;
-      // The quoted words: the flags, then the page's URL (the throwaway profile is left to playwright).
+      // The quoted words: the flags, then the page's URL (the throwaway profile is left to puppeteer).
       const words = [...line.matchAll(/'([^']*)'/g)].map((m) => m[1]);
       opened = (async () => {
-        const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: words.slice(0, -1) });
+        // And --no-sandbox, which Chromium needs to run as root here (the printed line is for a user's own session).
+        const browser = await launchChromium(['--no-sandbox', ...words.slice(0, -1)]);
         try {
-          const page = await browser.newPage();
-          await page.goto(words.at(-1));
+          const { page } = await openTab(browser, words.at(-1));
           await page.fill('#query', 'opened by hand');
           await page.press('#query', 'Enter');
           await page.waitForFunction(() => window.h3probeStatus?.().beaconQueued === true, null, { timeout: 30_000 });

@@ -33,7 +33,7 @@ export function recordWorkerEntries() {
 /** The same init script as a function body for WebDriver's executeScript. */
 export const RECORD_WORKER_ENTRIES = `(${recordWorkerEntries})();`;
 
-/** The entries recorded so far (Playwright page). */
+/** The entries recorded so far (a puppeteer Page, or browsers.mjs's tab interface). */
 export function workerEntries(page) {
   return page.evaluate(() => window.__workerEntries);
 }

@@ -59,7 +59,8 @@ function staticPackages(file, seen = new Set()) {
   return out;
 }
 
-test('h3probe trial starts without playwright-core (only the headless run imports it, on demand): --open needs none', () => {
-  assert.ok(staticPackages(path.join(repoRoot, 'web/cli/chromium.mjs')).has('playwright-core'), 'the scan sees the driver\'s import');
-  assert.deepEqual([...staticPackages(path.join(repoRoot, 'web/cli/trial.mjs'))].filter((p) => p === 'playwright-core'), []);
+test('h3probe trial starts without puppeteer-core (only the headless run imports it, on demand): --open needs none', () => {
+  assert.ok(staticPackages(path.join(repoRoot, 'web/cli/chromium.mjs')).has('puppeteer-core'), 'the scan sees the driver\'s import');
+  assert.ok(staticPackages(path.join(repoRoot, 'web/cli/browsers.mjs')).has('puppeteer-core'), 'and the tab interface\'s');
+  assert.deepEqual([...staticPackages(path.join(repoRoot, 'web/cli/trial.mjs'))].filter((p) => p === 'puppeteer-core'), []);
 });
