@@ -1,6 +1,6 @@
 // The collector's stop-signal rule (web/server/stopSignals.mjs), in a child process of its own: the same signal again
-// within the window is a copy, after it or another signal forces, stopNow() makes the next signal a copy; and the window
-// docs/collector.md gives. Neither the WebAssembly build nor a server. (A stop that drains into ClickHouse:
+// within the window is a copy, after it or another signal forces, stopNow() makes the next signal a copy; and the
+// window docs/collector.md gives. Neither the WebAssembly build nor a server. (A stop that drains into ClickHouse:
 // collectorStop.test.mjs.)
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
