@@ -1,6 +1,6 @@
 // h3probe_bench: exact quantiles of 10 M values (lognormal, or read from a file of float64), timed natively.
 // Usage: h3probe_bench [values.f64 | count]. Prints one line per figure, in the `key: value` form
-// web/scripts/bench_quantiles.mjs reads. The report's interval table is timed by npm run bench:report.
+// web/bench/bench_quantiles.mjs reads. The report's interval table is timed by npm run bench:report.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -112,25 +112,16 @@ export async function main(argv) {
  */
 export function doctorOptions(a) {
   const problems = [];
-  const url = (flag, value, { origin = false, required = true, schemes = ['https:'] } = {}) => {
-    if (value === undefined) {
-      if (required) problems.push(`--${flag} is required`);
-      return undefined;
-    }
-    let u;
-    try { u = new URL(value); } catch { problems.push(`--${flag}: "${value}" is not a URL`); return undefined; }
-    if (!schemes.includes(u.protocol)) problems.push(`--${flag}: "${value}" must be ${schemes.map((s) => s.slice(0, -1)).join(' or ')}`);
-    else if (origin && u.origin !== value.replace(/\/$/, '')) problems.push(`--${flag}: "${value}" must be an origin (no path), like https://h2.example.com`);
-    return u;
-  };
+  const url = (flag, value, opts) => urlOption(problems, flag, value, opts);
+  const loose = { required: false, schemes: ['https:', 'http:'] };
   const page = url('page', a.page);
   const h2 = url('h2', a.h2, { origin: true });
   const h3 = url('h3', a.h3, { origin: true });
   const collector = url('collector', a.collector, { schemes: ['https:', 'http:'] });
-  const moduleUrl = url('module', a.module, { required: false, schemes: ['https:', 'http:'] }) ?? (page && new URL(MODULE_FILES.glue.file, page));
-  const wasm = url('wasm', a.wasm, { required: false, schemes: ['https:', 'http:'] }) ?? (moduleUrl && new URL(MODULE_FILES.wasm.file, moduleUrl));
-  const worker = url('worker', a.worker, { required: false, schemes: ['https:', 'http:'] }) ?? (moduleUrl && new URL(MODULE_FILES.worker.file, moduleUrl));
-  const healthz = url('healthz', a.healthz, { required: false, schemes: ['https:', 'http:'] }) ?? (collector && new URL('/healthz', collector));
+  const moduleUrl = url('module', a.module, loose) ?? (page && new URL(MODULE_FILES.glue.file, page));
+  const wasm = url('wasm', a.wasm, loose) ?? (moduleUrl && new URL(MODULE_FILES.wasm.file, moduleUrl));
+  const worker = url('worker', a.worker, loose) ?? (moduleUrl && new URL(MODULE_FILES.worker.file, moduleUrl));
+  const healthz = url('healthz', a.healthz, loose) ?? (collector && new URL('/healthz', collector));
   if (h2 && h3 && h2.origin === h3.origin) problems.push('--h2 and --h3 must be different origins');
   let ca;
   if (a.ca !== undefined) {
@@ -146,9 +137,30 @@ export function doctorOptions(a) {
   if (!/^\d+$/.test(a['payload-bytes'] ?? '0') || payloadBytes > PAYLOAD.maxBytes) {
     problems.push(`--payload-bytes: "${a['payload-bytes']}" is not a number of bytes from 0 to ${PAYLOAD.maxBytes}`);
   }
-  // --resolve HOST:PORT:ADDRESS and --connect-to HOST:PORT:ADDRESS:PORT2 (curl's forms, repeatable): connect there for
-  // that host and port, for a deployment not yet in DNS or a trial's loopback servers; TLS and the Host header still
-  // name the host.
+  const resolve = resolveOptions(a, problems);
+  // Which module files were named: the others are taken from the page (the browser's requests, its config, its scripts), then guessed.
+  const named = { module: a.module !== undefined, worker: a.worker !== undefined, wasm: a.wasm !== undefined };
+  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, worker, healthz, ca, browser: a.browser, search, timeoutMs, payloadBytes,
+    resolve, named }, problems };
+}
+
+// A URL option: the URL, or undefined (absent, or not valid: the problem is added).
+function urlOption(problems, flag, value, { origin = false, required = true, schemes = ['https:'] } = {}) {
+  if (value === undefined) {
+    if (required) problems.push(`--${flag} is required`);
+    return undefined;
+  }
+  let u;
+  try { u = new URL(value); } catch { problems.push(`--${flag}: "${value}" is not a URL`); return undefined; }
+  if (!schemes.includes(u.protocol)) problems.push(`--${flag}: "${value}" must be ${schemes.map((s) => s.slice(0, -1)).join(' or ')}`);
+  else if (origin && u.origin !== value.replace(/\/$/, '')) problems.push(`--${flag}: "${value}" must be an origin (no path), like https://h2.example.com`);
+  return u;
+}
+
+// --resolve HOST:PORT:ADDRESS and --connect-to HOST:PORT:ADDRESS:PORT2 (curl's forms, repeatable): connect there for
+// that host and port, for a deployment not yet in DNS or a trial's loopback servers; TLS and the Host header still
+// name the host. Returns the Map 'host:port' → {address, port}; what Firefox cannot do with them is a problem.
+function resolveOptions(a, problems) {
   const resolve = new Map();
   const validPort = (p) => Number(p) >= 1 && Number(p) <= 65535;
   for (const entry of [a.resolve ?? []].flat()) {
@@ -173,10 +185,7 @@ export function doctorOptions(a) {
   if (a.browser === 'firefox' && [...resolve.values()].some((t) => t.port)) {
     problems.push('--connect-to with --browser firefox: Firefox cannot send a host to another port; use --browser chromium');
   }
-  // Which module files were named: the others are taken from the page (the browser's requests, its config, its scripts), then guessed.
-  const named = { module: a.module !== undefined, worker: a.worker !== undefined, wasm: a.wasm !== undefined };
-  return { options: { page, h2, h3, collector, module: moduleUrl, wasm, worker, healthz, ca, browser: a.browser, search, timeoutMs, payloadBytes,
-    resolve, named }, problems };
+  return resolve;
 }
 
 /**

@@ -1,20 +1,14 @@
 // `h3probe trial --site DIR --h2 URL --h3 URL --beacon URL`: a local trial of the user's own built page in one command:
 // the site, the two test origins (Caddy, `h3probe origins`' Caddyfile) and the collector (SQLite) on loopback under a
 // private certificate, N page loads in headless Chromium (or the command line to open it by hand), then the report.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { makeCertificate, spkiHash } from './certificate.mjs';
 import { CHROMIUM_PATH, chromiumArgs } from './chromiumArgs.mjs';
-import { canBindUdp, freePort } from './ports.mjs';
 import { doSearch, parseSearch as parseSearchAction, SEARCH_HELP, searchText } from './search.mjs';
-import { originsCaddyfile } from '../server/originsCaddyfile.mjs';
-import { loadH3probeNode } from '../server/h3probeNode.mjs';
-import { openStore } from '../server/store.mjs';
-import { startCollector } from '../server/collector.mjs';
+import { startStack } from '../stack/stack.mjs';
+import { statusOf } from '../stack/caddy.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 
 export const USAGE = `usage: h3probe trial --site DIR --h2 URL --h3 URL --beacon URL [options]
@@ -177,65 +171,35 @@ const shellWord = (w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "
 
 /** Starts the servers; resolves to { pageUrl, flags, openCommand(), doctorCommand(), run(), runs(), report(), stop() }. */
 export async function startTrial(o) {
+  // The local stack with the user's names: the origins and the beacon site from `h3probe origins`' Caddyfile, the page
+  // site serving --site as it is (no /beacon of its own: the page must post to the URL its configure() names), on
+  // loopback under a certificate made for these names in the run folder. Every client is this machine (region
+  // "local"): no country or network database is read, so none need be installed.
+  const stack = await startStack({
+    hosts: { page: PAGE_HOST, h2: o.h2.hostname, h3: o.h3.hostname, collector: o.beacon.hostname },
+    site: { root: o.site, module: null, fixtures: false, beacon: false },
+    ...(o.db ? { dbPath: o.db } : {}),
+    location: { lookupCountry: () => null, asnDb: 'off' },
+    hookSignals: false,
+  }).catch((err) => { throw new TrialError(`the local servers did not start: ${err.message}`); });
+  const { ports, store, collector, core, certPath, spki, stop } = stack;
   const stoppers = [];
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-'));
-  // A last resort: 'exit' handlers cannot await stop(), but these steps are synchronous.
-  let caddy = null;
-  const onExit = () => { caddy?.kill('SIGKILL'); fs.rmSync(dir, { recursive: true, force: true }); };
-  process.on('exit', onExit);
-  let stopping = null;
-  const stop = () => (stopping ??= (async () => {
+  const stopAll = async () => {
     for (const fn of stoppers.reverse()) await fn().catch(() => {});
-    onExit();
-    process.off('exit', onExit);
-  })());
+    await stop();
+  };
   try {
-    const names = [o.h2.hostname, o.h3.hostname, o.beacon.hostname, PAGE_HOST];
-    const cert = await makeCertificate(dir, names.map((n) => `DNS:${n}`), { days: 2 })
-      .catch((err) => { throw new TrialError(`openssl could not make the certificate (is openssl installed?): ${err.message.split('\n')[0]}`); });
-    const certPath = path.join(dir, 'cert.pem');
-    const ports = {};
-    // The page's listener speaks HTTP/3 too (Caddy's default where no protocols are set): it needs its UDP port free.
-    for (const key of ['page', 'h2', 'h3', 'collector']) ports[key] = await freePort({ udp: key === 'page' || key === 'h3', exclude: Object.values(ports) });
-
-    const core = await loadH3probeNode();
-    const store = openStore(o.db ?? path.join(dir, 'beacons.sqlite'), core);
-    stoppers.push(async () => store.close());
-    // Every client is this machine (region "local"): no country or network database is read, so none need be installed.
-    const collector = await startCollector({ port: ports.collector, store, core, location: { lookupCountry: () => null, asnDb: 'off' } });
-    stoppers.push(() => collector.close());
-
-    // The production Caddyfile for the origins and the beacon site, every site bound to loopback, plus the page's site
-    // (sharing the beacon site's listener).
-    const caddyfile = `${originsCaddyfile({
-      h2: o.h2.hostname, h3: o.h3.hostname, h2Bind: LOOPBACK, h3Bind: LOOPBACK, h2Port: ports.h2, h3Port: ports.h3,
-      collector: o.beacon.hostname, collectorUpstream: `${LOOPBACK}:${ports.collector}`, collectorBind: LOOPBACK,
-      collectorPort: ports.page, tls: `${certPath},${path.join(dir, 'key.pem')}`,
-    })}
-https://${PAGE_HOST}:${ports.page} {
-\tbind ${LOOPBACK}
-\ttls "${certPath}" "${path.join(dir, 'key.pem')}"
-\theader Cache-Control no-store
-\troot * "${o.site}"
-\tfile_server
-}
-`;
-    fs.writeFileSync(path.join(dir, 'Caddyfile'), caddyfile);
-    caddy = await startCaddy(dir, stoppers);
-    await waitReady(caddy, certPath, [[PAGE_HOST, ports.page, '/'], [o.h2.hostname, ports.h2, '/noop'], [o.h3.hostname, ports.h3, '/noop']], ports.h3);
-
-    const spki = spkiHash(cert);
     const maps = [[o.h2, ports.h2], [o.h3, ports.h3], [o.beacon, ports.page]];
     const flags = chromiumArgs({
       spki, quicOrigins: [`${o.h3.hostname}:${port(o.h3)}`],
       hostResolverRules: maps.map(([u, p]) => `MAP ${u.hostname}:${port(u)} ${LOOPBACK}:${p}`).join(', '),
     });
     const pageUrl = new URL(o.page, `https://${PAGE_HOST}:${ports.page}`).href;
-    const pageStatus = await statusOf(fs.readFileSync(certPath), [PAGE_HOST, ports.page, o.page]);
+    const pageStatus = await statusOf(fs.readFileSync(certPath), { host: PAGE_HOST, port: ports.page, path: o.page });
     if (pageStatus !== 200) throw new TrialError(`${o.page} of --site ${o.site} answers ${pageStatus}: give the built folder (with its index.html) and --page its path`);
     const openFlags = flags.filter((f) => /^--(origin-to-force-quic-on|ignore-certificate-errors-spki-list|host-resolver-rules|enable-quic)/.test(f));
     return {
-      pageUrl, flags, stop,
+      pageUrl, flags, stop: stopAll,
       runs: () => store.countRuns(),
       openCommand: () => `${CHROMIUM_PATH} --user-data-dir="$(mktemp -d)" ${openFlags.map((f) => `'${f}'`).join(' ')} '${pageUrl}'`,
       // h3probe doctor against this trial: its page, the page's own origin and beacon URLs, the trial's certificate,
@@ -247,53 +211,9 @@ https://${PAGE_HOST}:${ports.page} {
       run: () => drive(o, { flags, pageUrl, collector, store, stoppers }),
     };
   } catch (err) {
-    await stop();
+    await stopAll();
     throw err;
   }
-}
-
-async function startCaddy(dir, stoppers) {
-  const log = fs.openSync(path.join(dir, 'caddy.log'), 'a');
-  const child = spawn('caddy', ['run', '--config', path.join(dir, 'Caddyfile'), '--adapter', 'caddyfile'], {
-    stdio: ['ignore', log, log], env: { ...process.env, XDG_CONFIG_HOME: path.join(dir, 'xdg'), XDG_DATA_HOME: path.join(dir, 'xdg') },
-  });
-  fs.closeSync(log);
-  const exited = new Promise((resolve) => { child.once('exit', resolve); child.once('error', resolve); });
-  child.exited = exited.then(() => {
-    const text = fs.readFileSync(path.join(dir, 'caddy.log'), 'utf8').split('\n').slice(-8).join('\n');
-    throw new TrialError(`caddy stopped (is Caddy 2.6+ installed?):\n${text}`);
-  });
-  child.exited.catch(() => {});
-  stoppers.push(async () => {
-    if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  });
-  return child;
-}
-
-// The status of GET https://host:port/urlPath on loopback (0: no answer).
-function statusOf(ca, [host, p, urlPath]) {
-  return new Promise((resolve) => {
-    const req = https.get({ host: LOOPBACK, port: p, path: urlPath, servername: host, ca, agent: false, headers: { host }, timeout: 2000 },
-      (res) => { res.resume(); resolve(res.statusCode); });
-    req.on('error', () => resolve(0));
-    req.on('timeout', () => req.destroy());
-  });
-}
-
-async function waitReady(caddy, certPath, sites, udpPort) {
-  const ca = fs.readFileSync(certPath);
-  const deadline = Date.now() + 15_000;
-  const ready = async () => (await Promise.all(sites.map((site) => statusOf(ca, site)))).every(Boolean) && !(await canBindUdp(udpPort));
-  await Promise.race([caddy.exited, (async () => {
-    while (!(await ready())) {
-      if (Date.now() > deadline) throw new TrialError('caddy did not answer on its listeners in 15 s');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })()]);
 }
 
 /** The headless page loads: each one opens the page, searches, and waits for its beacon at the collector. */

@@ -13,7 +13,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { build } from 'esbuild';
 import { minify } from 'terser';
-import { repoRoot } from '../devstack/paths.mjs';
+import { repoRoot } from '../stack/paths.mjs';
 
 const src = path.join(repoRoot, 'web', 'src');
 const wasmBuild = path.join(repoRoot, 'build', 'wasm');

@@ -2,7 +2,7 @@
 // its config and data under .h3probe/clickhouse/NAME, in the foreground until Ctrl-C. It prints the --store URL for
 // `npm run collector`, `npm run report` and `npm run export`.
 import { parseArgs } from 'node:util';
-import { planClickHouse, startClickHouse, clickhouseVersion } from '../devstack/clickhouse.mjs';
+import { planClickHouse, startClickHouse, clickhouseVersion } from '../launch/clickhouse.mjs';
 
 const { values: args } = parseArgs({
   options: {

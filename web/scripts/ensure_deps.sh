@@ -8,9 +8,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 pack_packages=(emscripten cmake nlohmann-json3-dev libfast-float-dev)
 packages=("${pack_packages[@]}" caddy chromium firefox-esr doctest-dev g++ openssl python3-numpy iproute2
   clang libclang-rt-14-dev  # clang + its runtimes: libFuzzer, ASan, UBSan (web/scripts/fuzz.sh)
-  webkit2gtk-driver xvfb    # WebKitGTK's WebDriver (with MiniBrowser) and the X display it draws into (web/devstack/webkit.mjs)
-  clickhouse-server clickhouse-client  # the ClickHouse store's tests and bench (web/devstack/clickhouse.mjs)
-  zookeeper  # what a replicated ClickHouse cluster coordinates through (web/devstack/zookeeper.mjs; Java comes with it)
+  webkit2gtk-driver xvfb    # WebKitGTK's WebDriver (with MiniBrowser) and the X display it draws into (web/launch/webkit.mjs)
+  clickhouse-server clickhouse-client  # the ClickHouse store's tests and bench (web/launch/clickhouse.mjs)
+  zookeeper  # what a replicated ClickHouse cluster coordinates through (web/launch/zookeeper.mjs; Java comes with it)
   pngquant)  # the report's screenshots in docs/ (web/scripts/report_screenshots.mjs)
 
 [[ "${1:-}" == --pack ]] && packages=("${pack_packages[@]}")

@@ -8,7 +8,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { distRoot } from '../devstack/paths.mjs';
+import { distRoot } from '../stack/paths.mjs';
 
 /**
  * The budgets, in gzip bytes: the gate, all a page loads before its first search (one request), and everything a page

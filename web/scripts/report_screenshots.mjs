@@ -8,8 +8,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_PATH } from '../cli/chromium.mjs';
-import { repoRoot, stateDir } from '../devstack/paths.mjs';
-import { writeWideReports } from '../devstack/wideReports.mjs';
+import { repoRoot, stateDir } from '../stack/paths.mjs';
+import { writeWideReports } from '../test/fixtures/wideReports.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
 // The viewports the layout test holds the answer to (web/test/e2e/reportLayout.test.mjs).

@@ -6,13 +6,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startStack } from '../devstack/stack.mjs';
-import { stateDir } from '../devstack/paths.mjs';
+import { startStack } from '../stack/stack.mjs';
+import { stateDir } from '../stack/paths.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { makeReport } from '../report/makeReport.mjs';
 import { armLabels } from '../report/formatReport.mjs';
 import { ENGINES, engineMissing, launchEngine } from '../cli/browsers.mjs';
-import { aaConfig, experimentUrl, searchOnce } from '../devstack/pageLoad.mjs';
+import { aaConfig, experimentUrl, searchOnce } from '../launch/pageLoad.mjs';
 
 const { values: args } = parseArgs({
   options: {

@@ -9,10 +9,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { engineMissing, ENGINES } from '../cli/browsers.mjs';
-import { repoRoot } from '../devstack/paths.mjs';
-import { webkitMissing } from '../devstack/webkit.mjs';
+import { repoRoot } from '../stack/paths.mjs';
+import { webkitMissing } from '../launch/webkit.mjs';
 import { runSuite } from './runSuite.mjs';
-import { CLICKHOUSE_ENGINE_ENV } from '../devstack/clickhouse.mjs';
+import { CLICKHOUSE_ENGINE_ENV } from '../launch/clickhouse.mjs';
 
 const HOST_TESTS = path.join(repoRoot, 'build/native/h3probe_host_tests');
 const BENCH_TIMEOUT_MS = 5 * 60_000; // a tiny bench takes under a minute; five is a hang on a loaded machine
@@ -55,6 +55,12 @@ const suites = [
   {
     name: 'end-to-end (Chromium, Firefox, WebKitGTK + Caddy + SQLite)', cmd: process.execPath,
     args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/e2e/'], parse: parseTap,
+  },
+  // The lab's own tests (lab/test/): its settings and field profiles, then the lab itself (network namespaces, the
+  // relay, the stack's Caddy and Chromium in them; root). Its C++ (the delay line) runs in the host suite.
+  {
+    name: 'lab (namespaces, relay, Caddy, Chromium)', cmd: process.execPath,
+    args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'lab/test/'], parse: parseTap,
   },
   ...benches.map((name) => ({
     // A tiny bench checks that the bench's path runs, not its figures. One that hangs is ended, diagnosed, and run once

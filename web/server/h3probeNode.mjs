@@ -14,7 +14,7 @@ let loading = null;
 export function loadH3probeNode(dir = buildRoot) {
   if (!loading) {
     const gluePath = path.join(dir, 'h3probe_node.cjs');
-    // The package's .wasm is gzipped (build_dist.mjs); a tree built otherwise (web/devstack/besideTree.mjs) has it plain.
+    // The package's .wasm is gzipped (build_dist.mjs); a tree built otherwise (web/bench/besideTree.mjs) has it plain.
     const packed = path.join(dir, 'h3probe_node.wasm.gz');
     const plain = path.join(dir, 'h3probe_node.wasm');
     if (!fs.existsSync(gluePath) || !(fs.existsSync(packed) || fs.existsSync(plain))) {

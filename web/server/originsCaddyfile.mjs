@@ -6,8 +6,9 @@
 //   bind   the two hosts on two addresses of the machine (each name's DNS record points at its own address), both on 443;
 //   port   the HTTP/2 origin on another TCP port (h2Port, e.g. 8443), the HTTP/3 origin on 443;
 //   only   one origin per Caddy (two machines, or two Caddy instances with their own addresses): `only: 'h2'` or 'h3'.
-// h3Port and collectorPort (default 443, no flag) move the HTTP/3 origin and the collector site: `h3probe trial` serves
-// every site on a free loopback port.
+// h3Port and collectorPort (default 443, no flag) move the HTTP/3 origin and the collector site, and aaOrigins adds the
+// second origin an A/A test needs (the page config's aaOrigin): the local stack (web/stack/stack.mjs) serves every site
+// on a free loopback port from this very text.
 import net from 'node:net';
 import { NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS, OTHER_PATHS_STATUS, caddyPayloadLines } from './originRules.mjs';
 
@@ -16,7 +17,7 @@ const HTTPS_PORT = 443;
 /** Every problem with the options, as messages (empty: usable). */
 export function originsProblems(opts) {
   const { h2, h3, h2Bind, h3Bind, h2Port = HTTPS_PORT, h3Port = HTTPS_PORT, collectorPort = HTTPS_PORT, only, pageOrigins = [],
-    collector, collectorUpstream, collectorBind, email, tls = 'acme', admin = 'off' } = opts;
+    collector, collectorUpstream, collectorBind, email, tls = 'acme', admin = 'off', aaOrigins = [] } = opts;
   const problems = [];
   if (only !== undefined && only !== 'h2' && only !== 'h3') problems.push(`--only must be h2 or h3, not "${only}"`);
   const wants = { h2: only !== 'h3', h3: only !== 'h2' };
@@ -46,6 +47,8 @@ export function originsProblems(opts) {
         'or --only h2|h3 (one origin per machine)');
     }
   }
+  problems.push(...aaProblems(aaOrigins, { h2: wants.h2 && h2, h3: wants.h3 && h3 }, [
+    ...(wants.h2 ? [listenerKey(h2Bind, h2Port)] : []), ...(wants.h3 ? [listenerKey(h3Bind, h3Port)] : [])]));
   for (const o of pageOrigins) {
     if (!isHttpsOrigin(o)) problems.push(`--page-origin: "${o}" is not an origin like https://app.example.com (no path)`);
   }
@@ -77,10 +80,11 @@ export function originsCaddyfile(opts) {
   const problems = originsProblems(opts);
   if (problems.length) throw new Error(problems.join('\n'));
   const { h2, h3, h2Bind, h3Bind, h2Port = HTTPS_PORT, h3Port = HTTPS_PORT, collectorPort = HTTPS_PORT, only, pageOrigins = [],
-    collector, collectorUpstream, collectorBind, email, tls = 'acme', admin = 'off' } = opts;
+    collector, collectorUpstream, collectorBind, email, tls = 'acme', admin = 'off', aaOrigins = [] } = opts;
   const origins = [];
   if (only !== 'h3') origins.push({ kind: 'h2', host: h2.toLowerCase(), bind: h2Bind, port: h2Port });
   if (only !== 'h2') origins.push({ kind: 'h3', host: h3.toLowerCase(), bind: h3Bind, port: h3Port });
+  for (const o of aaOrigins) origins.push({ kind: o.kind, host: o.host.toLowerCase(), bind: o.bind, port: o.port ?? HTTPS_PORT, aa: true });
   const tlsLine = tlsDirective(tls);
 
   // Caddy's admin API (default localhost:2019) changes the running config without authentication: any local process could
@@ -89,8 +93,11 @@ export function originsCaddyfile(opts) {
   if (email) globals.push(`\temail ${email}`);
   // Otherwise Caddy installs its local root into the machine's trust store (it runs update-ca-certificates as root).
   if (tls === 'internal') globals.push('\tskip_install_trust');
+  // Without ACME no HTTP challenge needs port 80, and the origins serve the probe's HTTPS fetches only: no redirect
+  // listener on 80, so two Caddys (a second deployment on one host, the local stack beside a trial) never contend for it.
+  if (tls !== 'acme') globals.push('\tauto_https disable_redirects');
   for (const o of origins) {
-    globals.push(`\t# the ${o.kind === 'h2' ? 'HTTP/2-only' : 'HTTP/3'} origin's listener`);
+    globals.push(`\t# the ${o.aa ? 'A/A test\'s second ' : ''}${o.kind === 'h2' ? 'HTTP/2-only' : 'HTTP/3'} origin's listener`);
     globals.push(`\tservers ${listenerKey(o.bind, o.port)} {`, `\t\tprotocols ${ORIGIN_PROTOCOLS[o.kind].join(' ')}`, '\t}');
   }
   globals.push('}');
@@ -106,10 +113,32 @@ export function originsCaddyfile(opts) {
   return `${blocks.join('\n\n')}\n`;
 }
 
+// The A/A test's second origins: each {kind: 'h2'|'h3', host, bind, port (default 443)}, a name and a listener of its own.
+function aaProblems(aaOrigins, hosts, listeners) {
+  const problems = [];
+  const names = Object.values(hosts).filter(Boolean).map((h) => h.toLowerCase());
+  const taken = [...listeners];
+  for (const o of Array.isArray(aaOrigins) ? aaOrigins : [null]) {
+    const { kind, host, bind, port = HTTPS_PORT } = o ?? {};
+    if (kind !== 'h2' && kind !== 'h3') {
+      problems.push(`aaOrigins: each is {kind: 'h2' or 'h3', host, bind, port}, not ${JSON.stringify(kind)}`);
+      continue;
+    }
+    if (!isHostName(host)) problems.push(`aaOrigins: "${host}" is not a host name`);
+    else if (names.includes(host.toLowerCase())) problems.push(`aaOrigins: ${host} is already an origin's name`);
+    else names.push(host.toLowerCase());
+    if (bind !== undefined && !net.isIP(bind)) problems.push(`aaOrigins: "${bind}" is not an IPv4 or IPv6 address`);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) problems.push(`aaOrigins: "${port}" is not a port number`);
+    else if (taken.includes(listenerKey(bind, port))) problems.push(`aaOrigins: ${host} would share the listener ${listenerKey(bind, port)}`);
+    else taken.push(listenerKey(bind, port));
+  }
+  return problems;
+}
+
 function header(opts, origins) {
   const lines = [
     '# h3probe test origins, generated by `h3probe origins`. Caddy 2.6 or later.',
-    ...origins.map((o) => `# ${o.kind === 'h2' ? 'HTTP/2 only (TCP, no Alt-Svc)' : 'HTTP/3 (UDP and TCP, Alt-Svc)'}: ` +
+    ...origins.map((o) => `# ${o.aa ? 'A/A, ' : ''}${o.kind === 'h2' ? 'HTTP/2 only (TCP, no Alt-Svc)' : 'HTTP/3 (UDP and TCP, Alt-Svc)'}: ` +
       `https://${o.host}${o.port === HTTPS_PORT ? '' : `:${o.port}`}${o.bind ? ` on ${o.bind}` : ''}`),
     '# Caddy sets protocols per listener (address:port): the two origins must not share one.',
   ];

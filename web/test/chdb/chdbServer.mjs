@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import { stateDir } from '../../devstack/paths.mjs';
+import { stateDir } from '../../stack/paths.mjs';
 // The client's own parameters, not settings: the store's list (ClickHouse's HTTP handler reads them).
 import { HANDLER_PARAMS } from '../../server/clickhouseStore.mjs';
 
@@ -96,7 +96,7 @@ async function serve(dir) {
 
 /**
  * Starts chdb on a session in dir (made if missing) behind its HTTP server, in a child process. Resolves once it
- * listens to the handle the tests take from a clickhouse-server (devstack/clickhouse.mjs): { name, url, admin,
+ * listens to the handle the tests take from a clickhouse-server (web/launch/clickhouse.mjs): { name, url, admin,
  * httpPort, dir, engine: 'chdb', version, stop() (SIGTERM), kill() (SIGKILL) }, each resolving when the process has exited.
  */
 export async function startChdbServer(name, dir) {

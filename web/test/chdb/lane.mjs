@@ -3,7 +3,7 @@
 // what only a server process gives (killed and restarted, TLS, users, replicas) says so with needsServer and runs in
 // the first lane only.
 import path from 'node:path';
-import { CLICKHOUSE_ENGINE_ENV, clickhouseScratch } from '../../devstack/clickhouse.mjs';
+import { CLICKHOUSE_ENGINE_ENV, clickhouseScratch } from '../../launch/clickhouse.mjs';
 import { chdbInstalled, startChdbServer } from './chdbServer.mjs';
 
 export const onChdb = process.env[CLICKHOUSE_ENGINE_ENV] === 'chdb';

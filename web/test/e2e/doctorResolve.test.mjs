@@ -6,8 +6,8 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
-import { startStack } from '../../devstack/stack.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { startStack } from '../../stack/stack.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const run = promisify(execFile);
 let stack;

@@ -1,9 +1,9 @@
 // The experiment end to end: real headless Chromium, real Caddy (HTTP/2 and HTTP/3), the C++ decoder, real SQLite.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack } from '../../devstack/stack.mjs';
+import { startStack } from '../../stack/stack.mjs';
 import { launchBrowser, openPage } from '../../cli/chromium.mjs';
-import { aaConfig, experimentUrl } from '../../devstack/pageLoad.mjs';
+import { aaConfig, experimentUrl } from '../../launch/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 import { networkMsOf, recordWorkerEntries, workerEntries } from './workerEntries.mjs';
 

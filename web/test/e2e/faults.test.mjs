@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startStack } from '../../devstack/stack.mjs';
-import { distRoot } from '../../devstack/paths.mjs';
+import { startStack } from '../../stack/stack.mjs';
+import { distRoot } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
-import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { experimentUrl } from '../../launch/pageLoad.mjs';
 import { countModuleLeaks, moduleLeaks, NO_LEAKS } from './moduleLeaks.mjs';
 import { recordPageBeacons } from './pageBeacons.mjs';
 

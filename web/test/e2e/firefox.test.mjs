@@ -3,9 +3,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { startStack } from '../../devstack/stack.mjs';
+import { startStack } from '../../stack/stack.mjs';
 import { FIREFOX_PATH, launchFirefox, openFirefoxPage } from '../../cli/firefox.mjs';
-import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { experimentUrl } from '../../launch/pageLoad.mjs';
 import { networkMsOf, recordWorkerEntries } from './workerEntries.mjs';
 
 const missing = fs.existsSync(FIREFOX_PATH) ? false

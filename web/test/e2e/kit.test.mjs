@@ -15,7 +15,8 @@ import { X509Certificate } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
 import { spkiHash } from '../../cli/certificate.mjs';
-import { chromiumArgs } from '../../devstack/stack.mjs';
+import { chromiumArgs } from '../../stack/stack.mjs';
+import { startCaddy as startStackCaddy } from '../../stack/caddy.mjs';
 import { CHROMIUM_PATH } from '../../cli/chromium.mjs';
 import { ENGINES, engineMissing } from '../../cli/browsers.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
@@ -27,7 +28,7 @@ const { serverProtocols: SERVER_PROTOCOLS, serverTimingProtocol } = (await loadH
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const BIN = path.join(ROOT, 'web/bin/h3probe.mjs');
-const AWAIT_LISTENERS = path.join(ROOT, 'web/lab/awaitListeners.mjs');
+const AWAIT_LISTENERS = path.join(ROOT, 'lab/awaitListeners.mjs');
 const NS = 'h3kit-e2e'; // not the lab's h3lab-*: the two tests never touch each other's namespaces
 const NETNS_ETC = `/etc/netns/${NS}`;
 // 198.18.0.0/15 is set aside for benchmarks; these addresses exist only inside the test's namespace.
@@ -224,19 +225,18 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
     /** (Re)starts Caddy with this Caddyfile text; resolves once every site answers over TLS and the h3 origin holds UDP 443. */
     async function startCaddy(text, alsoReady = Promise.resolve()) {
       await caddy?.stop();
-      fs.writeFileSync(caddyfilePath(), text);
-      caddy = startInNamespace(['caddy', 'run', '--config', caddyfilePath(), '--adapter', 'caddyfile'], {
-        logPath: path.join(runDir, 'caddy.log'),
-        env: { XDG_CONFIG_HOME: path.join(runDir, 'xdg-config'), XDG_DATA_HOME: path.join(runDir, 'xdg-data') },
-      });
-      caddyPid = caddy.child.pid;
       await alsoReady;
-      await Promise.all(Object.entries(SITES).map(([key, s]) => new Promise((resolve, reject) => {
-        const spec = { address: s.address, certPath: certs.caPath, timeoutMs: 15000, udpPorts: key === 'h3' ? [443] : [],
-          sites: [{ host: s.host, port: 443, path: key === 'collector' ? '/beacon' : key === 'page' ? '/' : '/noop' }] };
-        const p = spawn('ip', ['netns', 'exec', NS, process.execPath, AWAIT_LISTENERS, JSON.stringify(spec)], { stdio: 'ignore' });
-        p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${s.host} (${s.address}) not ready:\n${tail(runDir, 'caddy.log')}`))));
-      })));
+      // The stack's startCaddy, inside the namespace; each site on its own address, checked from inside it.
+      caddy = await startStackCaddy({
+        text, runDir, commandPrefix: ['ip', 'netns', 'exec', NS], certPath: certs.caPath, ready: {},
+        waitReady: () => Promise.all(Object.entries(SITES).map(([key, s]) => new Promise((resolve, reject) => {
+          const spec = { address: s.address, certPath: certs.caPath, timeoutMs: 15000, udpPorts: key === 'h3' ? [443] : [],
+            sites: [{ host: s.host, port: 443, path: key === 'collector' ? '/beacon' : key === 'page' ? '/' : '/noop' }] };
+          const p = spawn('ip', ['netns', 'exec', NS, process.execPath, AWAIT_LISTENERS, JSON.stringify(spec)], { stdio: 'ignore' });
+          p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${s.host} (${s.address}) not ready:\n${tail(runDir, 'caddy.log')}`))));
+        }))),
+      });
+      caddyPid = caddy.pid;
     }
 
     /**

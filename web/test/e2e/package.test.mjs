@@ -18,11 +18,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build as esbuild } from 'esbuild';
-import { startStack } from '../../devstack/stack.mjs';
+import { startStack } from '../../stack/stack.mjs';
 import { launchBrowser, openPage } from '../../cli/chromium.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
-import { groupMembers } from '../../devstack/supervise.mjs';
-import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
+import { groupMembers } from '../../stack/supervise.mjs';
+import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { APP, appsDir, docRecipes, ensureBundlers, followRecipe, html, packAndInstall } from './tarball.mjs';
@@ -206,7 +206,7 @@ describe('npm pack', () => {
       'web/server/index.mjs', 'web/server/index.d.ts', 'web/bin/h3probe.mjs']) {
       assert.ok(packedFiles.includes(file), `the tarball has ${file}`);
     }
-    assert.deepEqual(packedFiles.filter((f) => /\.(cpp|hpp)$|^web\/test\/|^web\/devstack\/|^build\//.test(f)), []);
+    assert.deepEqual(packedFiles.filter((f) => /\.(cpp|hpp)$|^web\/test\/|^web\/(bench|launch)\/|^lab\/|^build\//.test(f)), []);
   });
 
   test('every relative link of the README and the shipped docs resolves to a file in the tarball', () => {

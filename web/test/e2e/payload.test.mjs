@@ -3,9 +3,9 @@
 // its mode, each stored request the body size its browser reported, and the report reads that mode alone.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStack } from '../../devstack/stack.mjs';
+import { startStack } from '../../stack/stack.mjs';
 import { ENGINES, engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
-import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { experimentUrl } from '../../launch/pageLoad.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { recordWorkerEntries } from './workerEntries.mjs';

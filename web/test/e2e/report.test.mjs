@@ -9,10 +9,10 @@ import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import Database from 'better-sqlite3';
 import { CHROMIUM_PATH, openPage } from '../../cli/chromium.mjs';
-import { stateDir } from '../../devstack/paths.mjs';
+import { stateDir } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { writeSyntheticDb } from '../../devstack/syntheticBeacons.mjs';
+import { writeSyntheticDb } from '../fixtures/syntheticBeacons.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-report-e2e-'));
 const htmlPath = path.join(tmp, 'report.html');

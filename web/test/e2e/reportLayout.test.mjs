@@ -12,9 +12,9 @@ import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_PATH, openPage } from '../../cli/chromium.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
-import { WIDE_DAYS, WIDE_NETWORKS, WIDE_REPORTS, writeWideReports } from '../../devstack/wideReports.mjs';
+import { WIDE_DAYS, WIDE_NETWORKS, WIDE_REPORTS, writeWideReports } from '../fixtures/wideReports.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-report-layout-'));
 // The smallest rendered size of a chart's text, in CSS px, that still reads on a phone.

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { repoRoot, pageRoot, distRoot } from '../../devstack/paths.mjs';
+import { repoRoot, pageRoot, distRoot } from '../../stack/paths.mjs';
 import { CHROMIUM_PATH } from '../../cli/chromiumArgs.mjs';
 import { overallCounts, runTrial } from './trialRun.mjs';
 

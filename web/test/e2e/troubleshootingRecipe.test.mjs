@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { distRoot, pageRoot, repoRoot } from '../../devstack/paths.mjs';
+import { distRoot, pageRoot, repoRoot } from '../../stack/paths.mjs';
 import { runTrial } from './trialRun.mjs';
 
 const DOC = fs.readFileSync(path.join(repoRoot, 'docs/troubleshooting.md'), 'utf8');

@@ -5,9 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { By, Key } from 'selenium-webdriver';
-import { startStack } from '../../devstack/stack.mjs';
-import { launchWebKit, webkitMissing } from '../../devstack/webkit.mjs';
-import { experimentUrl } from '../../devstack/pageLoad.mjs';
+import { startStack } from '../../stack/stack.mjs';
+import { launchWebKit, webkitMissing } from '../../launch/webkit.mjs';
+import { experimentUrl } from '../../launch/pageLoad.mjs';
 import { fromUserAgent } from '../../server/browserFor.mjs';
 import { networkMsOf, RECORD_WORKER_ENTRIES } from './workerEntries.mjs';
 import { RECORD_PAGE_BEACONS } from './pageBeacons.mjs';

@@ -6,9 +6,9 @@
 // without keepalive every engine can lose it, which shows the check can tell.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startStack } from '../../devstack/stack.mjs';
+import { startStack } from '../../stack/stack.mjs';
 import { engineMissing, launchEngine, openTab } from '../../cli/browsers.mjs';
-import { launchWebKit, webkitMissing } from '../../devstack/webkit.mjs';
+import { launchWebKit, webkitMissing } from '../../launch/webkit.mjs';
 
 // The worker: fetch() with the page's options, then at once either waits for the answer, tells the page it called
 // fetch() (the page then terminates it), or ends itself.

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const doc = fs.readFileSync(path.join(repoRoot, 'docs', 'beacon.md'), 'utf8');
 /** The first ```json block after the heading that starts with `heading`, parsed. */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { distRoot } from '../../devstack/paths.mjs';
+import { distRoot } from '../../stack/paths.mjs';
 
 // Each import() whose argument is not a string literal, with the comments between its parenthesis and the argument.
 const dynamicImports = (code) => [...code.matchAll(/\bimport\(((?:\s*\/\*[^*]*\*\/)*)\s*([^'"\s)][^)]*)\)/g)]

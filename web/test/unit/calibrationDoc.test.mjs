@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const command = path.join(repoRoot, 'build/native/h3probe_calibration');
 const cells = (line) => line.split('|').slice(1, -1).map((c) => c.trim());

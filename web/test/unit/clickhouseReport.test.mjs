@@ -15,10 +15,10 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { startClickHouseCluster } from '../../devstack/clickhouse.mjs';
+import { startClickHouseCluster } from '../../launch/clickhouse.mjs';
 import { clickhouseLane, needsServer } from '../chdb/lane.mjs';
-import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { EXAMPLE_NETWORKS, syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport as assertSame } from './sameReport.mjs';
 
 const core = await loadH3probeNode();

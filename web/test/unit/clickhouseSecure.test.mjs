@@ -13,10 +13,10 @@ import { after, before, describe, test } from 'node:test';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { clickhouseClient, openClickHouseStore, PASSWORD_ENV } from '../../server/clickhouseStore.mjs';
-import { clickhouseInstalled, clickhouseScratch, startClickHouse } from '../../devstack/clickhouse.mjs';
-import { ensureCerts } from '../../devstack/certs.mjs';
-import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { clickhouseInstalled, clickhouseScratch, startClickHouse } from '../../launch/clickhouse.mjs';
+import { ensureCerts } from '../../stack/certs.mjs';
+import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 
 const core = await loadH3probeNode();

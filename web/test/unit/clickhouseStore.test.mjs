@@ -18,10 +18,10 @@ import {
 } from '../../server/clickhouseStore.mjs';
 import { parseStoreSpec } from '../../server/storeSpec.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../devstack/clickhouse.mjs';
+import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../launch/clickhouse.mjs';
 import { clickhouseLane, needsServer, onChdb } from '../chdb/lane.mjs';
-import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const core = await loadH3probeNode();
 const schema = core.schema();

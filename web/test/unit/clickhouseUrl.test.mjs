@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { parseClickHouseUrl, PASSWORD_ENV, redactStoreUrl, URL_PARAMS } from '../../server/clickhouseStore.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 // clickhouseSecure.test.mjs's passwords, with the characters a URL must encode; each must never appear in any output.
 const WRITER_PASSWORD = 'wr1te:r/p@ss wörd?';

@@ -14,8 +14,8 @@ import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { REPORT_HEADERS, REPORT_ROUTES, parseReportQuery } from '../../server/collectorReport.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
-import { syntheticBeacons, writeSyntheticDb } from '../../devstack/syntheticBeacons.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
+import { syntheticBeacons, writeSyntheticDb } from '../fixtures/syntheticBeacons.mjs';
 import { assertSameReport } from './sameReport.mjs';
 import { httpRequest } from './httpRequest.mjs';
 

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { MIN_TOKEN_CHARS, REPORT_CACHE_ENTRIES, REPORT_COMPUTING, REPORT_COOKIE_MAX_AGE } from '../../server/collectorReport.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 describe('h3probe collector --report-token-file', () => {
   test('docs/collector.md states the limits the code has', () => {

@@ -1,11 +1,11 @@
-// The soak of `npm run soak` (web/scripts/soak_collector.mjs), short: the collector into a real ClickHouse at the most
+// The soak of `npm run soak` (web/bench/soak_collector.mjs), short: the collector into a real ClickHouse at the most
 // it takes, SIGKILLed a third of the way in and started again on its log, ClickHouse stopped past the middle and started
 // again. Every beacon answered 204 is stored once with all its requests, nothing is stored twice, the active parts stay
 // bounded and ClickHouse never says "too many parts". No timing is asserted: the figures are printed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clickhouseInstalled } from '../../devstack/clickhouse.mjs';
-import { PART_BOUND, soak } from '../../scripts/soak_collector.mjs';
+import { clickhouseInstalled } from '../../launch/clickhouse.mjs';
+import { PART_BOUND, soak } from '../../bench/soak_collector.mjs';
 
 test('soak into ClickHouse with a SIGKILL of the collector and a ClickHouse outage: every acknowledged beacon once', { timeout: 300_000 }, async () => {
   assert.ok(clickhouseInstalled(), 'clickhouse-server is not installed: npm run deps');

@@ -10,11 +10,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { clickhouseScratch } from '../../devstack/clickhouse.mjs';
+import { clickhouseScratch } from '../../launch/clickhouse.mjs';
 import { freePort } from '../../cli/ports.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
-import { groupMembers } from '../../devstack/supervise.mjs';
-import { syntheticBeacons } from '../../devstack/syntheticBeacons.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
+import { groupMembers } from '../../stack/supervise.mjs';
+import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
 
 const BEACONS = 5000;
 const scratch = clickhouseScratch('h3probe-stop-');

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { loadErrorTarget } from '../../src/loadErrorTarget.js';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const table = JSON.parse(fs.readFileSync(path.join(repoRoot, 'host_tests', 'config_cases.json'), 'utf8'));
 // A value as the table writes it: JSON as it is, or {"concat": [[text, times], ...]} (as config_cases_test.cpp reads it).

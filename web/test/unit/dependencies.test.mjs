@@ -1,14 +1,17 @@
 // What docs/architecture.md says of the JavaScript's dependencies, checked on every import (static or dynamic, with a
-// literal path): production code (web/src, web/server, web/report, web/cli, web/bin) never imports web/devstack or
-// web/test, the page's module (web/src) imports nothing outside itself, and the store (store.mjs, clickhouseStore.mjs,
+// literal path): production code (web/src, web/server, web/report, web/cli, web/stack, web/bin) imports only what the
+// package ships (never web/bench, web/launch, lab or web/test), the page's module (web/src) imports nothing outside itself, and the store (store.mjs, clickhouseStore.mjs,
 // storeSpec.mjs and what they import) never imports the report.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
-const PRODUCTION = ['web/src', 'web/server', 'web/report', 'web/cli', 'web/bin'];
+const PRODUCTION = ['web/src', 'web/server', 'web/report', 'web/cli', 'web/stack', 'web/bin'];
+// The folders and files package.json's "files" ships, and web/src, which ships bundled into web/dist.
+const SHIPPED = ['web/src', ...JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).files
+  .filter((f) => f.startsWith('web/')).map((f) => f.replace(/\/$/, ''))];
 
 /** [{file, target}] for every relative import of the files under dir, target relative to the repository. */
 function importsUnder(dir) {
@@ -24,11 +27,13 @@ function importsUnder(dir) {
   return out;
 }
 
-test('production code never imports the dev stack or the tests', () => {
+test('production code imports only what the package ships, never the dev stack or the tests', () => {
+  assert.deepEqual(PRODUCTION.filter((dir) => !SHIPPED.includes(dir)), [], 'every production folder is shipped');
   const all = PRODUCTION.flatMap(importsUnder);
   assert.ok(all.length > 50, `${all.length} imports found`);
   assert.ok(all.some((i) => i.file.startsWith('web/cli/doctor') && i.target === 'web/cli/browsers.mjs'), 'dynamic imports are read');
-  const bad = all.filter((i) => /^web\/(devstack|test)\//.test(i.target)).map((i) => `${i.file} imports ${i.target}`);
+  const bad = all.filter((i) => !SHIPPED.some((s) => i.target === s || i.target.startsWith(`${s}/`)))
+    .map((i) => `${i.file} imports ${i.target}`);
   assert.deepEqual(bad, []);
 });
 

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { NOOP, NOOP_HEADERS, ORIGIN_PROTOCOLS } from '../../server/originRules.mjs';
-import { chromiumArgs } from '../../devstack/stack.mjs';
+import { chromiumArgs } from '../../stack/stack.mjs';
 import { firefoxPrefs } from '../../cli/firefox.mjs';
 
 const DOC = fs.readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), '../../../docs/deploying.md'), 'utf8');

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { GROUP_BY } from '../../report/readReportData.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const read = (doc) => fs.readFileSync(path.join(repoRoot, doc), 'utf8');
 const UNIT = { B: 1, KB: 1000, MB: 1e6 };

@@ -1,10 +1,11 @@
 // The user docs (README.md and docs/*.md, which the package ships) state behaviour, configuration and budgets; dated
 // runs, load averages, commit hashes and "on this machine" belong to the engineering record (docs/record/, not shipped).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 // What marks a measured run rather than a statement of behaviour. A bare "UTC" (a UTC day, a UTC date-time) is a
 // definition and passes; an example date (`--since 2024-05-01`) passes; the project's own run dates do not.
@@ -45,4 +46,20 @@ test("architecture.md's layout names every module of wasm/core, and no other", (
     .filter((t) => /^[a-z0-9_]+(\.hpp)?$/.test(t)).map((t) => t.replace(/\.hpp$/, ''));
   const files = [...new Set(fs.readdirSync(path.join(repoRoot, 'wasm/core')).map((f) => f.replace(/\.(c|h)pp$/, '')))];
   assert.deepEqual([...new Set(listed)].sort(), files.sort());
+});
+
+test("architecture.md's layout names every folder of the top level and of web/, and each folder it names exists", () => {
+  const layout = /## Layout of the repository\n\n```\n([\s\S]*?)\n```/.exec(read('docs/architecture.md'));
+  assert.ok(layout, 'docs/architecture.md: no layout block');
+  // Each entry starts at column 0: one or more "folder/" names (comma-separated), then its description.
+  const named = layout[1].split('\n').filter((l) => /^\S/.test(l))
+    .flatMap((l) => l.split(/ {2,}/)[0].split(/,\s*/)).filter((n) => n.endsWith('/')).map((n) => n.replace(/\/$/, ''));
+  assert.ok(named.length >= 15, `the layout's folders: ${named.join(', ')}`);
+  const tracked = execFileSync('git', ['ls-files'], { cwd: repoRoot, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const folders = new Set(tracked.filter((f) => f.includes('/') && !f.startsWith('.')).map((f) => f.split('/')[0]));
+  for (const f of tracked.filter((t) => t.startsWith('web/') && t.split('/').length > 2)) folders.add(f.split('/').slice(0, 2).join('/'));
+  folders.add('web/dist'); // built, not tracked; the layout says so
+  const isNamed = (f) => named.some((n) => n === f || n.startsWith(`${f}/`));
+  assert.deepEqual([...folders].filter((f) => !isNamed(f)).sort(), [], 'folders the layout does not name');
+  assert.deepEqual(named.filter((n) => !folders.has(n) && !fs.existsSync(path.join(repoRoot, n))).sort(), [], 'named folders that do not exist');
 });

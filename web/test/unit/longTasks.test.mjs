@@ -1,8 +1,8 @@
-// Unit tests of the main-thread attribution behind `npm run bench:longtasks` (web/devstack/longTasks.mjs), on a trace
+// Unit tests of the main-thread attribution behind `npm run bench:longtasks` (web/bench/longTasks.mjs), on a trace
 // and a CPU profile made by hand: which tasks count, how much, and under which label.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { moduleMainThreadMs, moduleTasks, tasksByLabel, unseenRequests, WORKER_ENGINE_TASKS } from '../../devstack/longTasks.mjs';
+import { moduleMainThreadMs, moduleTasks, tasksByLabel, unseenRequests, WORKER_ENGINE_TASKS } from '../../bench/longTasks.mjs';
 
 const PAGE = 'https://page.h3probe.test:1/';
 const PID = 7;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { BUDGETS, checkBudgets, COPIED, GATE, measureDist, measureRebundle } from '../../scripts/module_size.mjs';
-import { distRoot } from '../../devstack/paths.mjs';
+import { distRoot } from '../../stack/paths.mjs';
 
 test('every budget holds: the gate, and all a page deploys, as web/dist serves it and as a page\'s esbuild bundle gives it', async () => {
   for (const [how, files] of [['web/dist', measureDist()], ['esbuild rebundle', await measureRebundle()]]) {

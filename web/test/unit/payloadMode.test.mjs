@@ -12,7 +12,7 @@ import { openStore } from '../../server/store.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { PAYLOAD } from '../../server/originRules.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const core = await loadH3probeNode();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-payload-'));

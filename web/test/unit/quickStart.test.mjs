@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { parseCollectorArgs } from '../../server/collectorOptions.mjs';
 import { doctorOptions } from '../../cli/doctor.mjs';
 import { trialOptions } from '../../cli/trial.mjs';

@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { openStore } from '../../server/store.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const core = await loadH3probeNode();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-report-'));

@@ -1,96 +1,107 @@
-// Unit tests of the rendered Caddyfile: which listener speaks which protocols and which headers the probe endpoints send.
+// The local stack's Caddyfile: the text `h3probe origins` writes for the same names (bar loopback ports and
+// certificates), then the page site; and each fault a test injects changes only what it names.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { test } from 'node:test';
-import { caddyfile } from '../../devstack/caddyfile.mjs';
+import { fileURLToPath } from 'node:url';
+import { HOSTS, stackCaddyfile } from '../../stack/stack.mjs';
+import { injectFaults } from '../../stack/faults.mjs';
+import { NOOP_HEADERS } from '../../server/originRules.mjs';
 
-const base = {
-  certPath: '/c/cert.pem', keyPath: '/c/key.pem',
-  hosts: { page: 'page.h3probe.test', h2: 'h2.h3probe.test', h3: 'h3.h3probe.test' },
-  ports: { page: 1001, h2: 1002, h3: 1003, collector: 1004 },
-  roots: { page: '/r/page', module: '/r/dist' },
-};
+const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/h3probe.mjs');
+const cert = { certPath: '/c/cert.pem', keyPath: '/c/key.pem' };
+const site = { root: '/r/page', module: '/r/dist', fixtures: '/r/fixtures', csp: '', beacon: true };
+const ports = { page: 1001, h2: 1002, h3: 1003, h2b: 1005, h3b: 1006, collector: 1004 };
+const base = { hosts: HOSTS, ports, ...cert, site };
 const serverBlock = (text, port) => text.match(new RegExp(`servers 127\\.0\\.0\\.1:${port} \\{\\n\\t\\tprotocols ([^\\n]+)`))?.[1];
-const siteBlock = (text, host) => text.slice(text.indexOf(`https://${host}`)).split('\n}\n')[0];
+const siteBlock = (text, host) => text.slice(text.indexOf(`\nhttps://${host}:`) + 1).split('\n}\n')[0];
 
-test('only the h3 origin listener speaks h3', () => {
-  const text = caddyfile(base);
-  assert.equal(serverBlock(text, 1001), 'h1 h2');
+test("the stack's origins are `h3probe origins`' text for the same names, bar the loopback ports; the page site follows", () => {
+  const hosts = { page: HOSTS.page, h2: HOSTS.h2, h3: HOSTS.h3 };
+  const text = stackCaddyfile({ ...base, hosts });
+  const printed = execFileSync(process.execPath, [BIN, 'origins', '--h2', HOSTS.h2, '--h3', HOSTS.h3, '--h2-bind', '127.0.0.1',
+    '--h3-bind', '127.0.0.1', '--h2-port', String(ports.h2), '--tls', `${cert.certPath},${cert.keyPath}`], { encoding: 'utf8' });
+  // The command puts the HTTP/3 origin on 443; the stack gives it a free loopback port.
+  const normalized = text.replaceAll(`${HOSTS.h3}:${ports.h3}`, HOSTS.h3).replaceAll(`127.0.0.1:${ports.h3} {`, '127.0.0.1:443 {');
+  assert.ok(normalized.startsWith(printed), `the stack's text begins with the command's:\n${normalized.slice(0, printed.length)}`);
+  assert.match(normalized.slice(printed.length), /^\nhttps:\/\/page\.h3probe\.test:1001 \{\n/);
+  assert.equal(text.match(/^https:\/\//gm).length, 3, 'two origins and the page');
+});
+
+test('only the HTTP/3 origins speak h3; the A/A origins listen and answer like the first of their kind', () => {
+  const text = stackCaddyfile(base);
   assert.equal(serverBlock(text, 1002), 'h1 h2');
   assert.equal(serverBlock(text, 1003), 'h1 h2 h3');
-  assert.match(text, /admin off/);
-  assert.match(text, /auto_https off/);
-});
-
-test('h3:false leaves the h3 origin on TCP only', () => {
-  assert.equal(serverBlock(caddyfile({ ...base, h3: false }), 1003), 'h1 h2');
-});
-
-test('both origins answer /noop with CORS and Timing-Allow-Origin unless tao is false', () => {
-  for (const host of ['h2.h3probe.test', 'h3.h3probe.test']) {
-    const site = siteBlock(caddyfile(base), host);
-    assert.match(site, /Access-Control-Allow-Origin \*/);
-    assert.match(site, /Timing-Allow-Origin \*/);
-    assert.match(site, /Cache-Control no-store/);
-    assert.match(site, /respond 204/);
-    assert.doesNotMatch(siteBlock(caddyfile({ ...base, tao: false }), host), /Timing-Allow-Origin/);
+  assert.equal(serverBlock(text, 1005), 'h1 h2');
+  assert.equal(serverBlock(text, 1006), 'h1 h2 h3');
+  assert.match(text, /^\tadmin off$/m);
+  assert.match(text, /^\tauto_https disable_redirects$/m, 'no redirect listener on port 80');
+  for (const host of [HOSTS.h2, HOSTS.h3, HOSTS.h2b, HOSTS.h3b]) {
+    const block = siteBlock(text, host);
+    for (const h of NOOP_HEADERS) assert.ok(block.includes(`header ${h.name} `), `${host}: ${h.name}`);
+    assert.match(block, /\n\t\trespond 204\n/);
   }
 });
 
-test('noopStatus and a delayed upstream change only the /noop answer', () => {
-  assert.match(siteBlock(caddyfile({ ...base, noopStatus: 500 }), 'h2.h3probe.test'), /respond 500/);
-  assert.match(siteBlock(caddyfile({ ...base, noopUpstream: 4242 }), 'h3.h3probe.test'), /reverse_proxy 127\.0\.0\.1:4242/);
+test('h3: false leaves the HTTP/3 origins on TCP only', () => {
+  const text = injectFaults(stackCaddyfile(base), { h3: false });
+  for (const port of [1002, 1003, 1005, 1006]) assert.equal(serverBlock(text, port), 'h1 h2');
 });
 
-test('h2Down drops the h2 origin site and its listener', () => {
-  const text = caddyfile({ ...base, h2Down: true });
+test('tao: false drops Timing-Allow-Origin from every origin, and nothing else', () => {
+  const text = stackCaddyfile(base);
+  const faulty = injectFaults(text, { tao: false });
+  assert.doesNotMatch(faulty, /Timing-Allow-Origin/);
+  assert.equal(faulty, text.replace(/\n\t\theader Timing-Allow-Origin [^\n]*/g, ''));
+});
+
+test('noopStatus, a delayed upstream and claimProtocol change only the /noop answer', () => {
+  const text = stackCaddyfile(base);
+  assert.match(siteBlock(injectFaults(text, { noopStatus: 500 }), HOSTS.h2), /\n\t\trespond 500\n/);
+  assert.match(siteBlock(injectFaults(text, { noopUpstream: 4242 }), HOSTS.h3), /reverse_proxy 127\.0\.0\.1:4242/);
+  const claimed = siteBlock(injectFaults(text, { claimProtocol: 'HTTP/1.1' }), HOSTS.h3);
+  assert.match(claimed, /Server-Timing `proto;desc="HTTP\/1\.1"`/);
+  assert.throws(() => injectFaults(text, { noopStatus: 99 }), /noopStatus/);
+  assert.throws(() => injectFaults(text, { claimProtocol: 'a b' }), /claimProtocol/);
+  assert.equal(injectFaults(text, {}), text, 'no fault: the text as written');
+});
+
+test('a fault whose line the generator no longer writes fails loudly instead of silently injecting nothing', () => {
+  assert.throws(() => injectFaults('{\n}\n', { h3: false }), /fault h3: false: the origins' Caddyfile has nothing it changes/);
+  assert.throws(() => injectFaults('{\n}\n', { tao: false }), /fault tao: false/);
+});
+
+test('without HTTP/2 origins (h2Down) the HTTP/3 origin stands alone', () => {
+  const text = stackCaddyfile({ ...base, hosts: { page: HOSTS.page, h3: HOSTS.h3 } });
   assert.doesNotMatch(text, /h2\.h3probe\.test/);
   assert.equal(serverBlock(text, 1002), undefined);
+  assert.equal(serverBlock(text, 1003), 'h1 h2 h3');
 });
 
-test('the page site serves the page and the built module folder and proxies beacons to the collector', () => {
-  const site = siteBlock(caddyfile(base), 'page.h3probe.test');
-  assert.match(site, /handle_path \/h3probe\/\* \{\n\t\troot \* "\/r\/dist"/);
-  assert.match(site, /reverse_proxy 127\.0\.0\.1:1004/);
-  assert.match(site, /root \* "\/r\/page"/);
+test('the page site serves the page, the built module and the fixtures, and proxies beacons to the collector', () => {
+  const page = siteBlock(stackCaddyfile(base), HOSTS.page);
+  assert.match(page, /handle_path \/h3probe\/\* \{\n\t\troot \* "\/r\/dist"/);
+  assert.match(page, /handle_path \/fixtures\/\* \{\n\t\troot \* "\/r\/fixtures"/);
+  assert.match(page, /reverse_proxy 127\.0\.0\.1:1004/);
+  assert.match(page, /root \* "\/r\/page"/);
+  assert.match(siteBlock(stackCaddyfile({ ...base, beacons: { status: 500 } }), HOSTS.page), /handle @beacon \{\n\t\trespond 500/);
+});
+
+test("h3probe trial's layout: a collector site of its own on the page's listener, and a page site without /beacon", () => {
+  const hosts = { page: 'localhost', h2: 'h2.example.com', h3: 'h3.example.com', collector: 'beacon.example.com' };
+  const text = stackCaddyfile({ ...base, hosts, site: { root: '/site', module: null, fixtures: null, beacon: false } });
+  assert.match(siteBlock(text, 'beacon.example.com'), /^https:\/\/beacon\.example\.com:1001 \{\n\tbind 127\.0\.0\.1\n/);
+  assert.match(siteBlock(text, 'beacon.example.com'), /reverse_proxy 127\.0\.0\.1:1004/);
+  const page = siteBlock(text, 'localhost');
+  assert.doesNotMatch(page, /beacon|h3probe\/|fixtures/);
+  assert.match(page, /root \* "\/site"/);
 });
 
 test('bindAddress moves every site and its listener key to that address', () => {
-  const text = caddyfile({ ...base, bindAddress: '198.18.0.2' });
-  assert.doesNotMatch(text, /127\.0\.0\.1:100[123]|bind 127\.0\.0\.1/);
-  assert.equal(text.match(/\tbind 198\.18\.0\.2\n/g).length, 3);
+  const text = stackCaddyfile({ ...base, bindAddress: '198.18.0.2' });
+  assert.doesNotMatch(text, /127\.0\.0\.1:100[12356]|bind 127\.0\.0\.1/);
+  assert.equal(text.match(/\tbind 198\.18\.0\.2\n/g).length, 5);
   assert.match(text, /servers 198\.18\.0\.2:1003 \{\n\t\tprotocols h1 h2 h3/);
-  assert.throws(() => caddyfile({ ...base, bindAddress: '1.2.3.4 { }' }), /IPv4/);
-});
-
-test('the second origins of an A/A test listen and answer like the first origin of their kind', () => {
-  const aa = { ...base, hosts: { ...base.hosts, h2b: 'h2b.h3probe.test', h3b: 'h3b.h3probe.test' },
-    ports: { ...base.ports, h2b: 1005, h3b: 1006 } };
-  const text = caddyfile(aa);
-  assert.equal(serverBlock(text, 1005), 'h1 h2');
-  assert.equal(serverBlock(text, 1006), 'h1 h2 h3');
-  for (const host of ['h2b.h3probe.test', 'h3b.h3probe.test']) {
-    assert.match(siteBlock(text, host), /Timing-Allow-Origin \*/);
-    assert.match(siteBlock(text, host), /respond 204/);
-  }
-  assert.equal(serverBlock(caddyfile({ ...aa, h3: false }), 1006), 'h1 h2');
-  assert.equal(serverBlock(caddyfile({ ...aa, h2Down: true }), 1005), undefined);
-});
-
-test('the local origins send every /noop header of the production rules (web/server/originRules.mjs)', async () => {
-  const { NOOP_HEADERS } = await import('../../server/originRules.mjs');
-  for (const host of ['h2.h3probe.test', 'h3.h3probe.test']) {
-    const site = siteBlock(caddyfile(base), host);
-    for (const h of NOOP_HEADERS) assert.ok(site.includes(`header ${h.name} `) && site.includes(h.caddy), `${host}: ${h.name}`);
-  }
-});
-
-test('the lab field mode: the page site maps client addresses to countries and passes them to the collector it proxies to', () => {
-  const site = siteBlock(caddyfile({ ...base, collectorUpstream: '198.18.0.2:8480',
-    countryByClient: { '198.18.0.10': 'US', '198.18.0.11': 'DE' } }), 'page.h3probe.test');
-  assert.match(site, /map \{remote_host\} \{client_country\} \{\n\t\t198\.18\.0\.10 US\n\t\t198\.18\.0\.11 DE\n\t\tdefault XX\n\t\}/);
-  assert.match(site, /reverse_proxy 198\.18\.0\.2:8480 \{\n\t\t\theader_up X-Country-Code \{client_country\}\n\t\t\}/);
-  assert.throws(() => caddyfile({ ...base, countryByClient: { '198.18.0.10': 'usa' } }), /bad client country entry/);
-  assert.throws(() => caddyfile({ ...base, collectorUpstream: 'collector:80' }), /IPv4:port/);
-  // Without the table nothing is set: the collector locates the client by address, as before.
-  assert.doesNotMatch(siteBlock(caddyfile(base), 'page.h3probe.test'), /X-Country-Code|map /);
+  assert.throws(() => stackCaddyfile({ ...base, bindAddress: '1.2.3.4 { }' }), /not an IPv4 or IPv6 address/);
 });

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { ensureCerts } from '../../devstack/certs.mjs';
+import { ensureCerts } from '../../stack/certs.mjs';
 import { canBindUdp, freePort } from '../../cli/ports.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-certs-'));

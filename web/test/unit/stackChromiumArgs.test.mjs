@@ -1,7 +1,7 @@
 // Unit tests of the Chromium flags the stack and the lab launch with.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chromiumArgs } from '../../devstack/stack.mjs';
+import { chromiumArgs } from '../../stack/stack.mjs';
 
 test('test host names resolve to loopback by default and to the given address in the lab', () => {
   assert.ok(chromiumArgs({ spki: 'abc', h3Port: 9 }).includes('--host-resolver-rules=MAP *.h3probe.test 127.0.0.1'));

@@ -1,7 +1,7 @@
-// The benchmarks' statistics (web/devstack/stats.mjs) against published values.
+// The benchmarks' statistics (web/bench/stats.mjs) against published values.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { quantile, wilson } from '../../devstack/stats.mjs';
+import { quantile, wilson } from '../../bench/stats.mjs';
 
 test("wilson() gives the score intervals of Newcombe's comparison of intervals for one proportion (Statistics in Medicine, 1998: its worked examples)", () => {
   const published = [[81, 263, 0.2553, 0.3662], [15, 148, 0.0624, 0.1605], [0, 20, 0, 0.1611], [1, 29, 0.0061, 0.1718]];

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { TrialError, parseSearch, trialOptions } from '../../cli/trial.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const site = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-trial-options-'));
 after(() => fs.rmSync(site, { recursive: true, force: true }));

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { CHECKS } from '../../cli/doctor.mjs';
 import { LOAD_ERROR_FIXES } from '../../cli/loadErrorFixes.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 
 const DOC = fs.readFileSync(path.join(repoRoot, 'docs/troubleshooting.md'), 'utf8');

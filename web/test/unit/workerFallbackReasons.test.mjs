@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
-import { repoRoot } from '../../devstack/paths.mjs';
+import { repoRoot } from '../../stack/paths.mjs';
 
 const core = await loadH3probeNode();
 const listed = core.schema().workerFallbackReasons.map((r) => r.name);
