@@ -2,7 +2,8 @@
 // whose profile is readonly=1. The collector's CLI stores every beacon there; the analyst's report equals SQLite's byte
 // for byte and its export holds every run; a wrong password fails at once and says authentication; no password shows in
 // any output. Then an insert cut off midway (the server killed while a batch's blocks go in): once the log has shipped,
-// the export holds every request row of every acknowledged run exactly once.
+// the export holds every request row of every acknowledged run exactly once. (The URL's parsing and docs/clickhouse.md's
+// table of its parameters, without a server or the build: clickhouseUrl.test.mjs.)
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,7 +12,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
-import { clickhouseClient, parseClickHouseUrl, PASSWORD_ENV, redactStoreUrl, URL_PARAMS } from '../../server/clickhouseConnection.mjs';
+import { clickhouseClient, PASSWORD_ENV } from '../../server/clickhouseConnection.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { clickhouseInstalled, clickhouseScratch, startClickHouse } from '../../launch/clickhouse.mjs';
 import { ensureCerts } from '../../stack/certs.mjs';
@@ -73,21 +74,6 @@ describe('a TLS-only ClickHouse with passwords and a read-only analyst', { skip:
     server = await scratch.fresh('secure', { tls: certs, users: USERS });
     hostPort = `127.0.0.1:${server.httpPort}`;
     fs.writeFileSync(analystFile, `${ANALYST_PASSWORD}\n`, { mode: 0o600 });
-  });
-
-  test('the URL: user, URL-encoded password, TLS on 8443 by default; the password never enumerable, redacted in text', () => {
-    const t = parseClickHouseUrl(`clickhouse://writer:${encodeURIComponent(WRITER_PASSWORD)}@ch.example.com/db?secure=1`);
-    assert.equal(t.url, 'https://ch.example.com:8443');
-    assert.equal(t.user, 'writer');
-    assert.equal(t.password, WRITER_PASSWORD);
-    noPassword(JSON.stringify(t), 'the parsed target as JSON');
-    assert.equal(parseClickHouseUrl('clickhouse://writer@h/db', { [PASSWORD_ENV]: 'from-env' }).password, 'from-env');
-    assert.equal(parseClickHouseUrl('clickhouse://h/db').url, 'http://h:8123');
-    assert.equal(redactStoreUrl(`clickhouse://writer:${encodeURIComponent(WRITER_PASSWORD)}@h:8443/db?secure=1`), 'clickhouse://writer:***@h:8443/db?secure=1');
-    assert.throws(() => parseClickHouseUrl('clickhouse://h/db?ca=/etc/ca.pem'), /add secure=1/);
-    assert.throws(() => parseClickHouseUrl('clickhouse://w:x@h/db?password_file=/f'), /give one/);
-    assert.throws(() => parseClickHouseUrl('clickhouse://h/db?user=w'), /unknown ClickHouse URL parameter "user"/);
-    assert.throws(() => parseClickHouseUrl('clickhouse://w@h/db?secure=1&ca=/nonexistent.pem'), /ca \/nonexistent\.pem: ENOENT/);
   });
 
   test('plain HTTP to it is unreachable; without its CA the certificate is refused and the error says TLS', async () => {
@@ -221,15 +207,5 @@ describe('an insert cut off midway', { skip: clickhouseInstalled() ? false : 'cl
     assert.equal(await count('requests'), expected, 'every request row');
     assert.equal(Number((await admin.query('SELECT uniqExact(run_id) FROM runs')).trim()), items.length);
     assert.equal(await count('run_records'), items.length);
-  });
-});
-
-describe('docs/clickhouse.md', () => {
-  test('its table of URL parameters is URL_PARAMS, each parameter once', () => {
-    const doc = fs.readFileSync(path.join(repoRoot, 'docs/clickhouse.md'), 'utf8');
-    const table = doc.slice(doc.indexOf('<!-- url-params -->'), doc.indexOf('<!-- /url-params -->'));
-    const rows = table.split('\n').filter((l) => /^\| `/.test(l)).map((l) => l.split('|').map((c) => c.trim()));
-    assert.deepEqual(rows.map((r) => r[1].replaceAll('`', '')), Object.keys(URL_PARAMS));
-    for (const [, name, meaning] of rows) assert.equal(meaning.replaceAll('`', ''), URL_PARAMS[name.replaceAll('`', '')], name);
   });
 });

@@ -3,7 +3,7 @@
 // text, JSON and HTML of `h3probe report --html --json` on the same store; no CORS allowance for another origin; the
 // token form's cookie; the cache and its window (a test clock, no sleeping); the rate limit apart from the beacons';
 // bad queries 400; a failing report 500 while beacons are still taken; the service's flags, in one process and in a
-// cluster.
+// cluster. (The limits docs/collector.md states, without the build: collectorReportLimits.test.mjs.)
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,8 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
-import { MIN_TOKEN_CHARS, REPORT_CACHE_ENTRIES, REPORT_COMPUTING, REPORT_COOKIE_MAX_AGE, REPORT_HEADERS, REPORT_ROUTES,
-  parseReportQuery } from '../../server/collectorReport.mjs';
+import { REPORT_HEADERS, REPORT_ROUTES, parseReportQuery } from '../../server/collectorReport.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { syntheticBeacons, writeSyntheticDb } from '../fixtures/syntheticBeacons.mjs';
 import { assertSameReport } from './sameReport.mjs';
@@ -280,13 +279,6 @@ async function service(args) {
 }
 
 describe('h3probe collector --report-token-file', () => {
-  test('docs/collector.md states the limits the code has', () => {
-    const doc = fs.readFileSync(path.join(repoRoot, 'docs/collector.md'), 'utf8');
-    const section = doc.slice(doc.indexOf('## The live report'), doc.indexOf('## Rate limit'));
-    for (const said of [`at least ${MIN_TOKEN_CHARS} printable ASCII characters`, `${REPORT_COOKIE_MAX_AGE / 86400} days`,
-      `Up to ${REPORT_CACHE_ENTRIES} queries are kept, ${REPORT_COMPUTING} made at once`]) assert.ok(section.includes(said), said);
-  });
-
   test('an unfit token file stops the service at start with exit code 2, never printing the token', { timeout: 60_000 }, () => {
     const short = path.join(tmp, 'short-token');
     fs.writeFileSync(short, 'shorty-secret\n');

@@ -1,7 +1,8 @@
-// Unit tests of the collector as a service: options (flags, --config, errors, --help, the docs table), the per-network
-// rate limit, /healthz, /metrics, CORS, the connection cap, header timeouts, and SIGTERM draining with nothing
-// acknowledged lost (one process and a 2-worker cluster). Real HTTP on loopback, real SQLite, the real WASM decoder.
-// No assertion depends on how fast the machine is: waits are for events, with generous test timeouts.
+// Unit tests of the collector as a service: a --db in a new folder, the per-network rate limit over HTTP, /healthz,
+// /metrics, CORS, the connection cap, header timeouts, and SIGTERM draining with nothing acknowledged lost (one process and a 2-worker cluster). Real HTTP on loopback, real SQLite, the real WASM decoder.
+// No assertion depends on how fast the machine is: waits are for events, with generous test timeouts. The options'
+// parsing, --help and docs table are in collectorOptions.test.mjs, the rate limiter's logic in rateLimit.test.mjs
+// (neither needs the build).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,10 +15,6 @@ import Database from 'better-sqlite3';
 import { openStore } from '../../server/store.mjs';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
-import { createClientLocator } from '../../server/clientLocator.mjs';
-import { createRateLimiter, networkKey } from '../../server/rateLimit.mjs';
-import { COLLECTOR_OPTIONS, OptionsError, collectorHelp, optionsMarkdownTable, parseCollectorArgs } from '../../server/collectorOptions.mjs';
-import { METRICS } from '../../server/metrics.mjs';
 import { httpRequest } from './httpRequest.mjs';
 
 const core = await loadH3probeNode();
@@ -61,61 +58,6 @@ async function withCollector(opts, fn) {
 }
 
 describe('collector options', () => {
-  test('defaults, a --config file, and flags over it', () => {
-    const file = path.join(tmp, 'c.json');
-    fs.writeFileSync(file, JSON.stringify({ port: 9000, rateLimit: 30, allowedOrigins: ['https://a.example'], workers: 2 }));
-    const { options } = parseCollectorArgs(['--config', file, '--port=9001', '--allowed-origins', 'https://b.example,https://c.example']);
-    assert.equal(options.port, 9001);
-    assert.equal(options.rateLimit, 30);
-    assert.deepEqual(options.allowedOrigins, ['https://b.example', 'https://c.example']);
-    assert.equal(options.workers, 2);
-    assert.equal(options.path, '/beacon');
-    assert.equal(options.headersTimeout, 10);
-    assert.deepEqual(parseCollectorArgs(['-h']), { help: true });
-  });
-
-  test('unknown keys and bad values are errors that name them', () => {
-    const bad = (argv, re, files = {}) => assert.throws(() => parseCollectorArgs(argv, { readFile: (f) => {
-      if (!(f in files)) throw new Error('ENOENT');
-      return files[f];
-    } }), (err) => err instanceof OptionsError && re.test(err.message));
-    bad(['--nope', '1'], /unknown option --nope/);
-    bad(['--port', '70000'], /port.*integer from 0 to 65535/);
-    bad(['--port'], /--port needs a value/);
-    bad(['--rate-limit', 'fast'], /rateLimit/);
-    bad(['--trusted-proxies', '10.0.0.0/99'], /trustedProxies/);
-    bad(['--path', 'beacon'], /path.*starting with \//);
-    bad(['stray'], /unexpected argument/);
-    bad(['--config', 'missing.json'], /missing\.json.*ENOENT/);
-    bad(['--config', 'c.json'], /not JSON/, { 'c.json': '{port: 1}' });
-    bad(['--config', 'c.json'], /unknown option "prot"/, { 'c.json': '{"prot": 1}' });
-    bad(['--config', 'c.json'], /"8787" is not valid for port/, { 'c.json': '{"port": "8787"}' });
-    bad(['--config', 'c.json'], /expected a JSON object/, { 'c.json': '[]' });
-  });
-
-  test('the CLI exits with code 2 and a message on a bad option, and --help lists every option with its default', async () => {
-    const run = (argv) => new Promise((resolve) => {
-      const child = spawn(process.execPath, ['web/bin/h3probe.mjs', 'collector', ...argv], { cwd: root });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c) => { out += c; });
-      child.stderr.on('data', (c) => { err += c; });
-      child.on('exit', (code) => resolve({ code, out, err }));
-    });
-    const bad = await run(['--max-connections', '0']);
-    assert.equal(bad.code, 2);
-    assert.match(bad.err, /maxConnections/);
-    const timeouts = await run(['--headers-timeout', '20', '--request-timeout', '10']);
-    assert.equal(timeouts.code, 2);
-    const help = await run(['--help']);
-    assert.equal(help.code, 0);
-    assert.equal(help.out.trim(), collectorHelp().trim());
-    for (const o of COLLECTOR_OPTIONS) {
-      const flag = `--${o.name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-      assert.match(help.out, new RegExp(`${flag} .*\\[default: `), flag);
-    }
-  });
-
   test('a --db in a folder that does not exist yet: the store makes the folder (and a report of it reads it)', () => {
     const file = path.join(tmp, 'var', 'lib', 'h3probe', 'collector.sqlite');
     openStore(file, core).close();
@@ -124,63 +66,9 @@ describe('collector options', () => {
     assert.throws(() => openStore(path.join(tmp, 'nowhere', 'x.sqlite'), core, { readOnly: true }), /no database at/);
     assert.equal(fs.existsSync(path.join(tmp, 'nowhere')), false, 'a read makes no folder');
   });
-
-  test('docs/collector.md has the options table of the options schema', () => {
-    const doc = fs.readFileSync(path.join(root, 'docs/collector.md'), 'utf8');
-    assert.ok(doc.includes(optionsMarkdownTable()), 'regenerate the table with optionsMarkdownTable() (see docs/collector.md)');
-  });
-
-  test('the example config of web/deploy is valid and the unit runs the collector with it', () => {
-    const example = path.join(root, 'web/deploy/collector.example.json');
-    const { options } = parseCollectorArgs(['--config', example]);
-    assert.equal(options.db, '/var/lib/h3probe/beacons.sqlite');
-    const unit = fs.readFileSync(path.join(root, 'web/deploy/h3probe-collector.service'), 'utf8');
-    assert.match(unit, /^ExecStart=.*h3probe collector --config \/etc\/h3probe\/collector\.json$/m);
-    assert.match(unit, /^StateDirectory=h3probe$/m);
-  });
-
-  test('every metric name is documented', () => {
-    const doc = fs.readFileSync(path.join(root, 'docs/collector.md'), 'utf8');
-    for (const m of Object.values(METRICS)) assert.ok(doc.includes(m.name), m.name);
-  });
 });
 
 describe('rate limit', () => {
-  test('networks are IPv4 /24 and IPv6 /48', () => {
-    assert.equal(networkKey('203.0.113.77'), '203.0.113.0/24');
-    assert.equal(networkKey('::ffff:203.0.113.9'), '203.0.113.0/24');
-    assert.equal(networkKey('2001:db8:abcd:12::1'), '2001:db8:abcd::/48');
-    assert.equal(networkKey('2001:db8::1'), '2001:db8:0::/48');
-    assert.equal(networkKey('2001:0db8:0001:ffff::'), '2001:db8:1::/48');
-    assert.equal(networkKey('nonsense'), 'invalid');
-  });
-
-  test('token bucket: burst, then refusal with Retry-After, then refill at the rate', () => {
-    let t = 0;
-    const limiter = createRateLimiter({ perMinute: 6, burst: 3, now: () => t });
-    for (let i = 0; i < 3; i++) assert.deepEqual(limiter.take('a'), { ok: true });
-    assert.deepEqual(limiter.take('a'), { ok: false, retryAfter: 10 });
-    assert.deepEqual(limiter.take('b'), { ok: true });
-    t = 10_000;
-    assert.deepEqual(limiter.take('a'), { ok: true });
-    assert.equal(limiter.take('a').ok, false);
-    t = 10 * 60_000;
-    assert.equal(limiter.take('c').ok, true);
-    assert.equal(limiter.size, 1, 'full buckets are forgotten');
-    assert.equal(createRateLimiter({ perMinute: 0, burst: 1 }).take('a').ok, true);
-  });
-
-  test('the client network comes from X-Forwarded-For only behind a trusted proxy', () => {
-    const req = (peer, xff) => ({ socket: { remoteAddress: peer }, headers: xff ? { 'x-forwarded-for': xff } : {} });
-    const trusting = createClientLocator({ trustedProxies: ['198.51.100.0/24'], lookupCountry: () => null });
-    const plain = createClientLocator({ trustedProxies: [], lookupCountry: () => null });
-    assert.equal(trusting.client(req('198.51.100.4', '8.8.8.8')).address, '8.8.8.8');
-    assert.equal(trusting.client(req('198.51.100.4', '1.1.1.1, 8.8.8.8, 198.51.100.9')).address, '8.8.8.8');
-    assert.equal(trusting.client(req('198.51.100.4', 'garbage')).address, '198.51.100.4');
-    assert.equal(plain.client(req('198.51.100.4', '8.8.8.8')).address, '198.51.100.4');
-    assert.equal(plain.client(req('::1', '8.8.4.4')).address, '8.8.4.4', 'loopback is always trusted');
-  });
-
   test('429 with Retry-After after the burst from one network, not from another; loopback clients are not limited', async () => {
     await withCollector({ rateLimit: 1, rateBurst: 3 }, async (port, store) => {
       const from = (ip, id) => request(port, { body: beacon(id), headers: { 'X-Forwarded-For': ip } });
@@ -198,7 +86,6 @@ describe('rate limit', () => {
     });
   });
 });
-
 describe('collector endpoints', () => {
   test('/healthz answers 200 with a writable store and 503 without one', async () => {
     await withCollector({}, async (port, store) => {

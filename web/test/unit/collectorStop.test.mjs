@@ -2,7 +2,8 @@
 // repository's bin, as npx runs it here) or `node web/bin/h3probe.mjs collector` stops the collector once, with every
 // acknowledged beacon in ClickHouse (a real clickhouse-server, Debian's 18.16) after the exit; npm's forwarded copy of
 // the signal does not force the exit. A stop that cannot reach ClickHouse says, in its last line, how many acknowledged
-// beacons wait in which log file. And the signal rule itself (web/server/stopSignals.mjs), in a child process.
+// beacons wait in which log file. (The signal rule itself, web/server/stopSignals.mjs, without ClickHouse or the build:
+// stopSignals.test.mjs.)
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,7 +15,6 @@ import { freePort } from '../../cli/ports.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { groupMembers } from '../../stack/supervise.mjs';
 import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
-import { COPY_MS } from '../../server/stopSignals.mjs';
 
 const BEACONS = 5000;
 const scratch = clickhouseScratch('h3probe-stop-');
@@ -30,8 +30,8 @@ after(() => scratch.cleanup());
  * { pgid, port, closed (stdout and stderr closed: every process of the group that held them has exited), exit (the
  * started process's exit code), output() }.
  */
-async function startCollectorBy(how, store) {
-  const args = ['--store', store, '--port', '0', '--host', '127.0.0.1', '--rate-limit', '0'];
+async function startCollectorBy(how, store, extra = []) {
+  const args = ['--store', store, '--port', '0', '--host', '127.0.0.1', '--rate-limit', '0', ...extra];
   const [cmd, argv] = {
     'npm run': ['npm', ['run', 'collector', '--', ...args]],
     npx: ['npx', ['h3probe', 'collector', ...args]],
@@ -88,7 +88,10 @@ describe(`one signal to the process group drains ${BEACONS} acknowledged beacons
     test(`${how}, ${signal}: the collector drains once, exits 0, and all ${BEACONS} are in ClickHouse`, { timeout: 240_000 }, async () => {
       const db = `stop_${how.replace(' ', '_')}_${signal.toLowerCase()}`;
       const logFile = path.join(scratch.tmp, db);
-      const c = await startCollectorBy(how, `clickhouse://127.0.0.1:${server.httpPort}/${db}?log=${encodeURIComponent(logFile)}`);
+      // A drain deadline inside the test's limit (the default 10 s was passed at a load of 15-30, with hundreds of
+      // beacons left in the log): what is checked is that the stop drains, not how fast; the next test hits the deadline.
+      const c = await startCollectorBy(how, `clickhouse://127.0.0.1:${server.httpPort}/${db}?log=${encodeURIComponent(logFile)}`,
+        ['--drain-timeout', '180']);
       try {
         assert.equal(await postAll(c.port, bodies), BEACONS);
         process.kill(-c.pgid, signal);
@@ -129,84 +132,4 @@ test('a stop that cannot reach ClickHouse: its last line counts the acknowledged
   assert.equal(inFiles, some.length);
   assert.equal(await c.exit, 1);
   assert.ok(last.logFiles.every((f) => f.startsWith(logFile)), last.logFiles.join(', '));
-});
-
-describe('the stop signals (stopSignals.mjs)', () => {
-  // A child that reports each stop, copy and force on stdout, and exits 3 s after the first stop (no test waits that
-  // long). Its argv: the window (copyMs), and --stop-now to begin with stopNow().
-  const script = `
-    import { onStopSignals } from ${JSON.stringify(path.join(repoRoot, 'web/server/stopSignals.mjs'))};
-    const say = (what, x) => console.log(JSON.stringify({ [what]: x }));
-    const hook = onStopSignals({ stop: (why) => { say('stop', why); setTimeout(() => process.exit(0), 3000); },
-      force: (s) => { say('force', s); process.exit(1); }, onCopy: (s) => say('copy', s), copyMs: Number(process.argv[1]) });
-    if (process.argv.includes('--stop-now')) hook.stopNow('parent exited');
-    console.log('ready');
-    setInterval(() => {}, 1000);`;
-  function child(copyMs, args = []) {
-    const p = spawn(process.execPath, ['--input-type=module', '-e', script, String(copyMs), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    p.stdout.on('data', (d) => { out += d; });
-    let exited = false;
-    const exit = new Promise((r) => p.once('exit', (code) => { exited = true; r(code); }));
-    const said = () => lines(out);
-    const until = async (done) => {
-      while (!done()) {
-        if (exited) throw new Error(`the child exited: ${out}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
-    const ready = until(() => out.includes('ready'));
-    const waitFor = (n) => until(() => said().length >= n);
-    return { p, exit, ready, said, waitFor };
-  }
-
-  // Two signals sent back to back may reach the process as one (Linux does not queue a pending signal twice): each
-  // test sends its second once the first is handled, and sets the window to tell a copy from a later signal.
-  test(`the same signal again within the window (${COPY_MS} ms by default): one stop and one copy, no forced exit`, async () => {
-    const c = child(600_000);
-    await c.ready;
-    c.p.kill('SIGTERM');
-    await c.waitFor(1);
-    c.p.kill('SIGTERM');
-    await c.waitFor(2);
-    c.p.kill('SIGKILL');
-    await c.exit;
-    assert.deepEqual(c.said().map((l) => Object.keys(l)[0]), ['stop', 'copy']);
-    assert.equal(c.said()[0].stop, 'SIGTERM');
-  });
-
-  test('the same signal again after the window, or another signal at once, forces', async () => {
-    const later = child(100);
-    await later.ready;
-    later.p.kill('SIGINT');
-    await later.waitFor(1);
-    await new Promise((r) => setTimeout(r, 300));
-    later.p.kill('SIGINT');
-    assert.equal(await later.exit, 1);
-    assert.deepEqual(later.said().map((l) => Object.keys(l)[0]), ['stop', 'force']);
-
-    const other = child(600_000);
-    await other.ready;
-    other.p.kill('SIGINT');
-    await other.waitFor(1);
-    other.p.kill('SIGTERM');
-    assert.equal(await other.exit, 1);
-    assert.deepEqual(other.said().map((l) => Object.keys(l)[0]), ['stop', 'force']);
-  });
-
-  test('after stopNow() (the parent lost), the signal that came with it is a copy; stopNow() never forces', async () => {
-    // A window far longer than the test: the copy is told by the rule, not by how fast this machine is.
-    const c = child(600_000, ['--stop-now']);
-    await c.ready;
-    c.p.kill('SIGTERM');
-    await c.waitFor(2);
-    c.p.kill('SIGKILL');
-    await c.exit;
-    assert.deepEqual(c.said().map((l) => Object.entries(l)[0]), [['stop', 'parent exited'], ['copy', 'SIGTERM']]);
-  });
-});
-
-test('docs/collector.md gives the window the code uses', () => {
-  const doc = fs.readFileSync(path.join(repoRoot, 'docs', 'collector.md'), 'utf8');
-  assert.match(doc, new RegExp(`same signal within ${COPY_MS / 1000} s of the first \\(\`COPY_MS\``));
 });
