@@ -199,43 +199,54 @@ void check_stored(const Beacon& b) {
 #undef H3PROBE_FUZZ_CHECK_DURATION_COLUMN
     }
 
-    // The run record: version, order, per-class counts; then each metric's values for the usable requests.
+    // The run record (format 3): version, order, estimands, per-class counts; then, if the run counts as assigned,
+    // each metric's values for the requests that hold one (stored_run.hpp).
     EXPECT(r.arm_counts.size() == kArmCountsBytes, "arm_counts size");
     EXPECT(r.arm_counts[0] == kRunRecordVersion, "arm_counts version");
     EXPECT(r.arm_counts[1] == (b.order == "h3-first" ? 1 : b.order.empty() ? 2 : 0), "arm_counts order");
+    const std::uint8_t* arm_counts[2] = {r.arm_counts.data() + kArmCountsHeadBytes,
+                                         r.arm_counts.data() + kArmCountsHeadBytes + kRequestClassCount};
+    const std::uint8_t estimands = r.arm_counts[2];
+    EXPECT(estimands == run_estimands(arm_counts[0], arm_counts[1]), "arm_counts estimands");
     const ArmSummary* arm_summary[2] = {&b.summary.control, &b.summary.treatment};
-    std::size_t usable[2];
+    std::size_t values[2];
+    std::size_t unfinished[2];
     for (int arm = 0; arm < 2; ++arm) {
-        const std::uint8_t* counts = r.arm_counts.data() + 2 + arm * kRequestClassCount;
+        const std::uint8_t* counts = arm_counts[arm];
         std::size_t total = 0;
-        for (int c = 0; c < kRequestClassCount; ++c) total += counts[c];
-        usable[arm] = counts[static_cast<int>(RequestClass::usable_control)] +
-                      counts[static_cast<int>(RequestClass::usable_treatment)];
+        unfinished[arm] = 0;
+        for (int c = 0; c < kRequestClassCount; ++c) {
+            total += counts[c];
+            const ClassRole role = role_of(static_cast<RequestClass>(c));
+            if (role == ClassRole::unfinished || role == ClassRole::failed) unfinished[arm] += counts[c];
+        }
+        const std::size_t usable = counts[static_cast<int>(RequestClass::usable_control)] +
+                                   counts[static_cast<int>(RequestClass::usable_treatment)];
         EXPECT(counts[static_cast<int>(RequestClass::prewarm)] == 0, "a pre-warm request counted in an arm");
-        EXPECT(usable[arm] == arm_summary[arm]->latency.n, "arm_counts usable against the summary");
-        EXPECT(total - usable[arm] == static_cast<std::size_t>(arm_summary[arm]->excluded),
+        EXPECT(usable == arm_summary[arm]->latency.n, "arm_counts usable against the summary");
+        EXPECT(total - usable == static_cast<std::size_t>(arm_summary[arm]->excluded),
                "arm_counts excluded against the summary");
+        values[arm] = arm_values(estimands, counts);
+        if (values[arm] == 0) unfinished[arm] = 0;
     }
     const std::vector<std::string> metrics = metric_names();
     EXPECT(r.arm_metrics.size() == metrics.size(), "one blob per metric");
     for (std::size_t m = 0; m < metrics.size(); ++m)
-        EXPECT(r.arm_metrics[m].size() == 8 * (usable[0] + usable[1]), metrics[m]);
-    // network_ms is the summary's metric: each arm's packed values span exactly the summary's min and max.
+        EXPECT(r.arm_metrics[m].size() == 8 * (values[0] + values[1]), metrics[m]);
+    // network_ms: each value a measured duration or, for each request that did not finish, kUnfinishedValue.
     const auto network = std::find(metrics.begin(), metrics.end(), "network_ms");
     EXPECT(network != metrics.end(), "network_ms is a metric");
     const auto& blob = r.arm_metrics[static_cast<std::size_t>(network - metrics.begin())];
     std::size_t at = 0;
     for (int arm = 0; arm < 2; ++arm) {
-        if (usable[arm] == 0) continue;
-        double lo = double_at(blob, at), hi = lo;
-        for (std::size_t i = at; i < at + usable[arm]; ++i) {
+        std::size_t sentinels = 0;
+        for (std::size_t i = at; i < at + values[arm]; ++i) {
             const double v = double_at(blob, i);
-            EXPECT(in_range(v, kMaxDurationMs), "packed network_ms");
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
+            if (v == kUnfinishedValue) ++sentinels;
+            else EXPECT(null_or_in_range(v, kMaxDurationMs), "packed network_ms");
         }
-        EXPECT(lo == arm_summary[arm]->latency.min && hi == arm_summary[arm]->latency.max, "packed network_ms span");
-        at += usable[arm];
+        EXPECT(sentinels == unfinished[arm], "one kUnfinishedValue per request that did not finish");
+        at += values[arm];
     }
 }
 
