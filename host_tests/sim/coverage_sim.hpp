@@ -27,7 +27,7 @@ struct ArmModel {
     double mu = 0, sigma = 0;
 };
 
-// Packet loss on top of the lognormal draw, as the synthetic field data has it (web/test/fixtures/syntheticBeacons.mjs): a
+// Packet loss on top of the lognormal draw, as the synthetic field data has it (web/synthetic/syntheticBeacons.mjs): a
 // share of runs is lossy; in a lossy run, with probability h2_hold one stall of scale * (1 + 2 Exp(1)) ms holds every
 // HTTP/2 request (head-of-line blocking on the one TCP connection), and each HTTP/3 request independently meets a
 // stall of its own with probability h3_hit. No stall at all by default. With stalls the true quantiles have no closed

@@ -6,7 +6,7 @@
 // where it holds them exactly) and, --raw-repeat times, with every value read from run_records (readSummary: false), on
 // the same data.
 //
-// How the data goes in: a template of --template synthetic runs (web/test/fixtures/syntheticBeacons.mjs) goes through the real
+// How the data goes in: a template of --template synthetic runs (web/synthetic/syntheticBeacons.mjs) goes through the real
 // path: each beacon's text through the C++ decoder, then the ClickHouse store's log and batched inserts (the
 // collector's rows, clickhouseRows()). Each size is then ClickHouse's own bulk insert (INSERT … SELECT) of copies of the
 // template's run_records rows, every column as the collector wrote it, the run_id made unique per copy and, from the
@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import { ensureCerts } from '../stack/certs.mjs';
 import { planClickHouse, startClickHouse } from '../launch/clickhouse.mjs';
 import { stateDir } from '../stack/paths.mjs';
-import { syntheticBeacons, writeSyntheticDb } from '../test/fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons, writeSyntheticDb } from '../synthetic/syntheticBeacons.mjs';
 import { clickhouseClient, connectionOf, parseClickHouseUrl } from '../server/clickhouseConnection.mjs';
 import { clickhouseTables, ensureClickHouseTables, metricColumns } from '../server/clickhouseSchema.mjs';
 import { openClickHouseStore } from '../server/clickhouseStore.mjs';

@@ -18,7 +18,7 @@ import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { clickhouseClient } from '../server/clickhouseConnection.mjs';
 import { clickhouseInstalled, planClickHouse, startClickHouse, startClickHouseCluster } from '../launch/clickhouse.mjs';
-import { syntheticBeacons } from '../test/fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../synthetic/syntheticBeacons.mjs';
 
 const { values: args } = parseArgs({
   options: {

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot, stateDir } from '../stack/paths.mjs';
 import { besideTree } from './besideTree.mjs';
-import { writeSyntheticDb } from '../test/fixtures/syntheticBeacons.mjs';
+import { writeSyntheticDb } from '../synthetic/syntheticBeacons.mjs';
 import { quantile } from './stats.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { openStore } from '../server/store.mjs';
@@ -93,7 +93,7 @@ if (args.beside) {
   const t0 = performance.now();
   execFileSync(process.execPath, ['--input-type=module', '-e', `
     const { loadH3probeNode } = await import(${JSON.stringify(path.join(dir, 'web/server/h3probeNode.mjs'))});
-    const { writeSyntheticDb } = await import(${JSON.stringify(path.join(dir, 'web/test/fixtures/syntheticBeacons.mjs'))});
+    const { writeSyntheticDb } = await import(${JSON.stringify(path.join(dir, 'web/synthetic/syntheticBeacons.mjs'))});
     await writeSyntheticDb(${JSON.stringify(db)}, await loadH3probeNode(), { runs: ${runs}, seed: ${Number(args.seed)} });`], { stdio: 'inherit' });
   console.log(`beside: ${commit.slice(0, 12)} (${dir}), its database ${db} ready in ${ms(performance.now() - t0)}, ` +
     `${(fs.statSync(db).size / 2 ** 20).toFixed(0)} MiB`);

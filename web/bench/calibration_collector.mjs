@@ -15,7 +15,7 @@ import { loadH3probeNode } from '../server/h3probeNode.mjs';
 import { openStore } from '../server/store.mjs';
 import { startCollector } from '../server/collector.mjs';
 import { makeReport } from '../report/makeReport.mjs';
-import { mulberry32 } from '../test/fixtures/syntheticBeacons.mjs';
+import { mulberry32 } from '../synthetic/syntheticBeacons.mjs';
 import { wilson } from './stats.mjs';
 
 const { values: args } = parseArgs({

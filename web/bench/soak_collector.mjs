@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { clickhouseClient } from '../server/clickhouseConnection.mjs';
 import { planClickHouse, startClickHouse } from '../launch/clickhouse.mjs';
 import { freePort } from '../cli/ports.mjs';
-import { syntheticBeacons } from '../test/fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../synthetic/syntheticBeacons.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // ClickHouse 18.16 slows inserts at 150 active parts in a partition and refuses them at 300 (parts_to_delay_insert,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { launchChromium } from '../cli/chromium.mjs';
 import { repoRoot, stateDir } from '../stack/paths.mjs';
-import { writeWideReports } from '../test/fixtures/wideReports.mjs';
+import { writeWideReports } from '../synthetic/wideReports.mjs';
 import { loadH3probeNode } from '../server/h3probeNode.mjs';
 
 // The viewports the layout test holds the answer to (web/test/e2e/reportLayout.test.mjs).

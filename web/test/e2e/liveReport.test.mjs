@@ -12,7 +12,7 @@ import { launchChromium } from '../../cli/chromium.mjs';
 import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
-import { writeSyntheticDb } from '../fixtures/syntheticBeacons.mjs';
+import { writeSyntheticDb } from '../../synthetic/syntheticBeacons.mjs';
 
 const TOKEN = 'e2e-live-report-token-5f0c9a7d31b2';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-livereport-e2e-'));

@@ -23,7 +23,7 @@ import { openTab } from '../../cli/browsers.mjs';
 import { launchBrowser } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { groupMembers } from '../../stack/supervise.mjs';
-import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { APP, appsDir, docRecipes, ensureBundlers, followRecipe, html, packAndInstall } from './tarball.mjs';

@@ -12,7 +12,7 @@ import { launchChromium } from '../../cli/chromium.mjs';
 import { stateDir } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { writeSyntheticDb } from '../fixtures/syntheticBeacons.mjs';
+import { writeSyntheticDb } from '../../synthetic/syntheticBeacons.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-report-e2e-'));
 const htmlPath = path.join(tmp, 'report.html');

@@ -14,7 +14,7 @@ import { openTab } from '../../cli/browsers.mjs';
 import { launchChromium } from '../../cli/chromium.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
-import { WIDE_DAYS, WIDE_NETWORKS, WIDE_REPORTS, writeWideReports } from '../fixtures/wideReports.mjs';
+import { WIDE_DAYS, WIDE_NETWORKS, WIDE_REPORTS, writeWideReports } from '../../synthetic/wideReports.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-report-layout-'));
 // The smallest rendered size of a chart's text, in CSS px, that still reads on a phone.

@@ -10,7 +10,7 @@ import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
-import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 import { httpRequest } from './httpRequest.mjs';

@@ -17,7 +17,7 @@ import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { startClickHouseCluster } from '../../launch/clickhouse.mjs';
 import { clickhouseLane, needsServer } from '../chdb/lane.mjs';
-import { EXAMPLE_NETWORKS, syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport as assertSame } from './sameReport.mjs';
 

@@ -16,7 +16,7 @@ import { clickhouseClient, PASSWORD_ENV } from '../../server/clickhouseConnectio
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { clickhouseInstalled, clickhouseScratch, startClickHouse } from '../../launch/clickhouse.mjs';
 import { ensureCerts } from '../../stack/certs.mjs';
-import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 

@@ -20,7 +20,7 @@ import { parseStoreSpec } from '../../server/storeSpec.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseInstalled, planClickHouse, startClickHouse } from '../../launch/clickhouse.mjs';
 import { clickhouseLane, needsServer, onChdb } from '../chdb/lane.mjs';
-import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 
 const core = await loadH3probeNode();

@@ -15,7 +15,7 @@ import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { REPORT_HEADERS, REPORT_ROUTES, parseReportQuery } from '../../server/collectorReport.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
-import { syntheticBeacons, writeSyntheticDb } from '../fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons, writeSyntheticDb } from '../../synthetic/syntheticBeacons.mjs';
 import { assertSameReport } from './sameReport.mjs';
 import { httpRequest } from './httpRequest.mjs';
 

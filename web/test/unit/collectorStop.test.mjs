@@ -14,7 +14,7 @@ import { clickhouseScratch } from '../../launch/clickhouse.mjs';
 import { freePort } from '../../cli/ports.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { groupMembers } from '../../stack/supervise.mjs';
-import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 
 const BEACONS = 5000;
 const scratch = clickhouseScratch('h3probe-stop-');

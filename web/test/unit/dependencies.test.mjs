@@ -49,3 +49,10 @@ test('the page module imports only itself, and the store (with all it imports) n
   assert.ok(store.has('web/server/beaconLog.mjs'), [...store].join(', '));
   assert.deepEqual([...store].filter((f) => !f.startsWith('web/server/')), []);
 });
+
+test('only tests import the tests: the benchmarks, scripts, launchers and the lab take shared data from web/synthetic', () => {
+  const outside = ['web/scripts', 'web/bench', 'web/launch', 'web/stack', 'lab'].flatMap(importsUnder)
+    .filter((i) => !i.file.startsWith('lab/test/'));
+  assert.ok(outside.some((i) => i.target === 'web/synthetic/syntheticBeacons.mjs'), 'the benchmarks\' imports are read');
+  assert.deepEqual(outside.filter((i) => /^(web|lab)\/test\//.test(i.target)).map((i) => `${i.file} imports ${i.target}`), []);
+});

@@ -11,7 +11,7 @@ import { openStore } from '../../server/store.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
 import { formatReport } from '../../report/formatReport.mjs';
-import { mulberry32 } from '../fixtures/syntheticBeacons.mjs';
+import { mulberry32 } from '../../synthetic/syntheticBeacons.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
 import { assertSameReport } from './sameReport.mjs';
 

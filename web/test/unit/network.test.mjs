@@ -14,7 +14,7 @@ import { startCollector } from '../../server/collector.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
-import { EXAMPLE_NETWORKS, syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { EXAMPLE_NETWORKS, syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 
 const dir = defaultAsnDb();
 const lookup = createAsnLookup(dir);

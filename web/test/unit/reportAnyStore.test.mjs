@@ -21,7 +21,7 @@ import { CLICKHOUSE_GROUP_BY } from '../../server/clickhouseRunSql.mjs';
 import { GROUP_BY } from '../../report/readReportData.mjs';
 import { ARMS } from '../../report/makeReport.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
-import { mulberry32 } from '../fixtures/syntheticBeacons.mjs';
+import { mulberry32 } from '../../synthetic/syntheticBeacons.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
 import { assertSameReport } from './sameReport.mjs';
 

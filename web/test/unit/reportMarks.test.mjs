@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { writeSyntheticDb } from '../fixtures/syntheticBeacons.mjs';
+import { writeSyntheticDb } from '../../synthetic/syntheticBeacons.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { formatReport } from '../../report/formatReport.mjs';
 import { makeReport } from '../../report/makeReport.mjs';

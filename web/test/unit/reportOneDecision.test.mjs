@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { clickhouseLane } from '../chdb/lane.mjs';
-import { syntheticBeacons } from '../fixtures/syntheticBeacons.mjs';
+import { syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
 import { openStore } from '../../server/store.mjs';

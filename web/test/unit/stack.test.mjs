@@ -152,7 +152,7 @@ describe('store', () => {
   });
 
   test('a mixed database (regions, days, failures, fallbacks, both orders): the view gives each request row the decoder gave, and export nests them', async () => {
-    const { syntheticBeacons } = await import('../fixtures/syntheticBeacons.mjs');
+    const { syntheticBeacons } = await import('../../synthetic/syntheticBeacons.mjs');
     const file = path.join(tmp, `mixed${dbCount++}.sqlite`);
     const all = [...syntheticBeacons({ runs: 400, seed: 5, days: 2 })];
     const store = openStore(file, core);
