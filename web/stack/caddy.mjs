@@ -42,7 +42,7 @@ export async function startCaddy({ text, runDir, ready, certPath, readyTimeoutMs
     await stop();
     throw err;
   }
-  return { pid: child.pid, configPath, logPath, exited, stop };
+  return { pid: child.pid, configPath, logPath, stop };
 }
 
 function caddyExited(message, logPath) {

@@ -3,9 +3,6 @@
 // generator's text moved, and the fault would silently not be there.
 import { NOOP, NOOP_HEADERS } from '../server/originRules.mjs';
 
-/** The fault options of startStack: h3, tao, noopStatus, claimProtocol (and noopDelayMs, served by noopUpstream). */
-export const FAULT_OPTIONS = Object.freeze(['h3', 'tao', 'noopStatus', 'noopDelayMs', 'claimProtocol']);
-
 /**
  * h3 false: the HTTP/3 origins on TCP only (no UDP listener, no Alt-Svc: "UDP blocked"); tao false: no
  * Timing-Allow-Origin; noopStatus: /noop answers this status; noopUpstream: /noop is answered by that loopback port (a

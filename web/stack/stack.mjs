@@ -204,7 +204,7 @@ function beaconRoutes(beacons, collectorUpstream) {
 async function certificate(opts, hosts, runDir) {
   if (opts.certificate) return opts.certificate;
   const names = Object.values(hosts);
-  if (names.every((n) => n.endsWith('.h3probe.test'))) return ensureCerts(...(opts.certDir ? [opts.certDir] : []));
+  if (names.every((n) => n.endsWith('.h3probe.test'))) return ensureCerts();
   const cert = await makeCertificate(runDir, names.map((n) => `DNS:${n}`), { days: 2 });
   return { certPath: path.join(runDir, 'cert.pem'), keyPath: path.join(runDir, 'key.pem'), spki: spkiHash(cert) };
 }
