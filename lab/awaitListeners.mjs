@@ -1,27 +1,24 @@
-// Run inside the server namespace (ip netns exec NS node awaitListeners.mjs JSON): exits 0 once Caddy's HTTPS sites answer
-// on the lab address and its QUIC (UDP) port is held, 1 on timeout. The lab's Caddy cannot be reached from the host.
-import fs from 'node:fs';
-import https from 'node:https';
-import { canBindUdp } from '../web/cli/ports.mjs';
+// Waits for a Caddy that runs in a network namespace, which this process cannot reach: awaitListeners() runs this file
+// inside the namespace (ip netns exec NS node awaitListeners.mjs JSON), where it runs the stack's own waitListening()
+// and exits 0 once every listener answers, 1 at the deadline. Used by the lab and the kit test.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { waitListening } from '../web/stack/caddy.mjs';
 
-const { address, sites, udpPorts, certPath, timeoutMs } = JSON.parse(process.argv[2]);
-const ca = fs.readFileSync(certPath);
-const deadline = Date.now() + timeoutMs;
+const SELF = fileURLToPath(import.meta.url);
 
-const answers = ({ host, port, path }) => new Promise((resolve) => {
-  const req = https.request({ host: address, port, path, servername: host, ca, agent: false, headers: { host: `${host}:${port}` },
-    timeout: 2000 }, (res) => { res.resume(); res.on('end', () => resolve(true)); });
-  req.on('error', () => resolve(false));
-  req.on('timeout', () => req.destroy());
-  req.end();
-});
-
-const checks = [...sites.map((s) => () => answers(s)), ...udpPorts.map((port) => async () => !(await canBindUdp(port, address)))];
-const pending = new Set(checks);
-while (pending.size > 0) {
-  for (const check of [...pending]) if (await check()) pending.delete(check);
-  if (pending.size === 0) break;
-  if (Date.now() > deadline) process.exit(1);
-  await new Promise((r) => setTimeout(r, 50));
+/** ready: {sites: [{host, port, path}], udpPorts, certPath}, as startCaddy's waitReady gets it; address: in namespace ns. */
+export async function awaitListeners({ ns, address, ready, timeoutMs }) {
+  try {
+    await promisify(execFile)('ip', ['netns', 'exec', ns, process.execPath, SELF, JSON.stringify({ ...ready, address, timeoutMs })],
+      { timeout: timeoutMs + 5000 });
+  } catch {
+    throw new Error(`caddy in namespace ${ns} did not answer on ${address} within ${timeoutMs} ms`);
+  }
 }
-process.exit(0);
+
+if (process.argv[1] === SELF) {
+  const spec = JSON.parse(process.argv[2]);
+  waitListening(spec, spec.timeoutMs).then(() => process.exit(0), () => process.exit(1));
+}

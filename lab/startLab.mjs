@@ -1,20 +1,17 @@
 // Starts the whole lab: namespaces with TUN devices, the relay between them, Caddy in the server namespace, and a Chromium
 // launcher for the client namespace. stop() removes all of it, also on SIGINT/SIGTERM and (synchronously) on exit.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { HOSTS, chromiumArgs, startStack } from '../web/stack/stack.mjs';
 import { CHROMIUM_PATH, launchChromium } from '../web/cli/chromium.mjs';
 import { addClientAddress, createLabNetwork, removeLabNetwork, useClientAddress } from './createLabNetwork.mjs';
 import { startRelay } from './startRelay.mjs';
 import { edgeHeaders } from './edgeHeaders.mjs';
 import { startLabCollector } from './startLabCollector.mjs';
+import { awaitListeners } from './awaitListeners.mjs';
 import { hookSignals, once } from '../web/stack/hookSignals.mjs';
 
-const execFileP = promisify(execFile);
-const AWAIT_LISTENERS = path.join(path.dirname(new URL(import.meta.url).pathname), 'awaitListeners.mjs');
 // Fixed ports are safe: nothing else listens inside the lab's own server namespace.
 const PORTS = Object.freeze({ page: 8443, h2: 8444, h3: 8445, h2b: 8446, h3b: 8447, collector: 8480 });
 
@@ -111,14 +108,5 @@ export async function startLab({ prefix = 'h3lab', link = { rttMs: 0, loss: 0 },
   } catch (err) {
     await stop();
     throw err;
-  }
-}
-
-async function awaitListeners({ ns, address, ready: { sites, udpPorts, certPath }, timeoutMs }) {
-  const spec = { address, certPath, timeoutMs, udpPorts, sites };
-  try {
-    await execFileP('ip', ['netns', 'exec', ns, process.execPath, AWAIT_LISTENERS, JSON.stringify(spec)], { timeout: timeoutMs + 5000 });
-  } catch {
-    throw new Error(`caddy in namespace ${ns} did not answer on ${address} within ${timeoutMs} ms`);
   }
 }

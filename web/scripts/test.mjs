@@ -7,6 +7,7 @@
 // test skipped for want of its environment fails the run.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { engineMissing, ENGINES } from '../cli/browsers.mjs';
 import { repoRoot } from '../stack/paths.mjs';
@@ -15,6 +16,7 @@ import { runSuite } from './runSuite.mjs';
 import { CLICKHOUSE_ENGINE_ENV } from '../launch/clickhouse.mjs';
 
 const HOST_TESTS = path.join(repoRoot, 'build/native/h3probe_host_tests');
+const FILE_TIMES = path.join(repoRoot, 'web/scripts/fileTimes.mjs');
 const BENCH_TIMEOUT_MS = 5 * 60_000; // a tiny bench takes under a minute; five is a hang on a loaded machine
 
 // A skip reason that names a missing environment (root, a browser, a build) rather than a case a browser cannot express.
@@ -34,6 +36,16 @@ function chdbLaneFiles() {
   return files;
 }
 
+// A node --test suite: TAP on stdout (counted by parseTap), and each file's wall time (fileTimes.mjs) into a file of its own.
+function nodeTest(name, paths, env = {}) {
+  const times = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-file-times-')), 'times.ndjson');
+  return {
+    name, cmd: process.execPath, env, parse: parseTap, times,
+    args: ['--test', '--test-reporter=tap', '--test-reporter-destination=stdout', `--test-reporter=${FILE_TIMES}`,
+      `--test-reporter-destination=${times}`, '--test-concurrency=1', ...paths],
+  };
+}
+
 const benches = Object.keys(JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).scripts)
   .filter((name) => name.startsWith('bench:'));
 
@@ -45,23 +57,14 @@ const suites = [
   // The same host tests and each fuzz target built with ASan + UBSan; each target one test: it passes if a bounded run
   // (seconds per target, from the committed seeds) finds no crash and no broken invariant.
   { name: 'sanitizers (host tests; libFuzzer, 15 s per target)', cmd: 'bash', args: ['web/scripts/fuzz.sh', '--host-tests', '15'], parse: parseFuzz },
-  { name: 'unit (node --test)', cmd: process.execPath, args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/unit/'], parse: parseTap },
+  nodeTest('unit (node --test)', ['web/test/unit/']),
   // The ClickHouse tests once more on the current engine (chdb, ClickHouse 26.x; web/test/chdb/lane.mjs): every unit
   // test file that takes its servers from the lane.
-  {
-    name: 'unit, ClickHouse tests on the current engine (chdb)', cmd: process.execPath, env: { [CLICKHOUSE_ENGINE_ENV]: 'chdb' },
-    args: ['--test', '--test-reporter=tap', '--test-concurrency=1', ...chdbLaneFiles()], parse: parseTap,
-  },
-  {
-    name: 'end-to-end (Chromium, Firefox, WebKitGTK + Caddy + SQLite)', cmd: process.execPath,
-    args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'web/test/e2e/'], parse: parseTap,
-  },
+  nodeTest('unit, ClickHouse tests on the current engine (chdb)', chdbLaneFiles(), { [CLICKHOUSE_ENGINE_ENV]: 'chdb' }),
+  nodeTest('end-to-end (Chromium, Firefox, WebKitGTK + Caddy + SQLite)', ['web/test/e2e/']),
   // The lab's own tests (lab/test/): its settings and field profiles, then the lab itself (network namespaces, the
   // relay, the stack's Caddy and Chromium in them; root). Its C++ (the delay line) runs in the host suite.
-  {
-    name: 'lab (namespaces, relay, Caddy, Chromium)', cmd: process.execPath,
-    args: ['--test', '--test-reporter=tap', '--test-concurrency=1', 'lab/test/'], parse: parseTap,
-  },
+  nodeTest('lab (namespaces, relay, Caddy, Chromium)', ['lab/test/']),
   ...benches.map((name) => ({
     // A tiny bench checks that the bench's path runs, not its figures. One that hangs is ended, diagnosed, and run once
     // more; the closing lines say so. (bench:report hung at start in 1 run of 23 until the core compiled synchronously,
@@ -146,6 +149,21 @@ for (const suite of suites.filter((s) => !only.length || only.some((prefix) => s
   skips.push(...counts.skipped.map((s) => ({ ...s, suite: suite.name })));
   lines.push(`${suite.name}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped.length} skipped, ${Math.round(seconds)} s` +
     `${typeof code === 'string' ? ` (${code})` : ''}${again}`);
+  if (suite.times) lines.push(...fileTimesLines(suite.times));
+}
+
+// The files of a node --test suite that took 10 s or more, slowest first, and what the others took together.
+function fileTimesLines(file) {
+  let entries = [];
+  try {
+    entries = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  } catch {
+    return ['  (no file times)'];
+  }
+  const slow = entries.filter((e) => e.seconds >= 10).sort((a, b) => b.seconds - a.seconds);
+  const rest = entries.filter((e) => e.seconds < 10);
+  return [...slow.map((e) => `  ${Math.round(e.seconds)} s  ${path.relative(repoRoot, e.file)} (${e.tests} tests)`),
+    `  ${Math.round(rest.reduce((t, e) => t + e.seconds, 0))} s  the other ${rest.length} files`];
 }
 
 const wrongSkips = environmentGaps.length ? [] : skips.filter((s) => ENVIRONMENT_SKIP.test(s.reason));

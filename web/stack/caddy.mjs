@@ -13,7 +13,8 @@ export class CaddyError extends Error {}
  * text: the Caddyfile; runDir: where it, Caddy's log and its XDG folders go; ready: {sites: [{host, port, path}],
  * udpPorts: [port]} that must answer (over TLS with certPath as the CA) or be held before Caddy counts as started;
  * readyTimeoutMs; commandPrefix: argv put before `caddy` (the lab: ['ip', 'netns', 'exec', NS]); waitReady: async
- * (ready, timeoutMs) replacing the loopback check, for a Caddy whose listeners this process cannot reach.
+ * (ready, timeoutMs) replacing waitListening() here, for a Caddy whose listeners this process cannot reach (the lab's
+ * namespaces: lab/awaitListeners.mjs runs waitListening() inside one).
  * Throws CaddyError with the log's tail when Caddy exits before it is ready (portTaken: a listener's port was taken).
  */
 export async function startCaddy({ text, runDir, ready, certPath, readyTimeoutMs = 15_000, commandPrefix = [], waitReady }) {
@@ -34,7 +35,7 @@ export async function startCaddy({ text, runDir, ready, certPath, readyTimeoutMs
 
   try {
     await Promise.race([
-      (waitReady ?? waitLoopback)({ ...ready, certPath }, readyTimeoutMs),
+      (waitReady ?? waitListening)({ ...ready, certPath }, readyTimeoutMs),
       exited.then(({ code, signal }) => { throw caddyExited(`caddy exited (${code ?? signal}) before it was ready`, logPath); }),
       spawnFailed.then((err) => { throw new CaddyError(`caddy could not be started (is Caddy 2.6+ installed?): ${err.message}`); }),
     ]);
@@ -52,12 +53,16 @@ function caddyExited(message, logPath) {
   return err;
 }
 
-async function waitLoopback({ sites, udpPorts = [], certPath }, timeoutMs) {
+/**
+ * Resolves once every site answers over TLS (certPath the CA) at address and every UDP port there is held by another
+ * process; throws CaddyError at the deadline.
+ */
+export async function waitListening({ sites, udpPorts = [], certPath, address = '127.0.0.1' }, timeoutMs) {
   const ca = fs.readFileSync(certPath);
   const deadline = Date.now() + timeoutMs;
-  const checks = sites.map((s) => until(deadline, async () => (await statusOf(ca, s)) !== 0, `${s.host}:${s.port}`));
+  const checks = sites.map((s) => until(deadline, async () => (await statusOf(ca, s, address)) !== 0, `${s.host}:${s.port}`));
   // QUIC cannot be spoken from Node 20; a UDP port that can no longer be bound shows Caddy's listener is up.
-  for (const port of udpPorts) checks.push(until(deadline, async () => !(await canBindUdp(port)), `udp ${port}`));
+  for (const port of udpPorts) checks.push(until(deadline, async () => !(await canBindUdp(port, address)), `udp ${address}:${port}`));
   await Promise.all(checks);
 }
 
@@ -68,11 +73,11 @@ async function until(deadline, probe, what) {
   }
 }
 
-/** The status of GET https://host:port/path sent to loopback, trusting ca (0: no answer). */
-export function statusOf(ca, { host, port, path: p }) {
+/** The status of GET https://host:port/path sent to address (loopback by default), trusting ca (0: no answer). */
+export function statusOf(ca, { host, port, path: p }, address = '127.0.0.1') {
   return new Promise((resolve) => {
     const req = https.request(
-      { host: '127.0.0.1', port, path: p, servername: host, ca, agent: false, headers: { host: `${host}:${port}` }, timeout: 2000 },
+      { host: address, port, path: p, servername: host, ca, agent: false, headers: { host: `${host}:${port}` }, timeout: 2000 },
       (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); },
     );
     req.on('error', () => resolve(0));

@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { spkiHash } from '../../cli/certificate.mjs';
 import { chromiumArgs } from '../../stack/stack.mjs';
 import { startCaddy as startStackCaddy } from '../../stack/caddy.mjs';
+import { awaitListeners } from '../../../lab/awaitListeners.mjs';
 import { CHROMIUM_PATH, launchChromium } from '../../cli/chromium.mjs';
 import { ENGINES, engineMissing, openTab } from '../../cli/browsers.mjs';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
@@ -27,7 +28,6 @@ const { serverProtocols: SERVER_PROTOCOLS, serverTimingProtocol } = (await loadH
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../..');
 const BIN = path.join(ROOT, 'web/bin/h3probe.mjs');
-const AWAIT_LISTENERS = path.join(ROOT, 'lab/awaitListeners.mjs');
 const NS = 'h3kit-e2e'; // not the lab's h3lab-*: the two tests never touch each other's namespaces
 const NETNS_ETC = `/etc/netns/${NS}`;
 // 198.18.0.0/15 is set aside for benchmarks; these addresses exist only inside the test's namespace.
@@ -228,12 +228,10 @@ describe('production kit (h3probe origins + collector, Caddy and Chromium in a n
       // The stack's startCaddy, inside the namespace; each site on its own address, checked from inside it.
       caddy = await startStackCaddy({
         text, runDir, commandPrefix: ['ip', 'netns', 'exec', NS], certPath: certs.caPath, ready: {},
-        waitReady: () => Promise.all(Object.entries(SITES).map(([key, s]) => new Promise((resolve, reject) => {
-          const spec = { address: s.address, certPath: certs.caPath, timeoutMs: 15000, udpPorts: key === 'h3' ? [443] : [],
-            sites: [{ host: s.host, port: 443, path: key === 'collector' ? '/beacon' : key === 'page' ? '/' : '/noop' }] };
-          const p = spawn('ip', ['netns', 'exec', NS, process.execPath, AWAIT_LISTENERS, JSON.stringify(spec)], { stdio: 'ignore' });
-          p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${s.host} (${s.address}) not ready:\n${tail(runDir, 'caddy.log')}`))));
-        }))),
+        waitReady: () => Promise.all(Object.entries(SITES).map(([key, s]) => awaitListeners({ ns: NS, address: s.address, timeoutMs: 15000,
+          ready: { certPath: certs.caPath, udpPorts: key === 'h3' ? [443] : [],
+            sites: [{ host: s.host, port: 443, path: key === 'collector' ? '/beacon' : key === 'page' ? '/' : '/noop' }] } })
+          .catch((err) => { throw new Error(`${s.host} (${s.address}) not ready: ${err.message}\n${tail(runDir, 'caddy.log')}`); }))),
       });
       caddyPid = caddy.pid;
     }
