@@ -26,7 +26,6 @@ const { values: args } = parseArgs({
     duration: { type: 'string' },
     rounds: { type: 'string' },
     warmup: { type: 'string' },
-    workers: { type: 'string', default: '1' },
     stores: { type: 'string', default: 'sqlite,clickhouse' },
     'rate-share': { type: 'string', default: '0.8' },
     tiny: { type: 'boolean', default: false },
@@ -98,7 +97,7 @@ function drive(port, seconds, beacons, overallRate) {
 let clickhouse = null;  // the server the ClickHouse collector writes to
 let cluster = null;
 const sides = { bare: start(['-e', BARE]) };
-const collectorArgs = ['web/bin/h3probe.mjs', 'collector', '--port', '0', '--workers', args.workers, '--rate-limit', '0'];
+const collectorArgs = ['web/bin/h3probe.mjs', 'collector', '--port', '0', '--rate-limit', '0'];
 if (stores.includes('sqlite')) sides.sqlite = start([...collectorArgs, '--store', `sqlite:${path.join(dir, 'beacons.sqlite')}`]);
 if (stores.includes('clickhouse')) {
   let query = '';
@@ -159,7 +158,7 @@ const exits = {};
 for (const side of names) exits[side] = await stop(sides[side].child);
 
 console.log(`\nbeacon ${bytes} bytes; ${connections} connections, ${rounds} × ${duration} s per side (warm-up ${warmup} s), ` +
-  `collector workers ${args.workers}; ${os.cpus().length} CPUs (${os.cpus()[0].model}), node ${process.version}`);
+  `${os.cpus().length} CPUs (${os.cpus()[0].model}), node ${process.version}`);
 const bareRate = rate('bare');
 for (const side of names) {
   const label = { bare: 'bare node http (204)', sqlite: 'collector, SQLite', clickhouse: 'collector, ClickHouse' }[side];
@@ -167,7 +166,7 @@ for (const side of names) {
   console.log(`${`${label}:`.padEnd(23)} ${rate(side).toFixed(0)} req/s${share}, p50 ${median(side, 'p50')} ms, p99 ${median(side, 'p99')} ms; ` +
     `at ${Math.round(100 * rateShare)} % (${paced[side].target}/s): ${paced[side].rate.toFixed(0)}/s, p50 ${paced[side].p50} ms, p99 ${paced[side].p99} ms`);
 }
-console.log(`targets: SQLite ≥ 50 % of bare; ClickHouse ≥ 2,000 beacons/s per worker (a cluster: ≥ 1,000), ≤ 2 inserts/s per table; `
+console.log(`targets: SQLite ≥ 50 % of bare; ClickHouse ≥ 2,000 beacons/s (a ClickHouse cluster: ≥ 1,000), ≤ 2 inserts/s per table; `
   + `p99 ≤ 50 ms at 80 %${cluster ? `; ClickHouse: cluster of ${args.cluster} (shards × replicas)` : ''}`);
 console.log(`load average (1/5/15 min): before ${loadBefore}, after ${loadAfter}`);
 

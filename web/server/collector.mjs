@@ -16,48 +16,26 @@ const MAX_DRAIN = 4 * 1024 * 1024;
 const DEFAULTS = defaultOptions();
 
 /**
- * The store and rate limit of one process (a single-process service, the tests, the dev stack). A cluster worker gets a
- * backend with the same methods that asks the primary process instead (collectorService.mjs). report:
- * createReportService()'s options and rateLimit, rateBurst.
- */
-export function localBackend({ store, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst, report = null }) {
-  const limiter = createRateLimiter({ perMinute: rateLimit, burst: rateBurst });
-  const reports = report && createReportService(report);
-  const reportLimiter = report && createRateLimiter({ perMinute: report.rateLimit ?? DEFAULTS.reportRateLimit, burst: report.rateBurst ?? DEFAULTS.reportRateBurst });
-  return {
-    take: (key) => limiter.take(key),
-    store: (decoded, meta) => store.queueBeacon(decoded, meta),
-    health: () => store.checkWritable(),
-    countRuns: () => store.countRuns(),
-    takeReport: (key) => reportLimiter.take(key),
-    report: (search) => reports.report(search),
-    metrics: null,
-  };
-}
-
-/**
  * store: from openStore(); core: the Node module (loadH3probeNode()): its decodeBeacon(text) validates a beacon and
  * returns the rows to store ({ok: true, run, requests} | {ok: false, error}), and its limits bound the body size.
  * location: the createClientLocator() options (trustedProxies, countryHeaders, countryDb, lookupCountry, asnDb,
  * lookupNetwork); env vars otherwise.
  * The other options are collectorOptions.mjs's (path, allowedOrigins, rateLimit, rateBurst, maxConnections, and the
- * timeouts in seconds); backend replaces store (cluster workers); now: the clock that stamps each beacon's receivedAt,
- * in ms (default the time; tests: a store received over several days). report: {token, store (a --store spec), maxAge,
- * rateLimit, rateBurst, now}, the report* options (with a backend: {token}); without it, no report routes.
+ * timeouts in seconds); now: the clock that stamps each beacon's receivedAt, in ms (default the time; tests: a store
+ * received over several days). report: {token, store (a --store spec), maxAge, rateLimit, rateBurst, now}, the report*
+ * options; without it, no report routes.
  */
 export async function startCollector({
-  port = 0, host = '127.0.0.1', store, core, location = {}, backend,
+  port = 0, host = '127.0.0.1', store, core, location = {},
   path = DEFAULTS.path, allowedOrigins = DEFAULTS.allowedOrigins, rateLimit = DEFAULTS.rateLimit, rateBurst = DEFAULTS.rateBurst,
   maxConnections = DEFAULTS.maxConnections, headersTimeout = DEFAULTS.headersTimeout, requestTimeout = DEFAULTS.requestTimeout,
   keepAliveTimeout = DEFAULTS.keepAliveTimeout, now = Date.now, report = null,
 }) {
-  if ((!store && !backend) || typeof core?.decodeBeacon !== 'function') throw new Error('startCollector needs a store and the Node module');
+  if (!store || typeof core?.decodeBeacon !== 'function') throw new Error('startCollector needs a store and the Node module');
   if (headersTimeout > requestTimeout) throw new Error('headersTimeout must not be longer than requestTimeout');
   if (report && Object.hasOwn(REPORT_ROUTES, path)) throw new Error(`the beacon path ${path} is one of the report's routes`);
   if (report && !report.token) throw new Error('the live report needs its token');
-  backend ??= localBackend({ store, rateLimit, rateBurst,
-    report: report && { store: report.store, maxAge: report.maxAge ?? DEFAULTS.reportMaxAge, rateLimit: report.rateLimit,
-      rateBurst: report.rateBurst, schema: core.schema(), ...(report.now ? { now: report.now } : {}) } });
+  const limiter = createRateLimiter({ perMinute: rateLimit, burst: rateBurst });
   const maxBody = core.schema().limits.maxBeaconBytes;
   const locate = createClientLocator(location);
   const metrics = createMetrics();
@@ -107,7 +85,10 @@ export async function startCollector({
   }
 
   // Reports are rate-limited per client network like beacons, loopback included: a report is a computation.
-  const serveReport = report && reportRoutes({ token: report.token, backend, reply, readBody,
+  const serveReport = report && reportRoutes({ token: report.token, reply, readBody,
+    reports: createReportService({ store: report.store, maxAge: report.maxAge ?? DEFAULTS.reportMaxAge, schema: core.schema(),
+      now: report.now }),
+    limiter: createRateLimiter({ perMinute: report.rateLimit ?? DEFAULTS.reportRateLimit, burst: report.rateBurst ?? DEFAULTS.reportRateBurst }),
     clientKey: (req) => networkKey(locate.client(req).address) });
 
   async function handle(req, res) {
@@ -115,7 +96,9 @@ export async function startCollector({
     const url = q < 0 ? req.url : req.url.slice(0, q);
     if (url !== path) {
       if (req.method === 'GET' && url === '/healthz') return healthz(res);
-      if (req.method === 'GET' && url === '/metrics') return sendMetrics(res);
+      if (req.method === 'GET' && url === '/metrics') {
+        return reply(res, 200, renderMetrics(metrics), { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
+      }
       if (serveReport && Object.hasOwn(REPORT_ROUTES, url)) return serveReport(req, res, url, q < 0 ? '' : req.url.slice(q + 1));
       return reply(res, 404, 'not found');
     }
@@ -134,7 +117,7 @@ export async function startCollector({
     // The limit is taken before the body is read or decoded, so a flood costs little. Local clients are the operator's.
     const client = locate.client(req);
     if (!isLoopback(client.address)) {
-      const taken = await backend.take(networkKey(client.address));
+      const taken = limiter.take(networkKey(client.address));
       if (!taken.ok) {
         return reject(res, 'rate_limited', 429, 'too many beacons from your network',
           { ...corsHeaders, 'Retry-After': String(taken.retryAfter) });
@@ -158,7 +141,7 @@ export async function startCollector({
       // Only the country, region and network leave this function: the address itself is never stored.
       const { country, region, asn, asOrg } = locate(req, client);
       const { browser, browserMajor } = browserFor(req.headers);
-      ({ duplicate } = await backend.store(decoded,
+      ({ duplicate } = await store.queueBeacon(decoded,
         { receivedAt: new Date(now()).toISOString(), region, country, asn, asOrg, browser, browserMajor }));
     } catch (err) {
       return reject(res, 'store_error', 500, `could not store beacon: ${err.message}`, corsHeaders);
@@ -176,7 +159,7 @@ export async function startCollector({
   async function healthz(res) {
     let health;
     try {
-      health = await backend.health();
+      health = await store.checkWritable();
     } catch (err) {
       health = { ok: false, error: err.message };
     }
@@ -185,18 +168,9 @@ export async function startCollector({
       { 'Content-Type': 'application/json' });
   }
 
-  async function sendMetrics(res) {
-    try {
-      const all = backend.metrics ? await backend.metrics() : metrics;
-      reply(res, 200, renderMetrics(all), { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
-    } catch (err) {
-      reply(res, 500, `metrics unavailable: ${err.message}`);
-    }
-  }
-
   function notify() {
     if (waiters.size === 0) return;
-    const runs = backend.countRuns();
+    const runs = store.countRuns();
     for (const w of waiters) if (runs >= w.n) w.done();
   }
 
@@ -207,7 +181,7 @@ export async function startCollector({
 
   return {
     port: server.address().port,
-    /** This process's metrics (createMetrics()): a snapshot is the object itself. */
+    /** The metrics (createMetrics()) /metrics exposes: a snapshot is the object itself. */
     metrics,
     /** Resolves with the run count once at least n runs are stored; rejects after timeoutMs. */
     waitForRuns(n, timeoutMs = 10_000) {
@@ -215,9 +189,9 @@ export async function startCollector({
         const w = { n };
         const timer = setTimeout(() => {
           waiters.delete(w);
-          reject(new Error(`waited ${timeoutMs} ms for ${n} runs, have ${backend.countRuns()} (accepted ${metrics.accepted}, duplicate ${metrics.duplicate}, rejected ${JSON.stringify(metrics.rejected)})`));
+          reject(new Error(`waited ${timeoutMs} ms for ${n} runs, have ${store.countRuns()} (accepted ${metrics.accepted}, duplicate ${metrics.duplicate}, rejected ${JSON.stringify(metrics.rejected)})`));
         }, timeoutMs);
-        w.done = () => { clearTimeout(timer); waiters.delete(w); resolve(backend.countRuns()); };
+        w.done = () => { clearTimeout(timer); waiters.delete(w); resolve(store.countRuns()); };
         waiters.add(w);
         notify();
       });

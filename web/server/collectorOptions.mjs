@@ -1,7 +1,6 @@
 // The collector service's options, in one table: `h3probe collector` parses its flags from it, validates a --config file
 // against it, prints --help from it, and docs/collector.md's options table is checked against it by a unit test.
 import fs from 'node:fs';
-import os from 'node:os';
 import { DEFAULT_COUNTRY_HEADERS, parseTrustedProxies } from './clientLocator.mjs';
 import { DEFAULT_DB } from './store.mjs';
 import { redactStoreUrl } from './clickhouseConnection.mjs';
@@ -43,15 +42,13 @@ export const COLLECTOR_OPTIONS = Object.freeze([
     help: 'beacons per minute per client network (IPv4 /24, IPv6 /48); 0 turns the limit off' },
   { name: 'rateBurst', type: 'int', default: 120, check: int(1, 1e9), help: 'beacons a client network may send at once before the rate applies' },
   { name: 'maxConnections', type: 'int', default: 1024, check: int(1, 1e7),
-    help: 'open connections for the whole service (split evenly across workers); more are closed at once' },
+    help: 'open connections; more are closed as they are accepted' },
   { name: 'headersTimeout', type: 'number', default: 10, check: num(0.1, 600),
     help: 'seconds a client has from connecting to send complete request headers' },
   { name: 'requestTimeout', type: 'number', default: 10, check: num(0.1, 600), help: 'seconds a client has to send a whole request' },
   { name: 'keepAliveTimeout', type: 'number', default: 5, check: num(0.1, 600), help: 'seconds an idle keep-alive connection is kept' },
   { name: 'drainTimeout', type: 'number', default: 10, check: num(0.1, 3600),
     help: 'seconds SIGTERM waits for in-flight beacons before forcing exit (code 1)' },
-  { name: 'workers', type: 'int', default: 1, check: int(0, 256),
-    help: 'HTTP worker processes (0: one per CPU); beyond 1 the primary process owns the database and the rate limit' },
   { name: 'reportTokenFile', type: 'string', default: '',
     help: 'file of the token GET /report, /report.json and /report.txt need; empty: no such routes' },
   { name: 'reportMaxAge', type: 'number', default: 300, check: num(1, 86400),
@@ -165,12 +162,5 @@ export function parseCollectorArgs(argv, { readFile = (f) => fs.readFileSync(f, 
     try { json = JSON.parse(text); } catch (err) { throw new OptionsError(`--config ${configFile}: not JSON: ${err.message}`); }
     config = validateConfig(json, `--config ${configFile}`);
   }
-  return { options: resolveOptions({ ...config, ...flags }) };
-}
-
-/** Defaults filled in, workers 0 → the CPU count. */
-function resolveOptions(partial = {}) {
-  const options = { ...defaultOptions(), ...partial };
-  if (options.workers === 0) options.workers = os.availableParallelism?.() ?? os.cpus().length;
-  return options;
+  return { options: { ...defaultOptions(), ...config, ...flags } };
 }

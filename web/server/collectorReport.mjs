@@ -120,8 +120,11 @@ const REFUSED_PAGE = `<!doctype html><html lang="en"><meta charset="utf-8"><meta
 <button type="submit">Open the report</button></form>
 <p>Your browser keeps a cookie for this report for ${REPORT_COOKIE_MAX_AGE / 86400} days. Scripts send Authorization: Bearer TOKEN.</p>\n`;
 
-/** The routes' handler(req, res, route, search); backend: takeReport(key), report(search); reply, readBody: the collector's. */
-export function reportRoutes({ token, backend, clientKey, reply, readBody }) {
+/**
+ * The routes' handler(req, res, route, search); reports: createReportService(); limiter: the report requests' rate
+ * limit (createRateLimiter()); reply, readBody: the collector's.
+ */
+export function reportRoutes({ token, reports, limiter, clientKey, reply, readBody }) {
   const answer = (res, status, text, headers = {}) => reply(res, status, text, { ...REPORT_HEADERS, ...headers });
   const refuse = (res, format) => answer(res, 401, format === 'html' ? REFUSED_PAGE : REFUSED,
     { 'Content-Type': TYPES[format === 'html' ? 'html' : 'text'], 'WWW-Authenticate': 'Bearer realm="h3probe report"' });
@@ -137,12 +140,12 @@ export function reportRoutes({ token, backend, clientKey, reply, readBody }) {
     const allow = format === 'html' ? 'GET, HEAD, POST' : 'GET, HEAD';
     if (!allow.split(', ').includes(req.method)) return answer(res, 405, 'method not allowed\n', { Allow: allow });
     // Before the token check: a guess costs a request.
-    const taken = await backend.takeReport(clientKey(req));
+    const taken = limiter.take(clientKey(req));
     if (!taken.ok) return answer(res, 429, 'too many report requests from your network\n', { 'Retry-After': String(taken.retryAfter) });
     if (req.method === 'POST') return tokenForm(req, res, search);
     if (!authorized(req)) return refuse(res, format);
     let made;
-    try { made = await backend.report(search); } catch (err) { made = { status: 500, error: `the report failed: ${oneLine(err)}` }; }
+    try { made = await reports.report(search); } catch (err) { made = { status: 500, error: `the report failed: ${oneLine(err)}` }; }
     if (made.status !== 200) return answer(res, made.status, `${made.error}\n`, made.retryAfter ? { 'Retry-After': String(made.retryAfter) } : {});
     return answer(res, 200, format === 'text' ? `${made.text}\n` : made[format],
       { 'Content-Type': TYPES[format], 'Last-Modified': new Date(made.generatedAt).toUTCString() });

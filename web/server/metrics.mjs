@@ -1,5 +1,5 @@
-// The collector's metrics: names, help and types in one list; counters kept as plain numbers per process; snapshots that
-// add up across cluster workers; rendering in the Prometheus text exposition format (version 0.0.4).
+// The collector's metrics: names, help and types in one list; counters kept as plain numbers; rendering in the
+// Prometheus text exposition format (version 0.0.4).
 
 const REJECT_REASONS = Object.freeze(['invalid', 'too_large', 'rate_limited', 'origin', 'method', 'store_error']);
 // Seconds, from a beacon request's arrival to its answer.
@@ -23,11 +23,10 @@ export const METRICS = Object.freeze({
     help: "Stored runs whose core ran in its Worker (context.run_context worker): with the main-thread runs, the share of runs off the page's main thread." },
   mainThreadRuns: { name: 'h3probe_main_thread_runs_total', type: 'counter', label: 'reason',
     help: "Stored runs whose core ran on the page's main thread (context.run_context main), by why they left the Worker (core schema workerFallbackReasons; unknown from a module older than the reason); a reason appears once counted." },
-  connections: { name: 'h3probe_open_connections', type: 'gauge', help: 'Open client connections, all workers.' },
-  workers: { name: 'h3probe_workers', type: 'gauge', help: 'HTTP worker processes that answered this scrape.' },
+  connections: { name: 'h3probe_open_connections', type: 'gauge', help: 'Open client connections.' },
 });
 
-/** A fresh set of counters (a plain object, so a snapshot is itself and travels over IPC as JSON). */
+/** A fresh set of counters (a plain object: a snapshot is the object itself). */
 export function createMetrics() {
   return {
     accepted: 0,
@@ -42,7 +41,6 @@ export function createMetrics() {
     workerRuns: 0,
     mainThreadRuns: {}, // reason → count
     connections: 0,
-    workers: 1,
   };
 }
 
@@ -74,24 +72,6 @@ export function countStored(m, { run, requests }) {
   }
 }
 
-/** Sum of snapshots (cluster workers) as one. */
-export function mergeMetrics(list) {
-  const total = createMetrics();
-  total.workers = 0;
-  for (const m of list) {
-    for (const k of ['accepted', 'duplicate', 'latencyCount', 'latencySum', 'treatmentCompleted', 'treatmentFallback', 'workerRuns',
-      'connections', 'workers']) {
-      total[k] += m[k] ?? 0;
-    }
-    for (const r of REJECT_REASONS) total.rejected[r] += m.rejected[r] ?? 0;
-    for (const k of ['loadErrors', 'mainThreadRuns']) {
-      for (const [r, n] of Object.entries(m[k] ?? {})) total[k][r] = (total[k][r] ?? 0) + n;
-    }
-    m.latencyBuckets.forEach((n, i) => { total.latencyBuckets[i] += n; });
-  }
-  return total;
-}
-
 const num = (v) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(12))));
 
 /** Prometheus text exposition (Content-Type: text/plain; version=0.0.4). */
@@ -118,7 +98,7 @@ export function renderMetrics(m) {
   }
   head(METRICS.workerRuns);
   out.push(`${METRICS.workerRuns.name} ${m.workerRuns}`);
-  for (const k of ['treatmentCompleted', 'treatmentFallback', 'connections', 'workers']) {
+  for (const k of ['treatmentCompleted', 'treatmentFallback', 'connections']) {
     head(METRICS[k]);
     out.push(`${METRICS[k].name} ${m[k]}`);
   }

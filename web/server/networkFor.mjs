@@ -173,8 +173,8 @@ export function createAsnLookup(dir = defaultAsnDb()) {
   return loaded.get(key);
 }
 
-// The lookups read so far, by directory: a process that starts several collectors (cluster workers start one each, tests
-// many) reads the tables once.
+// The lookups read so far, by directory: a process that starts several collectors (the tests start many) reads the
+// tables once.
 const loaded = new Map();
 
 function readTables(dir) {

@@ -18,12 +18,12 @@ after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 describe('collector options', () => {
   test('defaults, a --config file, and flags over it', () => {
     const file = path.join(tmp, 'c.json');
-    fs.writeFileSync(file, JSON.stringify({ port: 9000, rateLimit: 30, allowedOrigins: ['https://a.example'], workers: 2 }));
+    fs.writeFileSync(file, JSON.stringify({ port: 9000, rateLimit: 30, allowedOrigins: ['https://a.example'], drainTimeout: 30 }));
     const { options } = parseCollectorArgs(['--config', file, '--port=9001', '--allowed-origins', 'https://b.example,https://c.example']);
     assert.equal(options.port, 9001);
     assert.equal(options.rateLimit, 30);
     assert.deepEqual(options.allowedOrigins, ['https://b.example', 'https://c.example']);
-    assert.equal(options.workers, 2);
+    assert.equal(options.drainTimeout, 30);
     assert.equal(options.path, '/beacon');
     assert.equal(options.headersTimeout, 10);
     assert.deepEqual(parseCollectorArgs(['-h']), { help: true });
@@ -35,6 +35,9 @@ describe('collector options', () => {
       return files[f];
     } }), (err) => err instanceof OptionsError && re.test(err.message));
     bad(['--nope', '1'], /unknown option --nope/);
+    // The cluster mode is gone: its option is refused, not ignored.
+    bad(['--workers', '2'], /unknown option --workers/);
+    bad(['--config', 'c.json'], /unknown option "workers"/, { 'c.json': '{"workers": 1}' });
     bad(['--port', '70000'], /port.*integer from 0 to 65535/);
     bad(['--port'], /--port needs a value/);
     bad(['--rate-limit', 'fast'], /rateLimit/);

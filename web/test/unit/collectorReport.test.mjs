@@ -2,8 +2,8 @@
 // without a token file; 401 for a missing or wrong token, the same body whatever the store holds; with the token the
 // text, JSON and HTML of `h3probe report --html --json` on the same store; no CORS allowance for another origin; the
 // token form's cookie; the cache and its window (a test clock, no sleeping); the rate limit apart from the beacons';
-// bad queries 400; a failing report 500 while beacons are still taken; the service's flags, in one process and in a
-// cluster. (The limits docs/collector.md states, without the build: collectorReportLimits.test.mjs.)
+// bad queries 400; a failing report 500 while beacons are still taken; the service's flags. (The limits
+// docs/collector.md states, without the build: collectorReportLimits.test.mjs.)
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -296,24 +296,22 @@ describe('h3probe collector --report-token-file', () => {
     }
   });
 
-  for (const workers of [1, 2]) {
-    test(`${workers} worker${workers > 1 ? 's (the primary makes and caches the reports)' : ''}: the report behind the token, never the token in the log`, { timeout: 120_000 }, async () => {
-      const file = copyOf(dbPath, `service-${workers}.sqlite`);
-      const s = await service(['--db', file, '--workers', String(workers), '--report-token-file', tokenFile, '--report-max-age', '600']);
-      try {
-        assert.equal(s.listening.report, '/report (token required)');
-        assert.equal((await request(s.port, '/report.txt')).status, 401);
-        const a = await request(s.port, '/report.json', { headers: bearer() });
-        const b = await request(s.port, '/report.json', { headers: bearer() });
-        assert.equal(a.status, 200, a.body);
-        assert.equal(JSON.parse(b.body).generatedAt, JSON.parse(a.body).generatedAt, 'one cache for every worker');
-        const text = await request(s.port, '/report.txt', { headers: bearer() });
-        assert.match(text.body, /^h3probe report: network_ms, 600 stored runs/);
-        assert.equal((await request(s.port, '/report.txt?by=x', { headers: bearer() })).status, 400);
-      } finally {
-        await s.stop();
-      }
-      assert.doesNotMatch(s.output(), new RegExp(TOKEN));
-    });
-  }
+  test('the service: the report behind the token, cached, never the token in the log', { timeout: 120_000 }, async () => {
+    const file = copyOf(dbPath, 'service.sqlite');
+    const s = await service(['--db', file, '--report-token-file', tokenFile, '--report-max-age', '600']);
+    try {
+      assert.equal(s.listening.report, '/report (token required)');
+      assert.equal((await request(s.port, '/report.txt')).status, 401);
+      const a = await request(s.port, '/report.json', { headers: bearer() });
+      const b = await request(s.port, '/report.json', { headers: bearer() });
+      assert.equal(a.status, 200, a.body);
+      assert.equal(JSON.parse(b.body).generatedAt, JSON.parse(a.body).generatedAt, 'served again from the cache');
+      const text = await request(s.port, '/report.txt', { headers: bearer() });
+      assert.match(text.body, /^h3probe report: network_ms, 600 stored runs/);
+      assert.equal((await request(s.port, '/report.txt?by=x', { headers: bearer() })).status, 400);
+    } finally {
+      await s.stop();
+    }
+    assert.doesNotMatch(s.output(), new RegExp(TOKEN));
+  });
 });

@@ -1,5 +1,6 @@
 // Unit tests of the collector as a service: a --db in a new folder, the per-network rate limit over HTTP, /healthz,
-// /metrics, CORS, the connection cap, header timeouts, and SIGTERM draining with nothing acknowledged lost (one process and a 2-worker cluster). Real HTTP on loopback, real SQLite, the real WASM decoder.
+// /metrics, CORS, the connection cap, header timeouts, and SIGTERM draining with nothing acknowledged lost. Real HTTP
+// on loopback, real SQLite, the real WASM decoder.
 // No assertion depends on how fast the machine is: waits are for events, with generous test timeouts. The options'
 // parsing, --help and docs table are in collectorOptions.test.mjs, the rate limiter's logic in rateLimit.test.mjs
 // (neither needs the build).
@@ -285,63 +286,57 @@ async function startService(args) {
   return { child, port, exit, output: () => out };
 }
 
-for (const workers of [1, 2]) {
-  describe(`service with ${workers} worker${workers > 1 ? 's' : ''}`, () => {
-    test('SIGTERM mid-load: in-flight beacons answered, every 204 stored, exit 0', async () => {
-      const db = dbPath();
-      const svc = await startService(['--db', db, '--workers', String(workers)]);
-      const acked = [];
-      let sent = 0;
-      let signalled = false;
-      // 8 senders, each beacon on a new connection, until the service stops answering.
-      const sender = async (k) => {
-        for (let i = 0; ; i++) {
-          const id = `drain-${k}-${i}`;
-          sent++;
-          let res;
-          try {
-            res = await request(svc.port, { body: beacon(id) });
-          } catch {
-            return;
-          }
-          if (res.status === 204) acked.push(id);
-          if (!signalled && acked.length >= 40) {
-            signalled = true;
-            svc.child.kill('SIGTERM');
-          }
-          if (signalled && res.status !== 204) return;
+describe('the service', () => {
+  test('SIGTERM mid-load: in-flight beacons answered, every 204 stored, exit 0', async () => {
+    const db = dbPath();
+    const svc = await startService(['--db', db]);
+    const acked = [];
+    let sent = 0;
+    let signalled = false;
+    // 8 senders, each beacon on a new connection, until the service stops answering.
+    const sender = async (k) => {
+      for (let i = 0; ; i++) {
+        const id = `drain-${k}-${i}`;
+        sent++;
+        let res;
+        try {
+          res = await request(svc.port, { body: beacon(id) });
+        } catch {
+          return;
         }
-      };
-      await Promise.all(Array.from({ length: 8 }, (_, k) => sender(k)));
-      assert.equal(await svc.exit, 0, svc.output());
-      assert.match(svc.output(), /"stopped":"drained"/);
-      const dbh = new Database(db, { readonly: true });
-      const stored = new Set(dbh.prepare('SELECT run_id FROM runs').pluck().all());
-      dbh.close();
-      assert.ok(acked.length >= 40);
-      const missing = acked.filter((id) => !stored.has(id));
-      assert.deepEqual(missing, [], `acknowledged but not stored (sent ${sent}, acked ${acked.length})`);
-    });
-
-    test('/metrics and /healthz speak for the whole service', async () => {
-      const svc = await startService(['--db', dbPath(), '--workers', String(workers)]);
-      try {
-        // Each on its own connection: the cluster hands connections to workers in turn.
-        for (let i = 0; i < 6; i++) assert.equal((await request(svc.port, { body: beacon(`agg-${i}`) })).status, 204);
-        assert.equal((await request(svc.port, { body: '{}' })).status, 400);
-        for (let i = 0; i < 3; i++) {
-          const m = parseMetrics((await request(svc.port, { method: 'GET', path: '/metrics' })).body);
-          assert.equal(m.get('h3probe_workers'), workers);
-          assert.equal(m.get('h3probe_beacons_accepted_total'), 6);
-          assert.equal(m.get('h3probe_beacons_rejected_total{reason="invalid"}'), 1);
-          assert.equal(m.get('h3probe_beacon_request_duration_seconds_count'), 7);
+        if (res.status === 204) acked.push(id);
+        if (!signalled && acked.length >= 40) {
+          signalled = true;
+          svc.child.kill('SIGTERM');
         }
-        const health = await request(svc.port, { method: 'GET', path: '/healthz' });
-        assert.equal(health.status, 200);
-      } finally {
-        svc.child.kill('SIGTERM');
-        assert.equal(await svc.exit, 0);
+        if (signalled && res.status !== 204) return;
       }
-    });
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, k) => sender(k)));
+    assert.equal(await svc.exit, 0, svc.output());
+    assert.match(svc.output(), /"stopped":"drained"/);
+    const dbh = new Database(db, { readonly: true });
+    const stored = new Set(dbh.prepare('SELECT run_id FROM runs').pluck().all());
+    dbh.close();
+    assert.ok(acked.length >= 40);
+    const missing = acked.filter((id) => !stored.has(id));
+    assert.deepEqual(missing, [], `acknowledged but not stored (sent ${sent}, acked ${acked.length})`);
   });
-}
+
+  test('/metrics and /healthz of the command', async () => {
+    const svc = await startService(['--db', dbPath()]);
+    try {
+      for (let i = 0; i < 6; i++) assert.equal((await request(svc.port, { body: beacon(`agg-${i}`) })).status, 204);
+      assert.equal((await request(svc.port, { body: '{}' })).status, 400);
+      const m = parseMetrics((await request(svc.port, { method: 'GET', path: '/metrics' })).body);
+      assert.equal(m.get('h3probe_beacons_accepted_total'), 6);
+      assert.equal(m.get('h3probe_beacons_rejected_total{reason="invalid"}'), 1);
+      assert.equal(m.get('h3probe_beacon_request_duration_seconds_count'), 7);
+      const health = await request(svc.port, { method: 'GET', path: '/healthz' });
+      assert.equal(health.status, 200);
+    } finally {
+      svc.child.kill('SIGTERM');
+      assert.equal(await svc.exit, 0);
+    }
+  });
+});
