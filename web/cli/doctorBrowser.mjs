@@ -32,6 +32,7 @@ export async function browserRun(o, add, spkis, get) {
   let drivers;
   try {
     drivers = { ...await import('./browsers.mjs'), ...await import('./chromium.mjs'), ...await import('./firefox.mjs') };
+    await drivers.loadDriver();
   } catch (err) {
     add('SKIP', label, `the browser drivers cannot load (${err.code ?? err.message})`,
       'npm install puppeteer-core beside h3probe (or run doctor from a checkout after npm run deps), with Chromium or Firefox ESR installed');

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import puppeteer from 'puppeteer-core';
+import { loadDriver } from './chromium.mjs';
 
 export const FIREFOX_PATH = process.env.H3PROBE_FIREFOX ?? '/usr/bin/firefox-esr';
 
@@ -38,6 +38,7 @@ export function firefoxPrefs(stack, address = '127.0.0.1') {
  * its close() also removes the profile.
  */
 export async function launchFirefox(stack, { extraPrefs = {} } = {}) {
+  const puppeteer = await loadDriver();
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-firefox-'));
   let browser;
   try {

@@ -221,8 +221,10 @@ async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
   let launchBrowser;
   let tabPage;
   try {
-    ({ launchBrowser } = await import('./chromium.mjs'));
+    let loadDriver;
+    ({ launchBrowser, loadDriver } = await import('./chromium.mjs'));
     ({ tabPage } = await import('./browsers.mjs'));
+    await loadDriver();
   } catch {
     throw new TrialError('the headless run needs the npm package puppeteer-core (npm install puppeteer-core), or use --open');
   }

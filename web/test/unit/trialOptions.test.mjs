@@ -59,8 +59,13 @@ function staticPackages(file, seen = new Set()) {
   return out;
 }
 
-test('h3probe trial starts without puppeteer-core (only the headless run imports it, on demand): --open needs none', () => {
-  assert.ok(staticPackages(path.join(repoRoot, 'web/cli/chromium.mjs')).has('puppeteer-core'), 'the scan sees the driver\'s import');
-  assert.ok(staticPackages(path.join(repoRoot, 'web/cli/browsers.mjs')).has('puppeteer-core'), 'and the tab interface\'s');
-  assert.deepEqual([...staticPackages(path.join(repoRoot, 'web/cli/trial.mjs'))].filter((p) => p === 'puppeteer-core'), []);
+test('h3probe trial and doctor start without puppeteer-core: only a launch loads it (chromium.mjs loadDriver()), so --open needs none', () => {
+  const withImport = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'h3probe-scan-')), 'driver.mjs');
+  fs.writeFileSync(withImport, "import puppeteer from 'puppeteer-core';\nexport const p = puppeteer;\n");
+  assert.ok(staticPackages(withImport).has('puppeteer-core'), 'the scan sees a static import of the driver');
+  for (const file of ['web/cli/trial.mjs', 'web/cli/doctor.mjs', 'web/cli/browsers.mjs', 'web/stack/stack.mjs']) {
+    assert.ok(!staticPackages(path.join(repoRoot, file)).has('puppeteer-core'), `${file} imports puppeteer-core before it runs`);
+  }
+  // The one place that names the driver.
+  assert.match(fs.readFileSync(path.join(repoRoot, 'web/cli/chromium.mjs'), 'utf8'), /import\('puppeteer-core'\)/);
 });
