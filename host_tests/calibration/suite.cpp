@@ -233,10 +233,10 @@ UnitResult run_unit(const Unit& u, const std::vector<double>& ps, int experiment
                     pct.lo = row.ci_pct_lo;
                     pct.hi = row.ci_pct_hi;
                     ms.excludes_zero = pct.excludes_zero = row.significant;
-                    if (row.unfinished) ms.reason = static_cast<int>(NoInterval::unfinished);
-                    else if (!std::isfinite(row.ci_ms_lo) || !std::isfinite(row.ci_ms_hi))
-                        ms.reason = static_cast<int>(a->runs_h2 < row.min_runs || a->runs_h3 < row.min_runs ? NoInterval::refused
-                                                                                                        : NoInterval::other);
+                    // Refused first: the count alone decides it, whatever the values (a row may also be unfinished).
+                    if (a->runs_h2 < row.min_runs || a->runs_h3 < row.min_runs) ms.reason = static_cast<int>(NoInterval::refused);
+                    else if (row.unfinished) ms.reason = static_cast<int>(NoInterval::unfinished);
+                    else if (!std::isfinite(row.ci_ms_lo) || !std::isfinite(row.ci_ms_hi)) ms.reason = static_cast<int>(NoInterval::other);
                     else if (!(row.se_ms > 0)) ms.reason = static_cast<int>(NoInterval::se_zero);
                     if (ms.reason >= 0) pct.reason = ms.reason;
                     else if (row.ci_pct_unbounded) pct.reason = static_cast<int>(NoInterval::unbounded);
@@ -264,6 +264,11 @@ UnitResult run_unit(const Unit& u, const std::vector<double>& ps, int experiment
     return out;
 }
 
+int experiments_for(const SuiteOptions& o, int size) {
+    if (auto it = o.experiments_at.find(size); it != o.experiments_at.end()) return it->second;
+    return o.experiments > 0 ? o.experiments : default_experiments();
+}
+
 std::vector<UnitResult> run_suite(const SuiteOptions& o, std::FILE* progress) {
     const auto& all = families();
     std::vector<std::size_t> fams = o.families;
@@ -271,7 +276,6 @@ std::vector<UnitResult> run_suite(const SuiteOptions& o, std::FILE* progress) {
         for (std::size_t i = 0; i < all.size(); ++i) fams.push_back(i);
     const std::vector<int> sizes = o.sizes.empty() ? suite_sizes() : o.sizes;
     const std::vector<double> ps = o.ps.empty() ? suite_percentiles() : o.ps;
-    const int experiments = o.experiments > 0 ? o.experiments : default_experiments();
     const unsigned threads = std::max(1u, o.threads);
     std::mutex lock;
     const auto in_parallel = [&](std::size_t jobs, const auto& job) {
@@ -301,11 +305,12 @@ std::vector<UnitResult> run_suite(const SuiteOptions& o, std::FILE* progress) {
     std::vector<std::pair<Unit, std::size_t>> units;
     for (std::size_t j = 0; j < variants.size(); ++j)
         for (int s : sizes) units.push_back({{variants[j].first, variants[j].second, s}, j});
-    std::stable_sort(units.begin(), units.end(), [](const auto& a, const auto& b) { return a.first.size > b.first.size; });
+    const auto cost = [&](const Unit& u) { return static_cast<double>(u.size) * experiments_for(o, u.size); };
+    std::stable_sort(units.begin(), units.end(), [&](const auto& a, const auto& b) { return cost(a.first) > cost(b.first); });
     std::vector<UnitResult> results(units.size());
     std::atomic<std::size_t> done{0};
     in_parallel(units.size(), [&](std::size_t j) {
-        results[j] = run_unit(units[j].first, ps, experiments, o.seed, truths[units[j].second]);
+        results[j] = run_unit(units[j].first, ps, experiments_for(o, units[j].first.size), o.seed, truths[units[j].second]);
         if (progress) {
             std::lock_guard<std::mutex> g(lock);
             const Unit& u = units[j].first;
@@ -348,7 +353,7 @@ std::string none_text(const CellStats& c) {
 }
 std::string figures(const CellStats& c, bool aa) {
     if (c.none[0] == c.experiments) return "no interval: refused in every experiment";
-    std::string s = aa ? "A/A excl. 0 " + fmt("%.1f %%", 100.0 * c.excluded_zero / c.experiments) + ", " : "";
+    std::string s = std::to_string(c.experiments) + " experiments: " + (aa ? "A/A excl. 0 " + fmt("%.1f %%", 100.0 * c.excluded_zero / c.experiments) + ", " : std::string());
     s += "coverage " + fmt("%.1f %%", 100.0 * c.covered / c.experiments) + ", misses " + fmt("%.1f", 100.0 * c.miss_low / c.experiments) +
          " / " + fmt("%.1f %%", 100.0 * c.miss_high / c.experiments) + ", SD z " + fmt("%.2f", c.sd_z) + ", IQR z " +
          fmt("%.2f", c.iqr_z) + ", |z|>4 " + fmt("%.2f %%", 100 * c.far_z) + ", width " + fmt("%.2f", c.width_ratio);
@@ -367,15 +372,15 @@ void each_cell(const std::vector<UnitResult>& results, const Visit& visit) {
 }  // namespace
 
 void print_cells(std::FILE* out, const std::vector<UnitResult>& results, const std::vector<double>&) {
-    std::fprintf(out, "| family | variant | runs | p | estimand | Δ | truth | no interval %% | A/A excl. 0 %% [MC 95 %%] | "
+    std::fprintf(out, "| family | variant | runs (experiments) | p | estimand | Δ | truth | no interval %% | A/A excl. 0 %% [MC 95 %%] | "
                       "coverage %% [MC 95 %%] | low / high misses %% | SD z | IQR z ÷ 1.349 | |z|>4 %% | width ÷ oracle | "
                       "failed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     each_cell(results, [&](const UnitResult& r, int est, int m, const CellStats& c) {
         const Family& f = families()[r.unit.family];
         const Variant& v = f.variants[r.unit.variant];
         const Verdict verdict = judge(c, v.aa);
-        std::fprintf(out, "| %s | %s | %d | p%g | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", f.name.c_str(),
-                     v.name.c_str(), r.unit.size, 100 * c.p, estimand_name(static_cast<Estimand>(est)), m == 0 ? "ms" : "%",
+        std::fprintf(out, "| %s | %s | %d (%d) | p%g | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", f.name.c_str(),
+                     v.name.c_str(), r.unit.size, c.experiments, 100 * c.p, estimand_name(static_cast<Estimand>(est)), m == 0 ? "ms" : "%",
                      fmt("%.3f", c.truth).c_str(), none_text(c).c_str(),
                      v.aa ? share_mc(c.excluded_zero, c.experiments).c_str() : "–", share_mc(c.covered, c.experiments).c_str(),
                      fmt("%.1f", 100.0 * c.miss_low / c.experiments).c_str(), fmt("%.1f", 100.0 * c.miss_high / c.experiments).c_str(),

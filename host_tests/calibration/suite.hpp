@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,7 @@ struct SuiteOptions {
     std::vector<int> sizes;             // empty: suite_sizes()
     std::vector<double> ps;             // empty: suite_percentiles()
     int experiments = 0;                // 0: default_experiments()
+    std::map<int, int> experiments_at;  // a size's own number of experiments, where it is given
     std::uint64_t seed = 20260052;
     unsigned threads = 1;
     long truth_runs = 0;                // 0: truth_runs() (the suite's; fewer only for a quick look or a test)
@@ -78,6 +80,9 @@ struct SuiteOptions {
 // The truth of a variant at ps: 0 for an A/A variant (by construction), the closed form where one exists, else Monte
 // Carlo (cached in options.truth_cache when given).
 Truth variant_truth(const Family& family, const Variant& variant, const std::vector<double>& ps, const SuiteOptions& options);
+
+// The experiments per cell at a size: experiments_at's, else experiments, else default_experiments().
+int experiments_for(const SuiteOptions& options, int size);
 
 // One unit's experiments through the report's inference; the truth as variant_truth gives it.
 UnitResult run_unit(const Unit& unit, const std::vector<double>& ps, int experiments, std::uint64_t seed, const Truth& truth);

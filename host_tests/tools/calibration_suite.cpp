@@ -4,7 +4,8 @@
 // judged against the budgets, never pooled. Prints a time estimate, progress on stderr, then per family its worst cell
 // and the cells failing each budget; --full prints every cell first.
 // Options: --families NAME,PREFIX,... (a family whose name starts with one of them; --list prints the names),
-// --sizes 10,30,... (runs), --percentiles 50,90,..., --experiments N (default 10,000 per cell), --seed S,
+// --sizes 10,30,... (runs), --percentiles 50,90,..., --experiments N (default 10,000 per cell), --experiments-at
+// SIZE:N,... (a size's own number, e.g. fewer at 10,000 runs), --seed S,
 // --threads T (default: the machine's), --truth-runs N (default 10^7; fewer only for a quick look: the truth's own
 // noise then shows in the table), --full.
 // The truths are cached under build/native/calibration-truth/, keyed by families.cpp's SHA-256.
@@ -28,7 +29,7 @@ namespace {
 
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr, "calibration: %s\nusage: h3probe_calibration_suite [--families NAME,...] [--sizes 10,30,...] "
-                         "[--percentiles 50,90,...] [--experiments N] [--seed S] [--threads T] [--truth-runs N] [--full] [--list]\n",
+                         "[--percentiles 50,90,...] [--experiments N] [--experiments-at SIZE:N,...] [--seed S] [--threads T] [--truth-runs N] [--full] [--list]\n",
                  why.c_str());
     std::exit(2);
 }
@@ -64,6 +65,15 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) usage("a value is missing after " + arg);
         const std::string value = argv[++i];
         if (arg == "--experiments") o.experiments = std::atoi(value.c_str());
+        else if (arg == "--experiments-at") {
+            for (const auto& pair : split_list(value)) {
+                const auto colon = pair.find(':');
+                if (colon == std::string::npos) usage("--experiments-at takes SIZE:N,...");
+                const int n = std::atoi(pair.substr(colon + 1).c_str());
+                if (n < 10) usage("--experiments-at: at least 10 experiments");
+                o.experiments_at[std::atoi(pair.substr(0, colon).c_str())] = n;
+            }
+        }
         else if (arg == "--seed") o.seed = std::strtoull(value.c_str(), nullptr, 10);
         else if (arg == "--threads") o.threads = static_cast<unsigned>(std::atoi(value.c_str()));
         else if (arg == "--truth-runs") o.truth_runs = std::atol(value.c_str());
@@ -92,7 +102,6 @@ int main(int argc, char** argv) {
 
     // The time estimate: a probe of 40 experiments at 300 runs gives the CPU per request; every unit costs its
     // requests times its experiments; the truths not cached cost their runs' requests at about the same rate.
-    const int experiments = o.experiments > 0 ? o.experiments : default_experiments();
     const auto sizes = o.sizes.empty() ? suite_sizes() : o.sizes;
     std::vector<std::size_t> fams = o.families;
     if (fams.empty())
@@ -106,13 +115,15 @@ int main(int argc, char** argv) {
     for (std::size_t f : fams)
         for (std::size_t v = 0; v < families()[f].variants.size(); ++v)
             for (int s : sizes) {
-                cpu += per_value * experiments * unit_values({f, v, s}) * (families()[f].h3_worked ? 1.9 : 1.0);
+                cpu += per_value * experiments_for(o, s) * unit_values({f, v, s}) * (families()[f].h3_worked ? 1.9 : 1.0);
                 cells += ps.size() * 2 * (families()[f].h3_worked ? 2 : 1);
             }
     std::fprintf(stderr, "calibration: %zu cells (%zu families, sizes", cells, fams.size());
     for (int s : sizes) std::fprintf(stderr, " %d", s);
-    std::fprintf(stderr, "), %d experiments each; estimate %.0f min CPU, %.0f min on %u threads, plus any truth not cached "
-                         "(about 1 min CPU per variant at 10^7 runs)\n", experiments, cpu / 60, cpu / 60 / o.threads, o.threads);
+    std::fprintf(stderr, "), experiments per cell");
+    for (int s : sizes) std::fprintf(stderr, " %d", experiments_for(o, s));
+    std::fprintf(stderr, "; estimate %.0f min CPU, %.0f min on %u threads, plus any truth not cached (about 10 s CPU per "
+                         "variant without a closed form, at 10^7 runs)\n", cpu / 60, cpu / 60 / o.threads, o.threads);
 
     const auto started = std::chrono::steady_clock::now();
     const std::vector<UnitResult> results = run_suite(o, stderr);
@@ -120,8 +131,10 @@ int main(int argc, char** argv) {
     for (const UnitResult& r : results) spent += r.cpu_seconds;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::fprintf(stderr, "calibration: %.1f min wall, %.1f min CPU in the experiments (truths aside)\n", wall / 60, spent / 60);
-    std::printf("Calibration suite: families.cpp SHA-256 %s; %d experiments per cell, seed %llu, truth from %ld runs\n\n",
-                o.source_hash.c_str(), experiments, static_cast<unsigned long long>(o.seed), o.truth_runs > 0 ? o.truth_runs : truth_runs());
+    std::printf("Calibration suite: families.cpp SHA-256 %s; experiments per cell", o.source_hash.c_str());
+    for (int s : sizes) std::printf(" %d at %d runs;", experiments_for(o, s), s);
+    std::printf(" seed %llu, truth from %ld runs\n\n", static_cast<unsigned long long>(o.seed),
+                o.truth_runs > 0 ? o.truth_runs : truth_runs());
     if (full) {
         print_cells(stdout, results, ps);
         std::printf("\n");
