@@ -148,7 +148,7 @@ Verdict judge(const CellStats& c, bool aa) {
     check(v.miss_high, "high misses", outside(c.miss_high / E, b.miss_lo, b.miss_hi, 0.01));
     check(v.sd_z, "SD z", outside(c.sd_z, b.z_lo, b.z_hi, 0.1));
     check(v.iqr_z, "IQR z", outside(c.iqr_z, b.z_lo, b.z_hi, 0.1));
-    check(v.far, "|z|>4", outside(c.far_z, 0, b.far_max, b.far_max));
+    check(v.far, "z beyond ±4", outside(c.far_z, 0, b.far_max, b.far_max));
     check(v.width, "width", outside(c.width_ratio, 0, b.width_max, 0.25));
     check(v.interval, "no interval", c.no_interval() / E / 0.01);
     return v;
@@ -356,7 +356,7 @@ std::string figures(const CellStats& c, bool aa) {
     std::string s = std::to_string(c.experiments) + " experiments: " + (aa ? "A/A excl. 0 " + fmt("%.1f %%", 100.0 * c.excluded_zero / c.experiments) + ", " : std::string());
     s += "coverage " + fmt("%.1f %%", 100.0 * c.covered / c.experiments) + ", misses " + fmt("%.1f", 100.0 * c.miss_low / c.experiments) +
          " / " + fmt("%.1f %%", 100.0 * c.miss_high / c.experiments) + ", SD z " + fmt("%.2f", c.sd_z) + ", IQR z " +
-         fmt("%.2f", c.iqr_z) + ", |z|>4 " + fmt("%.2f %%", 100 * c.far_z) + ", width " + fmt("%.2f", c.width_ratio);
+         fmt("%.2f", c.iqr_z) + ", z beyond ±4 " + fmt("%.2f %%", 100 * c.far_z) + ", width " + fmt("%.2f", c.width_ratio);
     if (c.no_interval()) s += ", no interval " + none_text(c);
     return s;
 }
@@ -373,7 +373,7 @@ void each_cell(const std::vector<UnitResult>& results, const Visit& visit) {
 
 void print_cells(std::FILE* out, const std::vector<UnitResult>& results, const std::vector<double>&) {
     std::fprintf(out, "| family | variant | runs (experiments) | p | estimand | Δ | truth | no interval %% | A/A excl. 0 %% [MC 95 %%] | "
-                      "coverage %% [MC 95 %%] | low / high misses %% | SD z | IQR z ÷ 1.349 | |z|>4 %% | width ÷ oracle | "
+                      "coverage %% [MC 95 %%] | low / high misses %% | SD z | IQR z ÷ 1.349 | z beyond ±4 %% | width ÷ oracle | "
                       "failed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     each_cell(results, [&](const UnitResult& r, int est, int m, const CellStats& c) {
         const Family& f = families()[r.unit.family];
@@ -422,7 +422,7 @@ void print_summary(std::FILE* out, const std::vector<UnitResult>& results, const
         }
     });
     std::fprintf(out, "| family | cells | failing | refused (fewer runs than p needs) | failing by budget: A/A · coverage · low · "
-                      "high · SD z · IQR z · |z|>4 · width · no interval | worst cell | its figures |\n"
+                      "high · SD z · IQR z · z beyond ±4 · width · no interval | worst cell | its figures |\n"
                       "|---|---|---|---|---|---|---|\n");
     for (std::size_t i = 0; i < tally.size(); ++i) {
         if (!seen[i]) continue;
