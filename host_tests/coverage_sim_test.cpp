@@ -112,7 +112,7 @@ TEST_CASE("treating requests as independent under-covers: the run is the unit") 
     for (std::size_t k = 0; k < r.ps.size(); ++k) CHECK(r.coverage_ms[k] < 0.93);
 }
 
-// The calibration table's models (docs/design.md, R9, `npm run calibration`) at the sizes a test can afford: every
+// The calibration table's models (docs/design.md, R9, `npm run calibration:r9`) at the sizes a test can afford: every
 // interval the report shows covers 93-97 % and reports an SE 0.95-1.05 times the estimate's real spread, by group
 // size and percentile; the cells without an interval are exactly those the rule leaves out (min_runs_for_interval),
 // never a share that depends on the data. The plain models at 30, 100 and 300 runs; the field-like ones at 100 runs,

@@ -93,7 +93,7 @@ struct CoverageResult {
     // The standard error of se_ratio_ms and se_ratio_pct themselves over this many experiments (ratio_error in
     // coverage_sim.cpp): what the table can resolve. Heavy-tailed cells need more experiments to judge 0.95-1.05.
     std::vector<double> se_ratio_ms_error, se_ratio_pct_error;
-    // Where a width comes from (npm run calibration --diagnose): the HTTP/3 arm's SE / SD as se_ratio_h2; the mean
+    // Where a width comes from (npm run calibration:r9 --diagnose): the HTTP/3 arm's SE / SD as se_ratio_h2; the mean
     // stated covariance of the arms' quantiles (corr se_h2 se_h3) / their covariance across experiments; and the SD of
     // (diff_ms - true) / se_ms, which is 1 for an instrument whose stated SE is the spread it shows.
     std::vector<double> se_ratio_h3, cov_ratio, sd_z_ms;
@@ -132,7 +132,7 @@ struct CalibrationModel {
 };
 std::vector<CalibrationModel> calibration_models();
 
-// A Dropbox-like effect on the field-mix model (npm run calibration --decide): HTTP/3 13 % faster at p90, 21 % at p95
+// A Dropbox-like effect on the field-mix model (npm run calibration:r9 --decide): HTTP/3 13 % faster at p90, 21 % at p95
 // and 1 % at the median, from a narrower spread of its requests and a faster mobile network, whose runs make the tail.
 CoverageScenario decision_model();
 

@@ -1,4 +1,6 @@
-// `npm run calibration`: the calibration table of docs/design.md (R9) — coverage and reported SE ÷ the true SD of the
+// `npm run calibration:r9`: the calibration table of docs/design.md (R9), kept reachable until the interval method of
+// issue 52 replaces R9's table (the frozen suite, `npm run calibration`, then judges the new method; this table, made
+// on the project's own models, stays the record of today's) — coverage and reported SE ÷ the true SD of the
 // estimate, by data model, group size and percentile, for Δ ms, Δ % and the HTTP/2 arm's own interval, each experiment
 // inferred through infer_report() (host_tests/sim/coverage_sim). Prints the table as Markdown.
 // Options: --experiments N (default 10000: each SE ÷ SD to about ±0.01, printed beside it), --sizes 30,100,300,1500
@@ -8,23 +10,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "coverage_sim.hpp"
+#include "list_option.hpp"
 
 using namespace h3probe::sim;
 
-namespace {
+using h3probe::tools::split_list;
 
-std::vector<std::string> split(const std::string& text) {
-    std::vector<std::string> out;
-    std::stringstream in(text);
-    for (std::string item; std::getline(in, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
+namespace {
 
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr, "calibration: %s\nusage: h3probe_calibration [--experiments N] [--sizes 30,100,300,1500] "
@@ -101,11 +97,11 @@ int main(int argc, char** argv) {
             experiments_given = true;
         }
         else if (arg == "--seed") seed = std::strtoull(value.c_str(), nullptr, 10);
-        else if (arg == "--models") models = split(value);
+        else if (arg == "--models") models = split_list(value);
         else if (arg == "--sizes") {
             sizes.clear();
             sizes_given = true;
-            for (const auto& s : split(value)) sizes.push_back(std::atoi(s.c_str()));
+            for (const auto& s : split_list(value)) sizes.push_back(std::atoi(s.c_str()));
         } else usage(("unknown option " + arg).c_str());
     }
     if (experiments < 10) usage("--experiments must be at least 10");

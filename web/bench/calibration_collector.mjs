@@ -3,7 +3,7 @@
 // report's JSON (makeReport, as `h3probe report --arms h2-h2 --json`). Prints, over every cell with an interval, the SD
 // of Δ / SE (1 for a calibrated instrument) and the share of 95 % intervals that exclude 0 (5 %), and the share of
 // reports with a Benjamini-Hochberg discovery (budget: at most 5 %, docs/design.md R9). The calibration table of the
-// simulated models is `npm run calibration`.
+// simulated models is `npm run calibration:r9` (and the frozen suite, `npm run calibration`).
 // Options: --experiments N (default 60), --runs N per experiment (default 1500), --seed S, --tiny (2 experiments of
 // 200 runs: the same path in seconds, for npm test). Exits nonzero when a beacon is refused or the path breaks.
 import fs from 'node:fs';

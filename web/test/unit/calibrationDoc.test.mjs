@@ -1,4 +1,4 @@
-// docs/design.md's calibration table (R9) against the command that produces it, `npm run calibration`: its figures
+// docs/design.md's calibration table (R9) against the command that produces it, `npm run calibration:r9`: its figures
 // at 30 and 100 runs are what the native command prints today for those sizes (every size draws from a seed
 // of its own, so two sizes reproduce the table's rows exactly, in a few seconds).
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import { repoRoot } from '../../stack/paths.mjs';
 const command = path.join(repoRoot, 'build/native/h3probe_calibration');
 const cells = (line) => line.split('|').slice(1, -1).map((c) => c.trim());
 
-test('the calibration table in design.md is what npm run calibration prints', () => {
+test('the calibration table in design.md is what npm run calibration:r9 prints', () => {
   assert.ok(fs.existsSync(command), `${command} is missing: npm run build:native`);
   const printed = execFileSync(command, ['--sizes', '30,100'], { encoding: 'utf8' }).trim().split('\n').slice(2).map(cells);
   const models = new Set(printed.map((c) => c[0]));
