@@ -11,7 +11,6 @@
 #include <string>
 
 #include "families.hpp"
-#include "sha256.hpp"
 #include "suite.hpp"
 
 using namespace h3probe::calib;
@@ -70,21 +69,15 @@ double log_correlation(const char* family, int arm, std::size_t request, std::ui
 
 }  // namespace
 
-TEST_CASE("calibration suite: SHA-256 gives FIPS 180-4's digests") {
-    CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    CHECK(sha256_hex(std::string(1000, 'a')) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
-}
-
 TEST_CASE("calibration suite: families.cpp is the frozen definition docs/design.md records") {
-    const std::string source = std::string(H3PROBE_SOURCE_DIR) + "/host_tests/calibration/families.cpp";
     const std::string design = read(std::string(H3PROBE_SOURCE_DIR) + "/docs/design.md");
     std::smatch m;
     REQUIRE_MESSAGE(std::regex_search(design, m, std::regex("families\\.cpp` SHA-256 `([0-9a-f]{64})`")),
                     "docs/design.md records families.cpp's hash as: families.cpp` SHA-256 `<64 hex digits>`");
     // A change to the suite's families, truth or budgets must show in review: record the new hash on purpose.
-    CHECK_MESSAGE(m[1].str() == sha256_file(source), "host_tests/calibration/families.cpp changed: its SHA-256 is now "
-                                                         << sha256_file(source) << ", docs/design.md records " << m[1].str());
+    // H3PROBE_FAMILIES_SHA256: CMake's file(SHA256) of families.cpp (CMakeLists.txt).
+    CHECK_MESSAGE(m[1].str() == H3PROBE_FAMILIES_SHA256, "host_tests/calibration/families.cpp changed: its SHA-256 is now "
+                                                             << H3PROBE_FAMILIES_SHA256 << ", docs/design.md records " << m[1].str());
 }
 
 TEST_CASE("calibration suite: the Monte Carlo truth matches the closed form where one exists") {

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "list_option.hpp"
-#include "sha256.hpp"
 #include "suite.hpp"
 
 using namespace h3probe::calib;
@@ -46,7 +45,7 @@ int main(int argc, char** argv) {
     SuiteOptions o;
     o.threads = std::max(1u, std::thread::hardware_concurrency());
     o.truth_cache = H3PROBE_TRUTH_CACHE;
-    o.source_hash = sha256_file(std::string(H3PROBE_SOURCE_DIR) + "/host_tests/calibration/families.cpp");
+    o.source_hash = H3PROBE_FAMILIES_SHA256;
     bool full = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
