@@ -54,7 +54,7 @@ TEST_CASE("the true quantiles of the simulated arms are the closed-form lognorma
     CHECK(true_quantile({4.0943445622221004, 0.6}, 0.3, 0.95) == doctest::Approx(180.8641).epsilon(1e-6));
 }
 
-TEST_CASE("on paired runs the delta-method intervals cover 93-97% and are as wide as the estimate's spread") {
+TEST_CASE("on paired runs the delta-method intervals cover 93-97% and are as wide as the estimate's spread" * doctest::test_suite("simulation")) {
     const auto r = run_coverage(paired());
     print("delta, paired", r);
     check_honest(r);
@@ -65,7 +65,7 @@ TEST_CASE("on paired runs the delta-method intervals cover 93-97% and are as wid
     }
 }
 
-TEST_CASE("on paired runs the interval without the covariance term is too wide by more than 10%") {
+TEST_CASE("on paired runs the interval without the covariance term is too wide by more than 10%" * doctest::test_suite("simulation")) {
     CoverageScenario sc = paired();
     sc.pairing = ArmPairing::independent;
     const auto r = run_coverage(sc);
@@ -77,7 +77,7 @@ TEST_CASE("on paired runs the interval without the covariance term is too wide b
     }
 }
 
-TEST_CASE("runs that recorded only one arm keep the paired intervals honest") {
+TEST_CASE("runs that recorded only one arm keep the paired intervals honest" * doctest::test_suite("simulation")) {
     CoverageScenario sc = paired();
     sc.single_arm_share = 0.2;
     const auto r = run_coverage(sc);
@@ -85,7 +85,7 @@ TEST_CASE("runs that recorded only one arm keep the paired intervals honest") {
     check_honest(r);
 }
 
-TEST_CASE("on arms from different runs the delta-method intervals cover 93-97% at the right width") {
+TEST_CASE("on arms from different runs the delta-method intervals cover 93-97% at the right width" * doctest::test_suite("simulation")) {
     CoverageScenario sc;
     const auto r = run_coverage(sc);
     print("delta, separate runs", r);
@@ -96,7 +96,7 @@ TEST_CASE("on arms from different runs the delta-method intervals cover 93-97% a
     }
 }
 
-TEST_CASE("the paired run bootstrap covers 93-97% and is as wide as the estimate's spread") {
+TEST_CASE("the paired run bootstrap covers 93-97% and is as wide as the estimate's spread" * doctest::test_suite("simulation")) {
     CoverageScenario sc = paired();
     sc.method = IntervalMethod::bootstrap;
     const auto r = run_coverage(sc);
@@ -104,7 +104,7 @@ TEST_CASE("the paired run bootstrap covers 93-97% and is as wide as the estimate
     check_honest(r);
 }
 
-TEST_CASE("treating requests as independent under-covers: the run is the unit") {
+TEST_CASE("treating requests as independent under-covers: the run is the unit" * doctest::test_suite("simulation")) {
     CoverageScenario sc;
     sc.ignore_runs = true;
     const auto r = run_coverage(sc);
@@ -164,11 +164,11 @@ void check_calibrated(bool plain_models) {
 
 }  // namespace
 
-TEST_CASE("calibrated at every size: coverage 93-97 % and SE / SD 0.95-1.05, the plain models, p50 to p99") {
+TEST_CASE("calibrated at every size: coverage 93-97 % and SE / SD 0.95-1.05, the plain models, p50 to p99" * doctest::test_suite("simulation")) {
     check_calibrated(true);
 }
 
-TEST_CASE("calibrated on field-like data: coverage 93-97 % and SE / SD 0.95-1.05, p50 to p99") {
+TEST_CASE("calibrated on field-like data: coverage 93-97 % and SE / SD 0.95-1.05, p50 to p99" * doctest::test_suite("simulation")) {
     check_calibrated(false);
 }
 
@@ -176,7 +176,7 @@ TEST_CASE("calibrated on field-like data: coverage 93-97 % and SE / SD 0.95-1.05
 // 93-97 % within twice their resolution, and at most 0.5 % of experiments land beyond 5 stated SEs (Student's t with 5
 // degrees of freedom: 0.4 %). Without kSlopeNoiseGapShare a mixture of networks put 1.8 % there at 10 runs: a small
 // group's rho near 1 took Var(Δ) to about 0, and Benjamini-Hochberg read those cells as discoveries.
-TEST_CASE("groups of 10-20 runs, A/A: coverage 93-97 % and no SE that collapses") {
+TEST_CASE("groups of 10-20 runs, A/A: coverage 93-97 % and no SE that collapses" * doctest::test_suite("simulation")) {
     for (const CalibrationModel& model : calibration_models()) {
         for (int runs : {10, 15, 20}) {
             CoverageScenario sc = aa_twin(model.scenario);

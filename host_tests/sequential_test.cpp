@@ -130,7 +130,7 @@ TEST_CASE("a report row carries its sequence, its p-value and its adjustment, fr
     }
 }
 
-TEST_CASE("A/A looked at daily for 28 days: the sequence rarely excludes 0, the fixed-horizon interval often") {
+TEST_CASE("A/A looked at daily for 28 days: the sequence rarely excludes 0, the fixed-horizon interval often" * doctest::test_suite("simulation")) {
     const PeekingResult r = run_peeking(PeekingScenario{});
     for (std::size_t k = 0; k < r.ps.size(); ++k) {
         std::printf("A/A, 28 daily looks, 20 runs/day  p%-3g ever excludes 0: fixed-horizon %.3f  sequence %.3f\n",
@@ -145,7 +145,7 @@ TEST_CASE("A/A looked at daily for 28 days: the sequence rarely excludes 0, the 
     CHECK(r.undefined == looks_without_interval(PeekingScenario{}));
 }
 
-TEST_CASE("with an effect the sequence covers it at the end, and needs more runs than a fixed design to show it") {
+TEST_CASE("with an effect the sequence covers it at the end, and needs more runs than a fixed design to show it" * doctest::test_suite("simulation")) {
     PeekingScenario sc;
     sc.run.h3 = {4.0604430105464191, 0.45};  // the coverage simulation's arms: p95 about -22 %
     sc.seed = 20261203;
@@ -168,7 +168,7 @@ TEST_CASE("with an effect the sequence covers it at the end, and needs more runs
 // t with runs - 1 degrees of freedom is not (docs/design.md, R17). 4,000 reports estimate a share near 5 % to a
 // binomial standard error of sqrt(0.05 * 0.95 / 4000) = 0.34 %, so the check allows the target plus two of them
 // (a share truly at 5 % fails it about 2 % of the time; one truly at the normal reference's 6.4 % passes it about 3 %).
-TEST_CASE("A/A reports over 9 groups x 5 percentiles: Benjamini-Hochberg claims a difference in at most 5 %") {
+TEST_CASE("A/A reports over 9 groups x 5 percentiles: Benjamini-Hochberg claims a difference in at most 5 %" * doctest::test_suite("simulation")) {
     MultiplicityScenario sc;
     sc.reports = 4000;
     const MultiplicityResult r = run_multiplicity(sc);
@@ -187,7 +187,7 @@ TEST_CASE("A/A reports over 9 groups x 5 percentiles: Benjamini-Hochberg claims 
 
 // With an effect in every group (the coverage simulation's arms) every cell is a true difference: the mean number of
 // cells kept is the power, and what each adjustment costs.
-TEST_CASE("with an effect, Benjamini-Hochberg over t p-values keeps nearly the cells the normal reference keeps") {
+TEST_CASE("with an effect, Benjamini-Hochberg over t p-values keeps nearly the cells the normal reference keeps" * doctest::test_suite("simulation")) {
     MultiplicityScenario sc;
     sc.reports = 200;
     sc.runs_per_group = 30;
@@ -251,7 +251,7 @@ TEST_CASE("the runs the sequence still needs: the first T at which |Δ| clears c
 
 // What the verdict states a team still needs, against what the simulated experiments then needed: the medians within
 // a factor 1.5 (docs/report.md, "May we stop?").
-TEST_CASE("the stated runs still needed match what simulated experiments with a known effect then need, in the median") {
+TEST_CASE("the stated runs still needed match what simulated experiments with a known effect then need, in the median" * doctest::test_suite("simulation")) {
     struct Case {
         const char* what;
         double p;
