@@ -71,20 +71,45 @@ export function pooledGroupExpr(by, shown, exprs = CLICKHOUSE_GROUP_BY) {
   return `if(has(${shown.length ? `[${shown.map(sqlString).join(', ')}]` : 'emptyArrayString()'}, ${e}), ${e}, ${sqlString(OTHER_GROUP)})`;
 }
 
+// The most numbers a query lists to pick keys (inListSql()): about 16 characters each, so that two such lists and the
+// rest of a query stay well under ClickHouse's max_query_size (256 KiB by default), which a readonly=1 user may not raise.
+export const MAX_LISTED_KEYS = 3000;
+
+/**
+ * A filter that holds for every one of keys (non-negative integers below 2^53, as the SQL expression expr computes
+ * them) in a query text of bounded length: expr IN (the keys) when they are at most MAX_LISTED_KEYS, else the blocks of
+ * 2^k consecutive keys that hold them (bitShiftRight(expr, k) IN (…)), k the least that needs at most MAX_LISTED_KEYS
+ * blocks. A superset: the caller keeps only the keys it asked for (a block's other keys cost rows returned, not
+ * correctness). Neither query parameters nor external data replace it: 18.16 takes no {name:Type} parameter, and a
+ * readonly=1 user may send neither a param_ nor a setting.
+ */
+export function inListSql(expr, keys) {
+  let shift = 0;
+  let blocks = [...new Set(keys)];
+  while (blocks.length > MAX_LISTED_KEYS) {
+    shift++;
+    const div = 2 ** shift;
+    blocks = [...new Set(keys.map((k) => Math.floor(k / div)))];
+  }
+  blocks.sort((a, b) => a - b);
+  return `${shift ? `bitShiftRight(${expr}, ${shift})` : expr} IN (${blocks.join(', ') || 'NULL'})`;
+}
+
 /**
  * pass(name, sql, {tsv, exact}) → the rows (JSON; exact: 64-bit integers as texts), or the text (TabSeparated): runs a
  * query on client with a query_id of its own (its row in system.query_log) and pushes { name, queryId, ms (as Node saw
- * it) } onto passes.
+ * it), sqlLength (its text's length) } onto passes.
  */
 export function queryRecorder(client, passes) {
   const tag = `h3probe-report-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   return async function pass(name, sql, { tsv = false, exact = false } = {}) {
     const queryId = `${tag}-${passes.length + 1}-${name}`;
     const t = performance.now();
-    // A long IN list of bucket keys is query text: room for it.
-    const settings = { query_id: queryId, max_query_size: String(Math.max(262_144, 2 * sql.length)) };
+    // No setting but the query_id (a handler parameter): the passes' texts are bounded (inListSql()), so they fit the
+    // server's max_query_size, which a readonly=1 user may not raise.
+    const settings = { query_id: queryId };
     const out = tsv ? await client.query(`${sql}\nFORMAT TabSeparated`, { settings, read: true }) : await client.json(sql, { settings, exact });
-    passes.push({ name, queryId, ms: performance.now() - t });
+    passes.push({ name, queryId, ms: performance.now() - t, sqlLength: sql.length });
     return out;
   };
 }
@@ -236,7 +261,7 @@ export function clickhouseAggregateSource(client, schema, {
   // (c * 4 + s) * 2^24 + b + 2^23 is in this list.
   const valuesSql = (sb = null) => {
     const gs = grouped.map((k) => `g${k}`).join(', ');
-    const only = sb ? `WHERE (c * 4 + s) * ${B} + b + ${B / 2} IN (${sb.join(', ')})` : '';
+    const only = sb ? `WHERE ${inListSql(`((c * 4 + s) * ${B} + b + ${B / 2})`, sb)}` : '';
     const parts = [];
     if (SV) parts.push(`SELECT ${gs}, toUInt8(0) AS c, s, v, ${bucket('v')} AS b, cnt, w, n, o FROM ${SV} ${only}`);
     const from = `FROM ${RR} WHERE ${counted} AND (${rawCells})`;
@@ -592,7 +617,7 @@ export function clickhouseAggregateSource(client, schema, {
     // Only the values of the wanted samples' buckets (whatever the group) are unrolled per grouping.
     const sb = [...new Set([...todo.values()].map(({ c, s, b }) => (c * 4 + s) * B + b + B / 2))];
     const text = await pass(name, `SELECT key, v, sum(cnt), sum(w), sum(n), sum(o) FROM (SELECT ${keySql()} AS key, v, cnt, w, n, o
-      FROM (${valuesSql(sb)})) WHERE key IN (${[...keysWanted].join(', ')}) GROUP BY key, v`, { tsv: true });
+      FROM (${valuesSql(sb)})) WHERE ${inListSql('key', [...keysWanted])} GROUP BY key, v`, { tsv: true });
     const found = new Map();
     const add = (ckey, v, e) => {
       if (!todo.has(ckey)) return;
