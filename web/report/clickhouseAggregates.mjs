@@ -25,7 +25,7 @@
 // exact multi-rank quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF
 // asks ~300 levels), hence 2 and 3.
 import { classCountColumns } from '../server/clickhouseSchema.mjs';
-import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
+import { CLICKHOUSE_GROUP_BY, RUN_RECORDS, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
   valueMomentSums } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkGroupCount, checkMinGroupRuns } from './readReportData.mjs';
 import { DOCTOR_ID } from './testBeacons.mjs';
@@ -175,7 +175,7 @@ function entry(h, i) {
  *     values of a metric in each arm; for the connection-setup view, its cold HTTP/2 and HTTP/3 value), missing a
  *     count of usable requests without a value (optional); each column's aggregates are a report of their own; single:
  *     every array holds one value at most (the view's), which spares the SQL its sorts and the histograms their buckets;
- *   from: the table the runs are read from (default run_records; a subquery over it that adds columns, such as
+ *   from: the table the runs are read from (default RUN_RECORDS, run_records FINAL; a subquery over it that adds columns, such as
  *     another estimand's values, for C and T to name: 18.16 resolves no expression but a column inside the lambdas);
  *   where: the rows read (SQL over run_records: arms mode, payload mode, received since, …);
  *   estimandBit: the report's estimand (schema().estimands' bit): its runs' failure sums (failure_rate.hpp) from their
@@ -200,7 +200,7 @@ function entry(h, i) {
  * at i * columns + c; needs null when done; estimates: the probabilities whose estimates get intervals), countCells() }.
  */
 export function clickhouseAggregateSource(client, schema, {
-  columns, single = false, from = 'run_records', where, estimandBit = null, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
+  columns, single = false, from = RUN_RECORDS, where, estimandBit = null, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
   minGroupRuns = schema.limits.minRunsForInterval, shown = {}, cumulative = false, now = Date.now(), countsFrom = null, passes = [],
 } = {}) {
   for (const by of sets) {
@@ -312,7 +312,7 @@ export function clickhouseAggregateSource(client, schema, {
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       let values = shown[k];
       if (!values) {
-        const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM run_records
+        const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM ${RUN_RECORDS}
           WHERE ${where} GROUP BY name`);
         values = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => c.name);
         pooledOf[k] = { minRuns: minGroupRuns, values: counts.length - values.length };
@@ -799,7 +799,7 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
     uniqExact(run_id) AS n FROM runs WHERE run_context = 'main' AND received_at >= ${sqlString(since)}
     AND arms = ${sqlString(arms)} AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} GROUP BY reason`))
     .map((r) => ({ reason: r.reason, n: Number(r.n) }));
-  const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM run_records
+  const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM ${RUN_RECORDS}
     WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}
     GROUP BY bytes ORDER BY bytes`)).map((r) => ({ bytes: Number(r.bytes), runs: Number(r.runs) }));
   // The doctor's test beacon, left out of every count above and named in the report.
@@ -811,7 +811,7 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
     GROUP BY outcome`)).map((r) => ({ outcome: r.outcome, n: Number(r.n) }));
   // Every run stored but the doctor's, by arms mode and whether received since (readReportData's armsModes).
   const armsModes = (await pass('arms-modes', `SELECT arms, received_at >= ${sqlString(since)} AS recent, count() AS n
-    FROM run_records WHERE run_id != ${sqlString(DOCTOR_ID)} GROUP BY arms, recent`))
+    FROM ${RUN_RECORDS} WHERE run_id != ${sqlString(DOCTOR_ID)} GROUP BY arms, recent`))
     .map((r) => ({ arms: r.arms, recent: Number(r.recent), n: Number(r.n) }));
   return { loadErrors, mainThread, payloadModes, outcomes, armsModes, testBeacons: Number(doctor?.n ?? 0) };
 }

@@ -7,7 +7,7 @@ import { CLICKHOUSE_GROUP_BY, clickhouseAggregateSource, pooledGroupExpr, queryR
 import { inferFromSource, reportShape } from './buildReport.mjs';
 import { assembleSetup, SETUP_ARMS } from './connectionSetup.mjs';
 import { setupColumns } from '../server/clickhouseSchema.mjs';
-import { sqlString } from '../server/clickhouseRunSql.mjs';
+import { RUN_RECORDS, sqlString } from '../server/clickhouseRunSql.mjs';
 
 /**
  * client: clickhouseClient(); core: loadH3probeNode(). Options: since (ISO or ''), by (one of CLICKHOUSE_GROUP_BY),
@@ -39,7 +39,7 @@ export async function clickhouseConnectionSetup(client, core, {
   const firsts = schema.setupFirstH3.map((name, k) => `countIf(${c.first} = ${k}) AS first_${name}`);
   const rows = await queryRecorder(client, passes)('setup-outcomes', `SELECT ${groupExpr} AS g, count() AS runs,
     countIf(${c.outcome.h2} = ${code('cold')} AND ${c.outcome.h3} = ${code('cold')}) AS paired, ${[...outcomes, ...firsts].join(', ')}
-    FROM run_records WHERE ${where} GROUP BY g`);
+    FROM ${RUN_RECORDS} WHERE ${where} GROUP BY g`);
   const n = (x) => Number(x ?? 0);
   const counts = (r) => ({
     runs: n(r.runs), paired: n(r.paired),

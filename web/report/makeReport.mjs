@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openStore } from '../server/store.mjs';
 import { metricColumns } from '../server/clickhouseSchema.mjs';
-import { sqlString } from '../server/clickhouseRunSql.mjs';
+import { RUN_RECORDS, sqlString } from '../server/clickhouseRunSql.mjs';
 import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { normalizeSince, readReportData, checkPayloadBytes } from './readReportData.mjs';
 import { addDailySeries, addSecondEstimand, assemble, buildReport, HEADLINE_ESTIMAND, inferFromSource, reportShape,
@@ -84,8 +84,8 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
   const headline = estimand === HEADLINE_ESTIMAND;
   const bit = schema.estimands.find((e) => e.name === estimand)?.bit;
   const only = (x, none) => `if(bitAnd(estimands, ${bit}) != 0, ${x}, ${none}) AS e_${x}`;
-  const from = headline ? 'run_records' : `(SELECT *, ${only(m.control, 'emptyArrayFloat64()')}, ${only(m.treatment, 'emptyArrayFloat64()')},
-    ${only(m.missing, 'toUInt8(0)')} FROM run_records)`;
+  const from = headline ? RUN_RECORDS : `(SELECT *, ${only(m.control, 'emptyArrayFloat64()')}, ${only(m.treatment, 'emptyArrayFloat64()')},
+    ${only(m.missing, 'toUInt8(0)')} FROM ${RUN_RECORDS})`;
   const column = (x) => (headline ? x : `e_${x}`);
   // The doctor's test beacon is in no count (testBeacons.mjs); it holds no value, so the value summary has none of it.
   const common = { columns: [{ C: column(m.control), T: column(m.treatment), missing: column(m.missing) }], from, estimandBit: bit,
