@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadH3probeNode } from '../../server/h3probeNode.mjs';
@@ -20,6 +19,7 @@ import { makeReport } from '../../report/makeReport.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
 import { syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
+import { httpRequest } from './httpRequest.mjs';
 import { assertSameReport } from './sameReport.mjs';
 
 const core = await loadH3probeNode();
@@ -56,17 +56,7 @@ async function collector(spec) {
   return { port, stop: async () => { child.kill('SIGTERM'); const code = await exited; assert.equal(code, 0, err); return code; } };
 }
 
-function post(port, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/beacon', agent: false,
-      headers: { 'Content-Type': 'text/plain' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const post = async (port, body) => (await httpRequest(port, { method: 'POST', path: '/beacon', headers: { 'Content-Type': 'text/plain' }, body })).status;
 
 // Sends every text to each port, the ports of one text at the same time, `inFlight` texts at once.
 async function sendAll(texts, ports, inFlight = 16) {
