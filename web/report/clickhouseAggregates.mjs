@@ -96,6 +96,18 @@ export function inListSql(expr, keys) {
 }
 
 /**
+ * The run_records a report reads (pass: queryRecorder()'s): with FINAL (RUN_RECORDS) when the table holds a run twice
+ * that its merges have not folded yet (two collectors both wrote it), else the table as it is. FINAL merges every
+ * part in one stream on 18.16 and made a 420,000-run report 4× the CPU (docs/record/clickhouse.md); copies are rare and
+ * their parts are small and recent, so merges fold them soon. One query: the rows, less the rows read FINAL (only the
+ * sorting key's columns are read and merged).
+ */
+export async function runRecordsOnce(pass) {
+  const [r] = await pass('copies', `SELECT (SELECT count() FROM run_records) - (SELECT count() FROM ${RUN_RECORDS}) AS copies`);
+  return Number(r.copies) > 0 ? RUN_RECORDS : 'run_records';
+}
+
+/**
  * pass(name, sql, {tsv, exact}) → the rows (JSON; exact: 64-bit integers as texts), or the text (TabSeparated): runs a
  * query on client with a query_id of its own (its row in system.query_log) and pushes { name, queryId, ms (as Node saw
  * it), sqlLength (its text's length) } onto passes.
@@ -312,7 +324,7 @@ export function clickhouseAggregateSource(client, schema, {
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       let values = shown[k];
       if (!values) {
-        const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM ${RUN_RECORDS}
+        const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM ${from}
           WHERE ${where} GROUP BY name`);
         values = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => c.name);
         pooledOf[k] = { minRuns: minGroupRuns, values: counts.length - values.length };
@@ -789,9 +801,9 @@ export function clickhouseAggregateSource(client, schema, {
 /**
  * What the report says besides its groups, from run_records and runs, as readReportData.mjs reads it: every payload
  * mode stored for the arms mode since, the load_error beacons by reason and error text (every arms mode), and the selected runs whose
- * core ran on the page's main thread, by why.
+ * core ran on the page's main thread, by why. records: run_records as the report reads it (runRecordsOnce()).
  */
-export async function clickhouseReportFacts(pass, { since, arms, payloadBytes }) {
+export async function clickhouseReportFacts(pass, { since, arms, payloadBytes, records = RUN_RECORDS }) {
   const loadErrors = (await pass('load-errors', `SELECT reason, error, uniqExact(run_id) AS n FROM runs
     WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason, error`))
     .map((r) => ({ reason: r.reason, error: r.error, n: Number(r.n) }));
@@ -799,7 +811,7 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
     uniqExact(run_id) AS n FROM runs WHERE run_context = 'main' AND received_at >= ${sqlString(since)}
     AND arms = ${sqlString(arms)} AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} GROUP BY reason`))
     .map((r) => ({ reason: r.reason, n: Number(r.n) }));
-  const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM ${RUN_RECORDS}
+  const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM ${records}
     WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}
     GROUP BY bytes ORDER BY bytes`)).map((r) => ({ bytes: Number(r.bytes), runs: Number(r.runs) }));
   // The doctor's test beacon, left out of every count above and named in the report.
@@ -811,7 +823,7 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
     GROUP BY outcome`)).map((r) => ({ outcome: r.outcome, n: Number(r.n) }));
   // Every run stored but the doctor's, by arms mode and whether received since (readReportData's armsModes).
   const armsModes = (await pass('arms-modes', `SELECT arms, received_at >= ${sqlString(since)} AS recent, count() AS n
-    FROM ${RUN_RECORDS} WHERE run_id != ${sqlString(DOCTOR_ID)} GROUP BY arms, recent`))
+    FROM ${records} WHERE run_id != ${sqlString(DOCTOR_ID)} GROUP BY arms, recent`))
     .map((r) => ({ arms: r.arms, recent: Number(r.recent), n: Number(r.n) }));
   return { loadErrors, mainThread, payloadModes, outcomes, armsModes, testBeacons: Number(doctor?.n ?? 0) };
 }

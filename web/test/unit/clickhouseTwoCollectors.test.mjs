@@ -16,6 +16,7 @@ import { clickhouseClient, parseClickHouseUrl } from '../../server/clickhouseCon
 import { ensureClickHouseTables } from '../../server/clickhouseSchema.mjs';
 import { openClickHouseStore } from '../../server/clickhouseStore.mjs';
 import { makeReport } from '../../report/makeReport.mjs';
+import { queryRecorder, runRecordsOnce } from '../../report/clickhouseAggregates.mjs';
 import { clickhouseLane } from '../chdb/lane.mjs';
 import { syntheticBeacons } from '../../synthetic/syntheticBeacons.mjs';
 import { repoRoot } from '../../stack/paths.mjs';
@@ -94,7 +95,12 @@ describe('two collectors on one ClickHouse database, each given the same beacons
     t.diagnostic(`the two collectors' race left ${racedRecords - RUNS} runs twice in run_records`);
     // More copies for certain: 300 runs' rows inserted again, as a third collector whose check missed them would (the
     // value summary's view counts them too).
+    // Merges stopped, so that the copies stay unfolded for the reads below (the read with FINAL is then the one made).
+    await admin.query('SYSTEM STOP MERGES twice.run_records');
     for (const table of ['runs', 'requests', 'run_records']) await admin.query(`INSERT INTO twice.${table} SELECT * FROM twice.${table} WHERE ${some}`);
+    const records = async (db) => runRecordsOnce(queryRecorder(clickhouseClient(server.admin ?? server.url, { database: db }), []));
+    assert.equal(await records('twice'), 'run_records FINAL', 'copies: the report reads FINAL');
+    assert.equal(await records('once'), 'run_records', 'no copy: the report reads the table as it is');
     // A background merge may fold the copies in run_records at any time; the value summary, filled at each insert,
     // keeps them all.
     const values = async (db) => raw(db, 'SELECT sum(cnt) FROM DB.run_values');
