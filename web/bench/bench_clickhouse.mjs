@@ -1,5 +1,5 @@
 // `npm run bench:clickhouse -- [--sizes 1e6,1e7,1e8] [--template 50000] [--repeat 3] [--raw-repeat 1] [--sqlite-max 1e6]
-// [--server URL] [--secure]`: the report computed inside ClickHouse (web/report/clickhouseAggregates.mjs) at 1 M, 10 M and 100 M
+// [--server URL [--analyst USER:PASSWORD]] [--secure]`: the report computed inside ClickHouse (web/report/clickhouseAggregates.mjs) at 1 M, 10 M and 100 M
 // measured requests, the text report and the one with HTML and JSON (and its daily series), each pass's time and rows
 // read from ClickHouse's own statistics (system.query_log), with the SQLite report of the same size beside it where
 // that is affordable to write. Each report is made as users get it (the values read from the value summary run_values
@@ -18,6 +18,12 @@
 // uses a running one instead. --secure: the server speaks only TLS and every user has a password (the writer's and the
 // reports' URL carries user, password and the CA, as a team runs it; inserts gzip'd), data under .h3probe/clickhouse/
 // bench-secure: run it beside a plain run to see what TLS, a password and gzip cost.
+//
+// Each report is made again as a read-only analyst (a user whose profile is readonly=1: no setting may be sent, so every
+// query must fit the server's max_query_size), which must come out the same; the bench's own server has such a user,
+// a --server one names it with --analyst. Where a size is one copy of the template (--template equal to the size's
+// runs), the template's database (every table through the collector's path) holds the SQLite report's beacons, and the
+// analyst's text report of it must be SQLite's.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,11 +46,12 @@ const { values: args } = parseArgs({
     'raw-repeat': { type: 'string', default: '1' },
     'sqlite-max': { type: 'string', default: '1e6' },
     server: { type: 'string' },  // http://HOST:PORT of a running server (its data stays)
+    analyst: { type: 'string' },  // with --server: USER:PASSWORD of a readonly=1 user there
     secure: { type: 'boolean', default: false },
     tiny: { type: 'boolean', default: false }, // npm test: the same path at a size that finishes in seconds
   },
 });
-if (args.tiny) Object.assign(args, { sizes: '2e4', template: '1000', repeat: '1', 'sqlite-max': '2e4' });
+if (args.tiny) Object.assign(args, { sizes: '1e4,2e4', template: '1000', repeat: '1', 'sqlite-max': '2e4' });
 const sizes = args.sizes.split(',').map(Number);
 const templateRuns = Number(args.template);
 const repeat = Math.max(1, Number(args.repeat));
@@ -61,19 +68,25 @@ const schema = core.schema();
 let server = null;
 if (args.secure && args.server) throw new Error('--secure starts a server of its own: not with --server');
 const WRITER_PASSWORD = 'bench-writer:p@ss';
+const ANALYST_PASSWORD = 'bench-analyst';
 let certs = null;
+if (args.analyst && !args.server) throw new Error('--analyst names a user of a --server: the bench\'s own server has its analyst');
 if (!args.server) {
   // The tiny run keeps off the full run's data, the secure run off the plain one's.
   const plan = await planClickHouse(`bench${args.secure ? '-secure' : ''}${args.tiny ? '-tiny' : ''}`);
   certs = args.secure ? await ensureCerts() : null;
-  server = await startClickHouse(plan, args.secure ? { tls: certs, users: { writer: { password: WRITER_PASSWORD } } } : {});
+  const users = { writer: { password: WRITER_PASSWORD }, analyst: { password: ANALYST_PASSWORD, readonly: true } };
+  server = await startClickHouse(plan, args.secure ? { tls: certs, users } : { users });
 }
 const serverUrl = args.server ?? server.url;
 const host = new URL(serverUrl).host;
-// The store URL of database db, as its users write it.
-const storeUrl = (db) => (args.secure
-  ? `clickhouse://writer:${encodeURIComponent(WRITER_PASSWORD)}@${host}/${db}?secure=1&ca=${encodeURIComponent(certs.certPath)}`
-  : `clickhouse://${host}/${db}`);
+const tlsParams = () => `?secure=1&ca=${encodeURIComponent(certs.certPath)}`;
+// The store URL of database db, as its users write it: the writer's, and the read-only analyst's (null: none).
+const storeUrl = (db) => (args.server ? `clickhouse://${host}/${db}`
+  : `clickhouse://writer:${encodeURIComponent(WRITER_PASSWORD)}@${host}/${db}${args.secure ? tlsParams() : ''}`);
+const analyst = args.server ? args.analyst : `analyst:${ANALYST_PASSWORD}`;
+const analystUrl = (db) => (analyst ? `clickhouse://${analyst.split(':').map(encodeURIComponent).join(':')}@${host}/${db}${
+  args.secure ? tlsParams() : ''}` : null);
 const admin = clickhouseClient(server?.admin ?? serverUrl, { timeoutMs: 3_600_000 });
 console.log(`ClickHouse ${(await admin.query('SELECT version()')).trim()} at ${serverUrl}${server ? `, data in ${server.dir}` : ''}` +
   `${args.secure ? ' (TLS only, user and password, gzip\'d inserts)' : ''}`);
@@ -133,7 +146,8 @@ try {
       if (pending.length === 500) { await Promise.all(pending); pending = []; }
     }
     await Promise.all(pending);
-    await template.flushed();
+    // A large template's log takes minutes to ship once every beacon is in it.
+    await template.flushed(30 * 60_000);
     const s = (performance.now() - t0) / 1000;
     console.log(`template: ${count(templateRuns)} runs through decoder + ClickHouse store in ${s.toFixed(1)} s ` +
       `(${Math.round(templateRuns / s)} beacons/s, batched inserts)`);
@@ -206,6 +220,10 @@ try {
     const files = { htmlPath: path.join(stateDir, `bench-clickhouse-${runs}.html`), jsonPath: path.join(stateDir, `bench-clickhouse-${runs}.json`) };
     const text = await measure('text report');
     const full = await measure('with HTML and JSON', files);
+    // The same as the read-only analyst: no setting sent, every query within the server's max_query_size.
+    const readOnly = analyst ? { text: await measure('text report, read-only analyst', { store: analystUrl(db) }),
+      full: await measure('with HTML and JSON, read-only analyst', { ...files, store: analystUrl(db) }) } : null;
+    if (readOnly && (readOnly.text.out !== text.out || readOnly.full.out !== full.out)) throw new Error('the read-only analyst\'s report differs from the writer\'s');
     // The same with every value read from run_records: the report must not change, only its cost.
     const raw = rawRepeat ? { text: await measure('text report, raw rows only', { readSummary: false }, rawRepeat),
       full: await measure('with HTML and JSON, raw rows only', { ...files, readSummary: false }, rawRepeat) } : null;
@@ -214,7 +232,8 @@ try {
     if (!(measured > 0) || !(full.report.daily?.days.length > 0)) throw new Error('the report holds no measured request or no daily series');
     const peak = Math.max(...[...text.passes, ...full.passes].map((p) => Number(p.log?.memory_usage ?? 0)));
     rows.push({ size, runs: stored, measured, text: text.median, full: full.median, textCpu: text.cpu, fullCpu: full.cpu, peak, load: load(),
-      raw: raw && { text: raw.text.median, full: raw.full.median, textCpu: raw.text.cpu, fullCpu: raw.full.cpu } });
+      raw: raw && { text: raw.text.median, full: raw.full.median, textCpu: raw.text.cpu, fullCpu: raw.full.cpu },
+      readOnly: readOnly && { text: readOnly.text.median, full: readOnly.full.median, out: readOnly.text.out }, copies });
   }
 
   // SQLite beside, through its own bench path (decoder + store), where it is affordable to write.
@@ -232,13 +251,27 @@ try {
     row.sqlite = median(times);
     console.log(`SQLite ${row.size.toExponential(0)} (${gen.reused ? 'reused' : `written in ${gen.seconds.toFixed(0)} s`}): report ` +
       `${times.map(ms).join(', ')} (median ${ms(row.sqlite)}); load ${load()}`);
+    // One copy of the template: the template's database holds the same beacons (seed 1) as this SQLite store, every
+    // table through the collector's path (the copies have run_records only), so the analyst's report of it is SQLite's.
+    if (row.copies === 1 && analyst) {
+      const sqliteText = (await makeReport(core, { dbPath })).text;
+      const t = performance.now();
+      const chText = (await makeReport(core, { store: analystUrl(templateDb) })).text;
+      const wall = performance.now() - t;
+      const a = chText.split('\n');
+      const b = sqliteText.split('\n');
+      const at = a.findIndex((line, i) => line !== b[i]);
+      if (at >= 0 || a.length !== b.length) throw new Error(`the read-only analyst's report of ${templateDb} differs from SQLite's at line ${at + 1}:\n${a[at]}\n${b[at]}`);
+      console.log(`  the read-only analyst's text report of ${templateDb} (${count(row.runs)} runs, ${ms(wall)}) is SQLite's, byte for byte`);
+    }
   }
 
-  console.log('\n| measured requests | usable values | text report (median) | its queries\' CPU | with HTML and JSON (median) | its queries\' CPU | raw rows only: text, CPU; HTML+JSON, CPU | peak query memory | SQLite text report (median) | load |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log('\n| measured requests | usable values | text report (median) | its queries\' CPU | with HTML and JSON (median) | its queries\' CPU | raw rows only: text, CPU; HTML+JSON, CPU | read-only analyst: text; HTML+JSON (medians) | peak query memory | SQLite text report (median) | load |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const raw = r.raw ? `${ms(r.raw.text)}, ${ms(r.raw.textCpu)}; ${ms(r.raw.full)}, ${ms(r.raw.fullCpu)}` : 'not run';
-    console.log(`| ${count(r.size)} | ${count(r.measured)} | ${ms(r.text)} | ${ms(r.textCpu)} | ${ms(r.full)} | ${ms(r.fullCpu)} | ${raw} | ${mib(r.peak)} | ` +
+    const readOnly = r.readOnly ? `${ms(r.readOnly.text)}; ${ms(r.readOnly.full)}` : 'not run';
+    console.log(`| ${count(r.size)} | ${count(r.measured)} | ${ms(r.text)} | ${ms(r.textCpu)} | ${ms(r.full)} | ${ms(r.fullCpu)} | ${raw} | ${readOnly} | ${mib(r.peak)} | ` +
       `${r.sqlite ? ms(r.sqlite) : 'not run'} | ${r.load} |`);
   }
 } finally {

@@ -6,6 +6,7 @@ const COMMANDS = {
   origins: 'a production Caddyfile for the HTTP/2-only and the HTTP/3 test origins',
   report: 'the report of a collector database: text table, HTML page',
   export: 'a collector database as NDJSON, one run per line',
+  migrate: 'a ClickHouse store of an earlier version made this version, in place',
   doctor: 'checks a deployment from outside: TLS, the origins, the module files, the collector',
   trial: 'tries your built page locally: origins, collector and N page loads in headless Chromium, then the report',
 };

@@ -25,7 +25,7 @@
 // exact multi-rank quantile that avoids a sort per group (quantilesExact runs nth_element once per level, and the CDF
 // asks ~300 levels), hence 2 and 3.
 import { classCountColumns } from '../server/clickhouseSchema.mjs';
-import { CLICKHOUSE_GROUP_BY, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
+import { CLICKHOUSE_GROUP_BY, RUN_RECORDS, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
   valueMomentSums } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkGroupCount, checkMinGroupRuns } from './readReportData.mjs';
 import { DOCTOR_ID } from './testBeacons.mjs';
@@ -71,20 +71,57 @@ export function pooledGroupExpr(by, shown, exprs = CLICKHOUSE_GROUP_BY) {
   return `if(has(${shown.length ? `[${shown.map(sqlString).join(', ')}]` : 'emptyArrayString()'}, ${e}), ${e}, ${sqlString(OTHER_GROUP)})`;
 }
 
+// The most numbers a query lists to pick keys (inListSql()): about 16 characters each, so that two such lists and the
+// rest of a query stay well under ClickHouse's max_query_size (256 KiB by default), which a readonly=1 user may not raise.
+export const MAX_LISTED_KEYS = 3000;
+
+/**
+ * A filter that holds for every one of keys (non-negative integers below 2^53, as the SQL expression expr computes
+ * them) in a query text of bounded length: expr IN (the keys) when they are at most MAX_LISTED_KEYS, else the blocks of
+ * 2^k consecutive keys that hold them (bitShiftRight(expr, k) IN (…)), k the least that needs at most MAX_LISTED_KEYS
+ * blocks. A superset: the caller keeps only the keys it asked for (a block's other keys cost rows returned, not
+ * correctness). Neither query parameters nor external data replace it: 18.16 takes no {name:Type} parameter, and a
+ * readonly=1 user may send neither a param_ nor a setting.
+ */
+export function inListSql(expr, keys) {
+  let shift = 0;
+  let blocks = [...new Set(keys)];
+  while (blocks.length > MAX_LISTED_KEYS) {
+    shift++;
+    const div = 2 ** shift;
+    blocks = [...new Set(keys.map((k) => Math.floor(k / div)))];
+  }
+  blocks.sort((a, b) => a - b);
+  return `${shift ? `bitShiftRight(${expr}, ${shift})` : expr} IN (${blocks.join(', ') || 'NULL'})`;
+}
+
+/**
+ * The run_records a report reads (pass: queryRecorder()'s): with FINAL (RUN_RECORDS) when the table holds a run twice
+ * that its merges have not folded yet (two collectors both wrote it), else the table as it is. FINAL merges every
+ * part in one stream on 18.16 and made a 420,000-run report 4× the CPU (docs/record/clickhouse.md); copies are rare and
+ * their parts are small and recent, so merges fold them soon. One query: the rows, less the rows read FINAL (only the
+ * sorting key's columns are read and merged).
+ */
+export async function runRecordsOnce(pass) {
+  const [r] = await pass('copies', `SELECT (SELECT count() FROM run_records) - (SELECT count() FROM ${RUN_RECORDS}) AS copies`);
+  return Number(r.copies) > 0 ? RUN_RECORDS : 'run_records';
+}
+
 /**
  * pass(name, sql, {tsv, exact}) → the rows (JSON; exact: 64-bit integers as texts), or the text (TabSeparated): runs a
  * query on client with a query_id of its own (its row in system.query_log) and pushes { name, queryId, ms (as Node saw
- * it) } onto passes.
+ * it), sqlLength (its text's length) } onto passes.
  */
 export function queryRecorder(client, passes) {
   const tag = `h3probe-report-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   return async function pass(name, sql, { tsv = false, exact = false } = {}) {
     const queryId = `${tag}-${passes.length + 1}-${name}`;
     const t = performance.now();
-    // A long IN list of bucket keys is query text: room for it.
-    const settings = { query_id: queryId, max_query_size: String(Math.max(262_144, 2 * sql.length)) };
+    // No setting but the query_id (a handler parameter): the passes' texts are bounded (inListSql()), so they fit the
+    // server's max_query_size, which a readonly=1 user may not raise.
+    const settings = { query_id: queryId };
     const out = tsv ? await client.query(`${sql}\nFORMAT TabSeparated`, { settings, read: true }) : await client.json(sql, { settings, exact });
-    passes.push({ name, queryId, ms: performance.now() - t });
+    passes.push({ name, queryId, ms: performance.now() - t, sqlLength: sql.length });
     return out;
   };
 }
@@ -150,7 +187,7 @@ function entry(h, i) {
  *     values of a metric in each arm; for the connection-setup view, its cold HTTP/2 and HTTP/3 value), missing a
  *     count of usable requests without a value (optional); each column's aggregates are a report of their own; single:
  *     every array holds one value at most (the view's), which spares the SQL its sorts and the histograms their buckets;
- *   from: the table the runs are read from (default run_records; a subquery over it that adds columns, such as
+ *   from: the table the runs are read from (default RUN_RECORDS, run_records FINAL; a subquery over it that adds columns, such as
  *     another estimand's values, for C and T to name: 18.16 resolves no expression but a column inside the lambdas);
  *   where: the rows read (SQL over run_records: arms mode, payload mode, received since, …);
  *   estimandBit: the report's estimand (schema().estimands' bit): its runs' failure sums (failure_rate.hpp) from their
@@ -175,7 +212,7 @@ function entry(h, i) {
  * at i * columns + c; needs null when done; estimates: the probabilities whose estimates get intervals), countCells() }.
  */
 export function clickhouseAggregateSource(client, schema, {
-  columns, single = false, from = 'run_records', where, estimandBit = null, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
+  columns, single = false, from = RUN_RECORDS, where, estimandBit = null, summary = null, readSummary = true, classes = true, orders = true, sets = ['region'],
   minGroupRuns = schema.limits.minRunsForInterval, shown = {}, cumulative = false, now = Date.now(), countsFrom = null, passes = [],
 } = {}) {
   for (const by of sets) {
@@ -236,7 +273,7 @@ export function clickhouseAggregateSource(client, schema, {
   // (c * 4 + s) * 2^24 + b + 2^23 is in this list.
   const valuesSql = (sb = null) => {
     const gs = grouped.map((k) => `g${k}`).join(', ');
-    const only = sb ? `WHERE (c * 4 + s) * ${B} + b + ${B / 2} IN (${sb.join(', ')})` : '';
+    const only = sb ? `WHERE ${inListSql(`((c * 4 + s) * ${B} + b + ${B / 2})`, sb)}` : '';
     const parts = [];
     if (SV) parts.push(`SELECT ${gs}, toUInt8(0) AS c, s, v, ${bucket('v')} AS b, cnt, w, n, o FROM ${SV} ${only}`);
     const from = `FROM ${RR} WHERE ${counted} AND (${rawCells})`;
@@ -287,7 +324,7 @@ export function clickhouseAggregateSource(client, schema, {
     for (const k of keys.filter((key) => GROUP_BY[key]?.pooled)) {
       let values = shown[k];
       if (!values) {
-        const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM run_records
+        const counts = await pass(`pool-${k}`, `SELECT ${CLICKHOUSE_GROUP_BY[k]} AS name, count() AS n FROM ${from}
           WHERE ${where} GROUP BY name`);
         values = counts.filter((c) => Number(c.n) >= minGroupRuns).map((c) => c.name);
         pooledOf[k] = { minRuns: minGroupRuns, values: counts.length - values.length };
@@ -592,7 +629,7 @@ export function clickhouseAggregateSource(client, schema, {
     // Only the values of the wanted samples' buckets (whatever the group) are unrolled per grouping.
     const sb = [...new Set([...todo.values()].map(({ c, s, b }) => (c * 4 + s) * B + b + B / 2))];
     const text = await pass(name, `SELECT key, v, sum(cnt), sum(w), sum(n), sum(o) FROM (SELECT ${keySql()} AS key, v, cnt, w, n, o
-      FROM (${valuesSql(sb)})) WHERE key IN (${[...keysWanted].join(', ')}) GROUP BY key, v`, { tsv: true });
+      FROM (${valuesSql(sb)})) WHERE ${inListSql('key', [...keysWanted])} GROUP BY key, v`, { tsv: true });
     const found = new Map();
     const add = (ckey, v, e) => {
       if (!todo.has(ckey)) return;
@@ -764,9 +801,9 @@ export function clickhouseAggregateSource(client, schema, {
 /**
  * What the report says besides its groups, from run_records and runs, as readReportData.mjs reads it: every payload
  * mode stored for the arms mode since, the load_error beacons by reason and error text (every arms mode), and the selected runs whose
- * core ran on the page's main thread, by why.
+ * core ran on the page's main thread, by why. records: run_records as the report reads it (runRecordsOnce()).
  */
-export async function clickhouseReportFacts(pass, { since, arms, payloadBytes }) {
+export async function clickhouseReportFacts(pass, { since, arms, payloadBytes, records = RUN_RECORDS }) {
   const loadErrors = (await pass('load-errors', `SELECT reason, error, uniqExact(run_id) AS n FROM runs
     WHERE outcome = 'load_error' AND received_at >= ${sqlString(since)} GROUP BY reason, error`))
     .map((r) => ({ reason: r.reason, error: r.error, n: Number(r.n) }));
@@ -774,7 +811,7 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
     uniqExact(run_id) AS n FROM runs WHERE run_context = 'main' AND received_at >= ${sqlString(since)}
     AND arms = ${sqlString(arms)} AND ifNull(payload_bytes, 0) = ${Number(payloadBytes)} GROUP BY reason`))
     .map((r) => ({ reason: r.reason, n: Number(r.n) }));
-  const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM run_records
+  const payloadModes = (await pass('payload-modes', `SELECT payload_bytes AS bytes, count() AS runs FROM ${records}
     WHERE arms = ${sqlString(arms)} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}
     GROUP BY bytes ORDER BY bytes`)).map((r) => ({ bytes: Number(r.bytes), runs: Number(r.runs) }));
   // The doctor's test beacon, left out of every count above and named in the report.
@@ -786,7 +823,7 @@ export async function clickhouseReportFacts(pass, { since, arms, payloadBytes })
     GROUP BY outcome`)).map((r) => ({ outcome: r.outcome, n: Number(r.n) }));
   // Every run stored but the doctor's, by arms mode and whether received since (readReportData's armsModes).
   const armsModes = (await pass('arms-modes', `SELECT arms, received_at >= ${sqlString(since)} AS recent, count() AS n
-    FROM run_records WHERE run_id != ${sqlString(DOCTOR_ID)} GROUP BY arms, recent`))
+    FROM ${records} WHERE run_id != ${sqlString(DOCTOR_ID)} GROUP BY arms, recent`))
     .map((r) => ({ arms: r.arms, recent: Number(r.recent), n: Number(r.n) }));
   return { loadErrors, mainThread, payloadModes, outcomes, armsModes, testBeacons: Number(doctor?.n ?? 0) };
 }

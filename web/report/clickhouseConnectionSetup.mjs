@@ -7,16 +7,16 @@ import { CLICKHOUSE_GROUP_BY, clickhouseAggregateSource, pooledGroupExpr, queryR
 import { inferFromSource, reportShape } from './buildReport.mjs';
 import { assembleSetup, SETUP_ARMS } from './connectionSetup.mjs';
 import { setupColumns } from '../server/clickhouseSchema.mjs';
-import { sqlString } from '../server/clickhouseRunSql.mjs';
+import { RUN_RECORDS, sqlString } from '../server/clickhouseRunSql.mjs';
 
 /**
  * client: clickhouseClient(); core: loadH3probeNode(). Options: since (ISO or ''), by (one of CLICKHOUSE_GROUP_BY),
  * shown (the report source's shown values of a pooled grouping: the view pools the others, as the report does),
  * payloadBytes (the report's payload mode: the view reads the runs the report reads), confidence, passes (where the
- * queries are listed). Resolves to the view (assembleSetup()).
+ * queries are listed), records (run_records as the report reads it: runRecordsOnce()). Resolves to the view (assembleSetup()).
  */
 export async function clickhouseConnectionSetup(client, core, {
-  since = '', by = 'region', shown = {}, payloadBytes = 0, confidence, passes = [],
+  since = '', by = 'region', shown = {}, payloadBytes = 0, confidence, passes = [], records = RUN_RECORDS,
 } = {}) {
   const schema = core.schema();
   const c = setupColumns(schema);
@@ -28,7 +28,7 @@ export async function clickhouseConnectionSetup(client, core, {
   // values again, as SetupView does).
   const value = (protocol, metric) => c.values.find((v) => v.protocol === protocol && v.metric === metric).name;
   const columns = schema.setupMetrics.map((m) => ({ C: value('h2', m.name), T: value(m.paired ? 'h3' : 'h2', m.name) }));
-  const source = clickhouseAggregateSource(client, schema, { columns, single: true, where, classes: false, orders: false, sets: [by], shown, passes });
+  const source = clickhouseAggregateSource(client, schema, { columns, single: true, from: records, where, classes: false, orders: false, sets: [by], shown, passes });
   const shape = reportShape(schema, { confidence, percentiles: schema.reportDefaults.seriesPercentiles });
   const { sets: [set], groups: byMetric } = await inferFromSource(core, source, columns.map(() => shape), 'the connection-setup view');
 
@@ -39,7 +39,7 @@ export async function clickhouseConnectionSetup(client, core, {
   const firsts = schema.setupFirstH3.map((name, k) => `countIf(${c.first} = ${k}) AS first_${name}`);
   const rows = await queryRecorder(client, passes)('setup-outcomes', `SELECT ${groupExpr} AS g, count() AS runs,
     countIf(${c.outcome.h2} = ${code('cold')} AND ${c.outcome.h3} = ${code('cold')}) AS paired, ${[...outcomes, ...firsts].join(', ')}
-    FROM run_records WHERE ${where} GROUP BY g`);
+    FROM ${records} WHERE ${where} GROUP BY g`);
   const n = (x) => Number(x ?? 0);
   const counts = (r) => ({
     runs: n(r.runs), paired: n(r.paired),

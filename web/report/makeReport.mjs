@@ -10,7 +10,7 @@ import { openStoreSpec, parseStoreSpec } from '../server/storeSpec.mjs';
 import { normalizeSince, readReportData, checkPayloadBytes } from './readReportData.mjs';
 import { addDailySeries, addSecondEstimand, assemble, buildReport, HEADLINE_ESTIMAND, inferFromSource, reportShape,
   SECOND_ESTIMAND } from './buildReport.mjs';
-import { clickhouseAggregateSource, clickhouseReportFacts, queryRecorder } from './clickhouseAggregates.mjs';
+import { clickhouseAggregateSource, clickhouseReportFacts, queryRecorder, runRecordsOnce } from './clickhouseAggregates.mjs';
 import { formatReport } from './formatReport.mjs';
 import { DOCTOR_ID } from './testBeacons.mjs';
 import { SETUP_ARMS } from './connectionSetup.mjs';
@@ -48,8 +48,12 @@ export async function makeReport(core, {
   if (spec?.kind === 'clickhouse') {
     const ch = await openStoreSpec(spec, core, { readOnly: true });
     const t0 = performance.now();
-    const options = { metric, since: normalizeSince(since), arms, payloadBytes, by, minGroupRuns, daily, readSummary, now, shape };
+    // Both estimands read run_records the same way: FINAL only while it holds a run twice (runRecordsOnce()).
+    const checks = [];
+    const records = await runRecordsOnce(queryRecorder(ch.client, checks));
+    const options = { metric, since: normalizeSince(since), arms, payloadBytes, by, minGroupRuns, daily, readSummary, now, shape, records };
     const { report, passes } = await clickhouseReport(core, ch.client, { ...options, estimand: HEADLINE_ESTIMAND });
+    passes.unshift(...checks);
     const second = await clickhouseReport(core, ch.client, { ...options, estimand: SECOND_ESTIMAND });
     addSecondEstimand(core, report, second.report);
     passes.push(...second.passes.map((p) => ({ ...p, name: `${SECOND_ESTIMAND} ${p.name}` })));
@@ -72,7 +76,7 @@ export async function makeReport(core, {
 // The report from ClickHouse: the report's source (its metric's columns; the report's groups and the daily series'
 // days from the same passes), the daily series' looks (a source of their own, on the same counts), the
 // connection-setup view; the same report object as SQLite's. Resolves to { report, passes }.
-async function clickhouseReport(core, client, { metric, since, arms, payloadBytes, by, minGroupRuns, daily, readSummary, now, shape, estimand }) {
+async function clickhouseReport(core, client, { metric, since, arms, payloadBytes, by, minGroupRuns, daily, readSummary, now, shape, estimand, records }) {
   const schema = core.schema();
   const m = metricColumns(schema).find((c) => c.metric === metric);
   if (!m) throw new Error(`unknown metric "${metric}"; one of ${schema.metrics.join(', ')}`);
@@ -84,8 +88,8 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
   const headline = estimand === HEADLINE_ESTIMAND;
   const bit = schema.estimands.find((e) => e.name === estimand)?.bit;
   const only = (x, none) => `if(bitAnd(estimands, ${bit}) != 0, ${x}, ${none}) AS e_${x}`;
-  const from = headline ? 'run_records' : `(SELECT *, ${only(m.control, 'emptyArrayFloat64()')}, ${only(m.treatment, 'emptyArrayFloat64()')},
-    ${only(m.missing, 'toUInt8(0)')} FROM run_records)`;
+  const from = headline ? records : `(SELECT *, ${only(m.control, 'emptyArrayFloat64()')}, ${only(m.treatment, 'emptyArrayFloat64()')},
+    ${only(m.missing, 'toUInt8(0)')} FROM ${records})`;
   const column = (x) => (headline ? x : `e_${x}`);
   // The doctor's test beacon is in no count (testBeacons.mjs); it holds no value, so the value summary has none of it.
   const common = { columns: [{ C: column(m.control), T: column(m.treatment), missing: column(m.missing) }], from, estimandBit: bit,
@@ -97,11 +101,11 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
   const seriesOf = reportShape(schema, { ...shape, estimand, cdf: false, percentiles: schema.reportDefaults.seriesPercentiles });
   if (shape.method !== 'delta') throw new Error('--method bootstrap needs every value: use the SQLite store, or --method delta');
   const { sets, groups } = await inferFromSource(core, source, [reportOf, ...(daily ? [seriesOf] : [])], 'the report');
-  const facts = await clickhouseReportFacts(queryRecorder(client, passes), { since, arms, payloadBytes });
+  const facts = await clickhouseReportFacts(queryRecorder(client, passes), { since, arms, payloadBytes, records });
   const report = assemble(core, { ...sets[0], ...facts, metric, since, arms, payloadBytes }, groups[0], reportOf);
   const setupPasses = [];
   report.connectionSetup = arms === SETUP_ARMS && headline ? await clickhouseConnectionSetup(client, core, { since, by, payloadBytes,
-    confidence: reportOf.confidence, shown: sets[0].shown, passes: setupPasses }) : null;
+    confidence: reportOf.confidence, shown: sets[0].shown, passes: setupPasses, records }) : null;
   passes.push(...setupPasses.map((p) => ({ ...p, name: `setup ${p.name}` })));
   if (daily) {
     // The cumulative looks: a run in its day and every later day, so a grouping of its own (one more set of passes).

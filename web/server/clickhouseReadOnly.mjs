@@ -1,7 +1,7 @@
 // The ClickHouse store opened to read, for the report and the export (no log, no inserts, no DDL), and the NDJSON export
 // that it and the collector's store both serve.
 import { clickhouseClient, connectionOf, serverAllows } from './clickhouseConnection.mjs';
-import { sqlString } from './clickhouseRunSql.mjs';
+import { RUNS, sqlString } from './clickhouseRunSql.mjs';
 import { checkReadable } from './clickhouseSchema.mjs';
 import { COLLECTOR_COLUMNS, EXPORT_PAGE, writeRunsNdjson } from './store.mjs';
 
@@ -35,7 +35,8 @@ export async function openReadOnlyClickHouse(schema, target, settings) {
     ? clickhouseClient(conn, { database, settings: { ...settings, readonly: '2' }, timeoutMs: READ_TIMEOUT_MS })
     : clickhouseClient(conn, { database, settings, timeoutMs: READ_TIMEOUT_MS, mayChangeSettings: readonly === 2 });
   await checkReadable(client, schema, target);
-  const runCount = Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
+  // Each run once, however many collectors wrote it (RUNS: FINAL).
+  const runCount = Number((await client.json(`SELECT count() AS n FROM ${RUNS}`))[0].n);
   const refuse = () => Promise.reject(new Error('this ClickHouse store was opened read-only'));
   return {
     kind: 'clickhouse', target, client, readOnly: true, queueBeacon: refuse, insertBeacon: refuse,

@@ -6,6 +6,16 @@
 // the same row; web/test/unit/clickhouseReport.test.mjs holds them to the core's on the same data (the reports of both
 // stores byte for byte).
 
+/**
+ * run_records and runs as every reader reads them: FINAL, so that a run two collectors both wrote (each given the same
+ * beacon at once, neither finding it in: the store's insert-time check races) is read once before ReplacingMergeTree
+ * has merged its copies away. The copies share their sorting key (clickhouseSchema.mjs) and differ only in what each
+ * collector adds (received_at): FINAL keeps one whole row, and a query's WHERE is applied to the rows FINAL kept
+ * (never PREWHERE, which ClickHouse applies before: a filter on received_at would then let the other copy in).
+ */
+export const RUN_RECORDS = 'run_records FINAL';
+export const RUNS = 'runs FINAL';
+
 /** A text as a ClickHouse string literal (quotes and backslashes escaped). */
 export const sqlString = (s) => `'${String(s).replace(/[\\']/g, '\\$&')}'`;
 

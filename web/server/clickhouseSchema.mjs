@@ -6,9 +6,23 @@ import { clickhouseClient, connectionOf } from './clickhouseConnection.mjs';
 import { CLICKHOUSE_GROUP_BY, runValueTuplesSql, sqlString } from './clickhouseRunSql.mjs';
 import { COLLECTOR_COLUMNS, OTHER_STORE_ADVICE } from './store.mjs';
 
-// The tables' version: 2, every run with its cold-setup record and the layout kept in the database (store_layout). A
-// database of another version or layout is refused (no migration before 1.0: docs/architecture.md).
-const CLICKHOUSE_STORE_VERSION = 2;
+// The tables' version: 2, every run with its cold-setup record and the layout kept in the database (store_layout); 3,
+// every table keyed by the run, so that a run two collectors wrote is read once (ReplacingMergeTree, read FINAL). A
+// database of another version or layout is refused (no migration before 1.0: docs/architecture.md), but for version 2,
+// which `h3probe migrate` turns into 3 in place (migrateClickHouseStore()).
+export const CLICKHOUSE_STORE_VERSION = 3;
+
+// Each version's engines of the three tables. Version 3: a run's rows have one sorting key whichever collector wrote
+// them (run_records' leaves out received_at and region, which are each collector's own), so ReplacingMergeTree folds
+// the copies when it merges, and a read with FINAL sees one before it has.
+const ENGINES = Object.freeze({
+  2: { runs: 'ReplacingMergeTree() ORDER BY run_id', requests: 'MergeTree() ORDER BY (run_id, phase)',
+    run_records: 'MergeTree() ORDER BY (arms, region, received_at, run_id)' },
+  // A request's idx is a core 'real' column, Nullable here; a sorting key takes no Nullable column (the decoder gives
+  // every request an idx: -1 never occurs).
+  3: { runs: 'ReplacingMergeTree() ORDER BY run_id', requests: 'ReplacingMergeTree() ORDER BY (run_id, phase, ifNull(idx, -1))',
+    run_records: 'ReplacingMergeTree() ORDER BY (arms, run_id)' },
+});
 const TYPE = { text: 'String', real: 'Nullable(Float64)', flag: 'Nullable(UInt8)' };
 
 /** The report table's per-run class-count columns: one per arm and class, in the core's class order. */
@@ -37,7 +51,7 @@ export function setupColumns(schema) {
  * The three tables as [name, [column definitions], engine clause], made from the core's schema() (no column list of
  * their own): runs and requests hold the same columns as SQLite's; run_records is the report's per-run table.
  */
-export function clickhouseTables(schema) {
+export function clickhouseTables(schema, version = CLICKHOUSE_STORE_VERSION) {
   const col = (c) => `${c.name} ${TYPE[c.type]}`;
   // What the collector adds to a run (store.mjs's COLLECTOR_COLUMNS): received_at always set, the others may be NULL.
   const collectorCol = (c) => `${c.name} ${c.name === 'received_at' ? 'String' : c.type === 'text' ? 'Nullable(String)' : 'Nullable(Float64)'}`;
@@ -55,23 +69,21 @@ export function clickhouseTables(schema) {
     ...(({ first, outcome, values }) => [`${outcome.h2} UInt8`, `${outcome.h3} UInt8`, `${first} UInt8`,
       ...values.map((v) => `${v.name} Array(Float64)`)])(setupColumns(schema)),
   ];
-  return [
-    // A retried beacon has the run_id of the first: the store skips it, and ReplacingMergeTree folds any copy left.
-    ['runs', runs, 'ReplacingMergeTree() ORDER BY run_id'],
-    ['requests', requests, 'MergeTree() ORDER BY (run_id, phase)'],
-    // The report reads one arms mode and one payload mode, by region, from this table alone.
-    ['run_records', records, 'MergeTree() ORDER BY (arms, region, received_at, run_id)'],
-  ];
+  // A retried beacon has the run_id of the first: the store skips it, and when two collectors race (each given the
+  // same beacon, neither finding it in), ReplacingMergeTree folds the copies; the readers read FINAL (RUN_RECORDS).
+  // The report reads one arms mode and one payload mode from run_records alone.
+  const engines = ENGINES[version];
+  return [['runs', runs, engines.runs], ['requests', requests, engines.requests], ['run_records', records, engines.run_records]];
 }
 
 /**
  * CREATE statements: plain tables, or in a cluster (ON CLUSTER: made on every host at once) the replicated local tables
  * (name_local) plus a Distributed table of the name over them, sharded by run_id (a run's rows of every table on one shard).
  */
-function clickhouseSchemaSql(schema, { database, cluster = null } = {}) {
+function clickhouseSchemaSql(schema, { database, cluster = null, version } = {}) {
   const out = [];
   const on = cluster ? ` ON CLUSTER ${cluster}` : '';
-  for (const [name, columns, engine] of clickhouseTables(schema)) {
+  for (const [name, columns, engine] of clickhouseTables(schema, version)) {
     const local = cluster ? `${name}_local` : name;
     out.push(`CREATE TABLE IF NOT EXISTS ${database}.${local}${on} (\n  ${columns.join(',\n  ')}\n) ENGINE = ${
       cluster ? replicatedEngine(engine, database, local) : engine}`);
@@ -140,21 +152,25 @@ async function ensureSummary(schema, client, database, cluster) {
  * summary's, and the cluster it was made on (if any). A database made with another layout is refused when opened, as
  * one of another version is.
  */
-function clickhouseLayout(schema, cluster = null) {
+function clickhouseLayout(schema, cluster = null, version = CLICKHOUSE_STORE_VERSION) {
   const summary = clickhouseSummary(schema);
-  return JSON.stringify({ version: CLICKHOUSE_STORE_VERSION, tables: clickhouseTables(schema),
+  return JSON.stringify({ version, tables: clickhouseTables(schema, version),
     summary: [summary.columns, summary.engine, summary.select('run_records')], runRecordVersion: schema.runRecordVersion,
     setupRecordVersion: schema.setupRecordVersion, ...(cluster ? { cluster } : {}) });
 }
 
 // Why the tables of database (their names: tables) are not a store of this layout: another layout, or tables without
 // one; '' when they are, or when there are none.
-async function layoutProblem(client, database, tables, layout) {
+async function layoutProblem(client, database, tables, layout, migratable) {
   if (tables.includes('store_layout')) {
     const have = await client.json(`SELECT layout FROM ${database}.store_layout`);
     if (have.length && have.every((r) => r.layout === layout)) return '';
     const theirs = (() => { try { return JSON.parse(have[0].layout); } catch { return {}; } })();
     const ours = JSON.parse(layout);
+    if (have.length && have.every((r) => r.layout === migratable)) {
+      return `is an h3probe store of version 2, whose tables keep twice a run that two collectors both wrote: stop its collectors `
+        + `and migrate it in place, every row kept, with the one command h3probe migrate --store and this store's URL`;
+    }
     if (theirs.version === ours.version && (theirs.cluster ?? null) !== (ours.cluster ?? null)) {
       const on = (c) => (c ? `on cluster ${c}` : 'on one server, without a cluster');
       return `is an h3probe store made ${on(theirs.cluster)}; the URL asks for one ${on(ours.cluster)}: give the URL it was made with`;
@@ -168,13 +184,25 @@ async function layoutProblem(client, database, tables, layout) {
 }
 
 // The names of the tables of target's database (options: the query's); throws, naming the store, if they are not a
-// store of this layout (layoutProblem()).
-async function layoutTables(client, { url, database }, layout, options) {
+// store of schema's layout (layoutProblem(); a store of version 2 of it: the command that migrates it).
+async function layoutTables(client, { url, database, cluster = null }, schema, options) {
   const tables = (await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`, options)).map((r) => r.name);
-  const problem = await layoutProblem(client, database, tables, layout);
-  if (problem) throw new Error(`clickhouse://${new URL(url).host}/${database} ${problem}`);
+  const problem = await layoutProblem(client, database, tables, clickhouseLayout(schema, cluster), clickhouseLayout(schema, cluster, 2));
+  // Only tables of a store and no layout yet: maybe another collector making the store at this moment (its layout last).
+  // (A store of version 1, which kept no layout, holds rows.)
+  const ours = new Set([...clickhouseTables(schema).map(([name]) => name), 'run_values', 'run_values_view']
+    .flatMap((name) => [name, `${name}_local`]));
+  if (problem) {
+    const beingMade = !tables.includes('store_layout') && tables.every((t) => ours.has(t)) && Number((await client.json(
+      `SELECT count() AS n FROM system.parts WHERE database = ${sqlString(database)} AND active AND rows > 0`, options))[0].n) === 0;
+    throw Object.assign(new Error(`clickhouse://${new URL(url).host}/${database} ${problem}`), { beingMade });
+  }
   return tables;
 }
+
+// How long a collector that finds a store half made (its tables empty, no layout yet) waits for the one making it (two
+// collectors started at once); in a cluster, as long as a statement ON CLUSTER may take.
+const BEING_MADE_WAIT_MS = 10_000;
 
 // Statements ON CLUSTER wait for every host of the cluster (ClickHouse's distributed_ddl_task_timeout, 180 s by default).
 const DDL_TIMEOUT_MS = 240_000;
@@ -184,11 +212,12 @@ const DDL_TIMEOUT_MS = 240_000;
  * (store_layout, clickhouseLayout()), or tables without a layout. In a cluster (target.cluster) every statement is ON
  * CLUSTER, sent to the URL's server, and the layout table is one replicated table across every host, written last: a
  * store whose layout is there is whole, and opening it again sends no statement that would wait for a host that is
- * down. Making the store needs every host up.
+ * down. Making the store needs every host up. version: the layout's (2: an empty database made as the h3probe of
+ * version 2 made it, for the test of `h3probe migrate`).
  */
-export async function ensureClickHouseTables(schema, target) {
+export async function ensureClickHouseTables(schema, target, { version = CLICKHOUSE_STORE_VERSION } = {}) {
   const { url, database, cluster = null } = target;
-  const layout = clickhouseLayout(schema, cluster);
+  const layout = clickhouseLayout(schema, cluster, version);
   const client = clickhouseClient(connectionOf(target), { timeoutMs: cluster ? DDL_TIMEOUT_MS : 120_000 });
   const where = `clickhouse://${new URL(url).host}/${database}`;
   const on = cluster ? ` ON CLUSTER ${cluster}` : '';
@@ -198,10 +227,19 @@ export async function ensureClickHouseTables(schema, target) {
       throw new Error(`${where}: the server has no cluster ${cluster} in its remote_servers (it has: ${known.join(', ') || 'none'})`);
     }
   }
-  const tables = await layoutTables(client, target, layout);
+  let tables;
+  for (const deadline = Date.now() + (cluster ? DDL_TIMEOUT_MS : BEING_MADE_WAIT_MS); ;) {
+    try {
+      tables = await layoutTables(client, target, schema);
+      break;
+    } catch (err) {
+      if (!err.beingMade || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
   if (cluster && tables.includes('store_layout')) return;
   if (!tables.length) await client.query(`CREATE DATABASE IF NOT EXISTS ${database}${on}`);
-  for (const sql of clickhouseSchemaSql(schema, { database, cluster })) await client.query(sql);
+  for (const sql of clickhouseSchemaSql(schema, { database, cluster, version })) await client.query(sql);
   await ensureSummary(schema, client, database, cluster);
   if (!tables.includes('store_layout')) {
     // A MergeTree, as every table here: ClickHouse Cloud offers no Log engines. In a cluster one replicated table
@@ -220,9 +258,75 @@ export async function ensureClickHouseTables(schema, target) {
  */
 export async function checkReadable(client, schema, { url, database, cluster }) {
   // Asked in the system database: a query in a database that does not exist fails before it runs.
-  const tables = await layoutTables(client, { url, database }, clickhouseLayout(schema, cluster), { settings: { database: 'system' } });
+  const tables = await layoutTables(client, { url, database, cluster }, schema, { settings: { database: 'system' } });
   if (!tables.length) {
     throw new Error(`the ClickHouse store at ${url} has no h3probe tables in database ${database}: the collector makes them when it `
       + `opens the store (h3probe collector --store clickhouse://…/${database}); the report and the export only read`);
   }
+}
+
+/**
+ * `h3probe migrate`: a store of version 2 (plain MergeTree requests and run_records, where a run two collectors both
+ * wrote stays twice) made version 3 in place, every row kept: for requests and run_records each, the new table beside
+ * the old (name_v3; in a cluster name_v3_local on every host, written through a Distributed name_v3 with the store's own
+ * sharding), filled with INSERT … SELECT, checked (the new table read FINAL holds every distinct key of the old), then
+ * swapped in by RENAME, the old kept as name_v2 until the layout says 3, then dropped. The value summary's view is made
+ * again on the new run_records (its table run_values stays: a cell it holds twice is read from run_records, as any
+ * cell the summary does not hold exactly). The collectors must be stopped. An interrupted migration is taken up again
+ * by the same command. log(line): progress. Resolves to { migrated (false: already version 3), rows: {table: n} }.
+ */
+export async function migrateClickHouseStore(schema, target, log = () => {}) {
+  const { url, database, cluster = null } = target;
+  const client = clickhouseClient(connectionOf(target), { timeoutMs: 24 * 3_600_000,
+    settings: cluster ? { insert_distributed_sync: '1', load_balancing: 'in_order' } : {} });
+  const where = `clickhouse://${new URL(url).host}/${database}`;
+  const on = cluster ? ` ON CLUSTER ${cluster}` : '';
+  const db = (t) => `${database}.${t}`;
+  const local = (t) => (cluster ? `${t}_local` : t);
+  const layout = clickhouseLayout(schema, cluster);
+  const old = clickhouseLayout(schema, cluster, 2);
+  const tables = new Set((await client.json(`SELECT name FROM system.tables WHERE database = ${sqlString(database)}`)).map((r) => r.name));
+  const have = tables.has('store_layout') ? (await client.json(`SELECT layout FROM ${db('store_layout')}`)).map((r) => r.layout) : [];
+  if (have.length && have.every((l) => l === layout)) return { migrated: false, rows: {} };
+  if (!have.length || !have.every((l) => l === old)) {
+    throw new Error(`${where} is not an h3probe store of version 2 of this h3probe's tables: nothing to migrate (${OTHER_STORE_ADVICE})`);
+  }
+  const changed = clickhouseTables(schema).filter(([name]) => name === 'requests' || name === 'run_records');
+  const keyOf = { requests: 'run_id, phase, ifNull(idx, -1)', run_records: 'arms, run_id' };
+  const rows = {};
+  // Swapped already (an earlier run stopped after its RENAME): only the view, the layout and the old tables are left.
+  const swapped = changed.every(([name]) => tables.has(local(`${name}_v2`)));
+  if (!swapped) {
+    for (const [name, columns, engine] of changed) {
+      for (const t of [...(cluster ? [`${name}_v3`] : []), local(`${name}_v3`)]) await client.query(`DROP TABLE IF EXISTS ${db(t)}${on}`);
+      const fresh = local(`${name}_v3`);
+      await client.query(`CREATE TABLE ${db(fresh)}${on} (\n  ${columns.join(',\n  ')}\n) ENGINE = ${
+        cluster ? replicatedEngine(engine, database, fresh) : engine}`);
+      if (cluster) {
+        await client.query(`CREATE TABLE ${db(`${name}_v3`)}${on} AS ${db(fresh)}
+  ENGINE = Distributed(${cluster}, ${database}, ${fresh}, cityHash64(run_id))`);
+      }
+      log(`${name}: copying into ${name}_v3 (${engine})`);
+      await client.query(`INSERT INTO ${db(`${name}_v3`)} SELECT * FROM ${db(name)}`,
+        { settings: cluster ? { insert_deduplicate: '0' } : {} });
+      const [n] = await client.json(`SELECT (SELECT count() FROM ${db(`${name}_v3`)} FINAL) AS fresh,
+        (SELECT uniqExact(${keyOf[name]}) FROM ${db(name)}) AS distinct_keys, (SELECT count() FROM ${db(name)}) AS rows`);
+      if (Number(n.fresh) !== Number(n.distinct_keys)) {
+        throw new Error(`${where}: ${name}_v3 holds ${n.fresh} rows of the ${n.distinct_keys} distinct ones of ${name}: nothing swapped, run the migration again`);
+      }
+      rows[name] = { rows: Number(n.rows), distinct: Number(n.fresh) };
+      log(`${name}: ${n.rows} rows copied, ${n.fresh} distinct (copies of a run another collector also wrote folded)`);
+      if (cluster) await client.query(`DROP TABLE ${db(`${name}_v3`)}${on}`);
+    }
+    // The value summary's view reads the table it was made on: made again on the new one once it is in place.
+    await client.query(`DROP TABLE IF EXISTS ${db('run_values_view')}${on}`);
+    await client.query(`RENAME TABLE ${changed.map(([name]) => `${db(local(name))} TO ${db(local(`${name}_v2`))}, ${
+      db(local(`${name}_v3`))} TO ${db(local(name))}`).join(', ')}${on}`);
+  }
+  await ensureSummary(schema, client, database, cluster);
+  await client.query(`TRUNCATE TABLE ${db('store_layout')}`);
+  await client.query(`INSERT INTO ${db('store_layout')} FORMAT JSONEachRow\n${JSON.stringify({ layout })}`);
+  for (const [name] of changed) await client.query(`DROP TABLE IF EXISTS ${db(local(`${name}_v2`))}${on}`);
+  log(`${where}: version ${CLICKHOUSE_STORE_VERSION}`);
+  return { migrated: true, rows };
 }

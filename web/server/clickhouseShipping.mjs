@@ -6,7 +6,7 @@
 import { openBeaconLog } from './beaconLog.mjs';
 import { serverAllows } from './clickhouseConnection.mjs';
 import { clickhouseRows } from './clickhouseRows.mjs';
-import { sqlString } from './clickhouseRunSql.mjs';
+import { RUNS, sqlString } from './clickhouseRunSql.mjs';
 import { ensureClickHouseTables } from './clickhouseSchema.mjs';
 
 const RETRY_MS = 500;
@@ -207,8 +207,8 @@ async function startShipping(schema, target, client, log, { retryMs, flushMs, ma
   const firstSegment = log.seal();  // segments from here on hold only this process's beacons
   const reach = async () => {
     await ensureClickHouseTables(schema, target);
-    // count(), not a DISTINCT over every run_id: cheap at any size (a duplicate not yet folded by a merge counts twice).
-    shipping.base ??= Number((await client.json('SELECT count() AS n FROM runs'))[0].n);
+    // Each run once, a run another collector also wrote included (RUNS: FINAL, a merge of the run_id-sorted parts).
+    shipping.base ??= Number((await client.json(`SELECT count() AS n FROM ${RUNS}`))[0].n);
   };
   try {
     await reach();

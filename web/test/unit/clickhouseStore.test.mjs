@@ -119,12 +119,12 @@ describe('ClickHouse store', () => {
     await store.client.query(`INSERT INTO store_layout FORMAT JSONEachRow\n${JSON.stringify({ layout: JSON.stringify(layout) })}`);
     await store.close();
     const open = () => openClickHouseStore(url('grow'), core, { log: path.join(tmp, 'grow.ndjson') });
-    await assert.rejects(open(), /grow is an h3probe store of version 2 whose layout is not this h3probe's .*: export its runs with the h3probe that wrote it/);
+    await assert.rejects(open(), /grow is an h3probe store of version 3 whose layout is not this h3probe's .*: export its runs with the h3probe that wrote it/);
     await assert.rejects(openClickHouseStore(url('grow'), core, { readOnly: true }), /whose layout is not this h3probe's/);
     assert.ok(!(await columns()).includes('fetch_ms'), 'nothing added');
     // Tables without a layout: a store of before it was kept.
     await store.client.query('DROP TABLE store_layout');
-    await assert.rejects(open(), /holds tables .* but no h3probe store layout: a store of version 1 or none; this h3probe reads version 2 only/);
+    await assert.rejects(open(), /holds tables .* but no h3probe store layout: a store of version 1 or none; this h3probe reads version 3 only/);
   });
 
   test('the report and the export change nothing in the store they read: no database, table, column or row made, no backfill', { timeout: 120_000 }, async () => {
