@@ -241,3 +241,23 @@ TEST_CASE("calibration suite: a short slice runs through the report's inference,
     }
     print_summary(stdout, two, o.ps);
 }
+
+TEST_CASE("calibration suite: --method bootstrap judges the report's bootstrap intervals, not the delta method's") {
+    // The same experiments (same seed) under both methods: the point estimates agree, the intervals differ, and the
+    // bootstrap's are defined where the report gives one (its standard error is its half-width over z).
+    const Unit unit{family_index("within-run 0.5"), 0, 30};
+    const Truth zero(2, std::vector<std::vector<double>>(2, {0.0, 0.0}));
+    const UnitResult delta = run_unit(unit, {0.5, 0.75}, 40, 3, zero, h3probe::IntervalMethod::delta);
+    const UnitResult boot = run_unit(unit, {0.5, 0.75}, 40, 3, zero, h3probe::IntervalMethod::bootstrap);
+    CHECK(run_unit(unit, {0.5, 0.75}, 40, 3, zero, h3probe::IntervalMethod::bootstrap).cells[0][0][0].width_ratio ==
+          boot.cells[0][0][0].width_ratio);
+    for (std::size_t k = 0; k < 2; ++k) {
+        const CellStats &d = delta.cells[0][k][0], &b = boot.cells[0][k][0];
+        CHECK(b.with_interval == 40);
+        CHECK(b.bias == d.bias);
+        CHECK(b.sd == d.sd);
+        CHECK(b.width_ratio != d.width_ratio);
+        CHECK(b.width_ratio > 0.5);
+        CHECK(b.width_ratio < 2);
+    }
+}

@@ -296,9 +296,11 @@ TEST_CASE("the bootstrap gives a run id the same weight in every sample bootstra
 
 TEST_CASE("the paired bootstrap resamples whole runs, so a run-wise doubling gives a ratio of exactly 2") {
     // h3 = 2 x h2 in every run: each replicate's h3 quantile is twice its h2 quantile, so the replicate differences
-    // are the h2 replicates and every replicate ratio is 2.
+    // are the h2 replicates and every replicate ratio is 2 (without the jitter, which unties whole numbers).
+    BootstrapOptions exact;
+    exact.jitter = false;
     auto a = analyze(one_to(100), one_to(100, 2), {0.5, 0.9});
-    bootstrap_intervals(a, one_to(100), one_to(100, 2));
+    bootstrap_intervals(a, one_to(100), one_to(100, 2), exact);
     for (const auto& r : a.rows) {
         CHECK(r.ci_pct_lo == doctest::Approx(100));
         CHECK(r.ci_pct_hi == doctest::Approx(100));
@@ -310,6 +312,96 @@ TEST_CASE("the paired bootstrap resamples whole runs, so a run-wise doubling giv
     auto apart = analyze(one_to(100), one_to(100, 2, 1000), {0.5});
     bootstrap_intervals(apart, one_to(100), one_to(100, 2, 1000));
     CHECK(apart.rows[0].ci_pct_hi - apart.rows[0].ci_pct_lo > 20);
+}
+
+TEST_CASE("a run's timer grid is the coarsest step of the ladder its finished values lie on") {
+    const auto grid = [](std::vector<double> v) { return timer_grid(v.data(), v.size()); };
+    CHECK(grid({20, 21, 23}) == 1);
+    CHECK(grid({20, 25, 40}) == 5);
+    CHECK(grid({20, 22}) == 2);
+    CHECK(grid({20.1, 20.3}) == doctest::Approx(0.1));
+    CHECK(grid({20.5, 21}) == 0.5);
+    CHECK(grid({20.05, 21}) == 0);
+    CHECK(grid({23.399999976158142}) == 0);  // Chromium's 0.1 ms with its jitter: no grid
+    CHECK(grid({21, kUnfinishedValue}) == 1);  // a request that did not finish has no time to lie on a grid
+    CHECK(grid({kUnfinishedValue}) == 0);
+    CHECK(grid({}) == 0);
+}
+
+TEST_CASE("the bootstrap jitters values on a timer grid within the grid, the same way in every replicate") {
+    // 300 runs of 5 whole-millisecond values in both arms, the same values (an A/A on a 1 ms clock): without the
+    // jitter every replicate median is a whole or half millisecond and the arms' replicates are equal, so every
+    // replicate difference is 0; with it, the medians untie, stay within half a step of the values' range, and the
+    // arms differ (their jitter is drawn apart), while the same seed repeats them.
+    RunClusteredSample s;
+    std::uint64_t x = 3;
+    for (std::uint32_t run = 0; run < 300; ++run) {
+        std::vector<double> v;
+        for (int k = 0; k < 5; ++k) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            v.push_back(20 + static_cast<double>(x >> 60));
+        }
+        add_run(s, v, run);
+    }
+    Jitter grid;
+    grid.width.assign(300, 1.0);
+    const auto plain = bootstrap_quantile_replicates(s, {0.5}, 100, 7);
+    const auto jittered = bootstrap_quantile_replicates(s, {0.5}, 100, 7, grid);
+    CHECK(bootstrap_quantile_replicates(s, {0.5}, 100, 7, grid) == jittered);
+    int whole = 0;
+    for (std::size_t b = 0; b < 100; ++b) {
+        CHECK(std::fmod(plain[0][b] * 2, 1.0) == 0);
+        whole += std::fmod(jittered[0][b] * 2, 1.0) == 0;
+        CHECK(jittered[0][b] >= 19.5);
+        CHECK(jittered[0][b] <= 35.5);
+    }
+    CHECK(whole == 0);
+    grid.stream = 1;
+    CHECK(bootstrap_quantile_replicates(s, {0.5}, 100, 7, grid) != jittered);
+    auto a = analyze(s, s, {0.5, 0.9});
+    BootstrapOptions without;
+    without.jitter = false;
+    bootstrap_intervals(a, s, s, without);
+    CHECK(a.rows[0].ci_ms_lo == 0);
+    CHECK(a.rows[0].ci_ms_hi == 0);
+    CHECK(a.rows[0].se_ms == 0);
+    bootstrap_intervals(a, s, s);
+    CHECK(a.rows[0].ci_ms_lo < 0);
+    CHECK(a.rows[0].ci_ms_hi > 0);
+    CHECK(a.rows[0].se_ms > 0);
+}
+
+TEST_CASE("the bootstrap's p-value is below 1 - confidence exactly when its interval excludes 0") {
+    // Arms shifted by d ms in every run, swept across the edge of significance: the replicates' p-value and the
+    // interval decide alike, and the standard error is the interval's half-width over z.
+    int agree = 0, significant = 0;
+    for (double d = 0; d <= 6; d += 0.25) {
+        RunClusteredSample h2, h3;
+        std::uint64_t x = 5;
+        for (std::uint32_t run = 0; run < 60; ++run) {
+            std::vector<double> v2, v3;
+            for (int k = 0; k < 3; ++k) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                v2.push_back(30 + static_cast<double>(x >> 40) / (1 << 20));
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                v3.push_back(30 + d + static_cast<double>(x >> 40) / (1 << 20));
+            }
+            add_run(h2, v2, run);
+            add_run(h3, v3, run);
+        }
+        auto a = analyze(h2, h3, {0.5});
+        bootstrap_intervals(a, h2, h3);
+        const auto& r = a.rows[0];
+        CAPTURE(d);
+        REQUIRE(std::isfinite(r.p_value));
+        agree += (r.p_value < 0.05) == r.significant;
+        significant += r.significant;
+        CHECK(r.se_ms == doctest::Approx((r.ci_ms_hi - r.ci_ms_lo) / (2 * 1.959964)).epsilon(1e-5));
+        CHECK(std::isnan(r.df));
+    }
+    CHECK(agree == 25);
+    CHECK(significant > 3);
+    CHECK(significant < 24);
 }
 
 TEST_CASE("the bootstrap walk from the top and the walk from the bottom stop at the same replicate quantiles") {

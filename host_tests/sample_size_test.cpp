@@ -2,10 +2,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <initializer_list>
-
+#include <string>
+#include <vector>
 
 #include "infer_helpers.hpp"
+#include "report_aggregates.hpp"
 #include "sample_size.hpp"
 
 using namespace h3probe;
@@ -62,4 +65,66 @@ TEST_CASE("sample size is undefined for a baseline too small or arguments out of
     CHECK(std::isnan(plan_sample_size(baseline(1), 0.5, 0, 0.05, 0.8).runs_per_arm));
     CHECK(std::isnan(plan_sample_size(baseline(1), 0.5, 0.1, 1.5, 0.8).runs_per_arm));
     CHECK(std::isnan(plan_sample_size(one_to(3), 0.5, 0.1, 0.05, 0.8).runs_per_arm));
+}
+
+namespace {
+// 400 runs of 5 values; HTTP/3 = HTTP/2 plus noise of SD `noise` per value; the arms share each run's level (paired)
+// or, with `apart`, come from different runs.
+std::vector<ValueGroup> arms(double noise, bool apart) {
+    std::vector<ValueGroup> groups(1);
+    std::uint64_t x = 17;
+    const auto uniform = [&x] {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(x >> 11) / 9007199254740992.0;
+    };
+    for (std::uint32_t run = 0; run < 400; ++run) {
+        const double level = 20 + 60 * uniform();
+        std::vector<double> v2, v3;
+        for (int k = 0; k < 5; ++k) {
+            const double v = level * (0.9 + 0.2 * uniform());
+            v2.push_back(v);
+            v3.push_back(v + noise * (uniform() - 0.5) * std::sqrt(12.0));
+        }
+        add_run(groups[0].arm[0], v2, run);
+        add_run(groups[0].arm[1], v3, apart ? run + 1000 : run);
+    }
+    groups[0].counts.runs = apart ? 800 : 400;
+    return groups;
+}
+SampleSizePlan plan_of(const std::vector<ValueGroup>& groups, IntervalMethod method) {
+    ReportOptions o;
+    o.method = method;
+    std::string error;
+    const auto reports = infer_values(groups, o, error);
+    REQUIRE(error.empty());
+    REQUIRE(reports[0].sample_size);
+    return *reports[0].sample_size;
+}
+}  // namespace
+
+TEST_CASE("the plan counts the pairing: arms that move together within a run need fewer runs than arms apart") {
+    for (const IntervalMethod method : {IntervalMethod::delta, IntervalMethod::bootstrap}) {
+        CAPTURE(static_cast<int>(method));
+        const SampleSizePlan paired = plan_of(arms(1, false), method), apart = plan_of(arms(1, true), method);
+        CHECK(paired.paired);
+        CHECK(apart.paired);
+        // The arms' run levels are the same in the paired runs (rho near 1): far fewer runs than apart, where the
+        // plan is about the unpaired formula's (the HTTP/2 arm alone, both arms alike).
+        CHECK(paired.runs_per_arm * 5 < apart.runs_per_arm);
+        // Without a row at p95 the plan is the HTTP/2 arm's, for arms taken apart.
+        ReportOptions o;
+        o.percentiles = {0.5};
+        std::string error;
+        const auto unpaired = infer_values(arms(1, true), o, error)[0].sample_size;
+        REQUIRE(unpaired);
+        CHECK_FALSE(unpaired->paired);
+        CHECK(apart.runs_per_arm == doctest::Approx(unpaired->runs_per_arm).epsilon(0.35));
+    }
+    // Below the runs an interval at p95 needs, the plan is not the paired one.
+    std::vector<ValueGroup> few(1);
+    for (std::uint32_t run = 0; run < 40; ++run) {
+        add_run(few[0].arm[0], {10.0 + run, 11.0 + run}, run);
+        add_run(few[0].arm[1], {10.5 + run, 11.5 + run}, run);
+    }
+    CHECK_FALSE(plan_of(few, IntervalMethod::delta).paired);
 }

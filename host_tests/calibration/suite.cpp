@@ -187,7 +187,8 @@ Truth variant_truth(const Family& f, const Variant& v, const std::vector<double>
     return t;
 }
 
-UnitResult run_unit(const Unit& u, const std::vector<double>& ps, int experiments, std::uint64_t seed, const Truth& truth) {
+UnitResult run_unit(const Unit& u, const std::vector<double>& ps, int experiments, std::uint64_t seed, const Truth& truth,
+                    IntervalMethod method) {
     const double started = thread_cpu_seconds();
     const Family& f = families()[u.family];
     const Variant& v = f.variants[u.variant];
@@ -197,6 +198,7 @@ UnitResult run_unit(const Unit& u, const std::vector<double>& ps, int experiment
     ReportOptions options;
     options.percentiles = ps;
     options.confidence = suite_confidence();
+    options.method = method;
     // readings[estimand][p][metric][experiment]
     std::vector<std::vector<std::vector<std::vector<Reading>>>> readings(
         static_cast<std::size_t>(estimands), std::vector<std::vector<std::vector<Reading>>>(P, std::vector<std::vector<Reading>>(2)));
@@ -310,7 +312,7 @@ std::vector<UnitResult> run_suite(const SuiteOptions& o, std::FILE* progress) {
     std::vector<UnitResult> results(units.size());
     std::atomic<std::size_t> done{0};
     in_parallel(units.size(), [&](std::size_t j) {
-        results[j] = run_unit(units[j].first, ps, experiments_for(o, units[j].first.size), o.seed, truths[units[j].second]);
+        results[j] = run_unit(units[j].first, ps, experiments_for(o, units[j].first.size), o.seed, truths[units[j].second], o.method);
         if (progress) {
             std::lock_guard<std::mutex> g(lock);
             const Unit& u = units[j].first;

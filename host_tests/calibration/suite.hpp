@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "families.hpp"
+#include "quantile_ci.hpp"
 
 namespace h3probe::calib {
 
@@ -75,6 +76,7 @@ struct SuiteOptions {
     long truth_runs = 0;                // 0: truth_runs() (the suite's; fewer only for a quick look or a test)
     std::string truth_cache;            // a folder for the truths (empty: none); keyed by families.cpp's hash
     std::string source_hash;            // families.cpp's SHA-256, the cache's key
+    IntervalMethod method = IntervalMethod::delta;  // the report's interval method under judgement
 };
 
 // The truth of a variant at ps: 0 for an A/A variant (by construction), the closed form where one exists, else Monte
@@ -84,8 +86,9 @@ Truth variant_truth(const Family& family, const Variant& variant, const std::vec
 // The experiments per cell at a size: experiments_at's, else experiments, else default_experiments().
 int experiments_for(const SuiteOptions& options, int size);
 
-// One unit's experiments through the report's inference; the truth as variant_truth gives it.
-UnitResult run_unit(const Unit& unit, const std::vector<double>& ps, int experiments, std::uint64_t seed, const Truth& truth);
+// One unit's experiments through the report's inference with `method`'s intervals; the truth as variant_truth gives it.
+UnitResult run_unit(const Unit& unit, const std::vector<double>& ps, int experiments, std::uint64_t seed, const Truth& truth,
+                    IntervalMethod method = IntervalMethod::delta);
 
 // Every unit of the options, over options.threads threads (truths first, then the units, largest first); progress
 // lines on `progress` when not null.

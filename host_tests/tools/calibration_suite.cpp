@@ -3,7 +3,8 @@
 // effects, at each size and percentile, Δ ms and Δ %, both estimands where the family makes them differ; each cell
 // judged against the budgets, never pooled. Prints a time estimate, progress on stderr, then per family its worst cell
 // and the cells failing each budget; --full prints every cell first.
-// Options: --families NAME,PREFIX,... (a family whose name starts with one of them; --list prints the names),
+// Options: --method delta|bootstrap (the report's interval method to judge; default delta), --families NAME,PREFIX,...
+// (a family whose name starts with one of them; --list prints the names),
 // --sizes 10,30,... (runs), --percentiles 50,90,..., --experiments N (default 10,000 per cell), --experiments-at
 // SIZE:N,... (a size's own number, e.g. fewer at 10,000 runs), --seed S,
 // --threads T (default: the machine's), --truth-runs N (default 10^7; fewer only for a quick look: the truth's own
@@ -28,7 +29,7 @@ namespace {
 
 [[noreturn]] void usage(const std::string& why) {
     std::fprintf(stderr, "calibration: %s\nusage: h3probe_calibration_suite [--families NAME,...] [--sizes 10,30,...] "
-                         "[--percentiles 50,90,...] [--experiments N] [--experiments-at SIZE:N,...] [--seed S] [--threads T] [--truth-runs N] [--full] [--list]\n",
+                         "[--percentiles 50,90,...] [--method delta|bootstrap] [--experiments N] [--experiments-at SIZE:N,...] [--seed S] [--threads T] [--truth-runs N] [--full] [--list]\n",
                  why.c_str());
     std::exit(2);
 }
@@ -73,6 +74,10 @@ int main(int argc, char** argv) {
                 o.experiments_at[std::atoi(pair.substr(0, colon).c_str())] = n;
             }
         }
+        else if (arg == "--method") {
+            if (value != "delta" && value != "bootstrap") usage("--method is delta or bootstrap");
+            o.method = value == "delta" ? h3probe::IntervalMethod::delta : h3probe::IntervalMethod::bootstrap;
+        }
         else if (arg == "--seed") o.seed = std::strtoull(value.c_str(), nullptr, 10);
         else if (arg == "--threads") o.threads = static_cast<unsigned>(std::atoi(value.c_str()));
         else if (arg == "--truth-runs") o.truth_runs = std::atol(value.c_str());
@@ -107,7 +112,7 @@ int main(int argc, char** argv) {
         for (std::size_t f = 0; f < families().size(); ++f) fams.push_back(f);
     const Unit probe{fams[0], 0, 300};
     const auto ps = o.ps.empty() ? suite_percentiles() : o.ps;
-    const UnitResult probed = run_unit(probe, ps, 40, o.seed, Truth(2, std::vector<std::vector<double>>(2, std::vector<double>(ps.size(), 0.0))));
+    const UnitResult probed = run_unit(probe, ps, 40, o.seed, Truth(2, std::vector<std::vector<double>>(2, std::vector<double>(ps.size(), 0.0))), o.method);
     const double per_value = probed.cpu_seconds / (40 * unit_values(probe));
     double cpu = 0;
     std::size_t cells = 0;
@@ -130,7 +135,8 @@ int main(int argc, char** argv) {
     for (const UnitResult& r : results) spent += r.cpu_seconds;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::fprintf(stderr, "calibration: %.1f min wall, %.1f min CPU in the experiments (truths aside)\n", wall / 60, spent / 60);
-    std::printf("Calibration suite: families.cpp SHA-256 %s; experiments per cell", o.source_hash.c_str());
+    std::printf("Calibration suite, %s intervals: families.cpp SHA-256 %s; experiments per cell",
+                o.method == h3probe::IntervalMethod::delta ? "delta" : "bootstrap", o.source_hash.c_str());
     for (int s : sizes) std::printf(" %d at %d runs;", experiments_for(o, s), s);
     std::printf(" seed %llu, truth from %ld runs\n\n", static_cast<unsigned long long>(o.seed),
                 o.truth_runs > 0 ? o.truth_runs : truth_runs());

@@ -726,7 +726,7 @@ EMSCRIPTEN_BINDINGS(h3probe_node) {
         H3PROBE_INTERVAL(OrderEffect, "ci", ci_lo, ci_hi) H3PROBE_NUM(OrderEffect, p_value);
     value_object<SampleSizePlan>("SampleSize")
         H3PROBE_NUM(SampleSizePlan, runs_per_arm) H3PROBE_NUM(SampleSizePlan, requests_per_run)
-        H3PROBE_NUM(SampleSizePlan, design_effect) H3PROBE_NUM(SampleSizePlan, quantile);
+        H3PROBE_NUM(SampleSizePlan, design_effect) H3PROBE_NUM(SampleSizePlan, quantile) .field("paired", &SampleSizePlan::paired);
     using Failures = FailureComparison;
     value_object<Failures>("Failures")
         .field("runs", &Failures::runs)

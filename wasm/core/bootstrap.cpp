@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "quantiles.hpp"
+#include "request_class.hpp"
+#include "standard_normal.hpp"
 
 namespace h3probe {
 namespace {
@@ -83,7 +86,7 @@ double replicate_correlation(const std::vector<double>& x, const std::vector<dou
 
 std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClusteredSample& sample,
                                                                const std::vector<double>& ps, unsigned replicates,
-                                                               std::uint64_t seed) {
+                                                               std::uint64_t seed, const Jitter& jitter) {
     const std::size_t P = ps.size();
     std::vector<std::vector<double>> out(P, std::vector<double>(replicates, kNaN));
     const std::size_t N = sample.size();
@@ -94,6 +97,20 @@ std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClustere
     // passes but the value only at the few positions it stops at.
     std::vector<std::pair<double, std::uint32_t>> pairs(N);
     for (std::size_t i = 0; i < N; ++i) pairs[i] = {sample.values[i], sample.run[i]};
+    if (!jitter.width.empty()) {
+        // Each value moved by width * (U - 1/2), U from a hash of (seed, stream, run id, its place in the run): the
+        // same value of the same run moves the same way in every replicate, so the jitter only unties the grid.
+        std::vector<std::uint32_t> place(n_runs, 0);
+        const std::uint64_t key = mix64(seed ^ mix64(jitter.stream + kGolden));
+        for (std::size_t i = 0; i < N; ++i) {
+            const std::uint32_t r = sample.run[i];
+            const std::uint64_t h = mix64(key ^ mix64((std::uint64_t{sample.run_id[r]} << 8 | place[r]++) + kGolden));
+            double& x = pairs[i].first;
+            const double w = r < jitter.width.size() ? jitter.width[r] : 0;
+            if (w > 0 && x <= kMaxDurationMs)
+                x = std::max(0.0, x + w * (static_cast<double>(h >> 11) * 0x1p-53 - 0.5));
+        }
+    }
     std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<double> v(N);
     std::vector<std::uint32_t> run(N);
@@ -171,6 +188,60 @@ std::vector<std::vector<double>> bootstrap_quantile_replicates(const RunClustere
     return out;
 }
 
+double timer_grid(const double* values, std::size_t n) {
+    static constexpr double kLadder[] = {5, 2, 1, 0.5, 0.2, 0.1};
+    bool any = false;
+    for (std::size_t i = 0; i < n; ++i) any = any || values[i] <= kMaxDurationMs;
+    if (!any) return 0;
+    for (const double g : kLadder) {
+        bool on = true;
+        for (std::size_t i = 0; i < n && on; ++i) {
+            if (values[i] > kMaxDurationMs) continue;
+            const double steps = values[i] / g;
+            on = std::fabs(steps - std::nearbyint(steps)) <= 1e-9 * std::max(1.0, steps);
+        }
+        if (on) return g;
+    }
+    return 0;
+}
+
+namespace {
+
+// Each run's grid from its values in both arms (a run is one page in one browser), as each arm's jitter widths.
+void run_grids(const RunClusteredSample& h2, const RunClusteredSample& h3, Jitter& j2, Jitter& j3) {
+    std::unordered_map<std::uint32_t, std::vector<double>> by_id;
+    for (const RunClusteredSample* s : {&h2, &h3}) {
+        std::size_t at = 0;
+        for (std::size_t r = 0; r < s->runs(); at += s->run_size[r], ++r) {
+            auto& v = by_id[s->run_id[r]];
+            v.insert(v.end(), s->values.begin() + static_cast<std::ptrdiff_t>(at),
+                     s->values.begin() + static_cast<std::ptrdiff_t>(at + s->run_size[r]));
+        }
+    }
+    for (auto& [id, v] : by_id) v.assign(1, timer_grid(v.data(), v.size()));
+    for (auto [s, j] : {std::pair{&h2, &j2}, std::pair{&h3, &j3}}) {
+        j->width.resize(s->runs());
+        for (std::size_t r = 0; r < s->runs(); ++r) j->width[r] = by_id[s->run_id[r]][0];
+    }
+    j2.stream = 2;
+    j3.stream = 3;
+}
+
+// The two-sided p-value of the replicate differences' test of 0, by the rule that marks the interval: 2 min(#{d_b <= 0},
+// #{d_b >= 0}) / B, capped at 1. With k = floor(B alpha / 2) and B alpha / 2 whole (400 replicates at 95 %), p < alpha
+// exactly when fewer than k replicates lie on one side of 0, which is when [d_(k), d_(B+1-k)] excludes 0.
+double replicate_p_value(const std::vector<double>& d) {
+    double below = 0, above = 0;
+    for (double x : d) {
+        if (!finite(x)) return kNaN;
+        below += x <= 0;
+        above += x >= 0;
+    }
+    return d.empty() ? kNaN : std::min(1.0, 2 * std::min(below, above) / static_cast<double>(d.size()));
+}
+
+}  // namespace
+
 void bootstrap_intervals(ArmsAnalysis& a, const RunClusteredSample& h2, const RunClusteredSample& h3,
                          const BootstrapOptions& options) {
     a.method = IntervalMethod::bootstrap;
@@ -181,17 +252,22 @@ void bootstrap_intervals(ArmsAnalysis& a, const RunClusteredSample& h2, const Ru
     // One seed for both arms: a run id weighs the same in both, so a replicate resamples page loads, not arms.
     std::vector<std::vector<double>> b2, b3;
     if (enough_runs) {
-        b2 = bootstrap_quantile_replicates(h2, ps, options.replicates, options.seed);
-        b3 = bootstrap_quantile_replicates(h3, ps, options.replicates, options.seed);
+        Jitter j2, j3;
+        if (options.jitter) run_grids(h2, h3, j2, j3);
+        b2 = bootstrap_quantile_replicates(h2, ps, options.replicates, options.seed, j2);
+        b3 = bootstrap_quantile_replicates(h3, ps, options.replicates, options.seed, j3);
     }
     const double alpha = 1 - a.confidence;
+    const double z = enough_runs ? two_sided_z(a.confidence) : kNaN;
     for (std::size_t k = 0; k < a.rows.size(); ++k) {
         QuantileDifferenceRow& row = a.rows[k];
         if (row.unfinished) continue;  // no interval where requests that did not finish lie (mark_unfinished)
         row.ci_ms_lo = row.ci_ms_hi = row.ci_pct_lo = row.ci_pct_hi = kNaN;
         row.ci_pct_unbounded = false;
         row.ci_h2_lo = row.ci_h2_hi = row.ci_h3_lo = row.ci_h3_hi = row.corr = kNaN;
-        if (enough_runs) {
+        row.se_ms = row.se_pct = row.se_h2 = row.se_h3 = row.df = row.p_value = kNaN;
+        // The count-only rule (min_runs_for_interval) holds for every method: no interval where an arm has fewer runs.
+        if (enough_runs && h2.runs() >= row.min_runs && h3.runs() >= row.min_runs) {
             const std::size_t B = options.replicates;
             std::vector<double> d(B), rel(B);
             for (std::size_t b = 0; b < B; ++b) {
@@ -203,6 +279,12 @@ void bootstrap_intervals(ArmsAnalysis& a, const RunClusteredSample& h2, const Ru
             replicate_interval(b2[k], alpha, row.ci_h2_lo, row.ci_h2_hi);
             replicate_interval(b3[k], alpha, row.ci_h3_lo, row.ci_h3_hi);
             row.corr = replicate_correlation(b2[k], b3[k]);
+            // The standard errors the interval implies (its half-width over z): what a z, a width or a plan reads.
+            row.se_ms = (row.ci_ms_hi - row.ci_ms_lo) / (2 * z);
+            row.se_pct = (row.ci_pct_hi - row.ci_pct_lo) / (2 * z);
+            row.se_h2 = (row.ci_h2_hi - row.ci_h2_lo) / (2 * z);
+            row.se_h3 = (row.ci_h3_hi - row.ci_h3_lo) / (2 * z);
+            row.p_value = replicate_p_value(d);
         }
         mark_significance(row);
     }

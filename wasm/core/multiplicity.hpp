@@ -23,8 +23,8 @@ struct GroupReport;
 // ranks k >= rank(i) of m p_(k) / k, capped at 1; NaN where p is NaN). Cell i survives iff q_i <= level.
 std::vector<double> benjamini_hochberg(const std::vector<double>& p);
 
-// Sets p_value (delta_p_value with the row's df), q_value and discovery of every row of every group
-// (overall included) as one family, at level 1 - confidence (the same alpha as the intervals).
+// Sets q_value and discovery of every row of every group (overall included) as one family from their p_value (set with
+// the row's interval: delta_p_value, or the bootstrap's), at level 1 - confidence (the same alpha as the intervals).
 void mark_discoveries(std::vector<GroupReport>& groups, double confidence);
 
 }  // namespace h3probe

@@ -188,6 +188,7 @@ QuantileDifferenceRow delta_difference_row(double p, const QuantileInterval& q2,
             row.ci_ms_hi = row.diff_ms + critical * row.se_ms;
             set_pct_interval(row, critical, row.ci_pct_lo, row.ci_pct_hi, row.ci_pct_unbounded);
         }
+        row.p_value = delta_p_value(row.diff_ms, row.se_ms, row.df);
     }
     mark_significance(row);
     return row;

@@ -161,9 +161,9 @@ struct QuantileDifferenceRow {
     // Estimated correlation of the two arms' quantile estimates: rho below, of the arms without their slopes' noise
     // (quantile_slope_noise, kSharedSlopeNoise), at most 1; NaN if none.
     double corr = 0;
-    // The delta method's standard errors: of Δ ms (sqrt(Var(Delta)) below), of Δ % (100 sqrt(Var(r)) below: reported,
-    // never used for an interval) and of each arm's quantile; NaN when none. The bootstrap replaces the intervals above
-    // and keeps these: the sequence and the p-value read them.
+    // The standard errors: of Δ ms (delta: sqrt(Var(Delta)) below), of Δ % (100 sqrt(Var(r)) below: reported, never
+    // used for an interval) and of each arm's quantile; NaN when none. The bootstrap replaces them by its intervals'
+    // half-widths over z.
     double se_ms = 0, se_pct = 0, se_h2 = 0, se_h3 = 0;
     double df = 0;              // degrees of freedom of the Δ statistic's Student t reference (below); NaN when none
     std::size_t min_runs = 0;   // the fewest runs each arm needs for an interval at p (min_runs_for_interval)
@@ -181,8 +181,10 @@ struct QuantileDifferenceRow {
     int cs_decided_look = -1, cs_decided_side = 0;
     bool cs_conflict = false;
     double cs_days_needed = 0;
-    // Multiplicity (multiplicity.hpp): the two-sided p-value of Δ ms / se_ms, its Benjamini-Hochberg adjustment over
-    // every cell of the report, and whether the cell survives at 1 - confidence. NaN / false until mark_discoveries.
+    // The two-sided p-value of the interval's own test of Δ = 0 (delta: Δ ms / se_ms against t with df; bootstrap: the
+    // replicates', bootstrap.hpp), so p < 1 - confidence exactly when the cell is significant; then (multiplicity.hpp)
+    // its Benjamini-Hochberg adjustment over every cell of the report and whether the cell survives at 1 - confidence
+    // (NaN / false until mark_discoveries).
     double p_value = 0, q_value = 0;
     bool discovery = false;
 };

@@ -8,7 +8,6 @@
 #include <map>
 #include <optional>
 
-#include "bootstrap.hpp"
 #include "confidence_sequence.hpp"
 #include "connection_setup.hpp"
 #include "stored_run.hpp"
@@ -169,15 +168,6 @@ void sum_counts(std::vector<ValueGroup>& groups) {
     }
 }
 
-// The groups' reports through the same inference as a warehouse's aggregates; the bootstrap then replaces the rows'
-// intervals.
-std::vector<GroupReport> infer_groups(std::vector<const ValueGroup*> groups, const ReportOptions& options, std::string& error) {
-    std::vector<GroupReport> out = infer_values(groups, options, error);
-    if (error.empty() && options.method == IntervalMethod::bootstrap)
-        for (std::size_t i = 0; i < out.size(); ++i) bootstrap_intervals(out[i].analysis, groups[i]->arm[0], groups[i]->arm[1]);
-    return out;
-}
-
 }  // namespace
 
 Report build_report(const std::uint8_t* records, std::size_t size, const ReportRequest& request, SetupReport* setup) {
@@ -192,7 +182,7 @@ Report build_report(const std::uint8_t* records, std::size_t size, const ReportR
     out.error = read_records(records, size, layout, groups, days, view ? &*view : nullptr);
     if (!out.error.empty()) return out;
     sum_counts(groups);
-    out.groups = infer_groups(pointers_to(groups), request.options, out.error);
+    out.groups = infer_values(pointers_to(groups), request.options, out.error);
     if (!out.error.empty()) return out;
     if (layout.days) {
         // The daily series: overall and each day at the series' percentiles; then the looks at the report's
@@ -203,7 +193,7 @@ Report build_report(const std::uint8_t* records, std::size_t size, const ReportR
         series.percentiles = kSeriesPercentiles;
         std::vector<const ValueGroup*> by_day = pointers_to(days);
         by_day.insert(by_day.begin(), &groups[0]);
-        out.days = infer_groups(by_day, series, out.error);
+        out.days = infer_values(by_day, series, out.error);
         if (!out.error.empty()) return out;
         looks.method = IntervalMethod::delta;
         out.looks = infer_cumulative(pointers_to(days), looks, out.error);

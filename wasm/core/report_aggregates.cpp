@@ -160,6 +160,13 @@ PairedDifferenceSummary paired_from(Lookup& g, const Moments& m, double confiden
 
 }  // namespace
 
+void plan_from_report_row(GroupReport& r, const ReportOptions& o) {
+    if (!r.sample_size) return;
+    for (const QuantileDifferenceRow& row : r.analysis.rows)
+        if (row.p == o.size_p)
+            plan_from_difference(*r.sample_size, row, r.runs_h2, r.runs_h3, o.size_mde, o.size_alpha, o.size_power);
+}
+
 std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups, const ReportOptions& o, Needs& needs) {
     std::vector<GroupReport> out;
     for (std::size_t i = 0; i < groups.size(); ++i) {
@@ -184,6 +191,7 @@ std::vector<GroupReport> infer_report(const std::vector<GroupAggregates>& groups
             }
             r.sample_size = plan_from_interval(static_cast<std::size_t>(h2.n), static_cast<std::size_t>(h2.runs), qi,
                                                o.size_mde, o.size_alpha, o.size_power);
+            plan_from_report_row(r, o);
         }
         if (!o.cdf_probabilities.empty()) {
             for (SampleKind s : {SampleKind::h2, SampleKind::h3}) {

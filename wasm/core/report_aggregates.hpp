@@ -62,6 +62,10 @@ struct Needs {
     bool empty() const { return ranks.empty() && below.empty() && cross.empty(); }
 };
 
+// The group's sample-size line from its Δ row at size_p, where the report has one with a standard error
+// (plan_from_difference: the pairing counted); else it stays the HTTP/2 arm's (plan_from_interval).
+void plan_from_report_row(GroupReport& report, const ReportOptions& options);
+
 // The groups' reports from their aggregates (delta intervals only: the bootstrap needs the values), each row with its
 // confidence sequence (confidence_sequence.hpp) and, once complete, the report's multiplicity adjustment over every
 // group's rows (multiplicity.hpp). Lists in needs whatever is missing; the returned groups are complete only when

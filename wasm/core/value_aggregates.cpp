@@ -7,7 +7,9 @@
 #include <map>
 #include <tuple>
 
+#include "bootstrap.hpp"
 #include "limits.hpp"
+#include "multiplicity.hpp"
 
 namespace h3probe {
 namespace {
@@ -197,8 +199,17 @@ OrderStatistics& ValueAggregates::stats(std::size_t group, int sample) {
 }
 
 std::vector<GroupReport> infer_values(std::vector<const ValueGroup*> groups, const ReportOptions& options, std::string& error) {
-    ValueAggregates source(std::move(groups));
-    return infer_from(source, options, error);
+    ValueAggregates source(groups);
+    std::vector<GroupReport> out = infer_from(source, options, error);
+    if (!error.empty() || options.method != IntervalMethod::bootstrap) return out;
+    // The bootstrap replaces the rows' intervals, standard errors and p-values, and so the sample-size plans and the
+    // discoveries across them.
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        bootstrap_intervals(out[i].analysis, groups[i]->arm[0], groups[i]->arm[1]);
+        plan_from_report_row(out[i], options);
+    }
+    mark_discoveries(out, options.confidence);
+    return out;
 }
 
 std::vector<const ValueGroup*> pointers_to(const std::vector<ValueGroup>& groups) {

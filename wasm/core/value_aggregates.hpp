@@ -64,7 +64,8 @@ private:
 // The groups by address, for the functions below that take a subset or an order of their own.
 std::vector<const ValueGroup*> pointers_to(const std::vector<ValueGroup>& groups);
 
-// infer_from() over the groups' values: the report of each group (delta intervals).
+// infer_from() over the groups' values: the report of each group, with options.method's intervals (the bootstrap's
+// replace the delta method's, bootstrap.hpp, and the discoveries follow them).
 std::vector<GroupReport> infer_values(const std::vector<ValueGroup>& groups, const ReportOptions& options,
                                       std::string& error);
 std::vector<GroupReport> infer_values(std::vector<const ValueGroup*> groups, const ReportOptions& options, std::string& error);

@@ -268,13 +268,16 @@ function comparisonLines(rows, report) {
   return lines;
 }
 
+/** What a sample-size plan rests on: the Δ's own spread (the arms' pairing counted) or the control arm's alone. */
+export const sampleSizeBasis = (s) => (s.paired ? 'from the paired Δ' : 'from the control arm alone, as if the arms were unpaired');
+
 function sampleSizeLine(g, report) {
   const t = report.sampleSizeTarget;
   const what = `to detect a ${Math.round(t.mde * 100)}% change at ${percentileLabel(t.p)} (α ${t.alpha}, power ${t.power})`;
   const s = g.sampleSize;
   if (!s || !Number.isFinite(s.runs_per_arm)) return `sample size ${what}: not enough data`;
   return `sample size ${what}: ${int(Math.ceil(s.runs_per_arm))} runs per arm, ${int(Math.min(g.arms.h2.runs, g.arms.h3.runs))} ` +
-    `in the smaller arm so far (design effect ${num(s.design_effect)}, ${num(s.requests_per_run, 1)} requests per run, baseline ${num(s.quantile)} ms)`;
+    `in the smaller arm so far (${sampleSizeBasis(s)}, design effect ${num(s.design_effect)}, ${num(s.requests_per_run, 1)} requests per run, baseline ${num(s.quantile)} ms)`;
 }
 
 /** The percentiles of a group whose Δ ms survives the report's Benjamini–Hochberg adjustment, e.g. "p90 p95", or "-". */

@@ -4,7 +4,7 @@
 // browser, ... as --by chose) with the fallback rates, and per group its percentiles; folded below, per group the tail
 // (CCDF on log-log axes) and the CDF, the methods, and the daily series with its looks.
 import { armLabels, BY_LABELS, DISCOVERY_MARK, failureLine, loadErrorDetails, loadErrorLine, mainThreadLine, notAsPlannedLine, notReadText, storedRunsText, MARKS,
-  markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel, pooledNote, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
+  markOf, minRunsText, NA_TEXT, payloadLine, percentileLabel, pooledNote, sampleSizeBasis, survivorsOf, UNBOUNDED, unboundedText } from './formatReport.mjs';
 import { NETWORK_DATA_CREDIT } from '../server/networkFor.mjs';
 import { renderConnectionSetupHtml } from './renderConnectionSetupHtml.mjs';
 import { fixed, snap, whole } from './numberText.mjs';
@@ -269,7 +269,7 @@ median ${signed(p.median)} ms ${ci(p.ci_median, 2)}, p10 ${signed(p.p10)} ms, p9
 ${signed(o.mean_h3_first)} ms with ${L.treatment} first (${int(o.n_h3_first)} runs); difference ${signed(o.diff)} ms ${ci(o.ci, 2)}, p = ${num(o.p_value, 3)}.`
     : 'not testable: it needs runs in both orders (<code>order: random</code>).'}</p>
 <p class="meta">Sample size to detect a ${Math.round(t.mde * 100)}% change at ${percentileLabel(t.p)} (α ${t.alpha}, power ${t.power}):
-${s && Number.isFinite(s.runs_per_arm) ? `${int(Math.ceil(s.runs_per_arm))} runs per arm (design effect ${num(s.design_effect)},
+${s && Number.isFinite(s.runs_per_arm) ? `${int(Math.ceil(s.runs_per_arm))} runs per arm (${esc(sampleSizeBasis(s))}, design effect ${num(s.design_effect)},
 ${num(s.requests_per_run, 1)} requests per run).` : 'not enough data.'}</p>
 </details>
 </section>`;

@@ -159,8 +159,10 @@ export interface GroupReport {
     ci_mean: Interval; ci_median: Interval } | null;
   order: { n_h2_first: number; n_h3_first: number; mean_h2_first: number | null; mean_h3_first: number | null;
     diff: number | null; ci: Interval; p_value: number | null } | null;
+  /** paired: runs_per_arm comes from the Δ's own standard error at the percentile (the pairing counted), else from
+   *  the HTTP/2 arm alone as if the arms were apart. */
   sampleSize: { runs_per_arm: number | null; requests_per_run: number | null; design_effect: number | null;
-    quantile: number | null } | null;
+    quantile: number | null; paired: boolean } | null;
   /** Each arm's failed requests (network or HTTP errors) of its requests, and the paired interval of the rates'
    *  difference (failure_rate.hpp); null without a run of the estimand. */
   failures: { runs: number; failed_h2: number; requests_h2: number; failed_h3: number; requests_h3: number;
