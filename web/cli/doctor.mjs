@@ -13,7 +13,7 @@ import { moduleFiles } from './doctorPage.mjs';
 import { parseSearch, SEARCH_HELP } from './search.mjs';
 
 /** run_id, page_load_id and config_id of everything doctor sends. */
-import { DOCTOR_ID } from '../report/testBeacons.mjs';
+import { DOCTOR_ID } from '../report/doctorBeacon.mjs';
 
 export { DOCTOR_ID };
 

@@ -28,7 +28,7 @@ import { classCountColumns } from '../server/clickhouseSchema.mjs';
 import { CLICKHOUSE_GROUP_BY, RUN_RECORDS, SUMMARY_GROUP_BY, exactKeysSql, exactLimbsSql, momentSums, pairedSql, runValueTuplesSql, sqlString,
   valueMomentSums } from '../server/clickhouseRunSql.mjs';
 import { GROUP_BY, OTHER_GROUP, checkGroupCount, checkMinGroupRuns } from './readReportData.mjs';
-import { DOCTOR_ID } from './testBeacons.mjs';
+import { DOCTOR_ID } from './doctorBeacon.mjs';
 
 
 export { CLICKHOUSE_GROUP_BY };

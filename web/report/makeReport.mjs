@@ -12,7 +12,7 @@ import { addDailySeries, addSecondEstimand, assemble, buildReport, HEADLINE_ESTI
   SECOND_ESTIMAND } from './buildReport.mjs';
 import { clickhouseAggregateSource, clickhouseReportFacts, queryRecorder, runRecordsOnce } from './clickhouseAggregates.mjs';
 import { formatReport } from './formatReport.mjs';
-import { DOCTOR_ID } from './testBeacons.mjs';
+import { DOCTOR_ID } from './doctorBeacon.mjs';
 import { SETUP_ARMS } from './connectionSetup.mjs';
 import { clickhouseConnectionSetup } from './clickhouseConnectionSetup.mjs';
 import { renderReportHtml } from './renderReportHtml.mjs';
@@ -91,7 +91,7 @@ async function clickhouseReport(core, client, { metric, since, arms, payloadByte
   const from = headline ? records : `(SELECT *, ${only(m.control, 'emptyArrayFloat64()')}, ${only(m.treatment, 'emptyArrayFloat64()')},
     ${only(m.missing, 'toUInt8(0)')} FROM ${records})`;
   const column = (x) => (headline ? x : `e_${x}`);
-  // The doctor's test beacon is in no count (testBeacons.mjs); it holds no value, so the value summary has none of it.
+  // The doctor's test beacon is in no count (doctorBeacon.mjs); it holds no value, so the value summary has none of it.
   const common = { columns: [{ C: column(m.control), T: column(m.treatment), missing: column(m.missing) }], from, estimandBit: bit,
     where: `${mode} AND received_at >= ${sqlString(since)} AND run_id != ${sqlString(DOCTOR_ID)}`,
     summary: headline ? `${mode} AND metric = ${sqlString(metric)}` : null, readSummary, now };

@@ -4,7 +4,7 @@
 // run_records and arm_values, no run or request row: the C++ core then does all the counting and statistics
 // (buildReport.mjs).
 
-import { DOCTOR_ID } from './testBeacons.mjs';
+import { DOCTOR_ID } from './doctorBeacon.mjs';
 
 // Runs per query: the concatenated records of this many runs are one BLOB (~200 bytes a run).
 const CHUNK_RUNS = 16384;
@@ -69,7 +69,7 @@ export function readReportData(db, schema, {
   if (!Object.hasOwn(GROUP_BY, by)) throw new Error(`--by must be one of ${Object.keys(GROUP_BY).join(', ')}, got "${by}"`);
   const sinceIso = normalizeSince(since);
   checkPayloadBytes(payloadBytes, schema);
-  // The doctor's test beacon is in no count (testBeacons.mjs): its run's number, or 0 when it is not stored.
+  // The doctor's test beacon is in no count (doctorBeacon.mjs): its run's number, or 0 when it is not stored.
   const doctorRun = db.prepare('SELECT rowid FROM runs WHERE run_id = ?').pluck().get(DOCTOR_ID) ?? 0;
   const mode = `c.arms = ? AND c.payload_bytes = ${Number(payloadBytes)} AND c.run != ${Number(doctorRun)}`;
   const join = grouping.runs ? 'JOIN runs r ON r.rowid = c.run' : '';
