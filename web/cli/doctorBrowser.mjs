@@ -4,6 +4,9 @@
 // it 204, so it never reaches the collector and no report counts it) and read: a load_error names the reason and the
 // module's own error text, a complete run the protocol of every request. The module files the page requested are
 // handed back, for the module checks to check those rather than a guess.
+import * as browsers from './browsers.mjs';
+import * as chromium from './chromium.mjs';
+import * as firefox from './firefox.mjs';
 import { LOAD_ERROR_FIXES, troubleshootingLink } from './loadErrorFixes.mjs';
 import { doSearch, searchText } from './search.mjs';
 
@@ -31,7 +34,7 @@ export async function browserRun(o, add, spkis, get) {
   const label = `${o.browser} run`;
   let drivers;
   try {
-    drivers = { ...await import('./browsers.mjs'), ...await import('./chromium.mjs'), ...await import('./firefox.mjs') };
+    drivers = { ...browsers, ...chromium, ...firefox };
     await drivers.loadDriver();
   } catch (err) {
     add('SKIP', label, `the browser drivers cannot load (${err.code ?? err.message})`,

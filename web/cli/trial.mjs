@@ -5,6 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { tabPage } from './browsers.mjs';
+import { launchBrowser, loadDriver } from './chromium.mjs';
 import { CHROMIUM_PATH, chromiumArgs } from './chromiumArgs.mjs';
 import { doSearch, parseSearch as parseSearchAction, SEARCH_HELP, searchText } from './search.mjs';
 import { startStack } from '../stack/stack.mjs';
@@ -218,12 +220,7 @@ export async function startTrial(o) {
 
 /** The headless page loads: each one opens the page, searches, and waits for its beacon at the collector. */
 async function drive(o, { flags, pageUrl, collector, store, stoppers }) {
-  let launchBrowser;
-  let tabPage;
   try {
-    let loadDriver;
-    ({ launchBrowser, loadDriver } = await import('./chromium.mjs'));
-    ({ tabPage } = await import('./browsers.mjs'));
     await loadDriver();
   } catch {
     throw new TrialError('the headless run needs the npm package puppeteer-core (npm install puppeteer-core), or use --open');
