@@ -13,6 +13,13 @@
 
 namespace h3probe::test {
 
+// A fixed, portable stream of test data: Knuth's MMIX linear congruential generator.
+struct Lcg {
+    std::uint64_t x;
+    std::uint64_t next() { return x = x * 6364136223846793005ULL + 1442695040888963407ULL; }
+    double uniform() { return static_cast<double>(next() >> 11) / 9007199254740992.0; }  // [0, 1), 53 bits
+};
+
 // Values scale * i, i = 1..n, value i alone in run first_run + i (one request per run).
 inline RunClusteredSample one_to(int n, double scale = 1, std::uint32_t first_run = 0) {
     RunClusteredSample s;

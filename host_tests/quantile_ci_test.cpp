@@ -224,14 +224,12 @@ TEST_CASE("an arm against a copy of itself in other runs differs by zero and is 
 
 TEST_CASE("the run bootstrap is deterministic for a seed and agrees with the delta method on a large sample") {
     RunClusteredSample s;
-    std::uint64_t x = 7;
+    Lcg rng{7};
     for (int run = 0; run < 2000; ++run) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        const double run_factor = 1 + static_cast<double>(x >> 44) / 1048576.0;  // 1..2, shared by the run
+        const double run_factor = 1 + static_cast<double>(rng.next() >> 44) / 1048576.0;  // 1..2, shared by the run
         std::vector<double> v;
         for (int k = 0; k < 5; ++k) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            v.push_back(run_factor * (10 + static_cast<double>(x >> 44) / 65536.0));
+            v.push_back(run_factor * (10 + static_cast<double>(rng.next() >> 44) / 65536.0));
         }
         add_run(s, v, static_cast<std::uint32_t>(run * 3 + 11));
     }
@@ -334,13 +332,10 @@ TEST_CASE("the bootstrap jitters values on a timer grid within the grid, the sam
     // replicate difference is 0; with it, the medians untie, stay within half a step of the values' range, and the
     // arms differ (their jitter is drawn apart), while the same seed repeats them.
     RunClusteredSample s;
-    std::uint64_t x = 3;
+    Lcg rng{3};
     for (std::uint32_t run = 0; run < 300; ++run) {
         std::vector<double> v;
-        for (int k = 0; k < 5; ++k) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            v.push_back(20 + static_cast<double>(x >> 60));
-        }
+        for (int k = 0; k < 5; ++k) v.push_back(20 + static_cast<double>(rng.next() >> 60));
         add_run(s, v, run);
     }
     Jitter grid;
@@ -377,14 +372,12 @@ TEST_CASE("the bootstrap's p-value is below 1 - confidence exactly when its inte
     int agree = 0, significant = 0;
     for (double d = 0; d <= 6; d += 0.25) {
         RunClusteredSample h2, h3;
-        std::uint64_t x = 5;
+        Lcg rng{5};
         for (std::uint32_t run = 0; run < 60; ++run) {
             std::vector<double> v2, v3;
             for (int k = 0; k < 3; ++k) {
-                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-                v2.push_back(30 + static_cast<double>(x >> 40) / (1 << 20));
-                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-                v3.push_back(30 + d + static_cast<double>(x >> 40) / (1 << 20));
+                v2.push_back(30 + static_cast<double>(rng.next() >> 40) / (1 << 20));
+                v3.push_back(30 + d + static_cast<double>(rng.next() >> 40) / (1 << 20));
             }
             add_run(h2, v2, run);
             add_run(h3, v3, run);
@@ -407,13 +400,10 @@ TEST_CASE("the bootstrap's p-value is below 1 - confidence exactly when its inte
 TEST_CASE("the bootstrap walk from the top and the walk from the bottom stop at the same replicate quantiles") {
     // {0.9} alone is reached from the largest value; with 0.1 also asked, one walk goes up from the smallest.
     RunClusteredSample s;
-    std::uint64_t x = 11;
+    Lcg rng{11};
     for (std::uint32_t run = 0; run < 3000; ++run) {
         std::vector<double> v;
-        for (int k = 0; k < 5; ++k) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            v.push_back(std::floor(60 * std::exp(2 * static_cast<double>(x >> 11) / 9007199254740992.0)));
-        }
+        for (int k = 0; k < 5; ++k) v.push_back(std::floor(60 * std::exp(2 * rng.uniform())));
         add_run(s, v, run);
     }
     const auto top = bootstrap_quantile_replicates(s, {0.9}, 40, 5);

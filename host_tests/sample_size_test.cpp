@@ -72,11 +72,8 @@ namespace {
 // or, with `apart`, come from different runs.
 std::vector<ValueGroup> arms(double noise, bool apart) {
     std::vector<ValueGroup> groups(1);
-    std::uint64_t x = 17;
-    const auto uniform = [&x] {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        return static_cast<double>(x >> 11) / 9007199254740992.0;
-    };
+    Lcg rng{17};
+    const auto uniform = [&rng] { return rng.uniform(); };
     for (std::uint32_t run = 0; run < 400; ++run) {
         const double level = 20 + 60 * uniform();
         std::vector<double> v2, v3;
